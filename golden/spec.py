@@ -1,0 +1,200 @@
+"""Network instance descriptions: kind, parameters and seed, validated once.
+
+A spec is what both the golden model and the hardware generator are built from, so a
+parameter that cannot be built is rejected here, in one place, with one clear line.
+"""
+
+from __future__ import annotations
+
+
+from dataclasses import dataclass, field
+
+from .errors import ParameterError
+
+__all__ = [
+    "FatTreeSpec",
+    "KINDS",
+    "CONCENTRATORS",
+    "MODES",
+    "universal_capacities",
+    "is_power_of_two",
+]
+
+#: Concentrator switch implementations a node can be built with.
+CONCENTRATORS = ("pippenger", "crossbar")
+#: Switch-setting modes: settings carried in the message (off-line) or arbitrated in hardware.
+MODES = ("offline", "online")
+
+MAX_LEAVES = 1 << 16
+MAX_PAYLOAD_BITS = 1024
+
+
+def is_power_of_two(n: int) -> bool:
+    return n >= 1 and (n & (n - 1)) == 0
+
+
+def _ceil_div_pow2_two_thirds(w: int, k: int) -> int:
+    """ceil(w / 2^(2k/3)) in exact integer arithmetic.
+
+    The smallest integer c with c >= w * 2^(-2k/3), i.e. c^3 * 4^k >= w^3; floating
+    point gets this wrong whenever w / 2^(2k/3) is an integer (k a multiple of 3).
+    """
+    target = w ** 3
+    scale = 4 ** k
+    c = max(1, int(w / 2 ** (2 * k / 3)) - 1)
+    while c ** 3 * scale < target:
+        c += 1
+    while c > 1 and (c - 1) ** 3 * scale >= target:
+        c -= 1
+    return c
+
+
+def universal_capacities(leaves: int, root_capacity: int) -> tuple[int, ...]:
+    """Channel capacities of Leiserson's universal fat-tree, levels 0 (root) to lg n.
+
+    cap(k) = min(ceil(n / 2^k), ceil(w / 2^(2k/3))) (paper, Section IV).
+    """
+    levels = leaves.bit_length() - 1
+    return tuple(
+        min(-(-leaves // 2 ** k), _ceil_div_pow2_two_thirds(root_capacity, k))
+        for k in range(levels + 1)
+    )
+
+
+def _check_int(name: str, value, low: int, high: int | None, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ParameterError(f"{name} must be an integer {what}, got {value!r}")
+    if value < low or (high is not None and value > high):
+        raise ParameterError(f"{name} must be {what}, got {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class FatTreeSpec:
+    """A fat-tree instance: leaf count, capacity per level, switch options and seed.
+
+    Build one with :meth:`universal`, :meth:`constant` or :meth:`explicit`; the
+    constructor validates everything, so a spec that exists can be built.
+
+    Parameters
+    ----------
+    leaves : int
+        Number of processors n, a power of two >= 2.
+    capacities : tuple of int
+        Wires per channel at levels 0 (the root's external channel) to lg n (the
+        processors' own channels); every entry >= 1.
+    profile : str
+        How the capacities were chosen: ``universal``, ``constant`` or ``explicit``.
+    root_capacity : int or None
+        w for the universal profile.
+    concentrator : str
+        ``pippenger`` (cascaded random partial concentrators) or ``crossbar``.
+    mode : str
+        ``offline`` (switch settings carried as decision bits) or ``online``
+        (hardware arbitration).
+    payload_bits : int
+        Data bits carried by every message.
+    seed : int
+        Seed for every random choice made when the instance is built.
+    """
+
+    leaves: int
+    capacities: tuple[int, ...]
+    profile: str = "explicit"
+    root_capacity: int | None = None
+    concentrator: str = "pippenger"
+    mode: str = "offline"
+    payload_bits: int = 8
+    seed: int = 0
+    kind: str = field(default="fat-tree", init=False)
+
+    def __post_init__(self):
+        n = _check_int("leaves", self.leaves, 2, MAX_LEAVES,
+                       f"a power of two in [2, {MAX_LEAVES}]")
+        if not is_power_of_two(n):
+            raise ParameterError(
+                f"leaves must be a power of two in [2, {MAX_LEAVES}], got {n}")
+        caps = tuple(self.capacities)
+        object.__setattr__(self, "capacities", caps)
+        levels = n.bit_length() - 1
+        if len(caps) != levels + 1:
+            raise ParameterError(
+                f"capacities must list {levels + 1} values (levels 0..{levels} for "
+                f"{n} leaves), got {len(caps)}")
+        for k, c in enumerate(caps):
+            _check_int(f"capacities[{k}]", c, 1, None, "a positive integer (>= 1)")
+        if self.concentrator not in CONCENTRATORS:
+            raise ParameterError(
+                f"concentrator must be one of {', '.join(CONCENTRATORS)}, "
+                f"got {self.concentrator!r}")
+        if self.mode not in MODES:
+            raise ParameterError(
+                f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+        _check_int("payload_bits", self.payload_bits, 0, MAX_PAYLOAD_BITS,
+                   f"an integer in [0, {MAX_PAYLOAD_BITS}]")
+        _check_int("seed", self.seed, 0, 2 ** 63 - 1, "an integer in [0, 2^63-1]")
+
+    @property
+    def levels(self) -> int:
+        """lg n: the processors sit at this level, the root at level 0."""
+        return self.leaves.bit_length() - 1
+
+    @classmethod
+    def universal(cls, leaves: int, root_capacity: int, **options) -> "FatTreeSpec":
+        """Universal fat-tree with root capacity w, n^(2/3) <= w <= n."""
+        n = _check_int("leaves", leaves, 2, MAX_LEAVES,
+                       f"a power of two in [2, {MAX_LEAVES}]")
+        if not is_power_of_two(n):
+            raise ParameterError(
+                f"leaves must be a power of two in [2, {MAX_LEAVES}], got {n}")
+        low = _min_universal_root(n)
+        w = _check_int("root-capacity", root_capacity, low, n,
+                       f"in [n^(2/3), n] = [{low}, {n}] for {n} leaves")
+        return cls(leaves=n, capacities=universal_capacities(n, w), profile="universal",
+                   root_capacity=w, **options)
+
+    @classmethod
+    def constant(cls, leaves: int, capacity: int, **options) -> "FatTreeSpec":
+        """Every channel, the processors' own included, has ``capacity`` wires."""
+        n = _check_int("leaves", leaves, 2, MAX_LEAVES,
+                       f"a power of two in [2, {MAX_LEAVES}]")
+        if not is_power_of_two(n):
+            raise ParameterError(
+                f"leaves must be a power of two in [2, {MAX_LEAVES}], got {n}")
+        c = _check_int("capacity", capacity, 1, None, "a positive integer (>= 1)")
+        return cls(leaves=n, capacities=(c,) * (n.bit_length()), profile="constant",
+                   **options)
+
+    @classmethod
+    def explicit(cls, leaves: int, capacities, **options) -> "FatTreeSpec":
+        """Capacities given per level, root (level 0) first."""
+        return cls(leaves=leaves, capacities=tuple(capacities), profile="explicit",
+                   **options)
+
+    def to_dict(self) -> dict:
+        return {
+            "kind": self.kind,
+            "leaves": self.leaves,
+            "capacities": list(self.capacities),
+            "profile": self.profile,
+            "root_capacity": self.root_capacity,
+            "concentrator": self.concentrator,
+            "mode": self.mode,
+            "payload_bits": self.payload_bits,
+            "seed": self.seed,
+        }
+
+
+def _min_universal_root(n: int) -> int:
+    """Smallest integer w with w >= n^(2/3), exactly (w^3 >= n^2)."""
+    w = max(1, int(round(n ** (2 / 3))) - 1)
+    while w ** 3 < n * n:
+        w += 1
+    while w > 1 and (w - 1) ** 3 >= n * n:
+        w -= 1
+    return w
+
+
+#: Network kinds the command line and the generators know, by name.
+KINDS = {"fat-tree": FatTreeSpec}
+
