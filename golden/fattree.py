@@ -31,7 +31,7 @@ from .errors import ParameterError
 from .spec import FatTreeSpec
 
 __all__ = ["EXT", "UP", "DOWN", "PORT_U", "PORT_L", "PORT_R", "PORT_NAMES",
-           "Hop", "FatTree"]
+           "Hop", "FatTree", "out_port_for"]
 
 #: Endpoint index of the root's external interface.
 EXT = -1
@@ -40,6 +40,15 @@ UP, DOWN = 0, 1
 #: Node ports.
 PORT_U, PORT_L, PORT_R = 0, 1, 2
 PORT_NAMES = ("U", "L", "R")
+
+
+def out_port_for(in_port: int, turn: int) -> int:
+    """The output port a node sends a message to, from its input port and turn bit."""
+    if in_port == PORT_U:
+        return PORT_R if turn else PORT_L
+    if turn:
+        return PORT_U
+    return PORT_R if in_port == PORT_L else PORT_L
 
 
 @dataclass(frozen=True)

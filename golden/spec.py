@@ -18,6 +18,7 @@ __all__ = [
     "MODES",
     "universal_capacities",
     "is_power_of_two",
+    "min_universal_root",
 ]
 
 #: Concentrator switch implementations a node can be built with.
@@ -147,7 +148,7 @@ class FatTreeSpec:
         if not is_power_of_two(n):
             raise ParameterError(
                 f"leaves must be a power of two in [2, {MAX_LEAVES}], got {n}")
-        low = _min_universal_root(n)
+        low = min_universal_root(n)
         w = _check_int("root-capacity", root_capacity, low, n,
                        f"in [n^(2/3), n] = [{low}, {n}] for {n} leaves")
         return cls(leaves=n, capacities=universal_capacities(n, w), profile="universal",
@@ -185,7 +186,7 @@ class FatTreeSpec:
         }
 
 
-def _min_universal_root(n: int) -> int:
+def min_universal_root(n: int) -> int:
     """Smallest integer w with w >= n^(2/3), exactly (w^3 >= n^2)."""
     w = max(1, int(round(n ** (2 / 3))) - 1)
     while w ** 3 < n * n:

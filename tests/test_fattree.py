@@ -63,7 +63,7 @@ class RefTree:
         L = n.bit_length() - 1
         bits, chans = [], []
         if src == EXT:
-            here, came_from = 0, "parent"
+            here = 0
             chans.append((0, DOWN))
         else:
             here = 2 ** L - 1 + src
@@ -87,8 +87,6 @@ class RefTree:
             bits.append(int(go_right))
             here = 2 * here + 1 + int(go_right)
             chans.append((here, DOWN))
-        if here == 0 and src == EXT:
-            pass
         return bits, chans
 
 
