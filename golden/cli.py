@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 from .errors import FatnetInputError
 from .spec import CONCENTRATORS, KINDS, MODES, FatTreeSpec
@@ -47,6 +48,17 @@ def _add_network_options(p: argparse.ArgumentParser, *, hardware: bool = True):
                        help="switch-setting mode (default offline)")
         p.add_argument("--payload-bits", type=int, default=8,
                        help="data bits per message (default 8)")
+
+
+def _add_traffic_options(p: argparse.ArgumentParser):
+    from .messages import PATTERNS
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--messages", help="JSON message file")
+    src.add_argument("--pattern", help="one of: " + ", ".join(PATTERNS))
+    p.add_argument("--hot-fraction", type=float, default=0.25,
+                   help="hot-spot pattern: fraction of leaves sending to leaf 0")
+    p.add_argument("--method", default="best", help="off-line scheduler (default best)")
+    p.add_argument("--max-cycles", type=int, default=None, help="give up after this many cycles")
 
 
 def spec_from_args(args) -> FatTreeSpec:
@@ -163,6 +175,57 @@ def cmd_info(args) -> int:
     return 0
 
 
+def cmd_gen(args) -> int:
+    from .network import FatTreeNetwork
+    from fatnet.hdl.gen import generate
+    spec = spec_from_args(args)
+    net = FatTreeNetwork(spec)
+    doc = generate(net, args.output, top=args.top, harness=not args.no_harness)
+    sizes = ", ".join(f"{f} ({(Path(args.output) / f).stat().st_size // 1024} KiB)"
+                      for f in doc["files"])
+    print(f"wrote {sizes} and {args.top}.json to {args.output} in "
+          f"{doc['generation_seconds']:.1f} s; delivery cycle {doc['cycle_length_bits']} "
+          f"bit-times")
+    return 0
+
+
+def cmd_sim(args) -> int:
+    """Co-simulate the generated Verilog against the model (cocotb), optionally with waves."""
+    import shutil
+
+    from .network import FatTreeNetwork
+    from .route import run
+    from fatnet.sim.cocotb_fattree import run as cosim
+    from fatnet.sim.waves import write_gtkw
+    spec = spec_from_args(args)
+    net = FatTreeNetwork(spec)
+    ms = _messages_from_args(args, spec.leaves, spec.payload_bits)
+    report = run(net, ms, keep_results=True, max_cycles=args.max_cycles)
+    cycles = [sorted(r.outcomes) for r in report.results]
+    replay = "fatnet " + " ".join(sys.argv[1:]) if sys.argv[1:] else "fatnet sim ..."
+    res = cosim(net, ms, cycles, sim=args.sim, seed=args.seed, replay=replay,
+                waves=args.waves is not None, build_root=args.build_dir)
+    print(f"model: {report.delivered} delivered (+{report.local} local), "
+          f"{len(report.lost)} lost, {report.cycles} delivery cycles of {net.cycle_length} "
+          f"bit-times")
+    print(f"{args.sim}: {'PASS' if res.passed else 'FAIL'}: RTL and model agree on every "
+          f"recv and send_ack wire at every bit-time" if res.passed else
+          f"{args.sim}: FAIL")
+    for f in res.failures:
+        print(f)
+    print(f"{args.sim}: build {res.build_seconds:.1f} s, simulation "
+          f"{res.cycles_per_second:.1f} delivery cycles/s "
+          f"({res.bit_times / max(res.sim_seconds, 1e-9):.0f} bit-times/s)")
+    if args.waves is not None and res.waves:
+        out = Path(args.waves)
+        out.mkdir(parents=True, exist_ok=True)
+        dump = out / Path(res.waves).name
+        shutil.copyfile(res.waves, dump)
+        gtkw = write_gtkw(net, dump, out / "fattree.gtkw")
+        print(f"waves: {dump}; open with: gtkwave {gtkw}")
+    return 0 if res.passed else 1
+
+
 def cmd_demo(args) -> int:
     from .messages import make_pattern
     from .network import FatTreeNetwork
@@ -195,16 +258,9 @@ def main(argv=None) -> int:
     p.add_argument("--method", default="best", help="best | greedy | theorem1 | corollary2")
     p.set_defaults(func=cmd_schedule)
 
-    from .messages import PATTERNS
     p = sub.add_parser("route", help="run a message set through the cycle-exact model")
     _add_network_options(p)
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--messages", help="JSON message file")
-    src.add_argument("--pattern", help="one of: " + ", ".join(PATTERNS))
-    p.add_argument("--hot-fraction", type=float, default=0.25,
-                   help="hot-spot pattern: fraction of leaves sending to leaf 0")
-    p.add_argument("--method", default="best", help="off-line scheduler (default best)")
-    p.add_argument("--max-cycles", type=int, default=None, help="give up after this many cycles")
+    _add_traffic_options(p)
     p.add_argument("--allow-loss", action="store_true",
                    help="exit 0 even if messages are reported lost")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -215,6 +271,26 @@ def main(argv=None) -> int:
     _add_network_options(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("gen", help="write Verilog and a JSON manifest")
+    p.add_argument("kind", choices=sorted(KINDS))
+    _add_network_options(p)
+    p.add_argument("-o", "--output", required=True, help="output directory")
+    p.add_argument("--top", default="fattree", help="top module name (default fattree)")
+    p.add_argument("--no-harness", action="store_true",
+                   help="skip the packed-port test harness module")
+    p.set_defaults(func=cmd_gen)
+
+    p = sub.add_parser("sim", help="co-simulate the Verilog against the model (cocotb)")
+    p.add_argument("kind", choices=sorted(KINDS))
+    _add_network_options(p)
+    _add_traffic_options(p)
+    p.add_argument("--sim", choices=("icarus", "verilator"), default="icarus",
+                   help="simulator (default icarus)")
+    p.add_argument("--waves", metavar="DIR", default=None,
+                   help="write the waveform dump and a GTKWave .gtkw file into DIR")
+    p.add_argument("--build-dir", default="build/cocotb", help="where builds are kept")
+    p.set_defaults(func=cmd_sim)
 
     p = sub.add_parser("demo", help="the main job on defaults: 16-leaf universal fat-tree")
     p.add_argument("--seed", type=int, default=1)

@@ -607,8 +607,10 @@ def build_stage_random(r: int, s: int, seed: int,
 
     Every input has min(6, s) distinct outputs, sorted; output degrees are balanced
     (floor or ceil of r * min(6, s) / s, so at most 9 when r <= 3 s / 2). The stage
-    may fail the partial-concentrator property: ``guarantee`` is
-    min(floor(ALPHA * s), k) where k is what :func:`concentration_guarantee` measured.
+    may fail the partial-concentrator property. ``guarantee`` is k, what
+    :func:`concentration_guarantee` measured, where that measurement is exact (every
+    input subset checked: a proof); where it came from a search (an upper estimate), it
+    is min(floor(ALPHA * s), k): the search found no violation up to Pippenger's bound.
     """
     r = _check_int("r", r, 1)
     s = _check_int("s", s, 1)
@@ -628,7 +630,7 @@ def _build_stage_random(r: int, s: int, seed: int, exact_limit: int) -> Stage:
     k, exact = concentration_guarantee(adjacency, s, exact_limit, seed=seed)
     target = math.floor(ALPHA * s)
     return Stage(inputs=r, outputs=s, adjacency=adjacency, kind="random",
-                 guarantee=min(target, k), seed=seed, decision_width=_width(d),
+                 guarantee=k if exact else min(target, k), seed=seed, decision_width=_width(d),
                  achieved_alpha=k / s, alpha_exact=exact)
 
 

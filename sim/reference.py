@@ -1,0 +1,128 @@
+"""What the testbenches drive and expect for delivery cycles, from the golden model.
+
+A :class:`CyclePlan` holds, for one delivery cycle, the bit every source drives on every
+injection wire at every bit-time, and what the model says every leaf's and the external
+channel's output and acknowledgment wires carry. Drivers hand whole streams over at
+once; checkers compare whole cycles and name the message, wire and bit-time of the first
+difference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fatnet.golden.bitstream import encode
+from fatnet.golden.cyclemodel import CycleResult, simulate_cycle
+from fatnet.golden.fattree import DOWN, EXT, UP
+from fatnet.golden.switching import assign_injection_wires, set_switches
+
+__all__ = ["CyclePlan", "plan_cycle", "Mismatch", "compare_cycle", "port_key"]
+
+
+def port_key(net, endpoint: int) -> str:
+    return "ext" if endpoint == EXT else f"leaf{endpoint}"
+
+
+@dataclass
+class CyclePlan:
+    """Drive and expect arrays for one delivery cycle.
+
+    ``drive[port]``: uint8 array [bit-time, wire] for the port's ``send`` wires.
+    ``expect_recv[port]`` and ``expect_send_ack[port]``: the same shape, what the
+    network's ``recv`` and ``send_ack`` wires must carry. ``owner[(port, kind, wire)]``
+    names the message on a wire, for reports.
+    """
+
+    length: int
+    drive: dict
+    expect_recv: dict
+    expect_send_ack: dict
+    result: CycleResult
+    owner: dict = field(default_factory=dict)
+
+
+def _zeros(net, length):
+    caps = net.spec.capacities
+    ports = {f"leaf{i}": caps[-1] for i in range(net.n)}
+    ports["ext"] = caps[0]
+    return {p: np.zeros((length, w), dtype=np.uint8) for p, w in ports.items()}
+
+
+def plan_cycle(net, ms, idx) -> CyclePlan:
+    """Streams, wires and the model's prediction for messages ``idx`` in one cycle.
+
+    Off-line networks get their switch settings (messages that cannot be routed are
+    left out and listed in ``plan.result`` as not injected); on-line ones are injected
+    in message order, as many per source as it has wires.
+    """
+    idx = sorted(int(i) for i in idx)
+    if net.spec.mode == "offline":
+        st = set_switches(net, ms, idx)
+        injections = {m: (st.wire[m], encode(net, int(ms.src[m]), int(ms.dst[m]),
+                                             ms.payload[m], st.decisions[m]))
+                      for m in st.routed}
+    else:
+        wires, _ = assign_injection_wires(net, ms, idx)
+        injections = {m: (w, encode(net, int(ms.src[m]), int(ms.dst[m]), ms.payload[m]))
+                      for m, w in wires.items()}
+    local = [m for m in idx if ms.src[m] == ms.dst[m]]
+    res = simulate_cycle(net, ms, injections, local)
+    T = res.length
+    drive, recv, ack = _zeros(net, T), _zeros(net, T), _zeros(net, T)
+    owner = {}
+    for m, (w, bits) in injections.items():
+        p = port_key(net, int(ms.src[m]))
+        drive[p][:len(bits), w] = bits
+        owner[(p, "send", w)] = m
+    # A leaf's recv wires are its DOWN channel, its send_ack wires the reverse of its UP
+    # channel; for the external interface it is the other way round (channel 0).
+    first_leaf = (1 << net.L) - 1
+    for waveforms, into, leaf_dir in ((res.waveforms(), recv, DOWN),
+                                      (res.ack_waveforms(), ack, UP)):
+        for (direction, heap, wire), wave in waveforms.items():
+            if direction == leaf_dir and heap >= first_leaf:
+                into[f"leaf{heap - first_leaf}"][:, wire] = wave
+            elif direction != leaf_dir and heap == 0:
+                into["ext"][:, wire] = wave
+    for m, o in res.outcomes.items():
+        if o.path and o.status == "delivered":
+            last = o.path[-1]
+            p = port_key(net, o.dst)
+            owner[(p, "recv", last.wire)] = m
+    return CyclePlan(T, drive, recv, ack, res, owner)
+
+
+@dataclass
+class Mismatch:
+    port: str
+    kind: str  # "recv" or "send_ack"
+    wire: int
+    bit_time: int
+    expected: int
+    got: int
+    message: int | None
+
+    def __str__(self):
+        who = f"message {self.message}" if self.message is not None else "no message"
+        return (f"{self.port}.{self.kind}[{self.wire}] at bit-time {self.bit_time}: "
+                f"expected {self.expected}, got {self.got} ({who})")
+
+
+def compare_cycle(plan: CyclePlan, got_recv: dict, got_ack: dict) -> list[Mismatch]:
+    """Every wire whose observed bits differ from the model, first differing bit-time."""
+    out = []
+    for kind, expect, got in (("recv", plan.expect_recv, got_recv),
+                              ("send_ack", plan.expect_send_ack, got_ack)):
+        for p, exp in expect.items():
+            g = got[p]
+            diff = np.argwhere(exp != g)
+            seen = set()
+            for t, w in diff:
+                if w in seen:
+                    continue
+                seen.add(w)
+                msg = plan.owner.get((p, "recv" if kind == "recv" else "send", int(w)))
+                out.append(Mismatch(p, kind, int(w), int(t), int(exp[t, w]), int(g[t, w]), msg))
+    return out
