@@ -163,10 +163,38 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
 
     from .reference import plan_cycle
 
+    # Plan every cycle first: a cycle the network cannot carry is an error before
+    # anything is built or simulated.
+    layout = net.port_layout()
+    width = sum(w for _, _, w in layout)
+    planned = []
+    bit_times = 0
+    for c in cycles:
+        p = plan_cycle(net, ms, c)
+        rows = {}
+        for kind, src in (("drive", p.drive), ("recv", p.expect_recv),
+                          ("send_ack", p.expect_send_ack)):
+            packed = np.zeros((p.length, width), dtype=np.uint8)
+            for port, first, w in layout:
+                packed[:, first:first + w] = src[port]
+            rows[kind] = [f"{v:x}" for v in _pack(packed)]
+        rows["owner"] = {f"{port}/{kind}/{wire}": int(m)
+                         for (port, kind, wire), m in p.owner.items()}
+        if flip_expected and flip_expected[0] == len(planned):
+            _, kind, t, bit = flip_expected
+            rows[kind][t] = f"{int(rows[kind][t], 16) ^ (1 << bit):x}"
+        planned.append(rows)
+        bit_times += p.length + 1
+    tag = hashlib.sha1(json.dumps(planned).encode()).hexdigest()[:10]
+
     sim = sim or os.environ.get("SIM", "icarus")
     key = _build_key(net) + ("-waves" if waves else "")
     build_dir = Path(build_root).resolve() / sim / key
     build_dir.mkdir(parents=True, exist_ok=True)
+    plan_file = build_dir / f"plan_{tag}.json"
+    observed_file = build_dir / f"observed_{tag}.json"
+    plan_file.write_text(json.dumps({"cycles": planned, "layout": layout, "seed": seed,
+                                     "replay": replay, "observed": str(observed_file)}))
     verilog = build_dir / "fattree_harness.v"
     t0 = time.perf_counter()
     if not verilog.exists():
@@ -181,32 +209,6 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
                      always=False, timescale=("1ns", "1ps"), waves=waves,
                      build_args=build_args)
         build_s = time.perf_counter() - t0
-
-        layout = net.port_layout()
-        planned = []
-        bit_times = 0
-        for c in cycles:
-            p = plan_cycle(net, ms, c)
-            width = sum(w for _, _, w in layout)
-            rows = {}
-            for kind, src in (("drive", p.drive), ("recv", p.expect_recv),
-                              ("send_ack", p.expect_send_ack)):
-                packed = np.zeros((p.length, width), dtype=np.uint8)
-                for port, first, w in layout:
-                    packed[:, first:first + w] = src[port]
-                rows[kind] = [f"{v:x}" for v in _pack(packed)]
-            rows["owner"] = {f"{port}/{kind}/{wire}": int(m)
-                             for (port, kind, wire), m in p.owner.items()}
-            if flip_expected and flip_expected[0] == len(planned):
-                _, kind, t, bit = flip_expected
-                rows[kind][t] = f"{int(rows[kind][t], 16) ^ (1 << bit):x}"
-            planned.append(rows)
-            bit_times += p.length + 1
-        tag = hashlib.sha1(json.dumps(planned).encode()).hexdigest()[:10]
-        plan_file = build_dir / f"plan_{tag}.json"
-        observed_file = build_dir / f"observed_{tag}.json"
-        plan_file.write_text(json.dumps({"cycles": planned, "layout": layout, "seed": seed,
-                                         "replay": replay, "observed": str(observed_file)}))
         results_xml = build_dir / f"results_{tag}.xml"
         t1 = time.perf_counter()
         try:
@@ -216,7 +218,6 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
                         extra_env={PLAN_ENV: str(plan_file)}, waves=waves)
         except SystemExit:
             pass  # under pytest the runner exits on a failing test; the XML says which
-
         sim_s = time.perf_counter() - t1
     finally:
         for k, v in old_env.items():

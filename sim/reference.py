@@ -15,7 +15,9 @@ import numpy as np
 
 from fatnet.golden.bitstream import encode
 from fatnet.golden.cyclemodel import CycleResult, simulate_cycle
+from fatnet.golden.errors import FatnetInputError
 from fatnet.golden.fattree import DOWN, EXT, UP
+from fatnet.golden.messages import endpoint_name
 from fatnet.golden.switching import assign_injection_wires, set_switches
 
 __all__ = ["CyclePlan", "plan_cycle", "Mismatch", "compare_cycle", "port_key"]
@@ -53,20 +55,32 @@ def _zeros(net, length):
 def plan_cycle(net, ms, idx) -> CyclePlan:
     """Streams, wires and the model's prediction for messages ``idx`` in one cycle.
 
-    Off-line networks get their switch settings (messages that cannot be routed are
-    left out and listed in ``plan.result`` as not injected); on-line ones are injected
-    in message order, as many per source as it has wires.
+    Off-line networks get their switch settings; on-line ones are injected in message
+    order. A cycle the network cannot carry (more messages at a source than it has
+    wires, or off-line, no disjoint paths through some concentrator) raises
+    :class:`~fatnet.golden.errors.FatnetInputError` naming the message, before
+    anything is simulated.
     """
     idx = sorted(int(i) for i in idx)
+    for m in idx:  # endpoints out of range: one clear error before anything runs
+        net.tree.check_endpoint(f"message {m} source", int(ms.src[m]))
+        net.tree.check_endpoint(f"message {m} destination", int(ms.dst[m]))
     if net.spec.mode == "offline":
         st = set_switches(net, ms, idx)
         injections = {m: (st.wire[m], encode(net, int(ms.src[m]), int(ms.dst[m]),
                                              ms.payload[m], st.decisions[m]))
                       for m in st.routed}
+        refused = st.unroutable
     else:
-        wires, _ = assign_injection_wires(net, ms, idx)
+        wires, refused = assign_injection_wires(net, ms, idx)
         injections = {m: (w, encode(net, int(ms.src[m]), int(ms.dst[m]), ms.payload[m]))
                       for m, w in wires.items()}
+    if refused:
+        m, why = refused[0]
+        raise FatnetInputError(
+            f"this cycle cannot carry message {m} ({endpoint_name(ms.src[m])} -> "
+            f"{endpoint_name(ms.dst[m])}): {why}" + (f" (and {len(refused) - 1} more)"
+                                                    if len(refused) > 1 else ""))
     local = [m for m in idx if ms.src[m] == ms.dst[m]]
     res = simulate_cycle(net, ms, injections, local)
     T = res.length

@@ -139,3 +139,16 @@ def test_a_wrong_expectation_is_reported_with_wire_and_bit_time(sim):
     text = "\n".join(res.failures)
     assert "leaf0.recv[0] at bit-time 5" in text and "seed 3" in text
     assert "the replay command" in text
+
+
+def test_a_cycle_the_network_cannot_carry_is_refused_before_simulating(tmp_path):
+    from fatnet.golden.errors import FatnetInputError
+    net = _net("n8-universal-pip-off")
+    # two messages from leaf 3 in one cycle, but leaf 3 has one wire
+    ms = MessageSet.from_pairs([3, 3], [0, 5], net.spec.payload_bits)
+    with pytest.raises(FatnetInputError, match=r"cannot carry message 1 \(3 -> 5\)"):
+        cocotb_runner.run(net, ms, [[0, 1]], sim="icarus", build_root=tmp_path)
+    assert not any(tmp_path.iterdir())  # nothing was built
+    ms = MessageSet.from_pairs([3], [9], net.spec.payload_bits)
+    with pytest.raises(FatnetInputError, match="destination must be a leaf index in"):
+        cocotb_runner.run(net, ms, [[0]], sim="icarus", build_root=tmp_path)
