@@ -52,3 +52,28 @@ def test_online_arbitration_and_losses_as_modelled(case, conc, pattern):
     ms = make_pattern(net.n, pattern, 5, 3, hot_fraction=0.5)
     results = run_cycles_amaranth(net, ms, [range(len(ms))])
     _check(results, f"{case} {conc} online {pattern} seed 5")
+
+
+@pytest.mark.parametrize("caps", [(1, 1), (2, 1), (3, 2), (4, 3), (6, 4), (9, 6), (12, 8)])
+@pytest.mark.parametrize("conc", ["pippenger", "crossbar"])
+@pytest.mark.parametrize("mode", ["offline", "online"])
+def test_single_node_all_ports(caps, conc, mode):
+    """A 2-leaf network is one node: U is the external channel, L and R the leaves.
+    Traffic in all six directions, over capacity, so that concentrators and
+    arbitration are exercised at several concentration ratios."""
+    net = FatTreeNetwork(FatTreeSpec.explicit(2, caps, concentrator=conc, mode=mode,
+                                              payload_bits=3))
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        k = 3 * sum(caps)
+        src = rng.integers(-1, 2, size=k)
+        dst = rng.integers(-1, 2, size=k)
+        dst[(src == -1) & (dst == -1)] = 0
+        ms = MessageSet.from_pairs(src, dst, 3, seed)
+        if mode == "offline":
+            cycles = schedule(net.tree, ms.src, ms.dst, cap=net.effective_cap)
+        else:
+            from fatnet.golden.route import run_online
+            cycles = [sorted(r.outcomes) for r in
+                      run_online(net, ms, keep_results=True, max_cycles=40).results]
+        _check(run_cycles_amaranth(net, ms, cycles), f"caps {caps} {conc} {mode} seed {seed}")
