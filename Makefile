@@ -27,11 +27,12 @@ test:
 demo:
 	$(VENV)/bin/fatnet demo
 
-# Scheduler time and d/ceil(lambda) for n = 64, 256, 1024.
+# Scheduler time and d/ceil(lambda) for n = 64, 256, 1024, then the hardware figures.
 bench:
 	$(PY) -m fatnet.golden.bench_schedule
+	$(PY) -m fatnet.hdl.bench_hw
 
-# Synthesis (Yosys, iCE40/ECP5), place-and-route Fmax and simulation speed figures.
+# Generation time and size, Yosys LUT/FF counts (iCE40, ECP5), nextpnr-ecp5 Fmax.
 bench-hw:
 	$(PY) -m fatnet.hdl.bench_hw
 

