@@ -149,8 +149,7 @@ def cmd_info(args) -> int:
         "effective_capacities": [int(net.effective_cap[:, (1 << k) - 1].min())
                                  for k in range(spec.levels + 1)],
         "cycle_length_bits": net.cycle_length,
-        "concentrators": [dict(cascade_summary(c), shape=[r, s])
-                          for (r, s), c in sorted(net.shapes.items())],
+        "concentrators": [cascade_summary(c) for _, c in sorted(net.shapes.items())],
         "components": net.component_counts(),
     }
     if args.json:
@@ -166,12 +165,17 @@ def cmd_info(args) -> int:
     print(f"components in total: {doc['components']['total']}")
     print(f"delivery cycle: {net.cycle_length} bit-times ({spec.mode} mode, "
           f"{spec.payload_bits} payload bits)")
-    print("concentrator shapes (inputs -> outputs): stages, guarantee, seeds")
+    print("concentrator shapes (inputs -> outputs): kind, wires per stage, guarantee, "
+          "decision bits, cascade seed; per random stage its seed and measured alpha")
     for c in doc["concentrators"]:
-        stages = " -> ".join(str(x) for x in c.get("sizes", []))
-        print(f"  {c['shape'][0]:4d} -> {c['shape'][1]:4d}: {c.get('kind')}, "
-              f"sizes {stages or '-'}, guarantee {c.get('guarantee')}, "
-              f"seeds {c.get('seeds')}")
+        stages = " -> ".join(str(x) for x in c["sizes"])
+        print(f"  {c['inputs']:4d} -> {c['outputs']:4d}: {c['kind']}, {stages}, guarantee "
+              f"{c['guarantee']}, {c['decision_width']} decision bits, seed {c['seed']}")
+        for st in c.get("stages", []):
+            if st["kind"] == "random":
+                how = "exact" if st["alpha_exact"] else "search"
+                print(f"        stage {st['inputs']} -> {st['outputs']}: seed {st['seed']}, "
+                      f"alpha {st['achieved_alpha']:.3f} ({how}), guarantee {st['guarantee']}")
     return 0
 
 
