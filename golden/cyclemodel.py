@@ -13,9 +13,10 @@ Timing (bit-times from the start of the delivery cycle; README "Timing"):
   until the delivery cycle ends. A message whose claim fails (or whose decision names an
   edge its input does not have) is lost there; its stream goes no further.
 * On-line arbitration: the input takes its first edge (in edge order) whose output is free.
-* Each node registers its outputs: M' reaches the next channel one bit-time after the
-  last stage emits it. After the M bit, every stream bit passes a node in exactly 1
-  bit-time, so payload bits keep their spacing and arrive ``hops`` bit-times late.
+* Every stage's outputs are registered (the last stage's register is the node's output
+  register; a node output without stages has just that one): what a stage emits at
+  ``t`` enters the next stage, or the next channel, at ``t + 1``. So a node holds every
+  stream bit for ``max(1, stages)`` bit-times and payload bits keep their spacing.
 * Acknowledgment: the destination drives the reverse wire of its delivery wire to 1
   from the bit-time the M bit arrives; each node registers the reverse path, so the
   source's reverse wire rises ``hops`` bit-times later and stays 1 to the cycle's end.
@@ -160,8 +161,8 @@ def simulate_cycle(net, ms, injections: dict, local=()) -> CycleResult:
     def enter_stage(o, node, port, j, x, tau, pos):
         """M' at input x of stage j of a node's concentrator at bit-time tau."""
         casc = net.cascades[(node, port)]
-        if j == len(casc.stages):
-            leave(o, node, port, x, tau + 1, pos)
+        if j == len(casc.stages):  # tau already counts the last stage's register
+            leave(o, node, port, x, tau if casc.stages else tau + 1, pos)
             return
         w = 0 if online else casc.stages[j].decision_width
         heapq.heappush(events, (tau + w, j, node, port, x, o.message, pos))
@@ -229,6 +230,6 @@ def simulate_cycle(net, ms, injections: dict, local=()) -> CycleResult:
                 continue
             pos += w
         claimed.add((node, port, j, out))
-        enter_stage(o, node, port, j + 1, out, t, pos)
+        enter_stage(o, node, port, j + 1, out, t + 1, pos)
 
     return CycleResult(net.cycle_length, outcomes)

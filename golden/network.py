@@ -131,13 +131,20 @@ class FatTreeNetwork:
             return 0
         return self.cascades[(node, out_port)].decision_width
 
+    def hop_registers(self, node: int, out_port: int) -> int:
+        """Registers on a node's path to one output: one after every concentrator stage
+        (the last is the output register), or just the output register without stages.
+        Every stream bit spends this many bit-times in the node."""
+        return max(1, len(self.cascades[(node, out_port)].stages))
+
     def hop_latency(self, node: int, out_port: int) -> int:
         """Bit-times from a message's M bit at a node input to its M bit at the output.
 
         The selector reads the turn bit one bit-time after M; each concentrator stage
-        reads its decision bits; the node's output register adds one.
+        reads its decision bits; the registers after the stages add one each.
         """
-        return 2 + self.hop_decision_width(node, out_port)
+        return (1 + self.hop_decision_width(node, out_port)
+                + self.hop_registers(node, out_port))
 
     def path_timing(self, src: int, dst: int) -> tuple[int, int, int]:
         """(hops, header bits after M, bit-time of M at the destination) of a path."""

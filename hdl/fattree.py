@@ -229,7 +229,8 @@ def port_signature(width: int) -> wiring.Signature:
 
 
 class FatTreeNode(wiring.Component):
-    """A fat-tree node (paper, Fig. 3): selectors, three concentrators, registered ports.
+    """A fat-tree node (paper, Fig. 3): selectors, three concentrators (a register after
+    every stage), registered ports.
 
     Parameters
     ----------
@@ -294,6 +295,13 @@ class FatTreeNode(wiring.Component):
                 for j, stage in enumerate(casc.stages):
                     sw = m.submodules[f"conc_{PORT_NAMES[out]}_{j}"] = StageSwitch(
                         stage, online=self._online)
+                    if j:  # register between stages: one stage of logic per clock
+                        held = Signal(len(data), name=f"conc_{PORT_NAMES[out]}_{j}_i")
+                        with m.If(self.clear):
+                            m.d.sync += held.eq(0)
+                        with m.Else():
+                            m.d.sync += held.eq(data)
+                        data = held
                     m.d.comb += [sw.clear.eq(self.clear), sw.i.eq(data), ack_back.eq(sw.ack_i)]
                     data, ack_back = sw.o, sw.ack_o
                 m.d.comb += [data_out.eq(data), ack_back.eq(ack_out)]

@@ -74,8 +74,9 @@ def manifest(net, top: str) -> dict:
         "effective_capacities": [int(net.effective_cap[:, (1 << k) - 1].min())
                                  for k in range(net.L + 1)],
         "cycle_length_bits": T,
-        "timing": "see README 'Timing': M at bit-time 0, 2 + decision bits per node, "
-                  "payload 1 bit-time per node, acknowledgment hops bit-times back",
+        "timing": "see README 'Timing': M at bit-time 0; per node 1 + decision bits + "
+                  "max(1, stages) for M, max(1, stages) for every later bit; "
+                  "acknowledgment hops bit-times back",
         "concentrator_shapes": [
             {"inputs": r, "outputs": s, "stages": [st.outputs for st in c.stages],
              "decision_width": c.decision_width, "guarantee": c.guarantee}
