@@ -5,7 +5,7 @@ The runner (:func:`run`) builds the network's packed harness once per parameter 
 (:mod:`fatnet.sim.reference`) and writes the plan to a file; the cocotb test
 (:func:`fattree_cycles`) drives each cycle's streams, records every ``recv`` and
 ``send_ack`` wire at every bit-time, and compares whole cycles with the model. A
-mismatch names the port, wire, bit-time and message, with the seed and the command
+mismatch names the port, wire, node, bit-time and message, with the seed and the command
 that replays the case.
 """
 
@@ -85,10 +85,9 @@ def _describe(plan, cycle, kind, t, bit, expected) -> str:
     for port, first, width in plan["layout"]:
         if first <= bit < first + width:
             wire = bit - first
-            owner = plan["cycles"][cycle]["owner"].get(f"{port}/{'recv' if kind == 'recv' else 'send'}/{wire}")
-            who = f"message {owner}" if owner is not None else "no message expected"
-            return (f"cycle {cycle}: {port}.{kind}[{wire}] at bit-time {t}: expected "
-                    f"{(expected >> bit) & 1}, got {1 - ((expected >> bit) & 1)} ({who})")
+            where = plan["cycles"][cycle]["wires"][f"{port}/{kind}/{wire}"]
+            return (f"cycle {cycle}: {where} at bit-time {t}: expected "
+                    f"{(expected >> bit) & 1}, got {1 - ((expected >> bit) & 1)}")
     return f"cycle {cycle}: {kind} bit {bit} at bit-time {t}"
 
 
@@ -161,7 +160,7 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
 
     from fatnet.hdl.gen import generate
 
-    from .reference import plan_cycle
+    from .reference import describe_wire, plan_cycle
 
     # Plan every cycle first: a cycle the network cannot carry is an error before
     # anything is built or simulated.
@@ -178,8 +177,9 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
             for port, first, w in layout:
                 packed[:, first:first + w] = src[port]
             rows[kind] = [f"{v:x}" for v in _pack(packed)]
-        rows["owner"] = {f"{port}/{kind}/{wire}": int(m)
-                         for (port, kind, wire), m in p.owner.items()}
+        rows["wires"] = {f"{port}/{kind}/{wire}": describe_wire(p, port, kind, wire)
+                         for port, _, w in layout for kind in ("recv", "send_ack")
+                         for wire in range(w)}
         if flip_expected and flip_expected[0] == len(planned):
             _, kind, t, bit = flip_expected
             rows[kind][t] = f"{int(rows[kind][t], 16) ^ (1 << bit):x}"

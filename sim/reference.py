@@ -20,7 +20,7 @@ from fatnet.golden.fattree import DOWN, EXT, UP
 from fatnet.golden.messages import endpoint_name
 from fatnet.golden.switching import assign_injection_wires, set_switches
 
-__all__ = ["CyclePlan", "plan_cycle", "Mismatch", "compare_cycle", "port_key"]
+__all__ = ["CyclePlan", "plan_cycle", "Mismatch", "compare_cycle", "describe_wire", "port_key"]
 
 
 def port_key(net, endpoint: int) -> str:
@@ -34,7 +34,8 @@ class CyclePlan:
     ``drive[port]``: uint8 array [bit-time, wire] for the port's ``send`` wires.
     ``expect_recv[port]`` and ``expect_send_ack[port]``: the same shape, what the
     network's ``recv`` and ``send_ack`` wires must carry. ``owner[(port, kind, wire)]``
-    names the message on a wire, for reports.
+    is the message on a wire (``kind`` "send" or "recv"), ``label[message]`` says where
+    it goes and ``site[port]`` which node drives the port's wires, for reports.
     """
 
     length: int
@@ -43,6 +44,25 @@ class CyclePlan:
     expect_send_ack: dict
     result: CycleResult
     owner: dict = field(default_factory=dict)
+    label: dict = field(default_factory=dict)
+    site: dict = field(default_factory=dict)
+
+
+def boundary_node(net, port: str) -> str:
+    """The node whose registered outputs drive a top-level port's wires: a leaf's
+    ``recv`` and ``send_ack`` come from its parent's L or R port, the external
+    channel's from the root's U port."""
+    if port == "ext":
+        return "node 0 port U"
+    heap = (1 << net.L) - 1 + int(port[len("leaf"):])
+    return f"node {(heap - 1) // 2} port {'L' if heap % 2 else 'R'}"
+
+
+def describe_wire(plan: "CyclePlan", port: str, kind: str, wire: int) -> str:
+    """``leaf3.recv[0] (node 8 port R; message 7, leaf1 -> leaf3)``, for reports."""
+    m = plan.owner.get((port, "recv" if kind == "recv" else "send", wire))
+    who = f"message {m}, {plan.label[m]}" if m is not None else "no message expected"
+    return f"{port}.{kind}[{wire}] ({plan.site[port]}; {who})"
 
 
 def _zeros(net, length):
@@ -86,6 +106,8 @@ def plan_cycle(net, ms, idx) -> CyclePlan:
     T = res.length
     drive, recv, ack = _zeros(net, T), _zeros(net, T), _zeros(net, T)
     owner = {}
+    label = {m: f"{port_key(net, int(ms.src[m]))} -> {port_key(net, int(ms.dst[m]))}"
+             for m in idx}
     for m, (w, bits) in injections.items():
         p = port_key(net, int(ms.src[m]))
         drive[p][:len(bits), w] = bits
@@ -105,23 +127,19 @@ def plan_cycle(net, ms, idx) -> CyclePlan:
             last = o.path[-1]
             p = port_key(net, o.dst)
             owner[(p, "recv", last.wire)] = m
-    return CyclePlan(T, drive, recv, ack, res, owner)
+    site = {p: boundary_node(net, p) for p in drive}
+    return CyclePlan(T, drive, recv, ack, res, owner, label, site)
 
 
 @dataclass
 class Mismatch:
-    port: str
-    kind: str  # "recv" or "send_ack"
-    wire: int
+    wire: str  # describe_wire(): port, kind, wire, node and message
     bit_time: int
     expected: int
     got: int
-    message: int | None
 
     def __str__(self):
-        who = f"message {self.message}" if self.message is not None else "no message"
-        return (f"{self.port}.{self.kind}[{self.wire}] at bit-time {self.bit_time}: "
-                f"expected {self.expected}, got {self.got} ({who})")
+        return f"{self.wire} at bit-time {self.bit_time}: expected {self.expected}, got {self.got}"
 
 
 def compare_cycle(plan: CyclePlan, got_recv: dict, got_ack: dict) -> list[Mismatch]:
@@ -137,6 +155,6 @@ def compare_cycle(plan: CyclePlan, got_recv: dict, got_ack: dict) -> list[Mismat
                 if w in seen:
                     continue
                 seen.add(w)
-                msg = plan.owner.get((p, "recv" if kind == "recv" else "send", int(w)))
-                out.append(Mismatch(p, kind, int(w), int(t), int(exp[t, w]), int(g[t, w]), msg))
+                out.append(Mismatch(describe_wire(plan, p, kind, int(w)), int(t),
+                                    int(exp[t, w]), int(g[t, w])))
     return out

@@ -137,7 +137,12 @@ def test_a_wrong_expectation_is_reported_with_wire_and_bit_time(sim):
                             flip_expected=(0, "recv", 5, 0))
     assert not res.passed
     text = "\n".join(res.failures)
-    assert "leaf0.recv[0] at bit-time 5" in text and "seed 3" in text
+    # leaf 0 is heap 7 in an 8-leaf tree: its recv wires leave node 3's L port
+    into_leaf0 = [m for m in cycles[0] if ms.dst[m] == 0 and ms.src[m] != 0]
+    who = (f"message {into_leaf0[0]}, leaf{ms.src[into_leaf0[0]]} -> leaf0" if into_leaf0
+           else "no message expected")
+    assert f"leaf0.recv[0] (node 3 port L; {who}) at bit-time 5" in text, text
+    assert "seed 3" in text
     assert "the replay command" in text
 
 

@@ -77,3 +77,18 @@ def test_single_node_all_ports(caps, conc, mode):
             cycles = [sorted(r.outcomes) for r in
                       run_online(net, ms, keep_results=True, max_cycles=40).results]
         _check(run_cycles_amaranth(net, ms, cycles), f"caps {caps} {conc} {mode} seed {seed}")
+
+
+def test_compare_cycle_names_wire_node_message_and_bit_time():
+    from fatnet.sim.reference import compare_cycle, plan_cycle
+    net = FatTreeNetwork(FatTreeSpec.universal(4, 3, payload_bits=4))
+    ms = MessageSet.from_pairs(np.array([1]), np.array([2]), 4, 0)
+    plan = plan_cycle(net, ms, [0])
+    assert not compare_cycle(plan, plan.expect_recv, plan.expect_send_ack)
+    got = {p: a.copy() for p, a in plan.expect_recv.items()}
+    t = int(np.argmax(got["leaf2"][:, 0]))  # the M bit's arrival at leaf 2
+    got["leaf2"][t, 0] = 0
+    [mismatch] = compare_cycle(plan, got, plan.expect_send_ack)
+    # leaf 2 is heap 5 in a 4-leaf tree: the left child of node 2
+    assert str(mismatch) == (f"leaf2.recv[0] (node 2 port L; message 0, leaf1 -> leaf2) "
+                             f"at bit-time {t}: expected 1, got 0")
