@@ -18,8 +18,10 @@ Timing (bit-times from the start of the delivery cycle; README "Timing"):
   ``t`` enters the next stage, or the next channel, at ``t + 1``. So a node holds every
   stream bit for ``max(1, stages)`` bit-times and payload bits keep their spacing.
 * Acknowledgment: the destination drives the reverse wire of its delivery wire to 1
-  from the bit-time the M bit arrives; each node registers the reverse path, so the
-  source's reverse wire rises ``hops`` bit-times later and stays 1 to the cycle's end.
+  from the bit-time the M bit arrives. The reverse path has a register between
+  concentrator stages and one at the node's input port, so it spends the same
+  ``max(1, stages)`` bit-times in each node as the stream: the source's reverse wire
+  rises that sum (``FatTreeNetwork.ack_latency``) later and stays 1 to the cycle's end.
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ class Outcome:
     status: str  # "delivered", "lost" or "local"
     stream: list = field(default_factory=list)
     path: list = field(default_factory=list)  # Occupancy, source channel first
+    # registers each hop puts on the way back (acknowledgment), source side first
+    hop_registers: list = field(default_factory=list)
     arrival: int | None = None  # bit-time of the M bit on the destination wire
     ack_time: int | None = None  # bit-time the source's reverse wire rises
     lost_at: tuple | None = None  # (node, port name, stage, reason)
@@ -111,10 +115,9 @@ class CycleResult:
         for o in self.outcomes.values():
             if o.status != "delivered":
                 continue
-            h = o.hops
             for q, occ in enumerate(o.path):
                 wave = np.zeros(self.length, dtype=np.uint8)
-                wave[o.arrival + (h - q):] = 1
+                wave[o.arrival + sum(o.hop_registers[q:]):] = 1
                 out[(occ.direction, occ.heap, occ.wire)] = wave
         return out
 
@@ -170,6 +173,7 @@ def simulate_cycle(net, ms, injections: dict, local=()) -> CycleResult:
     def leave(o, node, port, wire, t, pos):
         heap, direction = net.port_channel(node, port, direction_in=False)
         o.path.append(_occ(heap, direction, wire, t, pos))
+        o.hop_registers.append(net.hop_registers(node, port))
         if port == PORT_U and node == 0:
             return deliver(o, t)
         leaf = _channel_to_leaf(net, heap) if direction == DOWN else None
@@ -184,7 +188,7 @@ def simulate_cycle(net, ms, injections: dict, local=()) -> CycleResult:
     def deliver(o, t):
         o.status = "delivered"
         o.arrival = t
-        o.ack_time = t + o.hops
+        o.ack_time = t + sum(o.hop_registers)
 
     occ_cache: dict = {}
 

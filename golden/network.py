@@ -134,7 +134,9 @@ class FatTreeNetwork:
     def hop_registers(self, node: int, out_port: int) -> int:
         """Registers on a node's path to one output: one after every concentrator stage
         (the last is the output register), or just the output register without stages.
-        Every stream bit spends this many bit-times in the node."""
+        Every stream bit spends this many bit-times in the node, and so does the
+        acknowledgment coming back (its registers sit between the same stages, the
+        last at the input port), so no path crosses more than one stage per clock."""
         return max(1, len(self.cascades[(node, out_port)].stages))
 
     def hop_latency(self, node: int, out_port: int) -> int:
@@ -153,6 +155,11 @@ class FatTreeNetwork:
         arrival = sum(self.hop_latency(h.node, h.out_port) for h in hops)
         return len(hops), header, arrival
 
+    def ack_latency(self, src: int, dst: int) -> int:
+        """Bit-times from the destination raising its acknowledgment to the source
+        seeing it: the registers of every hop, passed in reverse."""
+        return sum(self.hop_registers(h.node, h.out_port) for h in self.tree.hops(src, dst))
+
     @cached_property
     def cycle_length(self) -> int:
         """Bit-times in a delivery cycle: the longest path's M, payload and acknowledgment.
@@ -169,8 +176,8 @@ class FatTreeNetwork:
                                                               (n - 1, -1), (-1, 0),
                                                               (-1, n - 1)]
         for s, d in candidates:
-            h, _, arrival = self.path_timing(s, d)
-            worst = max(worst, arrival + max(P, h) + 1)
+            _, _, arrival = self.path_timing(s, d)
+            worst = max(worst, arrival + max(P, self.ack_latency(s, d)) + 1)
         return worst
 
     # ------------------------------------------------------------------ accounting

@@ -229,8 +229,8 @@ def port_signature(width: int) -> wiring.Signature:
 
 
 class FatTreeNode(wiring.Component):
-    """A fat-tree node (paper, Fig. 3): selectors, three concentrators (a register after
-    every stage), registered ports.
+    """A fat-tree node (paper, Fig. 3): selectors, three concentrators (registers between
+    stages for the streams and for the acknowledgments), registered ports.
 
     Parameters
     ----------
@@ -295,14 +295,18 @@ class FatTreeNode(wiring.Component):
                 for j, stage in enumerate(casc.stages):
                     sw = m.submodules[f"conc_{PORT_NAMES[out]}_{j}"] = StageSwitch(
                         stage, online=self._online)
-                    if j:  # register between stages: one stage of logic per clock
+                    if j:  # registers between stages, both ways: one stage per clock
                         held = Signal(len(data), name=f"conc_{PORT_NAMES[out]}_{j}_i")
+                        ack_held = Signal(len(data), name=f"conc_{PORT_NAMES[out]}_{j}_ack_i")
                         with m.If(self.clear):
-                            m.d.sync += held.eq(0)
+                            m.d.sync += [held.eq(0), ack_held.eq(0)]
                         with m.Else():
-                            m.d.sync += held.eq(data)
+                            m.d.sync += [held.eq(data), ack_held.eq(sw.ack_i)]
+                        m.d.comb += ack_back.eq(ack_held)
                         data = held
-                    m.d.comb += [sw.clear.eq(self.clear), sw.i.eq(data), ack_back.eq(sw.ack_i)]
+                    else:
+                        m.d.comb += ack_back.eq(sw.ack_i)
+                    m.d.comb += [sw.clear.eq(self.clear), sw.i.eq(data)]
                     data, ack_back = sw.o, sw.ack_o
                 m.d.comb += [data_out.eq(data), ack_back.eq(ack_out)]
             with m.If(self.clear):

@@ -76,7 +76,7 @@ def manifest(net, top: str) -> dict:
         "cycle_length_bits": T,
         "timing": "see README 'Timing': M at bit-time 0; per node 1 + decision bits + "
                   "max(1, stages) for M, max(1, stages) for every later bit; "
-                  "acknowledgment hops bit-times back",
+                  "acknowledgment max(1, stages) per node back",
         "concentrator_shapes": [
             {"inputs": r, "outputs": s, "stages": [st.outputs for st in c.stages],
              "decision_width": c.decision_width, "guarantee": c.guarantee}
