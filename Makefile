@@ -29,8 +29,9 @@ demo:
 
 # Scheduler time and d/ceil(lambda) for n = 64, 256, 1024, then the hardware figures.
 bench:
-	$(PY) -m fatnet.golden.bench_schedule
+	$(PY) -m fatnet.golden.fattree.bench_schedule
 	$(PY) -m fatnet.hdl.bench_hw
+	$(PY) -m fatnet.sim.bench_cosim
 
 # Generation time and size, Yosys LUT/FF counts (iCE40, ECP5), nextpnr-ecp5 Fmax.
 bench-hw:

@@ -1,24 +1,25 @@
-"""The bit-serial message format (paper, Fig. 2) and its encoder and decoder.
+"""Bit-serial stream framing, shared by every network family.
 
 A message's stream, one bit per bit-time on one wire, starting at bit-time 0 of a
 delivery cycle::
 
-    M=1 | per node on the path: turn bit, then (off-line mode) the decision bits of
-          every stage of the concentrator it enters there, each stage's field MSB first
+    M=1 | one field per switch on the path (the bits that switch reads), MSB first
         | payload, payload_bits bits, MSB first
 
-Each node consumes its turn bit and decision bits and puts a fresh M bit in the slot of
-the last bit it consumed, so the stream that leaves a node is ``1`` followed by the rest,
-and the destination receives ``1`` followed by the payload. An idle wire carries 0.
-The hardware testbenches drive and check streams made by these same functions.
+Each switch consumes its field and puts a fresh M bit in the slot of the last bit it
+consumed, so the stream that leaves a switch is ``1`` followed by the rest, and the
+destination receives ``1`` followed by the payload. An idle wire carries 0. What a
+field holds is the family's business (a fat-tree node reads a turn bit and, off-line,
+decision bits; a butterfly switch reads one address bit); :func:`frame` and
+:class:`FieldReader` are the one encoder and reader of the framing, and the hardware
+testbenches drive and check streams made by them.
 """
 
 from __future__ import annotations
 
 from .errors import FatnetInputError
-from .fattree import EXT, PORT_L, PORT_R, PORT_U, out_port_for
 
-__all__ = ["encode", "decode", "decode_delivered", "int_to_bits", "bits_to_int",
+__all__ = ["frame", "FieldReader", "decode_delivered", "int_to_bits", "bits_to_int",
            "StreamError"]
 
 
@@ -40,87 +41,52 @@ def bits_to_int(bits) -> int:
     return v
 
 
-def encode(net, src: int, dst: int, payload: int, decisions=None) -> list[int]:
-    """The bit stream a source drives for message (src, dst).
+def frame(fields, payload: int, payload_bits: int) -> list[int]:
+    """A source stream: the M bit, every switch's field in path order, the payload.
 
     Parameters
     ----------
-    net : FatTreeNetwork
-    src, dst : int
-        Leaf indices or ``EXT``.
+    fields : iterable of sequence of int
+        Per switch on the path, the bits it reads (MSB first).
     payload : int
-        ``net.spec.payload_bits`` bits of data.
-    decisions : sequence of tuple of int, optional
-        Off-line mode: per hop, the edge index chosen at every stage of the concentrator
-        (as :func:`fatnet.golden.switching.set_switches` computes them). Ignored on-line.
+        ``payload_bits`` bits of data.
     """
-    hops = net.tree.hops(src, dst)
     bits = [1]
-    offline = net.spec.mode == "offline"
-    for q, hop in enumerate(hops):
-        bits.append(hop.bit)
-        if offline:
-            stages = net.cascades[(hop.node, hop.out_port)].stages
-            if stages and decisions is None:
-                raise ValueError("off-line mode needs the decision bits of every hop")
-            chosen = decisions[q] if stages else ()
-            if len(chosen) != len(stages):
-                raise ValueError(f"hop {q}: {len(stages)} stage decisions needed, "
-                                 f"got {len(chosen)}")
-            for stage, edge in zip(stages, chosen):
-                bits += int_to_bits(edge, stage.decision_width)
-    bits += int_to_bits(payload, net.spec.payload_bits)
-    return bits
+    for f in fields:
+        bits += [int(b) for b in f]
+    return bits + int_to_bits(payload, payload_bits)
 
 
-def decode(net, src: int, bits) -> tuple[int, list[tuple[int, ...]], int]:
-    """Read a source stream back: (destination, decisions per hop, payload).
+class FieldReader:
+    """Reads a source stream back field by field, as the switches on its path do.
 
-    The walk follows the turn bits from ``src`` exactly as the nodes do.
+    Parameters
+    ----------
+    bits : sequence of int
+        The whole stream, M bit first; a stream that does not start with 1 is refused.
     """
-    bits = [int(b) for b in bits]
-    P = net.spec.payload_bits
-    L = net.L
-    if not bits or bits[0] != 1:
-        raise StreamError("stream does not start with an M bit of 1")
-    pos = 1
 
-    def take(width: int) -> int:
-        nonlocal pos
-        if pos + width > len(bits):
-            raise StreamError(f"stream ends at bit {len(bits)} inside its header")
-        v = bits_to_int(bits[pos:pos + width])
-        pos += width
+    def __init__(self, bits):
+        self.bits = [int(b) for b in bits]
+        if not self.bits or self.bits[0] != 1:
+            raise StreamError("stream does not start with an M bit of 1")
+        self.pos = 1
+
+    def take(self, width: int) -> int:
+        """The next ``width`` bits as an integer (MSB first)."""
+        if self.pos + width > len(self.bits):
+            raise StreamError(f"stream ends at bit {len(self.bits)} inside its header")
+        v = bits_to_int(self.bits[self.pos:self.pos + width])
+        self.pos += width
         return v
 
-    decisions: list[tuple[int, ...]] = []
-    if src == EXT:
-        node, in_port = 0, PORT_U
-    else:
-        leaf_heap = (1 << L) - 1 + src
-        node, in_port = (leaf_heap - 1) // 2, (PORT_L if leaf_heap % 2 == 1 else PORT_R)
-    offline = net.spec.mode == "offline"
-    dst = None
-    while dst is None:
-        out_port = out_port_for(in_port, take(1))
-        stages = net.cascades[(node, out_port)].stages if offline else ()
-        decisions.append(tuple(take(s.decision_width) for s in stages))
-        if out_port == PORT_U:
-            if node == 0:
-                dst = EXT
-            else:
-                in_port = PORT_L if node % 2 == 1 else PORT_R
-                node = (node - 1) // 2
-        else:
-            child = 2 * node + (1 if out_port == PORT_L else 2)
-            if child >= (1 << L) - 1:
-                dst = child - ((1 << L) - 1)
-            else:
-                node, in_port = child, PORT_U
-    payload = take(P)
-    if pos != len(bits):
-        raise StreamError(f"stream has {len(bits) - pos} bits after its payload")
-    return dst, decisions, payload
+    def payload(self, payload_bits: int) -> int:
+        """The payload, which must end the stream."""
+        v = self.take(payload_bits)
+        if self.pos != len(self.bits):
+            raise StreamError(f"stream has {len(self.bits) - self.pos} bits after its "
+                              f"payload")
+        return v
 
 
 def decode_delivered(net, bits) -> int:

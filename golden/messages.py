@@ -1,7 +1,7 @@
 """Message sets: named traffic patterns and message files.
 
 A message set is a multiset of (source, destination) pairs over leaves 0..n-1 and the
-external interface :data:`~fatnet.golden.fattree.EXT` ("ext" in files), each with a
+external interface :data:`EXT` ("ext" in files), each with a
 payload of ``payload_bits`` bits. Messages are identified by their index.
 """
 
@@ -14,10 +14,12 @@ from pathlib import Path
 import numpy as np
 
 from .errors import MessageFileError, ParameterError
-from .fattree import EXT
 
-__all__ = ["MessageSet", "PATTERNS", "make_pattern", "load_message_file",
+__all__ = ["EXT", "MessageSet", "PATTERNS", "make_pattern", "load_message_file",
            "message_set_to_json", "endpoint_name"]
+
+#: Endpoint index of a network's external interface (the fat-tree root's channel).
+EXT = -1
 
 
 def endpoint_name(e: int):

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from amaranth.back import verilog
 
-from fatnet.golden.network import FatTreeNetwork
-from fatnet.golden.spec import FatTreeSpec, min_universal_root
+from ..golden.fattree.network import FatTreeNetwork
+from ..golden.fattree.spec import FatTreeSpec, min_universal_root
 
 from .fattree import FatTreeNode
 from .gen import generate
@@ -128,24 +128,6 @@ def network_row(leaves: int, conc: str, workdir: Path, fmax: bool = True,
     return row
 
 
-def sim_speed_row(leaves: int, sim: str, build_root: Path) -> dict:
-    """cocotb co-simulation speed on one simulator: a random-destinations set on the
-    smallest universal fat-tree, scheduled off-line, every cycle checked."""
-    from fatnet.golden.messages import make_pattern
-    from fatnet.golden.route import run_offline
-    from fatnet.sim.cocotb_fattree import run
-    net = FatTreeNetwork(FatTreeSpec.universal(leaves, min_universal_root(leaves)))
-    ms = make_pattern(leaves, "random-destinations", 1, net.spec.payload_bits)
-    cycles = [sorted(r.outcomes) for r in run_offline(net, ms, keep_results=True).results]
-    res = run(net, ms, cycles, sim=sim, build_root=build_root, seed=1)
-    if not res.passed:
-        raise RuntimeError("\n".join(res.failures))
-    return {"leaves": leaves, "sim": sim, "cycles": res.cycles,
-            "cycle_bits": net.cycle_length, "build_seconds": round(res.build_seconds, 1),
-            "cycles_per_second": round(res.cycles_per_second, 1),
-            "bit_times_per_second": round(res.bit_times / res.sim_seconds)}
-
-
 def _table(rows: list[dict]) -> str:
     head = ("kind", "ports", "wires", "conc", "gen s", "Verilog KiB", "iCE40 LUT",
             "iCE40 FF", "ECP5 LUT", "ECP5 FF", "LUT/wire", "ECP5 Fmax MHz")
@@ -166,7 +148,6 @@ def main(argv=None) -> None:
     ap.add_argument("--quick", action="store_true", help="small subset (smoke test)")
     ap.add_argument("--json", help="also write the rows as JSON here")
     ap.add_argument("--no-fmax", action="store_true", help="skip place-and-route")
-    ap.add_argument("--no-sim", action="store_true", help="skip the simulation speed runs")
     args = ap.parse_args(argv)
     node_sizes = (2, 4) if args.quick else (2, 4, 8, 16, 32)
     leaf_sizes = (16,) if args.quick else (16, 32, 64)
@@ -186,28 +167,12 @@ def main(argv=None) -> None:
             for conc in ("pippenger", "crossbar"):
                 rows.append(network_row(n, conc, work, synth=False))
                 print(_table(rows[-1:]).splitlines()[-1], flush=True)
-        speeds = []
-        if not args.no_sim:
-            for n in (16,) if args.quick else (16, 64):
-                for sim in ("icarus", "verilator"):
-                    speeds.append(sim_speed_row(n, sim, work / "cocotb"))
     print()
     print("wires: a node's port wires in and out; a network's channel wires, both "
           "directions. Offline mode, seed 0.")
     print(_table(rows))
-    if speeds:
-        print()
-        print("cocotb co-simulation speed (random destinations, off-line schedule, every "
-              "recv/send_ack wire compared at every bit-time):")
-        print(f"{'leaves':>6}  {'simulator':>9}  {'build s':>7}  {'cycles':>6}  "
-              f"{'bits/cycle':>10}  {'cycles/s':>8}  {'bit-times/s':>11}")
-        for r in speeds:
-            print(f"{r['leaves']:>6}  {r['sim']:>9}  {r['build_seconds']:>7}  {r['cycles']:>6}  "
-                  f"{r['cycle_bits']:>10}  {r['cycles_per_second']:>8}  "
-                  f"{r['bit_times_per_second']:>11}")
     if args.json:
-        Path(args.json).write_text(json.dumps({"synthesis": rows, "simulation": speeds},
-                                              indent=2))
+        Path(args.json).write_text(json.dumps({"synthesis": rows}, indent=2))
 
 
 if __name__ == "__main__":

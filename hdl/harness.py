@@ -21,11 +21,16 @@ class PackedHarness(wiring.Component):
 
     Parameters
     ----------
-    net : fatnet.golden.network.FatTreeNetwork
+    net : fatnet.golden.fattree.network.FatTreeNetwork
+    core : wiring.Component, optional
+        The network top to wrap (default: a new :class:`FatTreeNetworkHW` of ``net``).
+        Verilog generation passes a stand-in that instantiates the separately emitted
+        top module, so the network is emitted once.
     """
 
-    def __init__(self, net):
+    def __init__(self, net, core=None):
         self._net = net
+        self._core = core
         self._layout = net.port_layout()
         width = sum(w for _, _, w in self._layout)
         super().__init__({
@@ -39,7 +44,8 @@ class PackedHarness(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         net = self._net
-        m.submodules.fattree = dut = FatTreeNetworkHW(net)
+        m.submodules.fattree = dut = (self._core if self._core is not None
+                                      else FatTreeNetworkHW(net))
         ports = [dut.leaf[i] for i in range(net.n)] + [dut.ext]
         acking = Signal(len(self.recv))
         recv = Cat(p.recv for p in ports)

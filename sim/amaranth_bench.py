@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 from amaranth.sim import Simulator
 
-from fatnet.hdl.fattree import FatTreeNetworkHW
+from ..hdl.fattree import FatTreeNetworkHW
 
-from .reference import compare_cycle, plan_cycle
+from .plan import compare_cycle, plan_cycle
 
 __all__ = ["run_cycles_amaranth"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fatnet.golden.fattree import PORT_L, PORT_NAMES, PORT_R, PORT_U
+from ..golden.fattree.topology import PORT_L, PORT_NAMES, PORT_R, PORT_U
 
 __all__ = ["write_gtkw"]
 

@@ -7,10 +7,10 @@ import sys
 import numpy as np
 import pytest
 
-from fatnet.golden.cli import main
-from fatnet.golden.fattree import FatTree
-from fatnet.golden.schedule import validate_schedule
-from fatnet.golden.spec import FatTreeSpec
+from fatnet.cli.main import main
+from fatnet.golden.fattree.topology import FatTree
+from fatnet.golden.fattree.schedule import validate_schedule
+from fatnet.golden.fattree.spec import FatTreeSpec
 
 
 def run_cli(capsys, *argv):
@@ -29,7 +29,7 @@ def test_schedule_prints_a_valid_schedule(tmp_path, capsys):
     rng = np.random.default_rng(7)
     pairs = [[int(s), int(d)] for s, d in zip(range(64), rng.permutation(64))]
     pairs += [[3, "ext"], ["ext", 5]]
-    code, out, _ = run_cli(capsys, "schedule", "--leaves", "64", "--root-capacity", "16",
+    code, out, _ = run_cli(capsys, "schedule", "fat-tree", "--leaves", "64", "--root-capacity", "16",
                            "--messages", write(tmp_path, {"messages": pairs}))
     assert code == 0
     doc = json.loads(out)
@@ -52,7 +52,7 @@ def test_schedule_prints_a_valid_schedule(tmp_path, capsys):
 
 
 def test_schedule_with_explicit_capacities(tmp_path, capsys):
-    code, out, _ = run_cli(capsys, "schedule", "--leaves", "4", "--capacities", "1,1,1",
+    code, out, _ = run_cli(capsys, "schedule", "fat-tree", "--leaves", "4", "--capacities", "1,1,1",
                            "--messages", write(tmp_path, {"messages": [[1, 0], [2, 0], [3, 0]]}))
     doc = json.loads(out)
     assert code == 0 and doc["capacities"] == [1, 1, 1]
@@ -60,15 +60,16 @@ def test_schedule_with_explicit_capacities(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, needle", [
-    (["schedule", "--leaves", "12", "--root-capacity", "8"], "leaves must be a power of two"),
-    (["schedule", "--leaves", "16", "--root-capacity", "3"], "root-capacity must be in [n^(2/3), n] = [7, 16]"),
-    (["schedule", "--leaves", "16", "--root-capacity", "17"], "root-capacity"),
-    (["schedule", "--leaves", "4", "--capacities", "2,0,1"], "capacities[1] must be a positive"),
-    (["schedule", "--leaves", "4", "--capacities", "2,x"], "comma-separated integers"),
-    (["route", "--leaves", "16", "--root-capacity", "8", "--pattern", "zigzag"], "pattern must be one of"),
-    (["route", "--leaves", "16", "--root-capacity", "8", "--pattern", "hot-spot", "--hot-fraction", "2"], "hot-fraction"),
+    (["schedule", "fat-tree", "--leaves", "12", "--root-capacity", "8"], "leaves must be a power of two"),
+    (["schedule", "fat-tree", "--leaves", "16", "--root-capacity", "3"], "root-capacity must be in [n^(2/3), n] = [7, 16]"),
+    (["schedule", "fat-tree", "--leaves", "16", "--root-capacity", "17"], "root-capacity"),
+    (["schedule", "fat-tree", "--leaves", "4", "--capacities", "2,0,1"], "capacities[1] must be a positive"),
+    (["schedule", "fat-tree", "--leaves", "4", "--capacities", "2,x"], "comma-separated integers"),
+    (["route", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--pattern", "zigzag"], "pattern must be one of"),
+    (["route", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--pattern", "hot-spot", "--hot-fraction", "2"], "hot-fraction"),
     (["info", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--concentrator", "magic"], "invalid choice"),
     (["frobnicate"], "invalid choice"),
+    (["route", "hypertorus", "--leaves", "4"], "invalid choice"),
 ])
 def test_bad_parameters_one_line_exit_2(tmp_path, capsys, argv, needle):
     msgs = write(tmp_path, {"messages": [[0, 1]]})
@@ -94,16 +95,16 @@ def test_bad_parameters_one_line_exit_2(tmp_path, capsys, argv, needle):
     ('{"messages": [[0, 1.5]]}', "endpoint must be a leaf index"),
 ])
 def test_malformed_message_files(tmp_path, capsys, content, needle):
-    code, out, err = run_cli(capsys, "schedule", "--leaves", "16", "--root-capacity", "8",
+    code, out, err = run_cli(capsys, "schedule", "fat-tree", "--leaves", "16", "--root-capacity", "8",
                              "--messages", write(tmp_path, content))
     assert code == 2 and needle in err and len(err.strip().splitlines()) == 1, err
-    code, out, err = run_cli(capsys, "schedule", "--leaves", "16", "--root-capacity", "8",
+    code, out, err = run_cli(capsys, "schedule", "fat-tree", "--leaves", "16", "--root-capacity", "8",
                              "--messages", str(tmp_path / "missing.json"))
     assert code == 2 and "cannot read" in err
 
 
 def test_route_reports_everything_delivered(capsys):
-    code, out, _ = run_cli(capsys, "route", "--leaves", "64", "--root-capacity", "16",
+    code, out, _ = run_cli(capsys, "route", "fat-tree", "--leaves", "64", "--root-capacity", "16",
                            "--pattern", "random-permutation", "--seed", "4", "--json")
     doc = json.loads(out)
     assert code == 0
@@ -113,7 +114,7 @@ def test_route_reports_everything_delivered(capsys):
 
 
 def test_route_online_hot_spot_reports_retries(capsys):
-    code, out, _ = run_cli(capsys, "route", "--leaves", "16", "--root-capacity", "8",
+    code, out, _ = run_cli(capsys, "route", "fat-tree", "--leaves", "16", "--root-capacity", "8",
                            "--mode", "online", "--pattern", "hot-spot", "--seed", "2",
                            "--hot-fraction", "0.5", "--json")
     doc = json.loads(out)
@@ -134,11 +135,11 @@ def test_info_lists_levels_and_concentrators(capsys):
 
 
 def test_console_script_demo_and_error_have_no_traceback():
-    exe = [sys.executable, "-m", "fatnet.golden.cli"]
+    exe = [sys.executable, "-m", "fatnet.cli"]
     ok = subprocess.run(exe + ["demo"], capture_output=True, text=True, timeout=300)
     assert ok.returncode == 0, ok.stderr
     assert "lost: 0" in ok.stdout
-    bad = subprocess.run(exe + ["route", "--leaves", "6", "--capacity", "1", "--pattern",
+    bad = subprocess.run(exe + ["route", "fat-tree", "--leaves", "6", "--capacity", "1", "--pattern",
                                 "transpose"], capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert bad.stderr.strip().count("\n") == 0 and "leaves" in bad.stderr

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .bitstream import bits_to_int
-from .fattree import DOWN, EXT, PORT_L, PORT_R, PORT_U, UP, out_port_for
+from ..bitstream import bits_to_int
+from .topology import DOWN, EXT, PORT_L, PORT_R, PORT_U, UP, out_port_for
 
 __all__ = ["Occupancy", "Outcome", "CycleResult", "simulate_cycle"]
 
@@ -137,7 +137,7 @@ def simulate_cycle(net, ms, injections: dict, local=()) -> CycleResult:
         Supplies sources and destinations (for the report; routing reads the streams).
     injections : dict
         Message index -> (wire, stream): the wire of its source's channel it is driven
-        on and the bit stream (from :func:`fatnet.golden.bitstream.encode`).
+        on and the bit stream (from :func:`fatnet.golden.fattree.bitstream.encode`).
     local : iterable of int
         Local messages (src == dst) of this cycle: delivered without the network.
     """

@@ -11,13 +11,13 @@ import time
 import numpy as np
 import pytest
 
-from fatnet.golden import schedule as S
+from fatnet.golden.fattree import schedule as S
 from fatnet.golden.errors import ParameterError
-from fatnet.golden.fattree import DOWN, EXT, UP, FatTree
-from fatnet.golden.schedule import (METHODS, lower_bound, measure, schedule,
+from fatnet.golden.fattree.topology import DOWN, EXT, UP, FatTree
+from fatnet.golden.fattree.schedule import (METHODS, lower_bound, measure, schedule,
                                     schedule_corollary2, schedule_greedy,
                                     schedule_theorem1, split_even, validate_schedule)
-from fatnet.golden.spec import FatTreeSpec
+from fatnet.golden.fattree.spec import FatTreeSpec
 
 SIZES = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
 

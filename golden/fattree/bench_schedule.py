@@ -1,6 +1,6 @@
 """Benchmark of the off-line schedulers: cycles d against the lower bound ceil(lambda).
 
-Run as ``python -m fatnet.golden.bench_schedule``. For n = 64, 256, 1024 leaves it
+Run as ``python -m fatnet.golden.fattree.bench_schedule``. For n = 64, 256, 1024 leaves it
 builds two universal fat-trees, with root capacity w = ceil(n^(2/3)) (the smallest
 universal fat-tree) and w = n/2, plus a constant-capacity tree with 2 lg n wires per
 channel (the only one where Corollary 2 applies: it needs every capacity > lg n),
@@ -24,9 +24,9 @@ import argparse
 
 import numpy as np
 
-from .fattree import FatTree
+from .topology import FatTree
 from .schedule import lower_bound, measure
-from .messages import make_pattern
+from ..messages import make_pattern
 from .spec import FatTreeSpec, min_universal_root
 
 SIZES = (64, 256, 1024)

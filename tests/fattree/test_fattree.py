@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from fatnet.golden.errors import ParameterError
-from fatnet.golden.fattree import DOWN, EXT, UP, FatTree
-from fatnet.golden.spec import FatTreeSpec, universal_capacities
+from fatnet.golden.fattree.topology import DOWN, EXT, UP, FatTree
+from fatnet.golden.fattree.spec import FatTreeSpec, universal_capacities
 
 getcontext().prec = 60
 

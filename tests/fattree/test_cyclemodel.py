@@ -6,15 +6,16 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from fatnet.golden.bitstream import StreamError, decode, decode_delivered, encode
-from fatnet.golden.cyclemodel import simulate_cycle
-from fatnet.golden.fattree import EXT
+from fatnet.golden.bitstream import StreamError, decode_delivered
+from fatnet.golden.fattree.bitstream import decode, encode
+from fatnet.golden.fattree.cyclemodel import simulate_cycle
+from fatnet.golden.fattree.topology import EXT
 from fatnet.golden.messages import PATTERNS, MessageSet, make_pattern
-from fatnet.golden.network import FatTreeNetwork
-from fatnet.golden.route import run_offline, run_online
-from fatnet.golden.schedule import schedule
-from fatnet.golden.spec import FatTreeSpec
-from fatnet.golden.switching import set_switches
+from fatnet.golden.fattree.network import FatTreeNetwork
+from fatnet.golden.fattree.route import run_offline, run_online
+from fatnet.golden.fattree.schedule import schedule
+from fatnet.golden.fattree.spec import FatTreeSpec
+from fatnet.golden.fattree.switching import set_switches
 
 SPECS = {
     "universal-16": lambda **kw: FatTreeSpec.universal(16, 8, **kw),

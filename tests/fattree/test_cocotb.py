@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 from fatnet.golden.messages import MessageSet, make_pattern
-from fatnet.golden.network import FatTreeNetwork
-from fatnet.golden.route import run_online
-from fatnet.golden.schedule import schedule
-from fatnet.golden.spec import FatTreeSpec
+from fatnet.golden.fattree.network import FatTreeNetwork
+from fatnet.golden.fattree.route import run_online
+from fatnet.golden.fattree.schedule import schedule
+from fatnet.golden.fattree.spec import FatTreeSpec
 
-cocotb_runner = pytest.importorskip("fatnet.sim.cocotb_fattree")
+cocotb_runner = pytest.importorskip("fatnet.sim.cocotb_runner")
 
 
 def _require(sim):
@@ -105,7 +105,7 @@ def test_offline_schedules_run_cycle_after_cycle_with_zero_loss(sim, name):
                             replay=_replay(name, sim, "offline", seed))
     _check(res, _replay(name, sim, "offline", seed))
     # the model itself says nothing was lost in these cycles
-    from fatnet.sim.reference import plan_cycle
+    from fatnet.sim.plan import plan_cycle
     assert all(not plan_cycle(net, ms, c).result.lost for c in cycles[:4])
 
 

@@ -27,14 +27,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import ParameterError
+from ..errors import ParameterError
+from ..messages import EXT
 from .spec import FatTreeSpec
 
 __all__ = ["EXT", "UP", "DOWN", "PORT_U", "PORT_L", "PORT_R", "PORT_NAMES",
-           "Hop", "FatTree", "out_port_for"]
+           "BRANCHES", "Hop", "FatTree", "out_port_for"]
 
-#: Endpoint index of the root's external interface.
-EXT = -1
 #: Channel directions.
 UP, DOWN = 0, 1
 #: Node ports.
@@ -42,13 +41,15 @@ PORT_U, PORT_L, PORT_R = 0, 1, 2
 PORT_NAMES = ("U", "L", "R")
 
 
+#: For each input port, the output port its turn bit 0 and turn bit 1 lead to: from the
+#: parent (U), 0 = left and 1 = right; from a child, 0 = cross and 1 = up. The hardware's
+#: selectors are wired from this table too.
+BRANCHES = {PORT_U: (PORT_L, PORT_R), PORT_L: (PORT_R, PORT_U), PORT_R: (PORT_L, PORT_U)}
+
+
 def out_port_for(in_port: int, turn: int) -> int:
     """The output port a node sends a message to, from its input port and turn bit."""
-    if in_port == PORT_U:
-        return PORT_R if turn else PORT_L
-    if turn:
-        return PORT_U
-    return PORT_R if in_port == PORT_L else PORT_L
+    return BRANCHES[in_port][turn]
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ import pytest
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-from fatnet.golden import concentrator as conc
-from fatnet.golden.concentrator import (
+from fatnet.golden.fattree import concentrator as conc
+from fatnet.golden.fattree.concentrator import (
     ALPHA,
     MAX_IN_DEGREE,
     MAX_OUT_DEGREE,

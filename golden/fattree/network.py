@@ -22,7 +22,7 @@ from functools import cached_property
 import numpy as np
 
 from .concentrator import Cascade, build_cascade
-from .fattree import DOWN, PORT_L, PORT_R, PORT_U, UP, FatTree
+from .topology import DOWN, PORT_L, PORT_R, PORT_U, UP, FatTree
 from .spec import FatTreeSpec
 
 __all__ = ["FatTreeNetwork", "cascade_seed"]

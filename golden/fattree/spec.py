@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .errors import ParameterError
+from ..errors import ParameterError
 
 __all__ = [
     "FatTreeSpec",
-    "KINDS",
     "CONCENTRATORS",
     "MODES",
     "universal_capacities",
@@ -194,8 +193,3 @@ def min_universal_root(n: int) -> int:
     while w > 1 and (w - 1) ** 3 >= n * n:
         w -= 1
     return w
-
-
-#: Network kinds the command line and the generators know, by name.
-KINDS = {"fat-tree": FatTreeSpec}
-

@@ -20,7 +20,7 @@ import numpy as np
 
 from .bitstream import encode
 from .cyclemodel import simulate_cycle
-from .fattree import EXT
+from .topology import EXT
 from .schedule import lower_bound, schedule
 from .switching import assign_injection_wires, set_switches
 

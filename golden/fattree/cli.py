@@ -1,26 +1,24 @@
-"""The ``fatnet`` command line: a registry of network kinds and subcommands.
+"""The fat-tree family's command-line options and its model-only verbs.
 
-Bad input exits with status 2 and one line on stderr naming the parameter and the
-accepted range; nothing prints a traceback for it.
+:mod:`fatnet.cli` builds the parser from :func:`add_arguments` and calls the verbs in
+:data:`VERBS`; the hardware verbs (``gen``, ``sim``) are family-agnostic and live there.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
-from pathlib import Path
 
-from .errors import FatnetInputError
-from .spec import CONCENTRATORS, KINDS, MODES, FatTreeSpec
+from ..messages import PATTERNS, load_message_file, make_pattern
+from .network import FatTreeNetwork
+from .spec import CONCENTRATORS, MODES, FatTreeSpec
 
-__all__ = ["main"]
+__all__ = ["KINDS", "VERBS", "add_arguments", "spec_from_args", "build",
+           "messages_from_args", "run_model"]
 
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, exit 2 (argparse's own status for usage errors)
-        self.exit(2, f"{self.prog}: error: {message}\n")
+#: The kinds this family serves on the command line.
+KINDS = ("fat-tree",)
 
 
 def _int_list(text: str) -> list[int]:
@@ -51,7 +49,6 @@ def _add_network_options(p: argparse.ArgumentParser, *, hardware: bool = True):
 
 
 def _add_traffic_options(p: argparse.ArgumentParser):
-    from .messages import PATTERNS
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--messages", help="JSON message file")
     src.add_argument("--pattern", help="one of: " + ", ".join(PATTERNS))
@@ -61,7 +58,27 @@ def _add_traffic_options(p: argparse.ArgumentParser):
     p.add_argument("--max-cycles", type=int, default=None, help="give up after this many cycles")
 
 
-def spec_from_args(args) -> FatTreeSpec:
+def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
+    """The options of one verb for a fat-tree."""
+    if verb == "schedule":
+        _add_network_options(p, hardware=False)
+        p.add_argument("--messages", required=True,
+                       help='JSON file {"messages": [[src, dst], ...]}')
+        p.add_argument("--method", default="best",
+                       help="best | greedy | theorem1 | corollary2")
+        return
+    if verb == "demo":
+        p.add_argument("--seed", type=int, default=1)
+        return
+    _add_network_options(p)
+    if verb in ("route", "sim"):
+        _add_traffic_options(p)
+    if verb == "route":
+        p.add_argument("--allow-loss", action="store_true",
+                       help="exit 0 even if messages are reported lost")
+
+
+def spec_from_args(kind: str, args) -> FatTreeSpec:
     opts = {"seed": args.seed}
     for name in ("concentrator", "mode", "payload_bits"):
         if hasattr(args, name):
@@ -73,19 +90,30 @@ def spec_from_args(args) -> FatTreeSpec:
     return FatTreeSpec.explicit(args.leaves, args.capacities, **opts)
 
 
-def _messages_from_args(args, n: int, payload_bits: int):
-    from .messages import load_message_file, make_pattern
+def build(spec: FatTreeSpec) -> FatTreeNetwork:
+    """The golden network of a spec: the one structure the hardware is built from."""
+    return FatTreeNetwork(spec)
+
+
+def messages_from_args(args, net):
+    """The message set a ``route`` or ``sim`` command names: a file or a pattern."""
+    n, payload_bits = net.spec.leaves, net.spec.payload_bits
     if args.messages is not None:
         return load_message_file(args.messages, n, payload_bits, args.seed)
     return make_pattern(n, args.pattern, args.seed, payload_bits, args.hot_fraction)
 
 
-# ---------------------------------------------------------------------- commands
-def cmd_schedule(args) -> int:
-    from .fattree import FatTree
-    from .messages import load_message_file
+def run_model(net, ms, args):
+    """The model's own delivery cycles (results kept) for ``sim``."""
+    from .route import run
+    return run(net, ms, keep_results=True, max_cycles=args.max_cycles)
+
+
+# ---------------------------------------------------------------------- verbs
+def cmd_schedule(kind: str, args) -> int:
     from .schedule import lower_bound, schedule
-    spec = spec_from_args(args)
+    from .topology import FatTree
+    spec = spec_from_args(kind, args)
     tree = FatTree(spec)
     ms = load_message_file(args.messages, spec.leaves, 0, args.seed)
     cycles = schedule(tree, ms.src, ms.dst, method=args.method)
@@ -100,12 +128,11 @@ def cmd_schedule(args) -> int:
     return 0
 
 
-def cmd_route(args) -> int:
-    from .network import FatTreeNetwork
+def cmd_route(kind: str, args) -> int:
     from .route import run
-    spec = spec_from_args(args)
+    spec = spec_from_args(kind, args)
     net = FatTreeNetwork(spec)
-    ms = _messages_from_args(args, spec.leaves, spec.payload_bits)
+    ms = messages_from_args(args, net)
     t0 = time.perf_counter()
     report = run(net, ms, method=args.method, max_cycles=args.max_cycles)
     seconds = time.perf_counter() - t0
@@ -137,10 +164,9 @@ def _print_route(doc: dict, seconds: float):
         print(f"lost: message {item['message']}: {item['reason']}")
 
 
-def cmd_info(args) -> int:
+def cmd_info(kind: str, args) -> int:
     from .concentrator import cascade_summary
-    from .network import FatTreeNetwork
-    spec = spec_from_args(args)
+    spec = spec_from_args(kind, args)
     net = FatTreeNetwork(spec)
     doc = {
         "spec": spec.to_dict(),
@@ -179,60 +205,7 @@ def cmd_info(args) -> int:
     return 0
 
 
-def cmd_gen(args) -> int:
-    from .network import FatTreeNetwork
-    from fatnet.hdl.gen import generate
-    spec = spec_from_args(args)
-    net = FatTreeNetwork(spec)
-    doc = generate(net, args.output, top=args.top, harness=not args.no_harness)
-    sizes = ", ".join(f"{f} ({(Path(args.output) / f).stat().st_size // 1024} KiB)"
-                      for f in doc["files"])
-    print(f"wrote {sizes} and {args.top}.json to {args.output} in "
-          f"{doc['generation_seconds']:.1f} s; delivery cycle {doc['cycle_length_bits']} "
-          f"bit-times")
-    return 0
-
-
-def cmd_sim(args) -> int:
-    """Co-simulate the generated Verilog against the model (cocotb), optionally with waves."""
-    import shutil
-
-    from .network import FatTreeNetwork
-    from .route import run
-    from fatnet.sim.cocotb_fattree import run as cosim
-    from fatnet.sim.waves import write_gtkw
-    spec = spec_from_args(args)
-    net = FatTreeNetwork(spec)
-    ms = _messages_from_args(args, spec.leaves, spec.payload_bits)
-    report = run(net, ms, keep_results=True, max_cycles=args.max_cycles)
-    cycles = [sorted(r.outcomes) for r in report.results]
-    replay = "fatnet " + " ".join(sys.argv[1:]) if sys.argv[1:] else "fatnet sim ..."
-    res = cosim(net, ms, cycles, sim=args.sim, seed=args.seed, replay=replay,
-                waves=args.waves is not None, build_root=args.build_dir)
-    print(f"model: {report.delivered} delivered (+{report.local} local), "
-          f"{len(report.lost)} lost, {report.cycles} delivery cycles of {net.cycle_length} "
-          f"bit-times")
-    print(f"{args.sim}: {'PASS' if res.passed else 'FAIL'}: RTL and model agree on every "
-          f"recv and send_ack wire at every bit-time" if res.passed else
-          f"{args.sim}: FAIL")
-    for f in res.failures:
-        print(f)
-    print(f"{args.sim}: build {res.build_seconds:.1f} s, simulation "
-          f"{res.cycles_per_second:.1f} delivery cycles/s "
-          f"({res.bit_times / max(res.sim_seconds, 1e-9):.0f} bit-times/s)")
-    if args.waves is not None and res.waves:
-        out = Path(args.waves)
-        out.mkdir(parents=True, exist_ok=True)
-        dump = out / Path(res.waves).name
-        shutil.copyfile(res.waves, dump)
-        gtkw = write_gtkw(net, dump, out / "fattree.gtkw")
-        print(f"waves: {dump}; open with: gtkwave {gtkw}")
-    return 0 if res.passed else 1
-
-
-def cmd_demo(args) -> int:
-    from .messages import make_pattern
-    from .network import FatTreeNetwork
+def cmd_demo(kind: str, args) -> int:
     from .route import run_offline
     from .schedule import schedule
     spec = FatTreeSpec.universal(16, 8, seed=args.seed)
@@ -251,65 +224,10 @@ def cmd_demo(args) -> int:
     return 0 if not report.lost else 1
 
 
-def main(argv=None) -> int:
-    parser = _Parser(prog="fatnet", description="Routing-network hardware generator "
-                     "and golden model (Leiserson fat-trees).")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-
-    p = sub.add_parser("schedule", help="off-line schedule of a message file (JSON out)")
-    _add_network_options(p, hardware=False)
-    p.add_argument("--messages", required=True, help='JSON file {"messages": [[src, dst], ...]}')
-    p.add_argument("--method", default="best", help="best | greedy | theorem1 | corollary2")
-    p.set_defaults(func=cmd_schedule)
-
-    p = sub.add_parser("route", help="run a message set through the cycle-exact model")
-    _add_network_options(p)
-    _add_traffic_options(p)
-    p.add_argument("--allow-loss", action="store_true",
-                   help="exit 0 even if messages are reported lost")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.set_defaults(func=cmd_route)
-
-    p = sub.add_parser("info", help="capacities, concentrators and component counts")
-    p.add_argument("kind", choices=sorted(KINDS))
-    _add_network_options(p)
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_info)
-
-    p = sub.add_parser("gen", help="write Verilog and a JSON manifest")
-    p.add_argument("kind", choices=sorted(KINDS))
-    _add_network_options(p)
-    p.add_argument("-o", "--output", required=True, help="output directory")
-    p.add_argument("--top", default="fattree", help="top module name (default fattree)")
-    p.add_argument("--no-harness", action="store_true",
-                   help="skip the packed-port test harness module")
-    p.set_defaults(func=cmd_gen)
-
-    p = sub.add_parser("sim", help="co-simulate the Verilog against the model (cocotb)")
-    p.add_argument("kind", choices=sorted(KINDS))
-    _add_network_options(p)
-    _add_traffic_options(p)
-    p.add_argument("--sim", choices=("icarus", "verilator"), default="icarus",
-                   help="simulator (default icarus)")
-    p.add_argument("--waves", metavar="DIR", default=None,
-                   help="write the waveform dump and a GTKWave .gtkw file into DIR")
-    p.add_argument("--build-dir", default="build/cocotb", help="where builds are kept")
-    p.set_defaults(func=cmd_sim)
-
-    p = sub.add_parser("demo", help="the main job on defaults: 16-leaf universal fat-tree")
-    p.add_argument("--seed", type=int, default=1)
-    p.set_defaults(func=cmd_demo)
-
-    args = parser.parse_args(argv)
-    try:
-        return args.func(args)
-    except FatnetInputError as e:
-        print(f"fatnet {args.command}: error: {e}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:  # output piped into `head` and closed early
-        sys.stderr.close()
-        return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+#: Model-only verbs: name -> (help, function(kind, args) -> exit status).
+VERBS = {
+    "schedule": ("off-line schedule of a message file (JSON out)", cmd_schedule),
+    "route": ("run a message set through the cycle-exact model", cmd_route),
+    "info": ("capacities, concentrators and component counts", cmd_info),
+    "demo": ("the main job on defaults: 16-leaf universal fat-tree", cmd_demo),
+}

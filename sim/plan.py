@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fatnet.golden.bitstream import encode
-from fatnet.golden.cyclemodel import CycleResult, simulate_cycle
-from fatnet.golden.errors import FatnetInputError
-from fatnet.golden.fattree import DOWN, EXT, UP
-from fatnet.golden.messages import endpoint_name
-from fatnet.golden.switching import assign_injection_wires, set_switches
+from ..golden.errors import FatnetInputError
+from ..golden.fattree.bitstream import encode
+from ..golden.fattree.cyclemodel import CycleResult, simulate_cycle
+from ..golden.fattree.switching import assign_injection_wires, set_switches
+from ..golden.fattree.topology import DOWN, EXT, UP
+from ..golden.messages import endpoint_name
 
 __all__ = ["CyclePlan", "plan_cycle", "Mismatch", "compare_cycle", "describe_wire", "port_key"]
 

@@ -4,7 +4,7 @@ For one delivery cycle, the messages each source injects are put on its channel'
 in message order; then every node output's concentrator is set, in the order the
 messages reach them (U outputs from the leaves up to the root, then L and R outputs from
 the root down), by matching its occupied inputs to disjoint paths through its stages
-(:func:`fatnet.golden.concentrator.route_cascade`). The result is the decision bits
+(:func:`fatnet.golden.fattree.concentrator.route_cascade`). The result is the decision bits
 every message carries (paper, Section IV).
 """
 
@@ -14,7 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from .concentrator import follow, route_cascade
-from .fattree import DOWN, EXT, PORT_U, UP
+from .topology import DOWN, EXT, PORT_U, UP
 
 __all__ = ["Settings", "assign_injection_wires", "set_switches"]
 

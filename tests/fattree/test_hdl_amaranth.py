@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from fatnet.golden.messages import MessageSet, make_pattern
-from fatnet.golden.network import FatTreeNetwork
-from fatnet.golden.schedule import schedule
-from fatnet.golden.spec import FatTreeSpec
+from fatnet.golden.fattree.network import FatTreeNetwork
+from fatnet.golden.fattree.schedule import schedule
+from fatnet.golden.fattree.spec import FatTreeSpec
 from fatnet.sim.amaranth_bench import run_cycles_amaranth
 
 CASES = {
@@ -73,14 +73,14 @@ def test_single_node_all_ports(caps, conc, mode):
         if mode == "offline":
             cycles = schedule(net.tree, ms.src, ms.dst, cap=net.effective_cap)
         else:
-            from fatnet.golden.route import run_online
+            from fatnet.golden.fattree.route import run_online
             cycles = [sorted(r.outcomes) for r in
                       run_online(net, ms, keep_results=True, max_cycles=40).results]
         _check(run_cycles_amaranth(net, ms, cycles), f"caps {caps} {conc} {mode} seed {seed}")
 
 
 def test_compare_cycle_names_wire_node_message_and_bit_time():
-    from fatnet.sim.reference import compare_cycle, plan_cycle
+    from fatnet.sim.plan import compare_cycle, plan_cycle
     net = FatTreeNetwork(FatTreeSpec.universal(4, 3, payload_bits=4))
     ms = MessageSet.from_pairs(np.array([1]), np.array([2]), 4, 0)
     plan = plan_cycle(net, ms, [0])

@@ -2,7 +2,7 @@
 
 The runner (:func:`run`) builds the network's packed harness once per parameter set
 (one build directory each), plans every delivery cycle with the golden model
-(:mod:`fatnet.sim.reference`) and writes the plan to a file; the cocotb test
+(:mod:`fatnet.sim.plan`) and writes the plan to a file; the cocotb test
 (:func:`fattree_cycles`) drives each cycle's streams, records every ``recv`` and
 ``send_ack`` wire at every bit-time, and compares whole cycles with the model. A
 mismatch names the port, wire, node, bit-time and message, with the seed and the command
@@ -127,12 +127,12 @@ def simulator_env(sim: str) -> dict:
 def _build_key(net) -> str:
     """Build directory name: the parameters and the sources the Verilog comes from, so a
     changed generator never reuses a stale build."""
-    import fatnet.golden.concentrator as conc
-    import fatnet.golden.network as network
-    import fatnet.hdl.fattree as fattree
-    import fatnet.hdl.harness as harness
+    from ..golden.fattree import concentrator as conc
+    from ..golden.fattree import network
+    from ..hdl import harness, switches
+    from ..hdl.fattree import network as fattree
     h = hashlib.sha1(json.dumps(net.spec.to_dict(), sort_keys=True).encode())
-    for mod in (fattree, harness, network, conc):
+    for mod in (fattree, switches, harness, network, conc):
         h.update(Path(mod.__file__).read_bytes())
     return h.hexdigest()[:12]
 
@@ -158,9 +158,8 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
     """
     from cocotb_tools.runner import get_runner
 
-    from fatnet.hdl.gen import generate
-
-    from .reference import describe_wire, plan_cycle
+    from ..hdl.gen import generate
+    from .plan import describe_wire, plan_cycle
 
     # Plan every cycle first: a cycle the network cannot carry is an error before
     # anything is built or simulated.
@@ -213,7 +212,7 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
         t1 = time.perf_counter()
         try:
             runner.test(hdl_toplevel="fattree_harness",
-                        test_module="fatnet.sim.cocotb_fattree", build_dir=build_dir,
+                        test_module="fatnet.sim.cocotb_runner", build_dir=build_dir,
                         test_dir=build_dir, results_xml=str(results_xml),
                         extra_env={PLAN_ENV: str(plan_file)}, waves=waves)
         except SystemExit:

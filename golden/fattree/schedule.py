@@ -36,8 +36,8 @@ import time
 
 import numpy as np
 
-from .errors import ParameterError
-from .fattree import DOWN, EXT, UP, FatTree
+from ..errors import ParameterError
+from .topology import DOWN, EXT, UP, FatTree
 
 __all__ = [
     "METHODS",

@@ -45,7 +45,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-from .errors import ParameterError
+from ..errors import ParameterError
 
 __all__ = [
     "ALPHA",

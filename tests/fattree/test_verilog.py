@@ -10,8 +10,8 @@ import subprocess
 
 import pytest
 
-from fatnet.golden.cli import main
-from fatnet.sim.cocotb_fattree import simulator_env
+from fatnet.cli.main import main
+from fatnet.sim.cocotb_runner import simulator_env
 
 GEN_CASES = [
     ["--leaves", "2", "--root-capacity", "2"],
@@ -89,8 +89,8 @@ def _hierarchy(verilog_text):
 
 
 def test_gtkw_names_signals_that_exist_in_the_design(tmp_path):
-    from fatnet.golden.network import FatTreeNetwork
-    from fatnet.golden.spec import FatTreeSpec
+    from fatnet.golden.fattree.network import FatTreeNetwork
+    from fatnet.golden.fattree.spec import FatTreeSpec
     from fatnet.hdl.gen import generate
     from fatnet.sim.waves import write_gtkw
     net = FatTreeNetwork(FatTreeSpec.universal(8, 4))

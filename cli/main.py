@@ -1,0 +1,167 @@
+"""The ``fatnet`` command line: ``fatnet <verb> <kind> [options]``.
+
+The verbs that only need the golden model (``schedule``, ``route``, ``info``, ``demo``,
+``experiment``) come from each family's golden package; ``gen`` and ``sim`` are the same
+for every family with hardware. A family's options are added once its kind is known,
+so ``fatnet gen fat-tree --help`` lists exactly the fat-tree's options.
+
+Bad input exits with status 2 and one line on stderr naming the parameter and the
+accepted range; nothing prints a traceback for it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..golden.errors import FatnetInputError
+from .registry import FAMILIES, get_family
+
+__all__ = ["main"]
+
+#: Verbs every family with hardware has, beside its model-only ones.
+HARDWARE_VERBS = {
+    "gen": "write Verilog, the packed test harness, lint waivers and a JSON manifest",
+    "sim": "co-simulate the Verilog against the model (cocotb)",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2 (argparse's own status for usage errors)
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _verbs() -> dict[str, dict[str, str]]:
+    """verb -> {kind: help} over every registered family."""
+    out: dict[str, dict[str, str]] = {}
+    for kind, fam in sorted(FAMILIES.items()):
+        verbs = {v: h for v, (h, _) in fam.golden.VERBS.items()}
+        if fam.hdl is not None:
+            verbs.update(HARDWARE_VERBS)
+        for v, h in verbs.items():
+            out.setdefault(v, {})[kind] = h
+    return out
+
+
+def _experiments() -> dict[str, tuple]:
+    """experiment name -> (family, (help, add_arguments, run))."""
+    out = {}
+    for fam in FAMILIES.values():
+        for name, entry in getattr(fam.golden, "EXPERIMENTS", {}).items():
+            out[name] = (fam, entry)
+    return out
+
+
+def _add_hardware_options(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
+    top = get_family(kind).folder
+    if verb == "gen":
+        p.add_argument("-o", "--output", required=True, help="output directory")
+        p.add_argument("--top", default=top, help=f"top module name (default {top})")
+        p.add_argument("--no-harness", action="store_true",
+                       help="skip the packed-port test harness module")
+    else:
+        p.add_argument("--sim", choices=("icarus", "verilator"), default="icarus",
+                       help="simulator (default icarus)")
+        p.add_argument("--waves", metavar="DIR", default=None,
+                       help="write the waveform dump and a GTKWave .gtkw file into DIR")
+        p.add_argument("--build-dir", default="build/cocotb", help="where builds are kept")
+
+
+def build_parser(argv: list[str]) -> _Parser:
+    """The parser, with the options of the kind (or experiment) that ``argv`` names."""
+    verbs = _verbs()
+    experiments = _experiments()
+    parser = _Parser(prog="fatnet", description="Routing-network hardware generator and "
+                     "golden model. Kinds: " + ", ".join(
+                         f"{k} ({f.summary})" for k, f in sorted(FAMILIES.items())))
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    verb = argv[0] if argv else None
+    named = next((a for a in argv[1:] if not a.startswith("-")), None)
+    for v, by_kind in sorted(verbs.items()):
+        p = sub.add_parser(v, help=next(iter(by_kind.values())))
+        p.add_argument("kind", choices=sorted(by_kind),
+                       nargs="?" if v == "demo" else None,
+                       default="fat-tree" if v == "demo" else None)
+        if v != verb:
+            continue
+        kind = named if named in by_kind else ("fat-tree" if v == "demo" else None)
+        if kind is None:
+            continue
+        get_family(kind).golden.add_arguments(p, v, kind)
+        if v in HARDWARE_VERBS:
+            _add_hardware_options(p, v, kind)
+        if v in ("route", "info"):
+            p.add_argument("--json", action="store_true", help="print JSON")
+    if experiments:
+        p = sub.add_parser("experiment", help="reproduce a paper's experiments")
+        p.add_argument("kind", metavar="name", choices=sorted(experiments))
+        if verb == "experiment" and named in experiments:
+            experiments[named][1][1](p)
+    return parser
+
+
+def cmd_gen(kind: str, args) -> int:
+    from ..hdl.gen import generate
+    fam = get_family(kind)
+    net = fam.golden.build(fam.golden.spec_from_args(kind, args))
+    doc = generate(net, args.output, top=args.top, harness=not args.no_harness)
+    sizes = ", ".join(f"{f} ({(Path(args.output) / f).stat().st_size // 1024} KiB)"
+                      for f in doc["files"])
+    print(f"wrote {sizes} and {args.top}.json to {args.output} in "
+          f"{doc['generation_seconds']:.1f} s; delivery cycle {doc['cycle_length_bits']} "
+          f"bit-times")
+    return 0
+
+
+def cmd_sim(kind: str, args) -> int:
+    """Co-simulate the generated Verilog against the model (cocotb), optionally with waves."""
+    import shutil
+
+    from ..sim.cocotb_runner import run as cosim
+    from ..sim.waves import write_gtkw
+    fam = get_family(kind)
+    net = fam.golden.build(fam.golden.spec_from_args(kind, args))
+    ms = fam.golden.messages_from_args(args, net)
+    report = fam.golden.run_model(net, ms, args)
+    cycles = [sorted(r.outcomes) for r in report.results]
+    replay = "fatnet " + " ".join(sys.argv[1:]) if sys.argv[1:] else "fatnet sim ..."
+    res = cosim(net, ms, cycles, sim=args.sim, seed=args.seed, replay=replay,
+                waves=args.waves is not None, build_root=args.build_dir)
+    print(f"model: {report.delivered} delivered (+{report.local} local), "
+          f"{len(report.lost)} lost, {report.cycles} delivery cycles of {net.cycle_length} "
+          f"bit-times")
+    print(f"{args.sim}: PASS: RTL and model agree on every recv and send_ack wire at "
+          f"every bit-time" if res.passed else f"{args.sim}: FAIL")
+    for f in res.failures:
+        print(f)
+    print(f"{args.sim}: build {res.build_seconds:.1f} s, simulation "
+          f"{res.cycles_per_second:.1f} delivery cycles/s "
+          f"({res.bit_times / max(res.sim_seconds, 1e-9):.0f} bit-times/s)")
+    if args.waves is not None and res.waves:
+        out = Path(args.waves)
+        out.mkdir(parents=True, exist_ok=True)
+        dump = out / Path(res.waves).name
+        shutil.copyfile(res.waves, dump)
+        gtkw = write_gtkw(net, dump, out / f"{fam.folder}.gtkw")
+        print(f"waves: {dump}; open with: gtkwave {gtkw}")
+    return 0 if res.passed else 1
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(argv).parse_args(argv)
+    try:
+        if args.command == "experiment":
+            return _experiments()[args.kind][1][2](args)
+        if args.command == "gen":
+            return cmd_gen(args.kind, args)
+        if args.command == "sim":
+            return cmd_sim(args.kind, args)
+        return get_family(args.kind).golden.VERBS[args.command][1](args.kind, args)
+    except FatnetInputError as e:
+        print(f"fatnet {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # output piped into `head` and closed early
+        sys.stderr.close()
+        return 0

@@ -1,0 +1,1 @@
+"""Fat-tree testbench pieces: what the family-agnostic planner and waves need to know."""
