@@ -69,7 +69,7 @@ class _Usage:
         level_of = self.net.tree.level_of
         for o in result.outcomes.values():
             for occ in o.path:
-                self.used[level_of[occ.heap]] += 1
+                self.used[level_of[occ.channel[1]]] += 1
 
     def fractions(self, cycles: int) -> list:
         wires = np.zeros(self.net.L + 1, dtype=np.int64)

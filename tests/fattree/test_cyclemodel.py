@@ -102,14 +102,14 @@ def test_scheduled_cycles_deliver_everything_on_time(name, conc):
 
 
 def _one_message_per_wire(res, why):
-    owners = Counter((occ.direction, occ.heap, occ.wire)
+    owners = Counter((*occ.channel, occ.wire)
                      for o in res.outcomes.values() for occ in o.path)
     assert max(owners.values(), default=1) == 1, why
     waves = res.waveforms()
     acks = res.ack_waveforms()
     for o in res.outcomes.values():
         for occ in o.path:
-            key = (occ.direction, occ.heap, occ.wire)
+            key = (*occ.channel, occ.wire)
             assert waves[key][occ.time] == 1 and waves[key][:occ.time].sum() == 0, why
             if o.status == "delivered":
                 assert acks[key].sum() > 0, why

@@ -1,0 +1,245 @@
+"""The claim / register / acknowledge engine of one delivery cycle, for every family.
+
+A circuit-switched, bit-serial network is, for this engine, a *fabric* of switches
+joined by channels of parallel wires. Channel ids and switch ids are opaque to the
+engine (any hashable, ordered values); the fabric answers the questions below, and the
+engine runs every message of one delivery cycle through it, bit-time for bit-time.
+
+Timing (bit-times from the start of the delivery cycle; README "Timing"):
+
+* Every source drives its stream from bit-time 0 (M bit at 0) on its wire of its
+  source channel (:func:`fatnet.golden.bitstream.frame`).
+* A switch input sees M at ``t`` and the first bit of its field (the branch bit) at
+  ``t + 1``; it puts M' into that branch's stage cascade at ``t + 1``.
+* A stage with decision width ``w`` that sees M at ``tau`` reads ``w`` decision bits
+  (off-line) and claims its chosen output at ``tau + w``; on-line stages have
+  ``w = 0`` and take the first free output of their input, in edge order. A claim
+  succeeds if the output is free (and usable: a fabric may mask outputs, e.g. edges
+  into faulty switches); claims at one stage in one bit-time are served in increasing
+  input index. A claimed output stays connected until the cycle ends. A message whose
+  claim fails is lost there; its stream goes no further.
+* Every stage's outputs are registered (the last is the switch's output register; a
+  branch without stages has just that one), so what a stage emits at ``t`` enters the
+  next stage, or the next channel, at ``t + 1``: a switch holds every stream bit for
+  ``max(1, stages)`` bit-times.
+* Acknowledgment: the destination drives the reverse wire of its delivery wire from
+  the bit-time M arrives; each switch passes it back through the same number of
+  registers (``registers``), so the source sees it their sum later.
+
+The fabric interface (duck-typed):
+
+``online`` : bool
+``head(channel)`` -> (switch, in_port) the channel feeds, or None for a destination.
+``branch(switch, in_port, bit)`` -> the out_port a branch bit selects.
+``stages(switch, out_port)`` -> the cascade's stages (``adjacency``, ``decision_width``).
+``stage_input(switch, out_port, in_port, wire)`` -> input index of the first stage.
+``out_channel(switch, out_port)`` -> the channel the branch drives.
+``registers(switch, out_port)`` -> ``max(1, stages)``.
+``port_name(out_port)`` -> a name for reports.
+``usable(switch, out_port, stage, output)`` -> bool (optional; default: every output).
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .bitstream import bits_to_int
+
+__all__ = ["Occupancy", "Outcome", "CycleResult", "run_cycle"]
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    """A channel wire a message's stream runs on: its M bit is there at ``time``, and
+    the bits after it are the source stream from index ``offset + 1`` on."""
+
+    channel: tuple
+    wire: int
+    time: int
+    offset: int
+
+
+@dataclass
+class Outcome:
+    """What happened to one message in one delivery cycle."""
+
+    message: int
+    src: int
+    dst: int
+    status: str  # "delivered", "lost" or "local"
+    stream: list = field(default_factory=list)
+    path: list = field(default_factory=list)  # Occupancy, source channel first
+    # registers each hop puts on the way back (acknowledgment), source side first
+    hop_registers: list = field(default_factory=list)
+    arrival: int | None = None  # bit-time of the M bit on the destination wire
+    ack_time: int | None = None  # bit-time the source's reverse wire rises
+    lost_at: tuple | None = None  # (switch, port name, stage, reason)
+
+    @property
+    def hops(self) -> int:
+        return len(self.path) - 1
+
+    @property
+    def delivered_payload(self) -> int | None:
+        """The payload bits as they arrive at the destination."""
+        if self.status != "delivered":
+            return None
+        last = self.path[-1]
+        return bits_to_int(self.stream[last.offset + 1:])
+
+
+@dataclass
+class CycleResult:
+    """All outcomes of one delivery cycle, with the wires' waveforms on demand.
+
+    ``injections`` is what the cycle was run from (message -> (wire, stream)), so a
+    testbench can drive exactly what the model ran without running it again.
+    """
+
+    length: int
+    outcomes: dict
+    injections: dict = field(default_factory=dict)
+
+    def with_status(self, status: str) -> list[int]:
+        return sorted(m for m, o in self.outcomes.items() if o.status == status)
+
+    @property
+    def delivered(self) -> list[int]:
+        return self.with_status("delivered") + self.with_status("local")
+
+    @property
+    def lost(self) -> list[int]:
+        return self.with_status("lost")
+
+    def waveforms(self) -> dict:
+        """Forward bits of every wire that carries anything: (*channel, wire) -> uint8
+        array of ``length`` bit-times."""
+        out = {}
+        for o in self.outcomes.values():
+            for occ in o.path:
+                bits = [1] + o.stream[occ.offset + 1:]
+                wave = out.setdefault((*occ.channel, occ.wire),
+                                      np.zeros(self.length, dtype=np.uint8))
+                end = min(self.length, occ.time + len(bits))
+                wave[occ.time:end] = bits[:end - occ.time]
+        return out
+
+    def ack_waveforms(self) -> dict:
+        """Reverse (acknowledgment) bits of every wire whose ack rises: same keys."""
+        out = {}
+        for o in self.outcomes.values():
+            if o.status != "delivered":
+                continue
+            for q, occ in enumerate(o.path):
+                wave = np.zeros(self.length, dtype=np.uint8)
+                wave[o.arrival + sum(o.hop_registers[q:]):] = 1
+                out[(*occ.channel, occ.wire)] = wave
+        return out
+
+
+def run_cycle(fabric, length: int, messages: dict, injections: dict,
+              local=()) -> CycleResult:
+    """Run one delivery cycle through a fabric.
+
+    Parameters
+    ----------
+    fabric
+        See the module docstring.
+    length : int
+        Bit-times in the cycle (the waveforms' length).
+    messages : dict
+        Message index -> (source, destination, source channel), for every injected
+        and local message.
+    injections : dict
+        Message index -> (wire, stream): the wire of its source channel it is driven
+        on and its bit stream.
+    local : iterable of int
+        Messages delivered without the network (source == destination).
+    """
+    online = fabric.online
+    usable = getattr(fabric, "usable", None)
+    outcomes: dict[int, Outcome] = {}
+    for m in local:
+        s, d, _ = messages[m]
+        outcomes[m] = Outcome(m, s, d, "local")
+    claimed: set = set()
+    events: list = []  # (claim time, stage, switch, port, input, message, stream index)
+    occ_cache: dict = {}
+
+    def occupancy(*key):
+        return occ_cache.setdefault(key, Occupancy(*key))
+
+    def lose(o: Outcome, switch, port, stage, reason):
+        o.status = "lost"
+        o.lost_at = (switch, fabric.port_name(port), stage, reason)
+
+    def arrive(o: Outcome, channel, wire: int, t: int, pos: int):
+        """M bit on a channel wire at bit-time t; stream index of that M is pos."""
+        head = fabric.head(channel)
+        if head is None:
+            o.status = "delivered"
+            o.arrival = t
+            o.ack_time = t + sum(o.hop_registers)
+            return
+        switch, in_port = head
+        if pos + 1 >= len(o.stream):
+            return lose(o, switch, in_port, -1, "stream ended before the branch bit")
+        out_port = fabric.branch(switch, in_port, o.stream[pos + 1])
+        x = fabric.stage_input(switch, out_port, in_port, wire)
+        enter_stage(o, switch, out_port, 0, x, t + 1, pos + 1)
+
+    def enter_stage(o, switch, port, j, x, tau, pos):
+        """M' at input x of stage j of a switch's branch at bit-time tau."""
+        stages = fabric.stages(switch, port)
+        if j == len(stages):  # tau already counts the last stage's register
+            channel = fabric.out_channel(switch, port)
+            t = tau if stages else tau + 1
+            o.path.append(occupancy(channel, x, t, pos))
+            o.hop_registers.append(fabric.registers(switch, port))
+            arrive(o, channel, x, t, pos)
+            return
+        w = 0 if online else stages[j].decision_width
+        heapq.heappush(events, (tau + w, j, switch, port, x, o.message, pos))
+
+    for m in sorted(injections):
+        wire, stream = injections[m]
+        s, d, channel = messages[m]
+        o = outcomes[m] = Outcome(m, s, d, "lost", list(stream))
+        o.path.append(occupancy(channel, wire, 0, 0))
+        arrive(o, channel, wire, 0, 0)
+
+    while events:
+        t, j, switch, port, x, m, pos = heapq.heappop(events)
+        o = outcomes[m]
+        stage = fabric.stages(switch, port)[j]
+        edges = stage.adjacency[x]
+        if online:
+            free = [e for e in edges if (switch, port, j, e) not in claimed
+                    and (usable is None or usable(switch, port, j, e))]
+            if not free:
+                lose(o, switch, port, j, "every output of its input is taken")
+                continue
+            out = free[0]
+        else:
+            w = stage.decision_width
+            if pos + w >= len(o.stream):
+                lose(o, switch, port, j, "stream ended inside its decision bits")
+                continue
+            choice = bits_to_int(o.stream[pos + 1:pos + 1 + w])
+            if choice >= len(edges):
+                lose(o, switch, port, j, f"decision {choice} names no edge "
+                                         f"(input {x} has {len(edges)})")
+                continue
+            out = edges[choice]
+            if (switch, port, j, out) in claimed or (
+                    usable is not None and not usable(switch, port, j, out)):
+                lose(o, switch, port, j, f"output {out} already taken")
+                continue
+            pos += w
+        claimed.add((switch, port, j, out))
+        enter_stage(o, switch, port, j + 1, out, t + 1, pos)
+
+    return CycleResult(length, outcomes, dict(injections))
