@@ -37,6 +37,7 @@ import time
 import numpy as np
 
 from ..errors import ParameterError
+from ..packer import Incidence, finish_cycles, greedy_pack, lower_bound_of, problems_of
 from .topology import DOWN, EXT, UP, FatTree
 
 __all__ = [
@@ -55,7 +56,6 @@ __all__ = [
 METHODS = ("best", "greedy", "theorem1", "corollary2")
 
 _DIR_NAMES = {UP: "UP", DOWN: "DOWN"}
-_BIG = np.int64(1) << 40  # capacity of the padding channel: never binding
 
 
 # ====================================================================== input checks
@@ -114,7 +114,7 @@ def _channel_name(tree: FatTree, flat: int) -> str:
 
 
 # ====================================================================== prepared data
-class _Prep:
+class _Prep(Incidence):
     """Messages with their channel paths, padded: the shared input of every method.
 
     ``P[m]`` lists the flat channel indices (direction * num_channels + heap) message
@@ -127,14 +127,13 @@ class _Prep:
         self.tree = tree
         self.src, self.dst = _messages(tree, src, dst)
         self.cap = _capacities(tree, cap)
-        self.m = len(self.src)
+        m = len(self.src)
         L, nc = tree.L, tree.num_channels
-        self.nflat = 2 * nc
-        self.pad = 2 * nc
+        pad = 2 * nc
         self.lca = np.asarray(tree.lca_level(self.src, self.dst),
-                              dtype=np.int64).reshape(self.m)
+                              dtype=np.int64).reshape(m)
         self.local = (self.src == self.dst)
-        P = np.full((self.m, 2 * (L + 1)), self.pad, dtype=np.int64)
+        P = np.full((m, 2 * (L + 1)), pad, dtype=np.int64)
         for j in range(L + 1):
             on = self.lca < j
             up = on & (self.src >= 0)
@@ -142,28 +141,10 @@ class _Prep:
             base = (1 << j) - 1
             P[up, 2 * j] = UP * nc + base + (self.src[up] >> (L - j))
             P[down, 2 * j + 1] = DOWN * nc + base + (self.dst[down] >> (L - j))
-        self.P = P
-        self.capx = np.concatenate([self.cap.ravel(), [_BIG]]).astype(np.int64)
-
-    def loads(self, idx) -> np.ndarray:
-        """Flat loads of the messages ``idx`` (dummy channel included, last)."""
-        return np.bincount(self.P[idx].ravel(), minlength=self.nflat + 1)
-
-    def check_routable(self) -> None:
-        """Every used channel must have capacity >= 1, else nothing can be scheduled."""
-        if self.m == 0:
-            return
-        used = np.zeros(self.nflat + 1, dtype=bool)
-        used[self.P.ravel()] = True
-        bad = np.flatnonzero(used[:-1] & (self.capx[:-1] < 1))
-        if len(bad):
-            f = int(bad[0])
-            raise ParameterError(
-                f"cannot schedule: {_channel_name(self.tree, f)} has capacity 0 but "
-                f"messages must use it")
-
-    def one_cycle(self, idx) -> bool:
-        return bool((self.loads(idx) <= self.capx).all())
+        # Ties among equally tight messages go to the one whose LCA is nearest the
+        # root (the longest path).
+        super().__init__(P, self.cap.ravel(), self.local, self.lca,
+                         lambda f: _channel_name(tree, f))
 
     def groups(self):
         """The scheduling groups of the non-local messages, stage by stage.
@@ -205,51 +186,13 @@ def validate_schedule(tree: FatTree, src, dst, cycles, cap=None) -> list[str]:
 
     Checks that every message index 0..m-1 appears exactly once over all cycles,
     that no index is out of range, and that in every cycle load <= cap on every
-    channel. The loads are those of :meth:`FatTree.load`, computed for all cycles at
-    once from the same :meth:`FatTree.channel_incidence` (one bincount per cycle
-    and channel).
+    channel (:func:`fatnet.golden.packer.problems_of` over the messages' paths).
     """
-    src = np.asarray(src, dtype=np.int64)
-    dst = np.asarray(dst, dtype=np.int64)
     cap = np.asarray(tree.cap if cap is None else cap)
-    m = len(src)
     nc = tree.num_channels
     if cap.shape != (2, nc):
         return [f"cap has shape {cap.shape}, expected (2, {nc}) ([direction, heap])"]
-    problems: list[str] = []
-    members, cycle_of = [], []
-    for i, cyc in enumerate(cycles):
-        c = np.asarray(cyc)
-        if c.ndim != 1:
-            problems.append(f"cycle {i}: not a 1-D index array (shape {c.shape})")
-            continue
-        if len(c) and not np.issubdtype(c.dtype, np.integer):
-            problems.append(f"cycle {i}: indices are not integers (dtype {c.dtype})")
-            continue
-        c = c.astype(np.int64)
-        out = (c < 0) | (c >= m)
-        for j in c[out]:
-            problems.append(f"cycle {i}: message index {int(j)} out of range "
-                            f"[0, {m - 1}]")
-        members.append(c[~out])
-        cycle_of.append(np.full(int((~out).sum()), i, dtype=np.int64))
-    ncyc = len(cycles)
-    members = np.concatenate(members) if members else np.zeros(0, dtype=np.int64)
-    cycle_of = np.concatenate(cycle_of) if cycle_of else np.zeros(0, dtype=np.int64)
-    seen = np.bincount(members, minlength=m)
-    msg, dirs, heaps = tree.channel_incidence(src[members], dst[members])
-    load = np.bincount((cycle_of[msg] * 2 + dirs) * nc + heaps,
-                       minlength=ncyc * 2 * nc).reshape(ncyc, 2, nc)
-    for i, d, h in zip(*np.nonzero(load > cap[None])):
-        problems.append(
-            f"cycle {int(i)}: channel heap {int(h)} {_DIR_NAMES[int(d)]} "
-            f"(level {int(tree.level_of[h])}) carries {int(load[i, d, h])} messages, "
-            f"capacity {int(cap[d, h])}")
-    for j in np.flatnonzero(seen == 0):
-        problems.append(f"message {int(j)} is in no cycle")
-    for j in np.flatnonzero(seen > 1):
-        problems.append(f"message {int(j)} is in {int(seen[j])} cycles")
-    return problems
+    return problems_of(_Prep(tree, src, dst, cap), cycles)
 
 
 def _assert_valid(tree, src, dst, cycles, cap, method: str) -> None:
@@ -262,19 +205,6 @@ def _assert_valid(tree, src, dst, cycles, cap, method: str) -> None:
 
 
 # ====================================================================== lower bound
-def _lower_bound(p: _Prep) -> int:
-    if p.m == 0:
-        return 0
-    p.check_routable()
-    load = p.loads(np.arange(p.m))[:-1]
-    capf = p.capx[:-1]
-    used = load > 0
-    lb = 0
-    if used.any():
-        lb = int(((load[used] + capf[used] - 1) // capf[used]).max())
-    return max(lb, 1)
-
-
 def lower_bound(tree: FatTree, src, dst, cap=None) -> int:
     """ceil(lambda(M)) exactly: max over channels of ceil(load / cap).
 
@@ -282,7 +212,7 @@ def lower_bound(tree: FatTree, src, dst, cap=None) -> int:
     src == dst needs one cycle although it uses no channel). Raises ParameterError
     when a message needs a channel of capacity 0.
     """
-    return _lower_bound(_Prep(tree, src, dst, cap))
+    return lower_bound_of(_Prep(tree, src, dst, cap))
 
 
 # ====================================================================== split_even
@@ -408,17 +338,6 @@ def _halve_until_one_cycle(p: _Prep, idx: np.ndarray, small: int) -> list[np.nda
     return _halve_until_one_cycle(p, a, small) + _halve_until_one_cycle(p, b, small)
 
 
-def _finish(cycles: list[np.ndarray], local: np.ndarray) -> list[np.ndarray]:
-    """Local messages into the first cycle; empty cycles dropped; indices sorted."""
-    cycles = [np.sort(c) for c in cycles if len(c)]
-    if len(local):
-        if cycles:
-            cycles[0] = np.sort(np.concatenate([cycles[0], local]))
-        else:
-            cycles = [np.sort(local)]
-    return [c.astype(np.int64) for c in cycles]
-
-
 def _min_used_cap(p: _Prep) -> int:
     used = np.unique(p.P.ravel())
     return int(p.capx[used].min()) if len(used) else 1
@@ -444,7 +363,7 @@ def schedule_theorem1(tree: FatTree, src, dst, cap=None) -> list[np.ndarray]:
         for i in range(width):
             parts = [x[i] for x in pieces if i < len(x)]
             cycles.append(np.concatenate(parts))
-    return _finish(cycles, np.flatnonzero(p.local))
+    return finish_cycles(cycles, np.flatnonzero(p.local))
 
 
 # ====================================================================== Corollary 2
@@ -462,7 +381,7 @@ def schedule_corollary2(tree: FatTree, src, dst, cap=None) -> list[np.ndarray]:
                              f"smallest is {smallest}")
     p.check_routable()
     local = np.flatnonzero(p.local)
-    lb = _lower_bound(p)
+    lb = lower_bound_of(p)
     t = 0
     while (1 << t) < lb:
         t += 1
@@ -492,205 +411,24 @@ def schedule_corollary2(tree: FatTree, src, dst, cap=None) -> list[np.ndarray]:
             by_cycle.setdefault(i, []).append(x)
         cycles = [np.concatenate(by_cycle[c]) for c in sorted(by_cycle)]
         if all(p.one_cycle(c) for c in cycles):
-            return _finish(cycles, local)
+            return finish_cycles(cycles, local)
         t += 1
         pieces = refine(pieces)
 
 
 # ====================================================================== greedy
-def _greedy_order(p: _Prep, idx: np.ndarray) -> np.ndarray:
-    """Tightest first: largest load factor on the path, then LCA nearest the root
-    (longest path), then index."""
-    if len(idx) == 0:
-        return idx
-    ratio = p.loads(idx) / np.maximum(p.capx, 1)  # a used channel has cap >= 1
-    ratio[-1] = 0.0
-    worst = ratio[p.P[idx]].max(axis=1)
-    return idx[np.lexsort((idx, p.lca[idx], -worst))]
-
-
-class _Packer:
-    """Cycle assignment with per-cycle loads, for the greedy method.
-
-    ``loads[j, c]`` is the load of channel c (flat index) in cycle j; the padding
-    channel's column is meaningless (its capacity never binds).
-    """
-
-    #: Kempe-chain limits: cycles tried as the target, partner cycles per target,
-    #: messages moved by one chain, and moves in total per message placed.
-    TARGETS, PARTNERS, CHAIN, BUDGET = 3, 4, 256, 16
-
-    def __init__(self, p: _Prep, d0: int):
-        self.p = p
-        self.P = p.P
-        self.capx = p.capx
-        self.nf = p.nflat + 1
-        self.d = max(d0, 1)
-        self.loads = np.zeros((2 * self.d + 4, self.nf), dtype=np.int64)
-        self.assign = np.full(p.m, -1, dtype=np.int64)
-        self.moving = np.zeros(p.m, dtype=bool)
-        self.budget = self.BUDGET * p.m + 1024
-        # Users of every channel (CSR, message indices ascending per channel).
-        W = p.P.shape[1]
-        flat = p.P.ravel()
-        msg = np.repeat(np.arange(p.m, dtype=np.int64), W)
-        real = flat != p.pad
-        order = np.argsort(flat[real], kind="stable")
-        self.user_msg = msg[real][order]
-        self.user_ptr = np.searchsorted(flat[real][order], np.arange(self.nf + 1))
-
-    def open_cycle(self) -> int:
-        if self.d >= len(self.loads):
-            self.loads = np.vstack([self.loads, np.zeros_like(self.loads)])
-        self.d += 1
-        return self.d - 1
-
-    def put(self, mi: int, j: int) -> None:
-        self.loads[j, self.P[mi]] += 1
-        self.assign[mi] = j
-
-    def insert(self, mi: int, T: int, rest=None) -> bool:
-        """Put mi into one of the cycles 0..T-1, directly or through a Kempe chain;
-        False if neither works.
-
-        Among the cycles with room, the one maximising the normalised surplus
-        min over mi's channels c of (cap(c) - load_j(c) - rest(c) / T) / cap(c)
-        wins, where ``rest(c)`` is the demand on c not placed yet (mi included):
-        the cycle whose channels stay furthest ahead of their share of the work to
-        come. Without ``rest`` (repair), the relative slack (cap - load) / cap is
-        used. Ties go to the lowest cycle.
-        """
-        path = self.P[mi]
-        free = self.capx[path] - self.loads[:T, path]        # (T, W)
-        fits = free.min(axis=1) > 0
-        if fits.any():
-            if rest is None:
-                score = (free / self.capx[path]).min(axis=1)
-            else:
-                score = ((free - rest[path] / T) / self.capx[path]).min(axis=1)
-            score[~fits] = -np.inf
-            self.put(mi, int(np.argmax(score)))
-            return True
-        return self.chain_insert(mi, T, free)
-
-    def chain_insert(self, mi: int, T: int, free: np.ndarray) -> bool:
-        """Kempe chain: put mi into cycle j and move messages between j and a
-        partner cycle k, back and forth, until both are within capacity."""
-        if T < 2 or self.budget <= 0:
-            return False
-        path = self.P[mi]
-        blocked = (free <= 0).sum(axis=1)
-        for j in np.argsort(blocked, kind="stable")[:self.TARGETS].tolist():
-            full = path[free[j] <= 0]
-            room = (self.capx[full] - self.loads[:T, full]).min(axis=1)
-            room[j] = 0
-            ks = np.flatnonzero(room > 0)
-            ks = ks[np.argsort(-room[ks], kind="stable")][:self.PARTNERS]
-            for k in ks.tolist():
-                if self._chain(mi, j, k):
-                    return True
-                if self.budget <= 0:
-                    return False
-        return False
-
-    def _chain(self, mi: int, j: int, k: int) -> bool:
-        P, capx = self.P, self.capx
-        rows = {j: self.loads[j].copy(), k: self.loads[k].copy()}
-        other = {j: k, k: j}
-        moved: list[tuple[int, int]] = []
-        rows[j][P[mi]] += 1
-        self.moving[mi] = True
-        stack = [(j, int(c)) for c in P[mi] if rows[j][c] > capx[c]]
-        ok = True
-        while stack:
-            X, c = stack.pop()
-            lx = rows[X]
-            if lx[c] <= capx[c]:
-                continue
-            if len(moved) >= self.CHAIN or self.budget <= 0:
-                ok = False
-                break
-            users = self.user_msg[self.user_ptr[c]:self.user_ptr[c + 1]]
-            cand = users[(self.assign[users] == X) & ~self.moving[users]]
-            if len(cand) == 0:
-                ok = False
-                break
-            Y = other[X]
-            ly = rows[Y]
-            pc = P[cand]
-            clash = (ly[pc] >= capx[pc]).sum(axis=1)
-            pick = int(cand[int(np.argmin(clash))])
-            pp = P[pick]
-            lx[pp] -= 1
-            ly[pp] += 1
-            self.moving[pick] = True
-            moved.append((pick, Y))
-            self.budget -= 1
-            stack.append((X, c))
-            stack.extend((Y, int(c2)) for c2 in pp if ly[c2] > capx[c2])
-        self.moving[mi] = False
-        for q, _ in moved:
-            self.moving[q] = False
-        if not ok:
-            return False
-        self.loads[j] = rows[j]
-        self.loads[k] = rows[k]
-        self.assign[mi] = j
-        for q, Y in moved:
-            self.assign[q] = Y
-        return True
-
-
-def _greedy(p: _Prep, lb: int) -> tuple[np.ndarray, int]:
-    """Fill, then repair; returns (assign, d) for the non-local messages."""
-    idx = np.flatnonzero(~p.local)
-    order = _greedy_order(p, idx)
-    pk = _Packer(p, lb)
-    rest = p.loads(order).astype(np.float64)
-    rest[-1] = 0.0
-    for mi in order.tolist():
-        if not pk.insert(mi, pk.d, rest):
-            pk.put(mi, pk.open_cycle())
-        rest[p.P[mi]] -= 1
-    # Repair: empty the last cycle into the others while that works.
-    while pk.d > lb:
-        last = pk.d - 1
-        members = _greedy_order(p, np.flatnonzero(pk.assign == last))
-        for mi in members.tolist():
-            pk.loads[last, p.P[mi]] -= 1
-            pk.assign[mi] = -1
-            if not pk.insert(mi, last):
-                pk.put(mi, last)
-                break
-        else:
-            pk.d -= 1
-            pk.loads[last] = 0
-            continue
-        break
-    return pk.assign, pk.d
-
-
 def schedule_greedy(tree: FatTree, src, dst, cap=None) -> list[np.ndarray]:
     """Greedy packing into ceil(lambda) cycles, opening more only when needed.
 
     Messages are placed tightest first (largest load factor on their path, then
     LCA nearest the root, then index) into the open cycle that keeps its channels
-    furthest ahead of the work still to come (normalised surplus, see
-    :meth:`_Packer.insert`). When no cycle has room, a bounded Kempe chain tries to make
+    furthest ahead of the work still to come (normalised surplus; the packer is
+    :func:`fatnet.golden.packer.greedy_pack`). When no cycle has room, a bounded Kempe chain tries to make
     room by moving messages back and forth between two cycles (as in bipartite edge
     colouring); only when that fails is a new cycle opened. A repair pass then tries
     to empty the last cycle(s) by the same moves.
     """
-    p = _Prep(tree, src, dst, cap)
-    if p.m == 0:
-        return []
-    lb = _lower_bound(p)
-    local = np.flatnonzero(p.local)
-    idx = np.flatnonzero(~p.local)
-    assign, d = _greedy(p, lb)
-    nl = assign[idx]
-    cycles = [idx[nl == j] for j in range(d)]
-    return _finish(cycles, local)
+    return greedy_pack(_Prep(tree, src, dst, cap))
 
 
 # ====================================================================== dispatch

@@ -1,0 +1,328 @@
+"""Cycle packing over a path-incidence matrix, for every family with fixed paths.
+
+A message set whose paths are known (a fat-tree's, a butterfly's bit-fixing paths) is,
+for off-line scheduling, a matrix ``P[m]`` of the flat channel ids message ``m`` uses
+(padded with a dummy channel whose capacity never binds) and a capacity per channel.
+On that alone this module gives the lower bound ceil(lambda), the greedy packer (the
+tightest messages first into the cycle that stays furthest ahead of the work to come,
+Kempe chains before a new cycle is opened, a repair pass at the end) and a validator.
+The family supplies the matrix, a tie-break key and channel names for reports.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from .errors import ParameterError
+
+__all__ = ["Incidence", "lower_bound_of", "greedy_pack", "finish_cycles", "problems_of"]
+
+_BIG = np.int64(1) << 40  # capacity of the padding channel: never binding
+
+
+class Incidence:
+    """Messages with their channel paths, padded: the input of every packing function.
+
+    Parameters
+    ----------
+    P : ndarray of int, shape (m, W)
+        Flat channel ids per message; unused slots hold ``len(cap)`` (the dummy).
+    cap : ndarray of int, shape (channels,)
+        Capacity of every channel.
+    local : ndarray of bool, shape (m,)
+        Messages that use no channel (delivered locally); they go in the first cycle.
+    tiebreak : ndarray, shape (m,)
+        Among equally tight messages, the smaller key is placed first.
+    channel_name : callable
+        Flat channel id -> a name for error messages.
+    """
+
+    def __init__(self, P: np.ndarray, cap: np.ndarray, local: np.ndarray,
+                 tiebreak: np.ndarray, channel_name: Callable[[int], str]):
+        self.P = np.asarray(P, dtype=np.int64)
+        self.m = len(self.P)
+        self.nflat = len(cap)
+        self.pad = self.nflat
+        self.capx = np.concatenate([np.asarray(cap, dtype=np.int64).ravel(), [_BIG]])
+        self.local = np.asarray(local, dtype=bool)
+        self.tiebreak = np.asarray(tiebreak)
+        self.channel_name = channel_name
+
+    def loads(self, idx) -> np.ndarray:
+        """Flat loads of the messages ``idx`` (dummy channel included, last)."""
+        return np.bincount(self.P[idx].ravel(), minlength=self.nflat + 1)
+
+    def check_routable(self) -> None:
+        """Every used channel must have capacity >= 1, else nothing can be scheduled."""
+        if self.m == 0:
+            return
+        used = np.zeros(self.nflat + 1, dtype=bool)
+        used[self.P.ravel()] = True
+        bad = np.flatnonzero(used[:-1] & (self.capx[:-1] < 1))
+        if len(bad):
+            raise ParameterError(
+                f"cannot schedule: {self.channel_name(int(bad[0]))} has capacity 0 but "
+                f"messages must use it")
+
+    def one_cycle(self, idx) -> bool:
+        return bool((self.loads(idx) <= self.capx).all())
+
+
+def problems_of(p: Incidence, cycles) -> list[str]:
+    """Problems with a schedule (empty list = valid): every message index exactly once,
+    none out of range, and in every cycle load <= cap on every channel."""
+    problems: list[str] = []
+    members, cycle_of = [], []
+    for i, cyc in enumerate(cycles):
+        c = np.asarray(cyc)
+        if c.ndim != 1:
+            problems.append(f"cycle {i}: not a 1-D index array (shape {c.shape})")
+            continue
+        if len(c) and not np.issubdtype(c.dtype, np.integer):
+            problems.append(f"cycle {i}: indices are not integers (dtype {c.dtype})")
+            continue
+        c = c.astype(np.int64)
+        out = (c < 0) | (c >= p.m)
+        for j in c[out]:
+            problems.append(f"cycle {i}: message index {int(j)} out of range "
+                            f"[0, {p.m - 1}]")
+        members.append(c[~out])
+        cycle_of.append(np.full(int((~out).sum()), i, dtype=np.int64))
+    ncyc = len(cycles)
+    members = np.concatenate(members) if members else np.zeros(0, dtype=np.int64)
+    cycle_of = np.concatenate(cycle_of) if cycle_of else np.zeros(0, dtype=np.int64)
+    seen = np.bincount(members, minlength=p.m)
+    nf = p.nflat + 1
+    flat = (cycle_of[:, None] * nf + p.P[members]).ravel()
+    load = np.bincount(flat, minlength=ncyc * nf).reshape(ncyc, nf)[:, :-1]
+    for i, f in zip(*np.nonzero(load > p.capx[None, :-1])):
+        problems.append(f"cycle {int(i)}: {p.channel_name(int(f))} carries "
+                        f"{int(load[i, f])} messages, capacity {int(p.capx[f])}")
+    for j in np.flatnonzero(seen == 0):
+        problems.append(f"message {int(j)} is in no cycle")
+    for j in np.flatnonzero(seen > 1):
+        problems.append(f"message {int(j)} is in {int(seen[j])} cycles")
+    return problems
+
+
+# ====================================================================== lower bound
+def lower_bound_of(p: Incidence) -> int:
+    """ceil(lambda) exactly: max over used channels of ceil(load / cap); at least 1
+    if there is any message (a local one needs a cycle too), 0 for none."""
+    if p.m == 0:
+        return 0
+    p.check_routable()
+    load = p.loads(np.arange(p.m))[:-1]
+    capf = p.capx[:-1]
+    used = load > 0
+    lb = 0
+    if used.any():
+        lb = int(((load[used] + capf[used] - 1) // capf[used]).max())
+    return max(lb, 1)
+
+
+
+# ====================================================================== greedy
+def _greedy_order(p: Incidence, idx: np.ndarray) -> np.ndarray:
+    """Tightest first: largest load factor on the path, then the family's tie-break
+    key (smaller first), then index."""
+    if len(idx) == 0:
+        return idx
+    ratio = p.loads(idx) / np.maximum(p.capx, 1)  # a used channel has cap >= 1
+    ratio[-1] = 0.0
+    worst = ratio[p.P[idx]].max(axis=1)
+    return idx[np.lexsort((idx, p.tiebreak[idx], -worst))]
+
+
+class _Packer:
+    """Cycle assignment with per-cycle loads, for the greedy method.
+
+    ``loads[j, c]`` is the load of channel c (flat index) in cycle j; the padding
+    channel's column is meaningless (its capacity never binds).
+    """
+
+    #: Kempe-chain limits: cycles tried as the target, partner cycles per target,
+    #: messages moved by one chain, and moves in total per message placed.
+    TARGETS, PARTNERS, CHAIN, BUDGET = 3, 4, 256, 16
+
+    def __init__(self, p: Incidence, d0: int):
+        self.p = p
+        self.P = p.P
+        self.capx = p.capx
+        self.nf = p.nflat + 1
+        self.d = max(d0, 1)
+        self.loads = np.zeros((2 * self.d + 4, self.nf), dtype=np.int64)
+        self.assign = np.full(p.m, -1, dtype=np.int64)
+        self.moving = np.zeros(p.m, dtype=bool)
+        self.budget = self.BUDGET * p.m + 1024
+        # Users of every channel (CSR, message indices ascending per channel).
+        W = p.P.shape[1]
+        flat = p.P.ravel()
+        msg = np.repeat(np.arange(p.m, dtype=np.int64), W)
+        real = flat != p.pad
+        order = np.argsort(flat[real], kind="stable")
+        self.user_msg = msg[real][order]
+        self.user_ptr = np.searchsorted(flat[real][order], np.arange(self.nf + 1))
+
+    def open_cycle(self) -> int:
+        if self.d >= len(self.loads):
+            self.loads = np.vstack([self.loads, np.zeros_like(self.loads)])
+        self.d += 1
+        return self.d - 1
+
+    def put(self, mi: int, j: int) -> None:
+        self.loads[j, self.P[mi]] += 1
+        self.assign[mi] = j
+
+    def insert(self, mi: int, T: int, rest=None) -> bool:
+        """Put mi into one of the cycles 0..T-1, directly or through a Kempe chain;
+        False if neither works.
+
+        Among the cycles with room, the one maximising the normalised surplus
+        min over mi's channels c of (cap(c) - load_j(c) - rest(c) / T) / cap(c)
+        wins, where ``rest(c)`` is the demand on c not placed yet (mi included):
+        the cycle whose channels stay furthest ahead of their share of the work to
+        come. Without ``rest`` (repair), the relative slack (cap - load) / cap is
+        used. Ties go to the lowest cycle.
+        """
+        path = self.P[mi]
+        free = self.capx[path] - self.loads[:T, path]        # (T, W)
+        fits = free.min(axis=1) > 0
+        if fits.any():
+            if rest is None:
+                score = (free / self.capx[path]).min(axis=1)
+            else:
+                score = ((free - rest[path] / T) / self.capx[path]).min(axis=1)
+            score[~fits] = -np.inf
+            self.put(mi, int(np.argmax(score)))
+            return True
+        return self.chain_insert(mi, T, free)
+
+    def chain_insert(self, mi: int, T: int, free: np.ndarray) -> bool:
+        """Kempe chain: put mi into cycle j and move messages between j and a
+        partner cycle k, back and forth, until both are within capacity."""
+        if T < 2 or self.budget <= 0:
+            return False
+        path = self.P[mi]
+        blocked = (free <= 0).sum(axis=1)
+        for j in np.argsort(blocked, kind="stable")[:self.TARGETS].tolist():
+            full = path[free[j] <= 0]
+            room = (self.capx[full] - self.loads[:T, full]).min(axis=1)
+            room[j] = 0
+            ks = np.flatnonzero(room > 0)
+            ks = ks[np.argsort(-room[ks], kind="stable")][:self.PARTNERS]
+            for k in ks.tolist():
+                if self._chain(mi, j, k):
+                    return True
+                if self.budget <= 0:
+                    return False
+        return False
+
+    def _chain(self, mi: int, j: int, k: int) -> bool:
+        P, capx = self.P, self.capx
+        rows = {j: self.loads[j].copy(), k: self.loads[k].copy()}
+        other = {j: k, k: j}
+        moved: list[tuple[int, int]] = []
+        rows[j][P[mi]] += 1
+        self.moving[mi] = True
+        stack = [(j, int(c)) for c in P[mi] if rows[j][c] > capx[c]]
+        ok = True
+        while stack:
+            X, c = stack.pop()
+            lx = rows[X]
+            if lx[c] <= capx[c]:
+                continue
+            if len(moved) >= self.CHAIN or self.budget <= 0:
+                ok = False
+                break
+            users = self.user_msg[self.user_ptr[c]:self.user_ptr[c + 1]]
+            cand = users[(self.assign[users] == X) & ~self.moving[users]]
+            if len(cand) == 0:
+                ok = False
+                break
+            Y = other[X]
+            ly = rows[Y]
+            pc = P[cand]
+            clash = (ly[pc] >= capx[pc]).sum(axis=1)
+            pick = int(cand[int(np.argmin(clash))])
+            pp = P[pick]
+            lx[pp] -= 1
+            ly[pp] += 1
+            self.moving[pick] = True
+            moved.append((pick, Y))
+            self.budget -= 1
+            stack.append((X, c))
+            stack.extend((Y, int(c2)) for c2 in pp if ly[c2] > capx[c2])
+        self.moving[mi] = False
+        for q, _ in moved:
+            self.moving[q] = False
+        if not ok:
+            return False
+        self.loads[j] = rows[j]
+        self.loads[k] = rows[k]
+        self.assign[mi] = j
+        for q, Y in moved:
+            self.assign[q] = Y
+        return True
+
+
+def _greedy(p: Incidence, lb: int) -> tuple[np.ndarray, int]:
+    """Fill, then repair; returns (assign, d) for the non-local messages."""
+    idx = np.flatnonzero(~p.local)
+    order = _greedy_order(p, idx)
+    pk = _Packer(p, lb)
+    rest = p.loads(order).astype(np.float64)
+    rest[-1] = 0.0
+    for mi in order.tolist():
+        if not pk.insert(mi, pk.d, rest):
+            pk.put(mi, pk.open_cycle())
+        rest[p.P[mi]] -= 1
+    # Repair: empty the last cycle into the others while that works.
+    while pk.d > lb:
+        last = pk.d - 1
+        members = _greedy_order(p, np.flatnonzero(pk.assign == last))
+        for mi in members.tolist():
+            pk.loads[last, p.P[mi]] -= 1
+            pk.assign[mi] = -1
+            if not pk.insert(mi, last):
+                pk.put(mi, last)
+                break
+        else:
+            pk.d -= 1
+            pk.loads[last] = 0
+            continue
+        break
+    return pk.assign, pk.d
+
+
+def finish_cycles(cycles: list[np.ndarray], local: np.ndarray) -> list[np.ndarray]:
+    """Local messages into the first cycle; empty cycles dropped; indices sorted."""
+    cycles = [np.sort(c) for c in cycles if len(c)]
+    if len(local):
+        if cycles:
+            cycles[0] = np.sort(np.concatenate([cycles[0], local]))
+        else:
+            cycles = [np.sort(local)]
+    return [c.astype(np.int64) for c in cycles]
+
+
+def greedy_pack(p: Incidence) -> list[np.ndarray]:
+    """Greedy packing into ceil(lambda) cycles, opening more only when needed.
+
+    Messages are placed tightest first (largest load factor on their path, then the
+    tie-break key, then index) into the open cycle that keeps its channels furthest
+    ahead of the work still to come (normalised surplus, see :meth:`_Packer.insert`).
+    When no cycle has room, a bounded Kempe chain tries to make room by moving messages
+    back and forth between two cycles (as in bipartite edge colouring); only when that
+    fails is a new cycle opened. A repair pass then tries to empty the last cycle(s).
+    """
+    if p.m == 0:
+        return []
+    lb = lower_bound_of(p)
+    local = np.flatnonzero(p.local)
+    idx = np.flatnonzero(~p.local)
+    assign, d = _greedy(p, lb)
+    nl = assign[idx]
+    return finish_cycles([idx[nl == j] for j in range(d)], local)
