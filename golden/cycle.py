@@ -9,8 +9,10 @@ Timing (bit-times from the start of the delivery cycle; README "Timing"):
 
 * Every source drives its stream from bit-time 0 (M bit at 0) on its wire of its
   source channel (:func:`fatnet.golden.bitstream.frame`).
-* A switch input sees M at ``t`` and the first bit of its field (the branch bit) at
-  ``t + 1``; it puts M' into that branch's stage cascade at ``t + 1``.
+* A switch input sees M at ``t`` and its field of ``k`` branch bits (``k`` = 1 for a
+  fat-tree node or a splitter, 0 where a switch has one branch, 2 for a 4-way one) at
+  ``t + 1 .. t + k``; it puts M' into the chosen branch's stage cascade at ``t + k``
+  (in the slot of the last bit it consumed).
 * A stage with decision width ``w`` that sees M at ``tau`` reads ``w`` decision bits
   (off-line) and claims its chosen output at ``tau + w``; on-line stages have
   ``w = 0`` and take the first free output of their input, in edge order. A claim
@@ -29,11 +31,12 @@ Timing (bit-times from the start of the delivery cycle; README "Timing"):
 The fabric interface (duck-typed):
 
 ``online`` : bool
-``head(channel)`` -> (switch, in_port) the channel feeds, or None for a destination.
-``branch(switch, in_port, bit)`` -> the out_port a branch bit selects.
+``head(channel, wire)`` -> (switch, in_port) the wire feeds, or None for a destination.
+``branch(switch, in_port, value)`` -> the out_port the branch bits select.
+``field_width(switch, in_port)`` -> ``k`` (optional; default 1).
 ``stages(switch, out_port)`` -> the cascade's stages (``adjacency``, ``decision_width``).
 ``stage_input(switch, out_port, in_port, wire)`` -> input index of the first stage.
-``out_channel(switch, out_port)`` -> the channel the branch drives.
+``out_wire(switch, out_port, output)`` -> (channel, wire) a last-stage output drives.
 ``registers(switch, out_port)`` -> ``max(1, stages)``.
 ``port_name(out_port)`` -> a name for reports.
 ``usable(switch, out_port, stage, output)`` -> bool (optional; default: every output).
@@ -161,6 +164,7 @@ def run_cycle(fabric, length: int, messages: dict, injections: dict,
     """
     online = fabric.online
     usable = getattr(fabric, "usable", None)
+    field_width = getattr(fabric, "field_width", None)
     outcomes: dict[int, Outcome] = {}
     for m in local:
         s, d, _ = messages[m]
@@ -178,28 +182,29 @@ def run_cycle(fabric, length: int, messages: dict, injections: dict,
 
     def arrive(o: Outcome, channel, wire: int, t: int, pos: int):
         """M bit on a channel wire at bit-time t; stream index of that M is pos."""
-        head = fabric.head(channel)
+        head = fabric.head(channel, wire)
         if head is None:
             o.status = "delivered"
             o.arrival = t
             o.ack_time = t + sum(o.hop_registers)
             return
         switch, in_port = head
-        if pos + 1 >= len(o.stream):
-            return lose(o, switch, in_port, -1, "stream ended before the branch bit")
-        out_port = fabric.branch(switch, in_port, o.stream[pos + 1])
+        k = 1 if field_width is None else field_width(switch, in_port)
+        if pos + k >= len(o.stream):
+            return lose(o, switch, in_port, -1, "stream ended before its branch bits")
+        out_port = fabric.branch(switch, in_port, bits_to_int(o.stream[pos + 1:pos + 1 + k]))
         x = fabric.stage_input(switch, out_port, in_port, wire)
-        enter_stage(o, switch, out_port, 0, x, t + 1, pos + 1)
+        enter_stage(o, switch, out_port, 0, x, t + k, pos + k)
 
     def enter_stage(o, switch, port, j, x, tau, pos):
         """M' at input x of stage j of a switch's branch at bit-time tau."""
         stages = fabric.stages(switch, port)
         if j == len(stages):  # tau already counts the last stage's register
-            channel = fabric.out_channel(switch, port)
+            channel, wire = fabric.out_wire(switch, port, x)
             t = tau if stages else tau + 1
-            o.path.append(occupancy(channel, x, t, pos))
+            o.path.append(occupancy(channel, wire, t, pos))
             o.hop_registers.append(fabric.registers(switch, port))
-            arrive(o, channel, x, t, pos)
+            arrive(o, channel, wire, t, pos)
             return
         w = 0 if online else stages[j].decision_width
         heapq.heappush(events, (tau + w, j, switch, port, x, o.message, pos))

@@ -124,7 +124,8 @@ def drive_offline(report: RunReport, usage: ChannelUsage, cycles: list,
 
 
 def drive_online(report: RunReport, usage: ChannelUsage, ms, source_width: Callable,
-                 run_cycle: Callable, keep_results: bool, max_cycles: int) -> RunReport:
+                 run_cycle: Callable, keep_results: bool, max_cycles: int,
+                 local_delivery: bool = True) -> RunReport:
     """On-line injection with retries until everything is delivered or ``max_cycles``.
 
     Parameters
@@ -134,6 +135,10 @@ def drive_online(report: RunReport, usage: ChannelUsage, ms, source_width: Calla
         Source endpoint -> wires of its injection channel.
     run_cycle : callable
         idx -> (CycleResult, deferred message indices) for one cycle.
+    local_delivery : bool
+        Whether a message to its own source is delivered without the network (a
+        fat-tree leaf) and so takes no wire; in a butterfly input r and output r are
+        different switches.
     """
     queues: dict[int, deque] = defaultdict(deque)
     for m in range(len(ms)):
@@ -142,8 +147,9 @@ def drive_online(report: RunReport, usage: ChannelUsage, ms, source_width: Calla
     while any(queues.values()) and report.cycles < max_cycles:
         idx = []
         for s, q in queues.items():
-            idx += [m for m in q if ms.dst[m] == s]
-            idx += [m for m in q if ms.dst[m] != s][:int(source_width(s))]
+            local = [m for m in q if local_delivery and ms.dst[m] == s]
+            idx += local
+            idx += [m for m in q if m not in local][:int(source_width(s))]
         result, _ = run_cycle(sorted(idx))
         _account(report, usage, result, keep_results)
         for m in result.delivered:

@@ -56,7 +56,7 @@ class FatTreeFabric:
         self.online = net.spec.mode == "online"
         self._first_leaf = (1 << net.L) - 1
 
-    def head(self, channel):
+    def head(self, channel, wire):
         direction, heap = channel
         if direction == UP:
             if heap == 0:  # the root's external channel: the EXT destination
@@ -75,9 +75,9 @@ class FatTreeFabric:
     def stage_input(self, node, out_port, in_port, wire):
         return self.net.concentrator_input(node, out_port, in_port, wire)
 
-    def out_channel(self, node, out_port):
+    def out_wire(self, node, out_port, output):
         heap, direction = self.net.port_channel(node, out_port, direction_in=False)
-        return direction, heap
+        return (direction, heap), output
 
     def registers(self, node, out_port):
         return self.net.hop_registers(node, out_port)

@@ -1,0 +1,213 @@
+"""Cycle-exact bit-serial, circuit-switched model of a splitter network: what the
+hardware does, bit-time for bit-time.
+
+The network is a fabric of the family-agnostic engine :mod:`fatnet.golden.cycle`, with
+the fat-tree's framing and timing (README "Timing"):
+
+* A message is ``M = 1``, then one field per level (the destination's address bits, MSB
+  first: at a splitter level the one bit that picks up (0) or down (1); at the
+  complete 4 x 4 level of the modified network the two bits that pick one of 4 rows;
+  at its matching level -1 no bit, any of the 4 matchings will do), then the payload
+  (:func:`fatnet.golden.bitstream.frame`).
+* Switch ``(level, row)``: its input wires are the source's one wire at level 0 and
+  otherwise its incoming edges in the golden order (``SplitterNetwork.in_edges``: by
+  source row, then slot). A message arriving with M at ``t`` has its field read at
+  ``t + 1 .. t + k``; at ``t + k`` it claims the first free edge of the chosen
+  direction (slot order; edges into faulty or declared-faulty switches are never
+  taken), inputs claiming in one bit-time served in input order (lowest wins); the
+  switch strips its field and puts M' in the slot of the last field bit; the output
+  is registered, so M' reaches the next switch at ``t + k + 1`` and every later bit
+  spends one bit-time per level (zero-load latency: levels + message bits).
+* A message that finds no free edge is lost, not acknowledged; its source retries in a
+  later cycle. The destination raises the acknowledgment on its delivery wire when M
+  arrives; it travels back one register per level, so the source sees it ``depth``
+  bit-times later, and it stays to the end of the cycle.
+* Channels and switches are both ``(level, row)``: the channel of a switch is its
+  bundle of input wires; ``(depth, row)`` is output ``row``'s bundle of delivery wires.
+
+Conservation: every message of a run is delivered exactly once or reported lost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from ..bitstream import frame, int_to_bits
+from ..cycle import CycleResult, run_cycle
+from ..errors import ParameterError
+from ..messages import MessageSet
+from ..runner import ChannelUsage, RunReport, drive_online
+
+__all__ = ["CircuitNetwork", "SplitterFabric", "run_circuit"]
+
+MAX_PAYLOAD_BITS = 1024
+
+
+@dataclass(frozen=True)
+class _CompleteStage:
+    """A switch direction as one on-line stage: every input reaches every edge."""
+
+    inputs: int
+    outputs: int
+    decision_width: int = 0
+
+    @cached_property
+    def adjacency(self) -> list[list[int]]:
+        return [list(range(self.outputs))] * self.inputs
+
+
+class CircuitNetwork:
+    """A golden splitter network as a bit-serial, circuit-switched network.
+
+    Parameters
+    ----------
+    network : SplitterNetwork
+        Topology, edge order and fault map (:mod:`fatnet.golden.butterfly.topology`).
+    payload_bits : int
+        Data bits of every message (0 .. 1024).
+    """
+
+    def __init__(self, network, payload_bits: int = 8):
+        if (isinstance(payload_bits, bool) or not isinstance(payload_bits, (int, np.integer))
+                or not 0 <= payload_bits <= MAX_PAYLOAD_BITS):
+            raise ParameterError(f"payload-bits must be an integer in [0, "
+                                 f"{MAX_PAYLOAD_BITS}], got {payload_bits!r}")
+        self.network = network
+        self.payload_bits = int(payload_bits)
+        self.n_inputs = network.inputs
+        self.depth = network.depth
+        self.blocked = network.blocked()
+        self.rank = network.in_edge_rank()
+        # in_degree[level, row]: input wires of every switch (1 at level 0: the source)
+        self.in_degree = np.ones((self.depth + 1, self.n_inputs), dtype=np.int64)
+        for i in range(self.depth):
+            heads = network.heads[i]
+            self.in_degree[i + 1] = np.bincount(heads[heads >= 0],
+                                                minlength=self.n_inputs)
+        #: address bits each level reads: 0 (matching), 1 (splitter), 2 (complete 4x4)
+        self.field_widths = [int(network.group_mask[i]).bit_length()
+                             for i in range(self.depth)]
+        self._stages: dict[tuple[int, int], tuple] = {}
+
+    # ------------------------------------------------------------------ timing
+    @property
+    def header_bits(self) -> int:
+        """Address bits after M (lg N for every kind)."""
+        return sum(self.field_widths)
+
+    @property
+    def arrival(self) -> int:
+        """Bit-time the M bit reaches its output: per level its field, then a register."""
+        return self.header_bits + self.depth
+
+    @property
+    def ack_latency(self) -> int:
+        """Bit-times from the destination's acknowledgment to the source's: one per level."""
+        return self.depth
+
+    @property
+    def cycle_length(self) -> int:
+        """Bit-times in a delivery cycle: M's arrival, payload or acknowledgment, one more."""
+        return self.arrival + max(self.payload_bits, self.ack_latency) + 1
+
+    # ------------------------------------------------------------------ streams
+    def fields(self, dst: int) -> list[list[int]]:
+        """Per level, the address bits a message for output ``dst`` carries."""
+        net = self.network
+        return [int_to_bits(int(net.group_of(i, dst)), w)
+                for i, w in enumerate(self.field_widths)]
+
+    def encode(self, dst: int, payload: int) -> list[int]:
+        """The stream a source drives for a message to output ``dst``."""
+        if not 0 <= dst < self.n_inputs:
+            raise ParameterError(f"destination must be an output in [0, "
+                                 f"{self.n_inputs - 1}], got {dst}")
+        return frame(self.fields(dst), payload, self.payload_bits)
+
+    def stage(self, level: int, row: int) -> tuple:
+        key = (int(self.in_degree[level, row]), int(self.network.edges_per_group[level]))
+        if key not in self._stages:
+            self._stages[key] = (_CompleteStage(*key),)
+        return self._stages[key]
+
+
+class SplitterFabric:
+    """A :class:`CircuitNetwork` seen by the cycle engine; see the module docstring."""
+
+    online = True
+
+    def __init__(self, circuit: CircuitNetwork):
+        self.c = circuit
+        self.net = circuit.network
+
+    def head(self, channel, wire):
+        return None if channel[0] == self.c.depth else (channel, wire)
+
+    def field_width(self, switch, in_port):
+        return self.c.field_widths[switch[0]]
+
+    def branch(self, switch, in_port, value):
+        return value
+
+    def stages(self, switch, group):
+        return self.c.stage(*switch)
+
+    def stage_input(self, switch, group, in_port, wire):
+        return in_port
+
+    def _slot(self, switch, group, output):
+        level, row = switch
+        return int(self.net.edges_per_group[level]) * group + output
+
+    def out_wire(self, switch, group, output):
+        level, row = switch
+        k = self._slot(switch, group, output)
+        target = int(self.net.heads[level, row, k])
+        return (level + 1, target), int(self.c.rank[level, row, k])
+
+    def usable(self, switch, group, stage, output):
+        level, row = switch
+        target = int(self.net.heads[level, row, self._slot(switch, group, output)])
+        return target >= 0 and not self.c.blocked[level + 1, target]
+
+    @staticmethod
+    def registers(switch, group):
+        return 1
+
+    @staticmethod
+    def port_name(group):
+        return {0: "up", 1: "down"}.get(group, f"group {group}")
+
+
+def simulate_cycle(circuit: CircuitNetwork, ms: MessageSet, idx) -> CycleResult:
+    """One delivery cycle: every message of ``idx`` from its input's one wire.
+
+    Raises ParameterError if two messages of one cycle share an input (an input has
+    one wire).
+    """
+    injections, messages = {}, {}
+    for m in sorted(int(i) for i in idx):
+        s, d = int(ms.src[m]), int(ms.dst[m])
+        if not 0 <= s < circuit.n_inputs:
+            raise ParameterError(f"message {m}: source must be an input in [0, "
+                                 f"{circuit.n_inputs - 1}], got {s}")
+        if any(v[0] == s for v in messages.values()):
+            raise ParameterError(f"message {m}: input {s} already sends in this cycle "
+                                 f"(an input has one wire)")
+        injections[m] = (0, circuit.encode(d, ms.payload[m]))
+        messages[m] = (s, d, (0, s))
+    return run_cycle(SplitterFabric(circuit), circuit.cycle_length, messages, injections)
+
+
+def run_circuit(circuit: CircuitNetwork, ms: MessageSet, keep_results: bool = False,
+                max_cycles: int = 1000) -> RunReport:
+    """Circuit-switched delivery cycles with retries (on-line): each cycle every input
+    sends its oldest undelivered message; lost ones are retried in the next cycle."""
+    report = RunReport("online", len(ms), cycle_length=circuit.cycle_length)
+    usage = ChannelUsage(lambda channel: channel[0], circuit.in_degree.sum(axis=1))
+    return drive_online(report, usage, ms, lambda s: 1,
+                        lambda idx: (simulate_cycle(circuit, ms, idx), []),
+                        keep_results, max_cycles, local_delivery=False)
