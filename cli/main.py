@@ -79,7 +79,8 @@ def build_parser(argv: list[str]) -> _Parser:
     verb = argv[0] if argv else None
     named = next((a for a in argv[1:] if not a.startswith("-")), None)
     for v, by_kind in sorted(verbs.items()):
-        p = sub.add_parser(v, help=next(iter(by_kind.values())))
+        p = sub.add_parser(v, help=next(iter(by_kind.values())),
+                           epilog=f"options depend on the kind: fatnet {v} <kind> --help")
         p.add_argument("kind", choices=sorted(by_kind),
                        nargs="?" if v == "demo" else None,
                        default="fat-tree" if v == "demo" else None)
