@@ -27,7 +27,7 @@ SPECS = {
 
 
 def replay(name, conc, mode, pattern, seed):
-    return (f"seed {seed}; replay: fatnet route {_cli_caps(name)} --concentrator {conc} "
+    return (f"seed {seed}; replay: fatnet route fat-tree {_cli_caps(name)} --concentrator {conc} "
             f"--mode {mode} --pattern {pattern} --seed {seed}")
 
 
