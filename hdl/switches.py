@@ -13,15 +13,9 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["StageSwitch", "Selector", "named"]
+from .signatures import ChannelSignature
 
-
-def named(port):
-    """A node input as seen inside the node. Amaranth names a module port after the
-    innermost signal it merely feeds, so a port passed straight into a submodule would
-    be called ``i`` instead of ``u__i`` in the Verilog; an (optimised-away) OR keeps the
-    port's own name."""
-    return port | 0
+__all__ = ["StageSwitch", "Selector"]
 
 
 def _is(value, constant: int):
@@ -40,38 +34,56 @@ class StageSwitch(wiring.Component):
     online : bool
         On-line arbitration (an arriving message takes its first free edge) instead of
         reading ``stage.decision_width`` decision bits from the stream.
+    masked : bool
+        Add the ``mask`` input (default False: no mask).
 
-    Attributes
-    ----------
-    clear : Signal, in
+    Members
+    -------
+    clear : ``In(1)``
         Start of a delivery cycle: drop every connection.
-    i : Signal(inputs), in
-        One bit-serial wire per input.
-    o : Signal(outputs), out
-        One bit-serial wire per output.
-    ack_o : Signal(outputs), in
-        Acknowledgment wires coming back from the outputs.
-    ack_i : Signal(inputs), out
-        Acknowledgment wires going back to the inputs, along held connections.
+    i : ``In(ChannelSignature(inputs))``
+        ``i.data``: one bit-serial wire per input; ``i.ack``: acknowledgments going
+        back to the inputs along held connections.
+    o : ``Out(ChannelSignature(outputs))``
+        ``o.data``: one bit-serial wire per output; ``o.ack``: acknowledgments coming
+        back from the outputs.
+    mask : ``In(outputs)``, only with ``masked=True``
+        Outputs not to be granted (e.g. edges into faulty switches): a claim treats a
+        masked output as taken. Connections already held are kept.
+
+    Raises
+    ------
+    ValueError
+        If the stage has no input or no output, or an edge names no output.
     """
 
-    def __init__(self, stage, *, online: bool):
+    def __init__(self, stage, *, online: bool, masked: bool = False):
         if stage.inputs < 1 or stage.outputs < 1:
+            self._MustUse__silence = True  # never built: no "unused" warning
             raise ValueError("a stage needs at least one input and one output")
+        if len(stage.adjacency) != stage.inputs or any(
+                not 0 <= j < stage.outputs for a in stage.adjacency for j in a):
+            self._MustUse__silence = True
+            raise ValueError("every input needs an edge list naming outputs in range")
         self._adj = [tuple(a) for a in stage.adjacency]
         self._r = stage.inputs
         self._s = stage.outputs
-        self._online = online
+        self._online = bool(online)
         self._w = 0 if online else stage.decision_width
-        super().__init__({
+        self._masked = bool(masked)
+        members = {
             "clear": In(1),
-            "i": In(self._r), "o": Out(self._s),
-            "ack_o": In(self._s), "ack_i": Out(self._r),
-        })
+            "i": In(ChannelSignature(self._r)),
+            "o": Out(ChannelSignature(self._s)),
+        }
+        if self._masked:
+            members["mask"] = In(self._s)
+        super().__init__(members)
 
     def elaborate(self, platform):
         m = Module()
         r, s, w, adj = self._r, self._s, self._w, self._adj
+        i_data, i_ack, o_data, o_ack = self.i.data, self.i.ack, self.o.data, self.o.ack
         seen = Signal(r, name="seen")
         # users[j]: (input, edge) pairs reaching output j, in input order (= priority)
         users = [[] for _ in range(s)]
@@ -81,7 +93,7 @@ class StageSwitch(wiring.Component):
 
         claim = Signal(r, name="claim")  # this input claims an output in this bit-time
         arrive = Signal(r, name="arrive")
-        m.d.comb += arrive.eq(self.i & ~seen)
+        m.d.comb += arrive.eq(i_data & ~seen)
 
         if w == 0:
             m.d.comb += claim.eq(arrive)
@@ -92,18 +104,18 @@ class StageSwitch(wiring.Component):
             for x in range(r):
                 if w == 1:  # the one decision bit follows M directly
                     last = collecting[x]
-                    values.append(self.i[x])
+                    values.append(i_data[x])
                 else:
                     count = Signal(range(w), name=f"count{x}")
                     shift = Signal(w - 1, name=f"decision{x}")  # earlier bits, newest LSB
                     last = collecting[x] & (count == w - 1)
-                    values.append(Cat(self.i[x], shift))
+                    values.append(Cat(i_data[x], shift))
                     with m.If(self.clear | arrive[x]):
                         m.d.sync += count.eq(0)
                     with m.Elif(collecting[x]):
                         m.d.sync += [count.eq(count + 1),
-                                     shift.eq(Cat(self.i[x], shift[:-1]) if w > 2
-                                              else self.i[x])]
+                                     shift.eq(Cat(i_data[x], shift[:-1]) if w > 2
+                                              else i_data[x])]
                 m.d.comb += claim[x].eq(last)
                 with m.If(self.clear):
                     m.d.sync += collecting[x].eq(0)
@@ -116,7 +128,9 @@ class StageSwitch(wiring.Component):
         # order. An output is taken when any user holds it.
         conn = [Signal(len(users[j]), name=f"conn{j}") for j in range(s)]
         grant = [Signal(len(users[j]), name=f"grant{j}") for j in range(s)]
-        taken = [c.any() for c in conn]
+        # a masked output is never granted: to a claim it looks taken
+        taken = [c.any() | self.mask[j] if self._masked else c.any()
+                 for j, c in enumerate(conn)]
         # where[x][e] = (output, position among that output's users)
         where = [[None] * len(adj[x]) for x in range(r)]
         for j in range(s):
@@ -150,13 +164,13 @@ class StageSwitch(wiring.Component):
 
         for j in range(s):
             if not users[j]:
-                m.d.comb += self.o[j].eq(0)
+                m.d.comb += o_data[j].eq(0)
                 continue
-            inputs = Cat(self.i[x] for x, _ in users[j])
-            m.d.comb += self.o[j].eq((conn[j] & inputs).any() | grant[j].any())
+            inputs = Cat(i_data[x] for x, _ in users[j])
+            m.d.comb += o_data[j].eq((conn[j] & inputs).any() | grant[j].any())
         for x in range(r):
-            m.d.comb += self.ack_i[x].eq(Cat(
-                conn[j][k] & self.ack_o[j] for j, k in where[x]).any())
+            m.d.comb += i_ack[x].eq(Cat(
+                conn[j][k] & o_ack[j] for j, k in where[x]).any())
 
         with m.If(self.clear):
             m.d.sync += [seen.eq(0)] + [c.eq(0) for c in conn]
@@ -175,21 +189,30 @@ class Selector(wiring.Component):
     width : int
         Wires in the port.
 
-    Attributes
-    ----------
-    i : Signal(width), in
-    b0, b1 : Signal(width), out
-        The branch taken on turn bit 0 and on turn bit 1.
-    ack_b0, ack_b1 : Signal(width), in
-    ack_i : Signal(width), out
+    Members
+    -------
+    clear : ``In(1)``
+        Start of a delivery cycle: drop every connection.
+    i : ``In(ChannelSignature(width))``
+        The port's incoming wires (``i.data``) and their acknowledgments (``i.ack``).
+    b0, b1 : ``Out(ChannelSignature(width))``
+        The branch taken on turn bit 0 and on turn bit 1; ``b0.ack``/``b1.ack`` come
+        back from the branch and go out on ``i.ack`` along held connections.
+
+    Raises
+    ------
+    ValueError
+        If ``width`` is not a positive integer.
     """
 
     def __init__(self, width: int):
-        if width < 1:
-            raise ValueError(f"width must be >= 1, got {width}")
+        if not isinstance(width, int) or width < 1:
+            self._MustUse__silence = True  # never built: no "unused" warning
+            raise ValueError(f"width must be a positive integer, not {width!r}")
         self._width = width
-        super().__init__({"clear": In(1), "i": In(width), "b0": Out(width), "b1": Out(width),
-                          "ack_b0": In(width), "ack_b1": In(width), "ack_i": Out(width)})
+        super().__init__({"clear": In(1), "i": In(ChannelSignature(width)),
+                          "b0": Out(ChannelSignature(width)),
+                          "b1": Out(ChannelSignature(width))})
 
     def elaborate(self, platform):
         m = Module()
@@ -198,11 +221,12 @@ class Selector(wiring.Component):
         waiting = Signal(n)  # saw M in the previous bit-time: this bit is the turn bit
         conn0 = Signal(n)
         conn1 = Signal(n)
-        arrive = self.i & ~seen
+        i = self.i.data
+        arrive = i & ~seen
         m.d.comb += [
-            self.b0.eq((waiting & ~self.i) | (conn0 & self.i)),
-            self.b1.eq((waiting & self.i) | (conn1 & self.i)),
-            self.ack_i.eq((conn0 & self.ack_b0) | (conn1 & self.ack_b1)),
+            self.b0.data.eq((waiting & ~i) | (conn0 & i)),
+            self.b1.data.eq((waiting & i) | (conn1 & i)),
+            self.i.ack.eq((conn0 & self.b0.ack) | (conn1 & self.b1.ack)),
         ]
         with m.If(self.clear):
             m.d.sync += [seen.eq(0), waiting.eq(0), conn0.eq(0), conn1.eq(0)]
@@ -210,7 +234,7 @@ class Selector(wiring.Component):
             m.d.sync += [
                 seen.eq(seen | arrive),
                 waiting.eq(arrive),
-                conn0.eq(conn0 | (waiting & ~self.i)),
-                conn1.eq(conn1 | (waiting & self.i)),
+                conn0.eq(conn0 | (waiting & ~i)),
+                conn1.eq(conn1 | (waiting & i)),
             ]
         return m

@@ -5,6 +5,16 @@ comes from :class:`fatnet.golden.fattree.network.FatTreeNetwork`; the behaviour 
 :mod:`fatnet.golden.fattree.cyclemodel` predicts, bit-time for bit-time (see its docstring and
 the README's "Timing"). All state is cleared by ``clear`` (the delivery-cycle start
 strobe); bit-time 0 of a delivery cycle is the clock cycle after the strobe.
+
+Interfaces are :mod:`fatnet.hdl.signatures`: a node has three ports
+(:class:`~fatnet.hdl.signatures.PortSignature`), node-to-node links are made with
+:func:`amaranth.lib.wiring.connect`, and the network's leaves and external channel are
+:class:`~fatnet.hdl.signatures.EndpointSignature` members of its top.
+
+For Verilog generation, :class:`FatTreeNetworkHW` and :class:`FatTreeNode` take a
+:class:`~fatnet.hdl.modules.ModuleLibrary`: each distinct node (and each distinct
+concentrator stage) is then emitted once and instantiated where the network repeats it.
+Without one (the default, and what the Amaranth simulator needs) the design is flat.
 """
 
 from __future__ import annotations
@@ -14,15 +24,75 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ...golden.fattree.topology import BRANCHES, PORT_L, PORT_NAMES, PORT_R, PORT_U
-from ..switches import Selector, StageSwitch, named
+from ..signatures import EndpointSignature, PortSignature, attach
+from ..switches import Selector, StageSwitch
 
-__all__ = ["FatTreeNode", "FatTreeNetworkHW", "leaf_signature", "port_signature"]
+__all__ = ["FatTreeNode", "FatTreeNetworkHW", "NodeSignature", "leaf_signature",
+           "port_signature", "node_key", "network_signature", "port_meaning"]
+
+#: Port member names of a node, by port index (PORT_U, PORT_L, PORT_R).
+PORT_MEMBERS = ("u", "l", "r")
 
 
-def port_signature(width: int) -> wiring.Signature:
-    """One node port: ``i`` and ``o`` carry messages, ``ack_i``/``ack_o`` go back."""
-    return wiring.Signature({"i": In(width), "ack_i": Out(width),
-                             "o": Out(width), "ack_o": In(width)})
+def port_signature(width: int) -> PortSignature:
+    """One node port (:class:`~fatnet.hdl.signatures.PortSignature`)."""
+    return PortSignature(width)
+
+
+def leaf_signature(width: int) -> EndpointSignature:
+    """A processor's connection, seen from the network
+    (:class:`~fatnet.hdl.signatures.EndpointSignature`)."""
+    return EndpointSignature(width)
+
+
+class NodeSignature(wiring.Signature):
+    """The signature of a fat-tree node.
+
+    Parameters
+    ----------
+    widths : (int, int, int)
+        Wires of ports U, L and R.
+
+    Members
+    -------
+    clear : ``In(1)``
+        Start of a delivery cycle.
+    u, l, r : ``Out(PortSignature(width))``
+        Ports U (to the parent), L and R (to the children): ``i`` enters the node,
+        ``o`` leaves it (registered), ``i.ack`` acknowledges what entered (registered),
+        ``o.ack`` comes back for what left.
+
+    Raises
+    ------
+    ValueError
+        If a width is not a positive integer.
+    """
+
+    def __init__(self, widths):
+        widths = tuple(widths)
+        if len(widths) != 3:
+            raise ValueError(f"a node has three ports (U, L, R), not {len(widths)}")
+        self._widths = widths
+        super().__init__({"clear": In(1),
+                          **{name: Out(PortSignature(w))
+                             for name, w in zip(PORT_MEMBERS, widths)}})
+
+    @property
+    def widths(self) -> tuple:
+        return self._widths
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other._widths == self._widths
+
+    def __repr__(self):
+        return f"NodeSignature({self._widths})"
+
+
+def node_key(net, node: int) -> tuple:
+    """What makes two nodes of one network identical: their port widths and their three
+    cascades (the network's mode, kind and seed are shared)."""
+    return (tuple(net.port_width(node, p) for p in (PORT_U, PORT_L, PORT_R)),
+            tuple(id(net.cascades[(node, p)]) for p in (PORT_U, PORT_L, PORT_R)))
 
 
 class FatTreeNode(wiring.Component):
@@ -34,91 +104,127 @@ class FatTreeNode(wiring.Component):
     net : fatnet.golden.fattree.network.FatTreeNetwork
     node : int
         Heap index of the node.
+    library : fatnet.hdl.modules.ModuleLibrary, optional
+        Generation only: instantiate each concentrator stage as a module emitted once.
 
-    Attributes
-    ----------
-    clear : Signal, in
-    u, l, r : port_signature
-        Ports U, L and R; ``i`` enters the node, ``o`` leaves it (registered), ``ack_i``
-        acknowledges what entered (registered), ``ack_o`` comes back for what left.
+    Members
+    -------
+    See :class:`NodeSignature`.
     """
 
-    def __init__(self, net, node: int):
+    def __init__(self, net, node: int, *, library=None):
+        if not 0 <= node < net.n - 1:
+            raise ValueError(f"node must be in [0, {net.n - 2}], not {node}")
         self._net = net
         self._node = node
+        self._library = library
         self._widths = {p: net.port_width(node, p) for p in (PORT_U, PORT_L, PORT_R)}
         self._online = net.spec.mode == "online"
-        super().__init__({
-            "clear": In(1),
-            "u": Out(port_signature(self._widths[PORT_U])),
-            "l": Out(port_signature(self._widths[PORT_L])),
-            "r": Out(port_signature(self._widths[PORT_R])),
-        })
+        super().__init__(NodeSignature(self._widths[p] for p in (PORT_U, PORT_L, PORT_R)))
+        if library is not None:  # declared now: elaboration may run in a worker
+            for out in (PORT_U, PORT_L, PORT_R):
+                for stage in net.cascades[(node, out)].stages:
+                    library.declare(*self._stage_module(stage))
 
     def _port(self, p):
         return (self.u, self.l, self.r)[p]
+
+    def _stage_module(self, stage):
+        """(key, build, hint) of a stage's module: stages are shared by every cascade
+        of one shape, so the stage object (and the mode) identifies the module."""
+        return (("stage", id(stage), self._online),
+                lambda: StageSwitch(stage, online=self._online), "stage")
+
+    def _stage(self, stage):
+        if self._library is None:
+            return StageSwitch(stage, online=self._online)
+        return self._library.instance(*self._stage_module(stage))
 
     def elaborate(self, platform):
         m = Module()
         net, node = self._net, self._node
         sel = {}
         for p in (PORT_U, PORT_L, PORT_R):
+            port = self._port(p)
             sel[p] = m.submodules[f"sel_{PORT_NAMES[p]}"] = Selector(self._widths[p])
-            m.d.comb += [sel[p].clear.eq(self.clear), sel[p].i.eq(named(self._port(p).i))]
-            m.d.sync += self._port(p).ack_i.eq(sel[p].ack_i)
+            m.d.comb += [sel[p].clear.eq(self.clear), sel[p].i.data.eq(port.i.data)]
             with m.If(self.clear):
-                m.d.sync += self._port(p).ack_i.eq(0)
+                m.d.sync += port.i.ack.eq(0)
+            with m.Else():
+                m.d.sync += port.i.ack.eq(sel[p].i.ack)
 
-        # branch wires of every input port, by the output port they lead to
-        branch = {}      # (in_port, out_port) -> (data signal, ack signal)
+        # branch channels of every input port, by the output port they lead to
+        branch = {}      # (in_port, out_port) -> selector branch (data out, ack in)
         for p, (p0, p1) in BRANCHES.items():
-            branch[(p, p0)] = (sel[p].b0, sel[p].ack_b0)
-            branch[(p, p1)] = (sel[p].b1, sel[p].ack_b1)
+            branch[(p, p0)] = sel[p].b0
+            branch[(p, p1)] = sel[p].b1
 
         for out in (PORT_U, PORT_L, PORT_R):
+            name = PORT_NAMES[out]
             a, b = net.concentrator_inputs(out)
-            data_in = Cat(branch[(a, out)][0], branch[(b, out)][0])
-            ack_to_inputs = Signal(len(data_in), name=f"ack_{PORT_NAMES[out]}_in")
-            m.d.comb += Cat(branch[(a, out)][1], branch[(b, out)][1]).eq(ack_to_inputs)
+            data_in = Cat(branch[(a, out)].data, branch[(b, out)].data)
+            ack_to_inputs = Signal(len(data_in), name=f"ack_{name}_in")
+            m.d.comb += Cat(branch[(a, out)].ack, branch[(b, out)].ack).eq(ack_to_inputs)
             casc = net.cascades[(node, out)]
-            width_out = self._widths[out]
             data, ack_back = data_in, ack_to_inputs
-            data_out = Signal(width_out, name=f"conc_{PORT_NAMES[out]}_o")
-            ack_out = named(self._port(out).ack_o)
+            data_out = Signal(self._widths[out], name=f"conc_{name}_o")
+            ack_out = self._port(out).o.ack
             if not casc.stages:  # inputs <= outputs: straight through
                 m.d.comb += data_out.eq(data)
                 m.d.comb += ack_back.eq(ack_out[:len(data)])
             else:
                 for j, stage in enumerate(casc.stages):
-                    sw = m.submodules[f"conc_{PORT_NAMES[out]}_{j}"] = StageSwitch(
-                        stage, online=self._online)
+                    sw = m.submodules[f"conc_{name}_{j}"] = self._stage(stage)
                     if j:  # registers between stages, both ways: one stage per clock
-                        held = Signal(len(data), name=f"conc_{PORT_NAMES[out]}_{j}_i")
-                        ack_held = Signal(len(data), name=f"conc_{PORT_NAMES[out]}_{j}_ack_i")
+                        held = Signal(len(data), name=f"conc_{name}_{j}_i")
+                        ack_held = Signal(len(data), name=f"conc_{name}_{j}_ack_i")
                         with m.If(self.clear):
                             m.d.sync += [held.eq(0), ack_held.eq(0)]
                         with m.Else():
-                            m.d.sync += [held.eq(data), ack_held.eq(sw.ack_i)]
+                            m.d.sync += [held.eq(data), ack_held.eq(sw.i.ack)]
                         m.d.comb += ack_back.eq(ack_held)
                         data = held
                     else:
-                        m.d.comb += ack_back.eq(sw.ack_i)
-                    m.d.comb += [sw.clear.eq(self.clear), sw.i.eq(data)]
-                    data, ack_back = sw.o, sw.ack_o
+                        m.d.comb += ack_back.eq(sw.i.ack)
+                    m.d.comb += [sw.clear.eq(self.clear), sw.i.data.eq(data)]
+                    data, ack_back = sw.o.data, sw.o.ack
                 m.d.comb += [data_out.eq(data), ack_back.eq(ack_out)]
             with m.If(self.clear):
-                m.d.sync += self._port(out).o.eq(0)
+                m.d.sync += self._port(out).o.data.eq(0)
             with m.Else():
-                m.d.sync += self._port(out).o.eq(data_out)
+                m.d.sync += self._port(out).o.data.eq(data_out)
         return m
 
 
-def leaf_signature(width: int) -> wiring.Signature:
-    """A processor's connection, seen from the network: it sends on ``send`` and sees
-    acknowledgments on ``send_ack``; it receives on ``recv`` and acknowledges on
-    ``recv_ack``."""
-    return wiring.Signature({"send": In(width), "send_ack": Out(width),
-                             "recv": Out(width), "recv_ack": In(width)})
+def network_signature(net) -> wiring.Signature:
+    """The signature of a network's top (see :class:`FatTreeNetworkHW`): the one port
+    map the manifest, the harness packing and the waveform groups derive from."""
+    caps = net.spec.capacities
+    return wiring.Signature({
+        "start": In(1),
+        "bit_time": Out(range(net.cycle_length + 1)),
+        "busy": Out(1),
+        "leaf": Out(EndpointSignature(caps[-1])).array(net.n),
+        "ext": Out(EndpointSignature(caps[0])),
+    })
+
+
+#: What the controller's members mean, for the manifest.
+CONTROLLER_MEANING = {
+    "start": "strobe: the next clock cycle is bit-time 0 of a delivery cycle",
+    "bit_time": "bit-time in the delivery cycle (counts from 0, saturates at {T})",
+    "busy": "delivery cycle in progress (bit-times 0 .. {T_1})",
+}
+
+
+def port_meaning(net, row: dict) -> str:
+    """What one top-level port (a :func:`fatnet.hdl.signatures.port_rows` row) means."""
+    if row["endpoint"] is not None:
+        path = row["path"]
+        who = "the external interface" if path[0] == "ext" else f"processor {path[1]}"
+        return EndpointSignature.MEANING[path[-1]].format(who=who)
+    T = net.cycle_length
+    return CONTROLLER_MEANING[row["name"]].format(T=T, T_1=T - 1)
 
 
 class FatTreeNetworkHW(wiring.Component):
@@ -128,32 +234,38 @@ class FatTreeNetworkHW(wiring.Component):
     Parameters
     ----------
     net : fatnet.golden.fattree.network.FatTreeNetwork
+    library : fatnet.hdl.modules.ModuleLibrary, optional
+        Generation only: instantiate each distinct node as a module emitted once
+        (:func:`node_key`) instead of building every node in place.
 
-    Attributes
-    ----------
-    start : Signal, in
+    Members
+    -------
+    start : ``In(1)``
         Strobe: the next clock cycle is bit-time 0 of a new delivery cycle.
-    bit_time : Signal, out
-        Bit-time within the delivery cycle (saturates at the cycle length).
-    busy : Signal, out
+    bit_time : ``Out(range(cycle_length + 1))``
+        Bit-time within the delivery cycle; it counts from 0 and stays at the cycle
+        length once the cycle is over (saturates), until the next strobe.
+    busy : ``Out(1)``
         High from bit-time 0 until the cycle length has passed.
-    leaf : array of leaf_signature
+    leaf : ``Out(EndpointSignature(c_L)).array(n)``
         One per processor (``leaf__3__send`` etc. in Verilog).
-    ext : leaf_signature
+    ext : ``Out(EndpointSignature(c_0))``
         The root's external channel: ``send`` enters the root, ``recv`` leaves it.
     """
 
-    def __init__(self, net):
+    def __init__(self, net, *, library=None):
         self._net = net
-        caps = net.spec.capacities
+        self._library = library
         self._T = net.cycle_length
-        super().__init__({
-            "start": In(1),
-            "bit_time": Out(range(self._T + 1)),
-            "busy": Out(1),
-            "leaf": Out(leaf_signature(caps[-1])).array(net.n),
-            "ext": Out(leaf_signature(caps[0])),
-        })
+        super().__init__(network_signature(net))
+
+    def _node(self, h):
+        net = self._net
+        if self._library is None:
+            return FatTreeNode(net, h)
+        return self._library.instance(("node",) + node_key(net, h),
+                                      lambda: FatTreeNode(net, h, library=self._library),
+                                      "node")
 
     def elaborate(self, platform):
         m = Module()
@@ -168,24 +280,16 @@ class FatTreeNetworkHW(wiring.Component):
 
         nodes = {}
         for h in range(2 ** L - 1):
-            nodes[h] = m.submodules[f"node_{h}"] = FatTreeNode(net, h)
+            nodes[h] = m.submodules[f"node_{h}"] = self._node(h)
             m.d.comb += nodes[h].clear.eq(self.start)
-
-        def connect_down(parent_port, child_port):
-            """parent's L/R port <-> child's U port."""
-            m.d.comb += [child_port.i.eq(parent_port.o), parent_port.ack_o.eq(child_port.ack_i),
-                         parent_port.i.eq(child_port.o), child_port.ack_o.eq(parent_port.ack_i)]
 
         for h, nd in nodes.items():
             for side, port in ((1, nd.l), (2, nd.r)):
                 child = 2 * h + side
-                if child in nodes:
-                    connect_down(port, nodes[child].u)
+                if child in nodes:  # the link: parent's L/R port <-> child's U port
+                    wiring.connect(m, port.o, nodes[child].u.i)
+                    wiring.connect(m, nodes[child].u.o, port.i)
                 else:
-                    lf = self.leaf[child - (2 ** L - 1)]
-                    m.d.comb += [port.i.eq(lf.send), lf.send_ack.eq(port.ack_i),
-                                 lf.recv.eq(port.o), port.ack_o.eq(lf.recv_ack)]
-        root = nodes[0]
-        m.d.comb += [root.u.i.eq(self.ext.send), self.ext.send_ack.eq(root.u.ack_i),
-                     self.ext.recv.eq(root.u.o), root.u.ack_o.eq(self.ext.recv_ack)]
+                    attach(m, self.leaf[child - (2 ** L - 1)], port)
+        attach(m, self.ext, nodes[0].u)
         return m

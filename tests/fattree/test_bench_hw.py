@@ -15,3 +15,16 @@ def test_tiny_node_synthesizes_with_counts(tmp_path):
     # flip-flops as port wires
     assert row["ice40_ffs"] >= row["wires"] and row["ecp5_ffs"] >= row["wires"], row
     assert row["verilog_kib"] >= 1 and row["ecp5_fmax_mhz"] is None
+
+
+def test_generation_row_needs_no_synthesis(tmp_path):
+    """The generation table's row: times and sizes, with far fewer node modules than
+    nodes (every distinct node emitted once)."""
+    from fatnet.hdl.bench_hw import _gen_line, gen_row
+    row = gen_row(64, "pippenger", tmp_path)
+    assert row["nodes"] == 63 and 0 < row["node_modules"] <= 6 < row["modules"] < 63
+    assert row["gen_seconds"] > 0 and row["verilog_kib"] > 100
+    phases = (row["top_rtlil_seconds"] + row["modules_rtlil_seconds"]
+              + row["yosys_seconds"])
+    assert abs(phases - row["gen_seconds"]) < max(2.0, row["gen_seconds"] / 2)
+    assert _gen_line(row).split()[0] == "64"

@@ -1,0 +1,159 @@
+"""Emit each distinct component once and instantiate it wherever a design repeats it.
+
+Amaranth writes one Verilog module per component instance, even for identical ones. For
+generation, a design asks a :class:`ModuleLibrary` for a stand-in
+(:class:`ModuleInstance`) instead of building a repeated component: the stand-in has
+the component's signature and elaborates to an :class:`~amaranth.hdl.Instance` of a
+module that the library emits once per key. The Amaranth simulator needs the real,
+flat design, so the library is a generation-only option (``library=None`` everywhere
+else).
+
+:meth:`ModuleLibrary.verilog` converts every distinct module to RTLIL (pure Python) and
+runs Yosys once over the whole design.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import warnings
+
+from amaranth.back import rtlil, verilog
+from amaranth.hdl import ClockSignal, Instance, ResetSignal
+from amaranth.lib import wiring
+
+__all__ = ["ModuleInstance", "ModuleLibrary", "rtlil_to_verilog"]
+
+
+class ModuleInstance(wiring.Component):
+    """A stand-in for a component emitted elsewhere as the Verilog module ``module``.
+
+    Parameters
+    ----------
+    signature : wiring.Signature
+        The emitted component's signature; every member becomes a port connection
+        named as Amaranth names the module's ports (``u__i__data``).
+    module : str
+        Name of the module to instantiate.
+    clocked : bool
+        Connect ``clk`` and ``rst`` of the ``sync`` domain (the module has them).
+
+    The stand-in elaborates to the :class:`~amaranth.hdl.Instance` itself, so in the
+    parent it is one instance named after the submodule, with no wrapper module.
+    """
+
+    def __init__(self, signature: wiring.Signature, module: str, *, clocked: bool = True):
+        if not isinstance(module, str) or not module:
+            raise ValueError(f"module must be a non-empty name, not {module!r}")
+        self._module = module
+        self._clocked = bool(clocked)
+        super().__init__(signature)
+
+    @property
+    def module(self) -> str:
+        return self._module
+
+    def elaborate(self, platform):
+        ports = []
+        if self._clocked:
+            ports += [("i", "clk", ClockSignal()), ("i", "rst", ResetSignal())]
+        for path, member, value in self.signature.flatten(self):
+            ports.append(("i" if member.flow == wiring.In else "o",
+                          "__".join(map(str, path)), value))
+        return Instance(self._module, *ports)
+
+
+class ModuleLibrary:
+    """Distinct components of a design, each emitted once as its own Verilog module.
+
+    Parameters
+    ----------
+    prefix : str
+        Module names are ``<prefix>_<hint><k>`` (``fattree_node0``, ``fattree_stage3``).
+    """
+
+    def __init__(self, prefix: str):
+        self._prefix = prefix
+        self._names: dict = {}          # key -> module name
+        self._counts: dict = {}         # hint -> modules so far
+        self._pending: list = []        # (name, component) not yet converted
+        self._rtlil: list[str] = []
+        self._signatures: dict = {}     # module name -> signature
+        self.modules: list[tuple[str, object]] = []  # (name, key) in emission order
+
+    def instance(self, key, build, hint: str) -> ModuleInstance:
+        """A stand-in for the component ``build()`` makes; ``key`` identifies components
+        that are identical (same module). ``build`` is called once per key."""
+        name = self.declare(key, build, hint)
+        return ModuleInstance(self._signatures[name], name)
+
+    def declare(self, key, build, hint: str) -> str:
+        """The module name of ``key``, registering ``build()`` for emission if new. A
+        component that will ask for modules while it elaborates declares them in its
+        constructor, so that elaboration (perhaps in a worker process) finds them."""
+        name = self._names.get(key)
+        if name is None:
+            k = self._counts.get(hint, 0)
+            self._counts[hint] = k + 1
+            name = self._names[key] = f"{self._prefix}_{hint}{k}"
+            component = build()
+            self._pending.append((name, component))
+            self.modules.append((name, key))
+            self._signatures[name] = component.signature
+        return name
+
+    def rtlil(self, jobs: int | None = None) -> str:
+        """RTLIL of every module requested so far (and of what they request in turn).
+
+        ``jobs`` > 1 converts in that many forked worker processes (default: the CPUs
+        this process may use, at most 4; 1 where ``fork`` is unavailable). Modules that
+        elaborating a module requests must have been declared before (:meth:`declare`).
+        """
+        if jobs is None:
+            jobs = min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                       else (os.cpu_count() or 1))
+        if "fork" not in multiprocessing.get_all_start_methods():
+            jobs = 1
+        while self._pending:
+            batch, self._pending = self._pending, []
+            if jobs > 1 and len(batch) > 1:
+                known = set(self._names)
+                texts = _convert_forked(batch, jobs)
+                if set(self._names) != known:
+                    raise RuntimeError("a module asked for an undeclared module")
+            else:
+                texts = [rtlil.convert(c, name=n, emit_src=False) for n, c in batch]
+                # elaboration may have requested more modules: next round
+            self._rtlil += texts
+        return "\n".join(self._rtlil)
+
+
+_BATCH: list = []
+
+
+def _convert_one(k: int) -> tuple[int, str]:
+    name, component = _BATCH[k]
+    return k, rtlil.convert(component, name=name, emit_src=False)
+
+
+def _convert_forked(batch: list, jobs: int) -> list[str]:
+    """RTLIL of every (name, component) of ``batch``, in forked workers (which inherit
+    the components; only the texts travel back)."""
+    global _BATCH
+    _BATCH = batch
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads
+            with multiprocessing.get_context("fork").Pool(min(jobs, len(batch))) as pool:
+                texts = dict(pool.imap_unordered(_convert_one, range(len(batch))))
+    finally:
+        _BATCH = []
+    for _, component in batch:  # elaborated in a worker, not here: no unused warning
+        component._MustUse__silence = True
+    return [texts[k] for k in range(len(batch))]
+
+
+def rtlil_to_verilog(text: str) -> str:
+    """Verilog of an RTLIL design (Yosys from Amaranth's toolchain, the same passes as
+    :func:`amaranth.back.verilog.convert`)."""
+    return verilog._convert_rtlil_text(text)
