@@ -44,6 +44,9 @@ class FatTreeNetwork:
         Validated description; its ``seed`` fixes every concentrator graph.
     """
 
+    #: The family's folder in every layer (the hardware is ``fatnet.hdl.fattree``).
+    family = "fattree"
+
     def __init__(self, spec: FatTreeSpec):
         self.spec = spec
         self.tree = FatTree(spec)

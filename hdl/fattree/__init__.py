@@ -1,5 +1,16 @@
-"""Fat-tree hardware: nodes and whole networks built from the golden FatTreeNetwork."""
+"""Fat-tree hardware: nodes and whole networks built from the golden FatTreeNetwork.
 
-from .network import FatTreeNetworkHW, FatTreeNode, leaf_signature, port_signature
+The names below are the family's hooks for generation (:mod:`fatnet.hdl.gen`).
+"""
 
-__all__ = ["FatTreeNetworkHW", "FatTreeNode", "leaf_signature", "port_signature"]
+from .manifest import manifest_fields
+from .network import (FatTreeNetworkHW, FatTreeNode, leaf_signature, network_signature,
+                      port_meaning, port_signature)
+
+__all__ = ["FatTreeNetworkHW", "FatTreeNode", "leaf_signature", "port_signature", "top",
+           "network_signature", "port_meaning", "manifest_fields"]
+
+
+def top(net, library=None) -> FatTreeNetworkHW:
+    """The network top of a golden fat-tree (``library``: generation only)."""
+    return FatTreeNetworkHW(net, library=library)

@@ -1,0 +1,266 @@
+"""Amaranth hardware of splitter networks (butterflies, dilated butterflies,
+multibutterflies), built from the golden :class:`CircuitNetwork`.
+
+Every structural choice (which edge leads where, the input-wire order of every switch,
+the fault map) comes from :mod:`fatnet.golden.butterfly`; the behaviour is the one
+:mod:`fatnet.golden.butterfly.cyclemodel` predicts, bit-time for bit-time. A switch is
+the fat-tree node's machinery for one input port: a :class:`Selector` reads the address
+bit after M and steers the message to its direction, an on-line :class:`StageSwitch`
+per direction (every input wire to every edge of that direction) claims the first free
+edge, the output is registered and the acknowledgment comes back through one register.
+
+Faults. A switch is *faulty* when its bit of the golden fault map or of the run-time
+``fault_mask`` input is set: it drives nothing and acknowledges nothing. Every switch
+keeps a *bad* status register, ``faulty | (all edges of some direction lead to bad
+switches)`` (Sec. III-C: "each switch simply checks its up and down output neighbors"),
+so the status settles backward one level per clock after the mask changes (``depth``
+clocks); an edge into a bad switch is masked out of arbitration and never taken. The
+settled status equals the golden propagation (:func:`fatnet.golden.butterfly.faults.propagate`).
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from types import SimpleNamespace
+
+import numpy as np
+
+from amaranth import Cat, Const, Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ..signatures import ChannelSignature, EndpointSignature
+from ..switches import Selector, StageSwitch
+
+__all__ = ["SplitterSwitch", "ButterflyNetworkHW", "switch_key", "network_signature",
+           "port_meaning"]
+
+
+class SplitterSwitch(wiring.Component):
+    """One splitter switch: ``inputs`` wires in, ``edges`` wires out per direction.
+
+    Parameters
+    ----------
+    inputs : int
+        Input wires (the golden in-degree; 1 for an input switch).
+    edges : int
+        Edges per direction (the multiplicity d).
+
+    Members
+    -------
+    clear : ``In(1)``
+        Start of a delivery cycle: drop every connection.
+    faulty : ``In(1)``
+        The switch is faulty: it drives nothing and acknowledges nothing.
+    i : ``In(ChannelSignature(inputs))``
+        Incoming edges (in golden order) and their acknowledgments (registered).
+    up, down : ``Out(ChannelSignature(edges))``
+        Outgoing edges (registered) and the acknowledgments coming back.
+    up_bad, down_bad : ``In(edges)``
+        Per edge: the switch it leads to is faulty or declared faulty; never claimed.
+
+    Raises
+    ------
+    ValueError
+        If ``inputs`` or ``edges`` is not a positive integer.
+    """
+
+    def __init__(self, inputs: int, edges: int):
+        for name, v in (("inputs", inputs), ("edges", edges)):
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                self._MustUse__silence = True
+                raise ValueError(f"{name} must be a positive integer, not {v!r}")
+        self._inputs = inputs
+        self._edges = edges
+        super().__init__({
+            "clear": In(1), "faulty": In(1),
+            "i": In(ChannelSignature(inputs)),
+            "up": Out(ChannelSignature(edges)), "down": Out(ChannelSignature(edges)),
+            "up_bad": In(edges), "down_bad": In(edges),
+        })
+
+    @cached_property
+    def _stage(self):
+        # complete: every input wire may take any edge of the direction, first free first
+        return SimpleNamespace(inputs=self._inputs, outputs=self._edges, decision_width=0,
+                               adjacency=[list(range(self._edges))] * self._inputs)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.sel = sel = Selector(self._inputs)
+        m.d.comb += [sel.clear.eq(self.clear), sel.i.data.eq(self.i.data)]
+        with m.If(self.clear | self.faulty):
+            m.d.sync += self.i.ack.eq(0)
+        with m.Else():
+            m.d.sync += self.i.ack.eq(sel.i.ack)
+        for name, branch, out, bad in (("up", sel.b0, self.up, self.up_bad),
+                                       ("down", sel.b1, self.down, self.down_bad)):
+            sw = m.submodules[f"arb_{name}"] = StageSwitch(self._stage, online=True,
+                                                           masked=True)
+            m.d.comb += [sw.clear.eq(self.clear), sw.mask.eq(bad),
+                         sw.i.data.eq(branch.data), branch.ack.eq(sw.i.ack),
+                         sw.o.ack.eq(out.ack)]
+            with m.If(self.clear | self.faulty):
+                m.d.sync += out.data.eq(0)
+            with m.Else():
+                m.d.sync += out.data.eq(sw.o.data)
+        return m
+
+
+def switch_key(circuit, level: int, row: int) -> tuple:
+    """What makes two switches identical: input wires and edges per direction."""
+    return (int(circuit.in_degree[level, row]), int(circuit.network.edges_per_group[level]))
+
+
+def network_signature(circuit) -> wiring.Signature:
+    """The signature of a network's top (:class:`ButterflyNetworkHW`): the one port map
+    the manifest, the harness packing and the waveform groups derive from."""
+    depth, n = circuit.depth, circuit.n_inputs
+    recv = {int(x) for x in circuit.in_degree[depth]}
+    if len(recv) != 1:
+        raise ValueError(f"outputs of unequal in-degree {sorted(recv)}")
+    return wiring.Signature({
+        "start": In(1),
+        "bit_time": Out(range(circuit.cycle_length + 1)),
+        "busy": Out(1),
+        "fault_mask": In(max(1, (depth - 1) * n)),
+        "term": Out(EndpointSignature(1, recv_width=recv.pop())).array(n),
+    })
+
+
+#: What the controller's members mean, for the manifest.
+CONTROLLER_MEANING = {
+    "start": "strobe: the next clock cycle is bit-time 0 of a delivery cycle",
+    "bit_time": "bit-time in the delivery cycle (counts from 0, saturates at {T})",
+    "busy": "delivery cycle in progress (bit-times 0 .. {T_1})",
+    "fault_mask": "run-time faults: bit (level - 1) * N + row marks interior switch "
+                  "(row, level) faulty; the status settles in {D} clocks",
+}
+
+
+def port_meaning(circuit, row: dict) -> str:
+    """What one top-level port (a :func:`fatnet.hdl.signatures.port_rows` row) means."""
+    if row["endpoint"] is not None:
+        path = row["path"]
+        member = path[-1]
+        who = (f"input {path[1]}" if member.startswith("send")
+               else f"output {path[1]}")
+        return EndpointSignature.MEANING[member].format(who=who)
+    T = circuit.cycle_length
+    return CONTROLLER_MEANING[row["name"]].format(T=T, T_1=T - 1, D=circuit.depth)
+
+
+class ButterflyNetworkHW(wiring.Component):
+    """A whole splitter network: switches at levels 0..depth-1, the terminals, the
+    delivery-cycle controller and the fault-status registers.
+
+    Parameters
+    ----------
+    circuit : fatnet.golden.butterfly.cyclemodel.CircuitNetwork
+        Only networks whose every level reads one address bit (not the modified "*").
+
+    Members
+    -------
+    start : ``In(1)``
+        Strobe: the next clock cycle is bit-time 0 of a new delivery cycle.
+    bit_time : ``Out(range(T + 1))``
+        Bit-time within the delivery cycle (saturates at the cycle length T).
+    busy : ``Out(1)``
+        High from bit-time 0 until the cycle length has passed.
+    fault_mask : ``In(interior switches)``
+        Run-time faults, one bit per interior switch (levels 1..depth-1, row-major),
+        ORed with the golden fault map the network was built with.
+    term : array of ``EndpointSignature(1, recv=in-degree of an output)``
+        Terminal r: ``send`` enters input switch r, ``recv`` leaves output row r.
+    """
+
+    def __init__(self, circuit, *, library=None):
+        if any(w != 1 for w in circuit.field_widths):
+            raise ValueError("only networks that read one address bit per level are built "
+                             "in hardware (not the modified '*' network)")
+        self._c = circuit
+        self._library = library
+        net = circuit.network
+        self._T = circuit.cycle_length
+        self._depth = circuit.depth
+        self._n = circuit.n_inputs
+        # the golden fault map's placed faults are built in; declared faults are not:
+        # the status registers compute them, as they do for run-time faults
+        self._fixed = (net.faults.faulty if net.faults is not None
+                       else np.zeros((self._depth + 1, self._n), dtype=bool))
+        super().__init__(network_signature(circuit))
+
+    def _switch(self, level: int, row: int):
+        key = switch_key(self._c, level, row)
+        if self._library is None:
+            return SplitterSwitch(*key)
+        return self._library.instance(("switch",) + key, lambda: SplitterSwitch(*key),
+                                      "switch")
+
+    def elaborate(self, platform):
+        m = Module()
+        c, net, D, N = self._c, self._c.network, self._depth, self._n
+        with m.If(self.start):
+            m.d.sync += [self.bit_time.eq(0), self.busy.eq(1)]
+        with m.Elif(self.busy):
+            m.d.sync += self.bit_time.eq(self.bit_time + 1)
+            with m.If(self.bit_time == self._T - 1):
+                m.d.sync += self.busy.eq(0)
+
+        sw = {}
+        for i in range(D):
+            for row in range(N):
+                sw[i, row] = m.submodules[f"sw_{i}_{row}"] = self._switch(i, row)
+                m.d.comb += sw[i, row].clear.eq(self.start)
+
+        # faulty and bad status: bad[level][row]; outputs (level D) are never bad
+        faulty = {}
+        bad = {}
+        for i in range(D + 1):
+            for row in range(N):
+                fixed = int(self._fixed[i, row])
+                if 1 <= i < D:
+                    f = Signal(name=f"faulty_{i}_{row}")
+                    m.d.comb += f.eq(self.fault_mask[(i - 1) * N + row] | fixed)
+                    faulty[i, row] = f
+                else:
+                    faulty[i, row] = Const(fixed, 1)
+                bad[i, row] = (Signal(name=f"bad_{i}_{row}") if i < D else Const(0, 1))
+        e_of = [int(net.edges_per_group[i]) for i in range(D)]
+        for i in range(D):
+            e = e_of[i]
+            for row in range(N):
+                s = sw[i, row]
+                m.d.comb += s.faulty.eq(faulty[i, row])
+                dirs_bad = []
+                for g, port_bad in ((0, s.up_bad), (1, s.down_bad)):
+                    targets = [int(t) for t in net.heads[i, row, g * e:(g + 1) * e]]
+                    m.d.comb += port_bad.eq(Cat(bad[i + 1, t] for t in targets))
+                    dirs_bad.append(Cat(bad[i + 1, t] for t in targets).all())
+                # registered: the status settles backward one level per clock
+                m.d.sync += bad[i, row].eq(faulty[i, row] | dirs_bad[0] | dirs_bad[1])
+
+        # links: edge (i, row, slot) -> input wire rank of switch (i + 1, target)
+        inputs = {(i, row): [None] * int(c.in_degree[i, row])
+                  for i in range(1, D + 1) for row in range(N)}
+        for i in range(D):
+            e = e_of[i]
+            for row in range(N):
+                for g, port in ((0, sw[i, row].up), (1, sw[i, row].down)):
+                    for j in range(e):
+                        k = g * e + j
+                        t = int(net.heads[i, row, k])
+                        inputs[i + 1, t][int(c.rank[i, row, k])] = (port, j)
+        for (i, row), wires in inputs.items():
+            if i < D:
+                dst = sw[i, row].i
+                data, ack = dst.data, dst.ack
+            else:
+                term = self.term[row]
+                data, ack = term.recv, term.recv_ack
+            for w, (port, j) in enumerate(wires):
+                m.d.comb += [data[w].eq(port.data[j]), port.ack[j].eq(ack[w])]
+        for row in range(N):
+            term = self.term[row]
+            m.d.comb += [sw[0, row].i.data.eq(term.send), term.send_ack.eq(sw[0, row].i.ack)]
+        return m
