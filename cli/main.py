@@ -105,7 +105,7 @@ def build_parser(argv: list[str]) -> _Parser:
 def cmd_gen(kind: str, args) -> int:
     from ..hdl.gen import generate
     fam = get_family(kind)
-    net = fam.golden.build(fam.golden.spec_from_args(kind, args))
+    net = fam.golden.network_from_args(kind, args)
     doc = generate(net, args.output, top=args.top, harness=not args.no_harness)
     sizes = ", ".join(f"{f} ({(Path(args.output) / f).stat().st_size // 1024} KiB)"
                       for f in doc["files"])
@@ -122,12 +122,12 @@ def cmd_sim(kind: str, args) -> int:
     from ..sim.cocotb_runner import run as cosim
     from ..sim.waves import write_gtkw
     fam = get_family(kind)
-    net = fam.golden.build(fam.golden.spec_from_args(kind, args))
+    net = fam.golden.network_from_args(kind, args)
     ms = fam.golden.messages_from_args(args, net)
     report = fam.golden.run_model(net, ms, args)
-    cycles = [sorted(r.outcomes) for r in report.results]
     replay = "fatnet " + " ".join(sys.argv[1:]) if sys.argv[1:] else "fatnet sim ..."
-    res = cosim(net, ms, cycles, sim=args.sim, seed=args.seed, replay=replay,
+    # The model's own cycle results go to the testbench: nothing is simulated twice.
+    res = cosim(net, ms, report.results, sim=args.sim, seed=args.seed, replay=replay,
                 waves=args.waves is not None, build_root=args.build_dir)
     print(f"model: {report.delivered} delivered (+{report.local} local), "
           f"{len(report.lost)} lost, {report.cycles} delivery cycles of {net.cycle_length} "
@@ -138,7 +138,7 @@ def cmd_sim(kind: str, args) -> int:
         print(f)
     print(f"{args.sim}: build {res.build_seconds:.1f} s, simulation "
           f"{res.cycles_per_second:.1f} delivery cycles/s "
-          f"({res.bit_times / max(res.sim_seconds, 1e-9):.0f} bit-times/s)")
+          f"({res.clocks_per_second:.0f} bit-times/s)")
     if args.waves is not None and res.waves:
         out = Path(args.waves)
         out.mkdir(parents=True, exist_ok=True)

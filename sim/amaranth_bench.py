@@ -1,4 +1,10 @@
-"""Delivery cycles on Amaranth's own simulator: fast checks of small networks."""
+"""Delivery cycles on Amaranth's own simulator: fast checks of small networks.
+
+The bench drives the network top directly (no harness: these networks are small) from
+the same plans as the cocotb runner, captures every endpoint's ``recv`` and ``send_ack``
+wire at every bit-time into the same per-port [bit-time, wire] arrays, and compares them
+with :func:`fatnet.sim.plan.compare_cycle`, the one comparison.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +12,11 @@ import numpy as np
 from amaranth.sim import Simulator
 
 from ..hdl.fattree import FatTreeNetworkHW
+from ..hdl.harness import PackedHarness
 
-from .plan import compare_cycle, plan_cycle
+from .plan import compare_cycle, pack_words, plans as make_plans, unpack_words
 
-__all__ = ["run_cycles_amaranth"]
+__all__ = ["run_cycles_amaranth", "run_cycles_harness_amaranth"]
 
 
 def _ports(dut, net):
@@ -23,12 +30,13 @@ def _bits(value: int, width: int) -> np.ndarray:
 
 
 def run_cycles_amaranth(net, ms, cycles, vcd: str | None = None):
-    """Run the given cycles (lists of message indices) one after another.
+    """Run the given cycles one after another: the model's own ``CycleResult`` s, or
+    (tests) sequences of message indices, each run through the model once.
 
     Returns a list of (plan, mismatches) per cycle.
     """
     dut = FatTreeNetworkHW(net)
-    plans = [plan_cycle(net, ms, c) for c in cycles]
+    plans = make_plans(net, ms, cycles)
     ports = _ports(dut, net)
     results = []
 
@@ -64,4 +72,32 @@ def run_cycles_amaranth(net, ms, cycles, vcd: str | None = None):
             sim.run()
     else:
         sim.run()
+    return results
+
+
+def run_cycles_harness_amaranth(net, ms, cycles):
+    """The same cycles through the packed harness, exactly as the cocotb test drives it:
+    per cycle one stimulus word, a ``start`` pulse, ``T`` clocks, the two capture
+    registers unpacked by the harness's layout. Returns (plan, mismatches) per cycle."""
+    h = PackedHarness(net)
+    plans = make_plans(net, ms, cycles)
+    T, layout = net.cycle_length, h.layout
+    results = []
+
+    async def bench(ctx):
+        for plan in plans:
+            ctx.set(h.stim, pack_words(plan.drive, layout, T))
+            ctx.set(h.start, 1)
+            await ctx.tick()
+            ctx.set(h.start, 0)
+            await ctx.tick().repeat(T)
+            assert not ctx.get(h.busy)
+            got_recv = unpack_words(ctx.get(h.recv_cap), layout, T)
+            got_ack = unpack_words(ctx.get(h.ack_cap), layout, T)
+            results.append((plan, compare_cycle(plan, got_recv, got_ack)))
+
+    sim = Simulator(h)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
     return results

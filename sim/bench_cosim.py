@@ -1,57 +1,216 @@
-"""Co-simulation speed: cocotb runs of fat-trees on Icarus and Verilator.
+"""Co-simulation speed: cocotb against a native Verilator loop, on the same Verilog.
 
-Run as ``python -m fatnet.sim.bench_cosim`` (``--quick`` for the 16-leaf tree only).
+Run as ``python -m fatnet.sim.bench_cosim`` (``make bench``; ``--quick`` for the 16-leaf
+tree only). For each smallest-universal fat-tree (16 and 64 leaves, off-line, seed 0) it
+builds the packed harness (:class:`fatnet.hdl.harness.PackedHarness`) and measures, in
+one run:
+
+* native: ``verilator --cc --exe --build`` of the harness with a small C++ main that
+  puts random bits into the whole-cycle stimulus input, strobes ``start`` every T + 1
+  clocks and reads both capture registers at each cycle's end, for a fixed number of
+  clocks;
+* cocotb on Verilator and on Icarus: a real, checked workload (random-destinations
+  message sets scheduled off-line, many delivery cycles, every ``recv`` and
+  ``send_ack`` wire compared with the model at every bit-time).
+
+Both Verilator builds use the same compiler flags (``simulator_env``). Rates are clocks
+per second of simulation loop: the cocotb figure is timed inside the test, from the
+first cycle's write to the last cycle's read, so start-up is not in it (it is printed
+separately, as is the runner-side check).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import tempfile
+import time
 from pathlib import Path
+
+import numpy as np
 
 from ..golden.fattree.network import FatTreeNetwork
 from ..golden.fattree.spec import FatTreeSpec, min_universal_root
 
-__all__ = ["sim_speed_row", "main"]
+__all__ = ["native_row", "cocotb_row", "workload", "main", "bench_net"]
+
+NATIVE_MAIN = r"""
+#include "Vfattree_harness.h"
+#include "verilated.h"
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <cstdlib>
+#include <random>
+
+int main(int argc, char** argv) {
+    const long clocks = std::atol(argv[1]);
+    const int T = %(T)d;
+    VerilatedContext* ctx = new VerilatedContext;
+    Vfattree_harness* top = new Vfattree_harness{ctx};
+    std::mt19937 rng(1);
+    top->rst = 0; top->start = 0; top->clk = 0;
+    top->eval();
+    unsigned long sink = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    const std::clock_t cpu0 = std::clock();
+    for (long c = 0; c < clocks; ++c) {
+        const bool strobe = (c %% (T + 1)) == 0;
+        if (strobe) {
+            for (int i = 0; i < %(words)d; ++i) top->stim[i] = rng();
+            top->stim[%(words)d - 1] &= %(top_mask)su;
+        }
+        top->start = strobe;
+        top->clk = 1; top->eval();
+        top->clk = 0; top->eval();
+        if ((c %% (T + 1)) == T)
+            for (int i = 0; i < %(words)d; ++i) sink += top->recv_cap[i] ^ top->ack_cap[i];
+    }
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double cpu = double(std::clock() - cpu0) / CLOCKS_PER_SEC;
+    std::printf("%%ld clocks %%.6f s %%.1f clocks/s %%.6f cpu-s sink %%lu\n", clocks, s,
+                clocks / s, cpu, sink);
+    top->final();
+    delete top;
+    delete ctx;
+    return 0;
+}
+"""
 
 
-def sim_speed_row(leaves: int, sim: str, build_root: Path) -> dict:
-    """cocotb co-simulation speed on one simulator: a random-destinations set on the
-    smallest universal fat-tree, scheduled off-line, every cycle checked."""
-    from ..golden.messages import make_pattern
+def bench_net(leaves: int) -> FatTreeNetwork:
+    """The smallest universal fat-tree (off-line, Pippenger, seed 0)."""
+    return FatTreeNetwork(FatTreeSpec.universal(leaves, min_universal_root(leaves)))
+
+
+def native_row(net, build_root: Path, clocks: int) -> dict:
+    """Build the harness natively with Verilator and run ``clocks`` clocks of random
+    stimulus; returns build seconds and clocks/s."""
+    from ..hdl.gen import generate
+    from .cocotb_runner import build_key, harness_sources, simulator_env
+    T = net.cycle_length
+    d = Path(build_root).resolve() / "native" / build_key(net)
+    d.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    if not (d / "fattree_harness.v").exists():
+        generate(net, d, top="fattree", harness=True)
+    width = T * sum(w for _, _, w in net.port_layout())
+    words = (width + 31) // 32
+    top_mask = (1 << (width - 32 * (words - 1))) - 1
+    main_cpp = NATIVE_MAIN % {"T": T, "words": words, "top_mask": f"0x{top_mask:x}"}
+    fresh = not (d / "main.cpp").exists() or (d / "main.cpp").read_text() != main_cpp
+    if fresh:
+        (d / "main.cpp").write_text(main_cpp)
+    sources = [p.name for p in harness_sources(d)]
+    env = dict(os.environ)
+    env.update(simulator_env("verilator"))
+    exe = d / "obj" / "native"
+    if fresh or not exe.exists():
+        subprocess.run(["verilator", "--cc", "--exe", "--build", "-j", "2", "-Mdir", "obj",
+                        "--top-module", "fattree_harness", "-Wno-fatal", "-Wno-lint",
+                        "-Wno-style", "-o", "native", *sources, "main.cpp"],
+                       cwd=d, env=env, check=True, stdout=subprocess.DEVNULL)
+    build_s = time.perf_counter() - t0
+    out = subprocess.run([str(exe), str(clocks)], cwd=d, check=True, capture_output=True,
+                         text=True).stdout.split()
+    return {"leaves": net.n, "how": "native verilator", "build_seconds": build_s,
+            "clocks": int(out[0]), "seconds": float(out[2]),
+            "clocks_per_second": float(out[4]), "cpu_seconds": float(out[6])}
+
+
+def workload(net, cycles_wanted: int, seed: int = 1):
+    """Random-destinations sets (every leaf and the external interface sending) scheduled
+    off-line and run in the model until ``cycles_wanted`` cycles: (messages, the model's
+    CycleResults)."""
     from ..golden.fattree.route import run_offline
+    from ..golden.messages import MessageSet
+    rng = np.random.default_rng(seed)
+    k = 4 * (net.n + 1)
+    results, parts, offset = [], [], 0
+    while len(results) < cycles_wanted:
+        src = rng.integers(-1, net.n, k)
+        dst = rng.integers(0, net.n, k)
+        ms = MessageSet.from_pairs(src, dst, net.spec.payload_bits, int(rng.integers(1 << 30)))
+        rep = run_offline(net, ms, keep_results=True)
+        for r in rep.results:  # renumber the messages into one set
+            r.outcomes = {m + offset: o for m, o in r.outcomes.items()}
+            r.injections = {m + offset: v for m, v in r.injections.items()}
+            for m, o in r.outcomes.items():
+                o.message = m
+        results += rep.results
+        parts.append(ms)
+        offset += len(ms)
+    ms = MessageSet(np.concatenate([p.src for p in parts]), np.concatenate([p.dst for p in parts]),
+            [x for p in parts for x in p.payload])
+    return ms, results[:cycles_wanted]
+
+
+def cocotb_row(net, sim: str, build_root: Path, cycles: int) -> dict:
+    """cocotb co-simulation of ``cycles`` checked delivery cycles on one simulator."""
     from .cocotb_runner import run
-    net = FatTreeNetwork(FatTreeSpec.universal(leaves, min_universal_root(leaves)))
-    ms = make_pattern(leaves, "random-destinations", 1, net.spec.payload_bits)
-    cycles = [sorted(r.outcomes) for r in run_offline(net, ms, keep_results=True).results]
-    res = run(net, ms, cycles, sim=sim, build_root=build_root, seed=1)
+    ms, results = workload(net, cycles)
+    t0 = time.perf_counter()
+    res = run(net, ms, results, sim=sim, build_root=build_root, seed=1,
+              replay="python -m fatnet.sim.bench_cosim")
+    total = time.perf_counter() - t0
     if not res.passed:
         raise RuntimeError("\n".join(res.failures))
-    return {"leaves": leaves, "sim": sim, "cycles": res.cycles,
-            "cycle_bits": net.cycle_length, "build_seconds": round(res.build_seconds, 1),
-            "cycles_per_second": round(res.cycles_per_second, 1),
-            "bit_times_per_second": round(res.bit_times / res.sim_seconds)}
+    return {"leaves": net.n, "how": f"cocotb {sim}", "build_seconds": res.build_seconds,
+            "clocks": res.clocks, "seconds": res.sim_seconds,
+            "clocks_per_second": res.clocks_per_second, "cycles": res.cycles,
+            "test_seconds": res.run_seconds, "python_seconds": res.python_seconds,
+            "cpu_seconds": res.cpu_seconds,
+            "check_seconds": total - res.build_seconds - res.run_seconds}
+
+
+#: (leaves, native clocks, cocotb Verilator cycles, cocotb Icarus cycles)
+CASES = ((16, 2_000_000, 2000, 300), (64, 400_000, 600, 60))
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="python -m fatnet.sim.bench_cosim",
                                  description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="16 leaves only")
+    ap.add_argument("--leaves", type=int, action="append", choices=[c[0] for c in CASES],
+                    help="only these trees (repeatable; default all)")
+    ap.add_argument("--build-dir", default=None,
+                    help="keep the builds here (default: a temporary directory)")
     args = ap.parse_args(argv)
-    speeds = []
+    rows = []
     with tempfile.TemporaryDirectory(prefix="fatnet-cosim-") as tmp:
-        for n in (16,) if args.quick else (16, 64):
-            for sim in ("icarus", "verilator"):
-                speeds.append(sim_speed_row(n, sim, Path(tmp) / "cocotb"))
-    print("cocotb co-simulation speed (random destinations, off-line schedule, every "
-          "recv/send_ack wire compared at every bit-time):")
-    print(f"{'leaves':>6}  {'simulator':>9}  {'build s':>7}  {'cycles':>6}  "
-          f"{'bits/cycle':>10}  {'cycles/s':>8}  {'bit-times/s':>11}")
-    for r in speeds:
-        print(f"{r['leaves']:>6}  {r['sim']:>9}  {r['build_seconds']:>7}  {r['cycles']:>6}  "
-              f"{r['cycle_bits']:>10}  {r['cycles_per_second']:>8}  "
-              f"{r['bit_times_per_second']:>11}")
-
+        root = Path(args.build_dir or tmp)
+        cases = [c for c in CASES if (c[0] == 16 if args.quick else
+                                      not args.leaves or c[0] in args.leaves)]
+        for leaves, native_clocks, ver_cycles, ic_cycles in cases:
+            net = bench_net(leaves)
+            native = native_row(net, root, native_clocks)
+            rows.append(native)
+            for sim, cycles in (("verilator", ver_cycles), ("icarus", ic_cycles)):
+                r = cocotb_row(net, sim, root / "cocotb", cycles)
+                r["ratio"] = r["clocks_per_second"] / native["clocks_per_second"]
+                rows.append(r)
+            print(f"  {leaves} leaves: {net.cycle_length} bit-times per cycle, "
+                  f"T x W = {net.cycle_length} x {sum(w for _, _, w in net.port_layout())} "
+                  f"stimulus bits", flush=True)
+    print("co-simulation speed, smallest universal fat-tree, off-line (cocotb: random-"
+          "destinations schedules, every recv/send_ack wire checked at every bit-time):")
+    print(f"{'leaves':>6}  {'how':>16}  {'build s':>7}  {'clocks':>8}  {'sim s':>6}  "
+          f"{'clocks/s':>9}  {'vs native':>9}  {'clocks/cpu-s':>12}  {'vs native':>9}  "
+          f"{'py s':>5}  {'startup s':>9}  {'check s':>7}")
+    for r in rows:
+        per_cpu = r["clocks"] / r["cpu_seconds"] if r.get("cpu_seconds") else 0.0
+        r["clocks_per_cpu_second"] = per_cpu
+        native = next(x for x in rows if x["leaves"] == r["leaves"] and "ratio" not in x)
+        cpu_ratio = per_cpu / native["clocks_per_cpu_second"] if "ratio" in r else 1.0
+        ratio = f"{r['ratio']:.2f}x" if "ratio" in r else "1"
+        start = f"{r['test_seconds'] - r['seconds']:.1f}" if "test_seconds" in r else "-"
+        check = f"{r['check_seconds']:.1f}" if "check_seconds" in r else "-"
+        py = f"{r['python_seconds']:.2f}" if "python_seconds" in r else "-"
+        print(f"{r['leaves']:>6}  {r['how']:>16}  {r['build_seconds']:>7.1f}  "
+              f"{r['clocks']:>8}  {r['seconds']:>6.2f}  {r['clocks_per_second']:>9.0f}  "
+              f"{ratio:>9}  {per_cpu:>12.0f}  {cpu_ratio:>8.2f}x  "
+              f"{py:>5}  {start:>9}  {check:>7}")
 
 if __name__ == "__main__":
     main()

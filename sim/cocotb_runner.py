@@ -1,12 +1,16 @@
 """cocotb co-simulation of the fat-tree against the golden model (test and runner).
 
 The runner (:func:`run`) builds the network's packed harness once per parameter set
-(one build directory each), plans every delivery cycle with the golden model
-(:mod:`fatnet.sim.plan`) and writes the plan to a file; the cocotb test
-(:func:`fattree_cycles`) drives each cycle's streams, records every ``recv`` and
-``send_ack`` wire at every bit-time, and compares whole cycles with the model. A
-mismatch names the port, wire, node, bit-time and message, with the seed and the command
-that replays the case.
+(one build directory each, keyed by the spec and the generator's sources), turns the
+model's cycle results into plans (:mod:`fatnet.sim.plan`) and writes each cycle's whole
+stimulus, packed into one wide word, to a file. The cocotb test (:func:`fattree_cycles`)
+only drives and captures: per delivery cycle it writes that word, pulses ``start``, waits
+for the cycle's end with one timer and reads the two capture registers
+(:class:`fatnet.hdl.harness.PackedHarness`); Python never runs per clock. Back on the
+runner side the captures are unpacked into per-port [bit-time, wire] arrays and compared
+with the plan by :func:`fatnet.sim.plan.compare_cycle`, the same comparison the
+Amaranth-simulator bench uses. A mismatch names the port, wire, node, bit-time and
+message, with the seed and the command that replays the case.
 """
 
 from __future__ import annotations
@@ -19,83 +23,80 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import numpy as np
-
-__all__ = ["run", "CocotbResult", "fattree_cycles"]
+__all__ = ["run", "CocotbResult", "fattree_cycles", "simulator_env", "build_key"]
 
 PLAN_ENV = "FATNET_PLAN"
+CLOCK_ENV = "FATNET_CLOCK_ACTION"  # "immediate" (default) or "deposit", for the benchmark
+#: Clock period of the testbench (ns); the testbench acts 7 ns into a period, in the
+#: clock's low half, away from both edges.
+PERIOD_NS = 10
 
 
 # ---------------------------------------------------------------------------- cocotb side
 try:
     import cocotb
     from cocotb.clock import Clock
-    from cocotb.triggers import FallingEdge
+    from cocotb.handle import Deposit, Immediate
+    from cocotb.triggers import Timer
+    CLOCK_ACTION = {"immediate": Immediate, "deposit": Deposit}
 except ImportError:  # the runner side works without the simulator
     cocotb = None
-
-
-def _pack(rows: np.ndarray) -> list[int]:
-    """[bit-time, wire] bits -> one integer per bit-time (wire 0 = LSB)."""
-    weights = [1 << w for w in range(rows.shape[1])]
-    return [sum(int(b) * wt for b, wt in zip(row, weights) if b) for row in rows]
 
 
 if cocotb is not None:
     @cocotb.test()
     async def fattree_cycles(dut):
-        """Drive every planned delivery cycle and compare all outputs with the model."""
+        """Drive every planned delivery cycle and capture every output wire.
+
+        Per cycle: one write of the whole stimulus, a one-clock ``start`` pulse, one
+        timer to the cycle's end, two reads. The clock is cocotb's C-level clock.
+        """
         plan = json.loads(Path(os.environ[PLAN_ENV]).read_text())
-        cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+        T = plan["length"]
+        words = [int(x, 16) for x in plan["stim"]]
+        # cocotb's C-level clock; Immediate writes take effect at once, so Verilator
+        # evaluates the design once per clock edge (an inertial write would cost an
+        # extra evaluation of every input-driven process per edge). Rising edges at 10k ns.
+        Clock(dut.clk, PERIOD_NS, unit="ns", impl="gpi",
+              set_action=CLOCK_ACTION.get(os.environ.get(CLOCK_ENV, "immediate"))).start()
+        stim, start, recv_cap, ack_cap = dut.stim, dut.start, dut.recv_cap, dut.ack_cap
         dut.rst.value = 0
-        dut.start.value = 0
-        dut.send.value = 0
-        await FallingEdge(dut.clk)
-        observed = []
-        t0 = time.perf_counter()
-        for cyc in plan["cycles"]:
-            drive = [int(x, 16) for x in cyc["drive"]]
-            dut.start.value = 1
-            dut.send.value = 0
-            await FallingEdge(dut.clk)
-            dut.start.value = 0
-            recv, ack = [], []
-            for word in drive:
-                dut.send.value = word
-                recv.append(int(dut.recv.value))
-                ack.append(int(dut.send_ack.value))
-                await FallingEdge(dut.clk)
-            observed.append({"recv": [f"{v:x}" for v in recv], "send_ack": [f"{v:x}" for v in ack]})
-        seconds = time.perf_counter() - t0
-        Path(plan["observed"]).write_text(json.dumps({"cycles": observed, "seconds": seconds}))
-        problems = []
-        for i, (cyc, obs) in enumerate(zip(plan["cycles"], observed)):
-            for kind in ("recv", "send_ack"):
-                for t, (exp, got) in enumerate(zip(cyc[kind], obs[kind])):
-                    if exp != got:
-                        diff = int(exp, 16) ^ int(got, 16)
-                        bit = (diff & -diff).bit_length() - 1
-                        problems.append(_describe(plan, i, kind, t, bit, int(exp, 16)))
-                        break
-        assert not problems, ("RTL differs from the golden model:\n  " + "\n  ".join(problems[:20])
-                              + f"\n  seed {plan['seed']}; replay: {plan['replay']}")
-
-
-def _describe(plan, cycle, kind, t, bit, expected) -> str:
-    for port, first, width in plan["layout"]:
-        if first <= bit < first + width:
-            wire = bit - first
-            where = plan["cycles"][cycle]["wires"][f"{port}/{kind}/{wire}"]
-            return (f"cycle {cycle}: {where} at bit-time {t}: expected "
-                    f"{(expected >> bit) & 1}, got {1 - ((expected >> bit) & 1)}")
-    return f"cycle {cycle}: {kind} bit {bit} at bit-time {t}"
+        start.value = 0
+        stim.value = 0
+        await Timer(7, "ns")
+        captured = []
+        clock = time.perf_counter
+        python = 0.0  # time in this coroutine's own code (the rest is the simulator's)
+        t0, cpu0 = clock(), time.process_time()
+        for word in words:
+            t = clock()
+            stim.value = word
+            start.value = 1
+            python += clock() - t
+            await Timer(PERIOD_NS, "ns")  # the start strobe's clock: stim is loaded
+            t = clock()
+            start.value = 0
+            python += clock() - t
+            await Timer(PERIOD_NS * T, "ns")  # bit-times 0 .. T-1, all captured
+            t = clock()
+            captured.append((recv_cap.value.to_unsigned(), ack_cap.value.to_unsigned()))
+            python += clock() - t
+        seconds, cpu = clock() - t0, time.process_time() - cpu0
+        Path(plan["observed"]).write_text(json.dumps(
+            {"cycles": [[f"{r:x}", f"{a:x}"] for r, a in captured], "seconds": seconds,
+             "cpu_seconds": cpu, "python_seconds": python, "clocks": len(words) * (T + 1)}))
 
 
 # ---------------------------------------------------------------------------- runner side
 class CocotbResult:
-    """Outcome of one runner call: cycles run, failures and timings."""
+    """Outcome of one runner call: cycles run, failures and timings.
 
-    def __init__(self, passed, failures, cycles, bit_times, build_s, sim_s, waves):
+    ``sim_seconds`` is the simulation's wall time inside the cocotb test (the cycles'
+    loop, without simulator start-up); ``clocks`` the clock cycles it ran.
+    """
+
+    def __init__(self, passed, failures, cycles, bit_times, build_s, sim_s, waves,
+                 clocks=0, run_s=0.0, python_s=0.0, cpu_s=0.0):
         self.passed = passed
         self.failures = failures
         self.cycles = cycles
@@ -103,10 +104,18 @@ class CocotbResult:
         self.build_seconds = build_s
         self.sim_seconds = sim_s
         self.waves = waves
+        self.clocks = clocks
+        self.run_seconds = run_s  # the whole runner.test() call, start-up included
+        self.python_seconds = python_s  # of sim_seconds, in the test's own Python code
+        self.cpu_seconds = cpu_s  # the simulator process's CPU time over sim_seconds
 
     @property
     def cycles_per_second(self) -> float:
         return self.cycles / self.sim_seconds if self.sim_seconds else 0.0
+
+    @property
+    def clocks_per_second(self) -> float:
+        return self.clocks / self.sim_seconds if self.sim_seconds else 0.0
 
 
 def simulator_env(sim: str) -> dict:
@@ -124,17 +133,66 @@ def simulator_env(sim: str) -> dict:
     return env
 
 
-def _build_key(net) -> str:
-    """Build directory name: the parameters and the sources the Verilog comes from, so a
-    changed generator never reuses a stale build."""
+def build_key(net) -> str:
+    """Build directory name: the parameters and the sources the Verilog comes from (every
+    module of ``fatnet.hdl`` but its benchmark, the model's network and concentrators),
+    so a changed generator never reuses a stale build."""
+    from .. import hdl
     from ..golden.fattree import concentrator as conc
     from ..golden.fattree import network
-    from ..hdl import harness, switches
-    from ..hdl.fattree import network as fattree
     h = hashlib.sha1(json.dumps(net.spec.to_dict(), sort_keys=True).encode())
-    for mod in (fattree, switches, harness, network, conc):
-        h.update(Path(mod.__file__).read_bytes())
+    hdl_dir = Path(hdl.__file__).parent
+    sources = sorted(p for p in hdl_dir.rglob("*.py") if p.name != "bench_hw.py")
+    for path in sources + [Path(network.__file__), Path(conc.__file__)]:
+        h.update(str(path.relative_to(path.parents[1])).encode())
+        h.update(path.read_bytes())
     return h.hexdigest()[:12]
+
+
+#: Verilator control file for the cocotb build: only the harness's own ports are
+#: reachable through VPI (the runner's --public-flat-rw would make every signal of the
+#: network public, which stops Verilator from optimising it; the testbench reads and
+#: writes nothing else). Waves (--trace) still record every signal.
+VERILATOR_PUBLIC = """`verilator_config
+public_flat_rw -module "{top}" -var "*"
+"""
+
+
+def _verilator_runner(public_all: bool):
+    """cocotb's Verilator runner, with --public-flat-rw limited to the top's ports."""
+    from cocotb_tools.runner import Verilator
+
+    class _Runner(Verilator):
+        def _build_command(self):
+            cmds = super()._build_command()
+            if not public_all:
+                vlt = Path(self.build_dir) / "public.vlt"
+                vlt.write_text(VERILATOR_PUBLIC.format(top=self.hdl_toplevel))
+                cmds[0] = [a for a in cmds[0] if a != "--public-flat-rw"]
+                cmds[0].append(str(vlt))
+            return cmds
+    return _Runner()
+
+
+def failure_report(plans_, observed, seed, replay, limit: int = 20) -> list[str]:
+    """Compare every captured cycle with its plan (:func:`~fatnet.sim.plan.compare_cycle`);
+    one line per differing wire (its first differing bit-time), then the seed and replay."""
+    from .plan import compare_cycle
+    lines, total = [], 0
+    for i, (plan, got) in enumerate(zip(plans_, observed)):
+        if got is None:
+            lines.append(f"cycle {i}: not captured (the simulation stopped early)")
+            total += 1
+            continue
+        for mm in compare_cycle(plan, *got):
+            total += 1
+            if len(lines) < limit:
+                lines.append(f"cycle {i}: {mm}")
+    if not total:
+        return []
+    more = f" ({total - limit} more)" if total > limit else ""
+    return ["RTL differs from the golden model:\n  " + "\n  ".join(lines) + more
+            + f"\n  seed {seed}; replay: {replay}"]
 
 
 def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
@@ -146,7 +204,10 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
     ----------
     net : FatTreeNetwork
     ms : MessageSet
-    cycles : list of sequences of message indices
+    cycles : list
+        The model's own :class:`~fatnet.golden.cycle.CycleResult` s (as ``fatnet sim``
+        keeps them from its run), or sequences of message indices (tests; each is run
+        through the model once, see :func:`fatnet.sim.plan.plans`).
     sim : str
         ``icarus`` or ``verilator`` (default: the ``SIM`` environment variable, else icarus).
     seed, replay : int, str
@@ -154,61 +215,54 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
     waves : bool
         Record an FST (Icarus) or VCD (Verilator) of the whole run.
     flip_expected : (cycle, kind, bit_time, bit), optional
-        Flip one expected bit: for tests that the comparison catches a difference.
+        Flip one expected bit (``bit`` in the packed word, ``kind`` "recv" or
+        "send_ack"): for tests that the comparison catches a difference.
     """
     from cocotb_tools.runner import get_runner
 
     from ..hdl.gen import generate
-    from .plan import describe_wire, plan_cycle
+    from ..hdl.harness import packed_layout
+    from .plan import pack_words, plans, unpack_words
 
     # Plan every cycle first: a cycle the network cannot carry is an error before
     # anything is built or simulated.
-    layout = net.port_layout()
-    width = sum(w for _, _, w in layout)
-    planned = []
-    bit_times = 0
-    for c in cycles:
-        p = plan_cycle(net, ms, c)
-        rows = {}
-        for kind, src in (("drive", p.drive), ("recv", p.expect_recv),
-                          ("send_ack", p.expect_send_ack)):
-            packed = np.zeros((p.length, width), dtype=np.uint8)
-            for port, first, w in layout:
-                packed[:, first:first + w] = src[port]
-            rows[kind] = [f"{v:x}" for v in _pack(packed)]
-        rows["wires"] = {f"{port}/{kind}/{wire}": describe_wire(p, port, kind, wire)
-                         for port, _, w in layout for kind in ("recv", "send_ack")
-                         for wire in range(w)}
-        if flip_expected and flip_expected[0] == len(planned):
-            _, kind, t, bit = flip_expected
-            rows[kind][t] = f"{int(rows[kind][t], 16) ^ (1 << bit):x}"
-        planned.append(rows)
-        bit_times += p.length + 1
-    tag = hashlib.sha1(json.dumps(planned).encode()).hexdigest()[:10]
+    plans_ = plans(net, ms, cycles)
+    layout = packed_layout(net)  # the one port map: the network top's signature
+    T = net.cycle_length
+    if flip_expected:
+        c, kind, t, bit = flip_expected
+        port, first, _ = next(x for x in layout if x[1] <= bit < x[1] + x[2])
+        arr = (plans_[c].expect_recv if kind == "recv" else plans_[c].expect_send_ack)[port]
+        arr[t, bit - first] ^= 1
+    stim = [f"{pack_words(p.drive, layout, T):x}" for p in plans_]
+    tag = hashlib.sha1(json.dumps(stim).encode()).hexdigest()[:10]
 
     sim = sim or os.environ.get("SIM", "icarus")
-    key = _build_key(net) + ("-waves" if waves else "")
+    key = build_key(net) + ("-waves" if waves else "")
     build_dir = Path(build_root).resolve() / sim / key
     build_dir.mkdir(parents=True, exist_ok=True)
     plan_file = build_dir / f"plan_{tag}.json"
     observed_file = build_dir / f"observed_{tag}.json"
-    plan_file.write_text(json.dumps({"cycles": planned, "layout": layout, "seed": seed,
-                                     "replay": replay, "observed": str(observed_file)}))
+    observed_file.unlink(missing_ok=True)
+    plan_file.write_text(json.dumps({"length": T, "stim": stim,
+                                     "observed": str(observed_file)}))
     verilog = build_dir / "fattree_harness.v"
     t0 = time.perf_counter()
     if not verilog.exists():
         generate(net, build_dir, top="fattree", harness=True)
+    sources = harness_sources(build_dir)
     old_env = {k: os.environ.get(k) for k in simulator_env(sim)}
     os.environ.update(simulator_env(sim))
     try:
-        runner = get_runner(sim)
+        runner = _verilator_runner(public_all=False) if sim == "verilator" else get_runner(sim)
         # Amaranth's Verilog is linted separately (tests/test_verilog.py).
         build_args = ["-Wno-fatal", "-Wno-lint", "-Wno-style"] if sim == "verilator" else []
-        runner.build(sources=[verilog], hdl_toplevel="fattree_harness", build_dir=build_dir,
+        runner.build(sources=sources, hdl_toplevel="fattree_harness", build_dir=build_dir,
                      always=False, timescale=("1ns", "1ps"), waves=waves,
                      build_args=build_args)
         build_s = time.perf_counter() - t0
         results_xml = build_dir / f"results_{tag}.xml"
+        results_xml.unlink(missing_ok=True)
         t1 = time.perf_counter()
         try:
             runner.test(hdl_toplevel="fattree_harness",
@@ -217,21 +271,45 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
                         extra_env={PLAN_ENV: str(plan_file)}, waves=waves)
         except SystemExit:
             pass  # under pytest the runner exits on a failing test; the XML says which
-        sim_s = time.perf_counter() - t1
+        run_s = time.perf_counter() - t1
     finally:
         for k, v in old_env.items():
             if v is None:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+    # runner.test() does not fail on a failing cocotb test outside pytest: the XML says.
     failures = _failures(results_xml)
     obs = json.loads(observed_file.read_text()) if observed_file.exists() else {}
+    got = [(unpack_words(int(r, 16), layout, T), unpack_words(int(a, 16), layout, T))
+           for r, a in obs.get("cycles", [])]
+    got += [None] * (len(plans_) - len(got))
+    failures += failure_report(plans_, got, seed, replay)
     wave_file = None
     if waves:
         found = sorted(build_dir.glob("*.fst")) + sorted(build_dir.glob("*.vcd"))
         wave_file = str(found[-1]) if found else None
-    return CocotbResult(not failures, failures, len(cycles), bit_times, build_s,
-                        obs.get("seconds", sim_s), wave_file)
+    return CocotbResult(not failures, failures, len(plans_), len(plans_) * (T + 1), build_s,
+                        obs.get("seconds", run_s), wave_file, obs.get("clocks", 0), run_s,
+                        obs.get("python_seconds", 0.0), obs.get("cpu_seconds", 0.0))
+
+
+def harness_sources(build_dir: Path) -> list[Path]:
+    """The Verilog files the harness needs, in compile order: the manifest's list when
+    it gives one (``harness.sources``), else ``fattree.v`` too when the harness
+    instantiates a separately emitted ``fattree`` module instead of containing it."""
+    import re
+    build_dir = Path(build_dir)
+    manifest = build_dir / "fattree.json"
+    if manifest.exists():
+        listed = json.loads(manifest.read_text()).get("harness", {}).get("sources")
+        if listed:
+            return [build_dir / f for f in listed]
+    harness_v = build_dir / "fattree_harness.v"
+    if (re.search(r"^\s*fattree\s", harness_v.read_text(), re.M)
+            and (build_dir / "fattree.v").exists()):
+        return [build_dir / "fattree.v", harness_v]
+    return [harness_v]
 
 
 def _failures(results_xml: Path) -> list[str]:

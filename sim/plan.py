@@ -2,9 +2,11 @@
 
 A :class:`CyclePlan` holds, for one delivery cycle, the bit every source drives on every
 injection wire at every bit-time, and what the model says every leaf's and the external
-channel's output and acknowledgment wires carry. Drivers hand whole streams over at
-once; checkers compare whole cycles and name the message, wire and bit-time of the first
-difference.
+channel's output and acknowledgment wires carry. Plans are made from the model's own
+:class:`CycleResult` s (:func:`plan_result`, :func:`plans`), so what the model ran is
+what the testbench drives and expects. :func:`compare_cycle` is the one comparison of
+captured wires with a plan, used by the cocotb runner and the Amaranth-simulator bench
+alike: it names the port, wire, node, bit-time and message of every difference.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from ..golden.fattree.switching import assign_injection_wires, set_switches
 from ..golden.fattree.topology import DOWN, EXT, UP
 from ..golden.messages import endpoint_name
 
-__all__ = ["CyclePlan", "plan_cycle", "Mismatch", "compare_cycle", "describe_wire", "port_key"]
+__all__ = ["CyclePlan", "plan_cycle", "plan_result", "plans", "cycle_injections", "Mismatch",
+           "compare_cycle", "describe_wire", "port_key", "pack_words", "unpack_words"]
 
 
 def port_key(net, endpoint: int) -> str:
@@ -72,15 +75,12 @@ def _zeros(net, length):
     return {p: np.zeros((length, w), dtype=np.uint8) for p, w in ports.items()}
 
 
-def plan_cycle(net, ms, idx) -> CyclePlan:
-    """Streams, wires and the model's prediction for messages ``idx`` in one cycle.
-
-    Off-line networks get their switch settings; on-line ones are injected in message
-    order. A cycle the network cannot carry (more messages at a source than it has
-    wires, or off-line, no disjoint paths through some concentrator) raises
-    :class:`~fatnet.golden.errors.FatnetInputError` naming the message, before
-    anything is simulated.
-    """
+def cycle_injections(net, ms, idx) -> tuple[dict, list]:
+    """What the sources drive for messages ``idx`` in one cycle: (message -> (wire,
+    stream), local messages). Off-line networks get their switch settings; on-line ones
+    are injected in message order. A cycle the network cannot carry (more messages at a
+    source than it has wires, or off-line, no disjoint paths through some concentrator)
+    raises :class:`~fatnet.golden.errors.FatnetInputError` naming the message."""
     idx = sorted(int(i) for i in idx)
     for m in idx:  # endpoints out of range: one clear error before anything runs
         net.tree.check_endpoint(f"message {m} source", int(ms.src[m]))
@@ -101,16 +101,28 @@ def plan_cycle(net, ms, idx) -> CyclePlan:
             f"this cycle cannot carry message {m} ({endpoint_name(ms.src[m])} -> "
             f"{endpoint_name(ms.dst[m])}): {why}" + (f" (and {len(refused) - 1} more)"
                                                     if len(refused) > 1 else ""))
-    local = [m for m in idx if ms.src[m] == ms.dst[m]]
-    res = simulate_cycle(net, ms, injections, local)
+    return injections, [m for m in idx if ms.src[m] == ms.dst[m]]
+
+
+def plan_cycle(net, ms, idx) -> CyclePlan:
+    """Convenience for tests: run messages ``idx`` through the model as one cycle
+    (:func:`cycle_injections`, then the cycle model, once) and plan the result."""
+    injections, local = cycle_injections(net, ms, idx)
+    return plan_result(net, ms, simulate_cycle(net, ms, injections, local))
+
+
+def plan_result(net, ms, res: CycleResult) -> CyclePlan:
+    """The testbench's view of a cycle the model has already run: what every source
+    drives (the result's injections) and what every endpoint's ``recv`` and ``send_ack``
+    wires carry (its waveforms). Nothing is simulated again."""
     T = res.length
     drive, recv, ack = _zeros(net, T), _zeros(net, T), _zeros(net, T)
     owner = {}
-    label = {m: f"{port_key(net, int(ms.src[m]))} -> {port_key(net, int(ms.dst[m]))}"
-             for m in idx}
-    for m, (w, bits) in injections.items():
+    label = {m: f"{port_key(net, o.src)} -> {port_key(net, o.dst)}"
+             for m, o in res.outcomes.items()}
+    for m, (w, bits) in res.injections.items():
         p = port_key(net, int(ms.src[m]))
-        drive[p][:len(bits), w] = bits
+        drive[p][:len(bits), w] = bits[:T]
         owner[(p, "send", w)] = m
     # A leaf's recv wires are its DOWN channel, its send_ack wires the reverse of its UP
     # channel; for the external interface it is the other way round (channel 0).
@@ -124,11 +136,43 @@ def plan_cycle(net, ms, idx) -> CyclePlan:
                 into["ext"][:, wire] = wave
     for m, o in res.outcomes.items():
         if o.path and o.status == "delivered":
-            last = o.path[-1]
-            p = port_key(net, o.dst)
-            owner[(p, "recv", last.wire)] = m
+            owner[(port_key(net, o.dst), "recv", o.path[-1].wire)] = m
     site = {p: boundary_node(net, p) for p in drive}
     return CyclePlan(T, drive, recv, ack, res, owner, label, site)
+
+
+def plans(net, ms, cycles) -> list[CyclePlan]:
+    """One plan per cycle: ``cycles`` holds the model's own :class:`CycleResult` s (as
+    ``fatnet sim`` and the run drivers keep them) or, for tests, sequences of message
+    indices (each run through the model once, see :func:`plan_cycle`). Index cycles are
+    all checked first, so a cycle the network cannot carry is refused before any runs."""
+    cycles = list(cycles)
+    runs = [c if isinstance(c, CycleResult) else cycle_injections(net, ms, c)
+            for c in cycles]
+    return [plan_result(net, ms, c if isinstance(c, CycleResult)
+                        else simulate_cycle(net, ms, *c)) for c in runs]
+
+
+# ------------------------------------------------------------------ packed words
+def pack_words(arrays: dict, layout, length: int) -> int:
+    """Per-port [bit-time, wire] arrays -> one integer of ``length`` packed words:
+    bit ``t * W + first + wire`` is port's ``wire`` at bit-time ``t`` (``layout`` is
+    the harness's (port, first bit, width) list, ``W`` its total width)."""
+    W = sum(w for _, _, w in layout)
+    packed = np.zeros((length, W), dtype=np.uint8)
+    for port, first, w in layout:
+        packed[:, first:first + w] = arrays[port]
+    return int.from_bytes(np.packbits(packed.ravel(), bitorder="little").tobytes(),
+                          "little")
+
+
+def unpack_words(value: int, layout, length: int) -> dict:
+    """The inverse of :func:`pack_words`: per-port uint8 arrays [bit-time, wire]."""
+    W = sum(w for _, _, w in layout)
+    nbits = length * W
+    raw = np.frombuffer(int(value).to_bytes((nbits + 7) // 8, "little"), dtype=np.uint8)
+    bits = np.unpackbits(raw, bitorder="little")[:nbits].reshape(length, W)
+    return {port: bits[:, first:first + w].copy() for port, first, w in layout}
 
 
 @dataclass

@@ -11,7 +11,7 @@ from fatnet.golden.messages import MessageSet, make_pattern
 from fatnet.golden.fattree.network import FatTreeNetwork
 from fatnet.golden.fattree.schedule import schedule
 from fatnet.golden.fattree.spec import FatTreeSpec
-from fatnet.sim.amaranth_bench import run_cycles_amaranth
+from fatnet.sim.amaranth_bench import run_cycles_amaranth, run_cycles_harness_amaranth
 
 CASES = {
     "n2-universal": lambda **kw: FatTreeSpec.universal(2, 2, **kw),
@@ -92,3 +92,56 @@ def test_compare_cycle_names_wire_node_message_and_bit_time():
     # leaf 2 is heap 5 in a 4-leaf tree: the left child of node 2
     assert str(mismatch) == (f"leaf2.recv[0] (node 2 port L; message 0, leaf1 -> leaf2) "
                              f"at bit-time {t}: expected 1, got 0")
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_harness_packing_is_the_network_tops_signature_and_the_models_port_layout(case):
+    """One port map: the harness packs by the network top's signature (leaf[0..n-1],
+    then ext); the model's ``port_layout`` mirrors it exactly."""
+    from fatnet.hdl.harness import PackedHarness, endpoint_layout, packed_layout
+    from fatnet.hdl.fattree import FatTreeNetworkHW
+    net = FatTreeNetwork(CASES[case]())
+    core = FatTreeNetworkHW(net)
+    h = PackedHarness(net, core=core)
+    assert h.layout == endpoint_layout(core) == packed_layout(net) == net.port_layout()
+    assert [name for name, _, _ in h.layout] == [f"leaf{i}" for i in range(net.n)] + ["ext"]
+    W = sum(w for _, _, w in h.layout)
+    assert len(h.stim) == len(h.recv_cap) == len(h.ack_cap) == net.cycle_length * W
+    core._MustUse__silence = h._MustUse__silence = True
+
+
+@pytest.mark.parametrize("mode", ["offline", "online"])
+def test_packed_harness_replays_whole_cycles_as_modelled(mode):
+    """The harness the cocotb test drives (whole-cycle stimulus in, capture registers
+    out, auto-acknowledge), on Amaranth's simulator, against the model's own results."""
+    from fatnet.golden.fattree.route import run
+    from fatnet.sim.plan import pack_words, plan_cycle, unpack_words
+    net = FatTreeNetwork(FatTreeSpec.universal(8, 4, mode=mode, payload_bits=4))
+    ms = make_pattern(net.n, "hot-spot", 2, 4, hot_fraction=0.5)
+    report = run(net, ms, keep_results=True, max_cycles=8)
+    assert report.results
+    _check(run_cycles_harness_amaranth(net, ms, report.results), f"harness {mode} seed 2")
+    # and packing is lossless
+    plan = plan_cycle(net, ms, sorted(report.results[0].outcomes))
+    layout = net.port_layout()
+    for arrays in (plan.drive, plan.expect_recv, plan.expect_send_ack):
+        back = unpack_words(pack_words(arrays, layout, plan.length), layout, plan.length)
+        assert all((back[p] == a).all() for p, a in arrays.items())
+
+
+@pytest.mark.parametrize("mode", ["offline", "online"])
+def test_plans_from_the_models_results_equal_plans_from_message_indices(mode):
+    """One planner: a plan made from a result the model already produced (what `fatnet
+    sim` hands over) is the plan of the same messages run again from their indices."""
+    from fatnet.golden.fattree.route import run
+    from fatnet.sim.plan import plan_cycle, plans
+    net = FatTreeNetwork(FatTreeSpec.universal(8, 4, mode=mode, payload_bits=4))
+    ms = make_pattern(net.n, "random-destinations", 4, 4)
+    report = run(net, ms, keep_results=True, max_cycles=8)
+    for res, plan in zip(report.results, plans(net, ms, report.results)):
+        assert res.injections and plan.result is res
+        again = plan_cycle(net, ms, sorted(res.outcomes))
+        for a, b in ((plan.drive, again.drive), (plan.expect_recv, again.expect_recv),
+                     (plan.expect_send_ack, again.expect_send_ack)):
+            assert sorted(a) == sorted(b) and all((a[p] == b[p]).all() for p in a)
+        assert plan.owner == again.owner and plan.label == again.label
