@@ -6,9 +6,10 @@ testbenches reach every family the same way (compare ``cocotb_tools.runner.get_r
 
 ``golden/<folder>``
     ``KINDS``; ``add_arguments(parser, verb, kind)``; ``spec_from_args(kind, args)``;
-    ``build(spec)`` (the golden network); ``VERBS`` (model-only verbs: name ->
-    (help, function(kind, args))); for ``sim``: ``messages_from_args(args, net)`` and
-    ``run_model(net, ms, args)``; optionally ``EXPERIMENTS``.
+    ``network_from_args(kind, args)`` (the golden network); ``VERBS`` (model-only
+    verbs: name -> (help, function(kind, args))); for ``sim``:
+    ``messages_from_args(args, net)`` and ``run_model(net, ms, args)``; optionally
+    ``EXPERIMENTS`` (name -> (help, add_arguments(parser), run(args))).
 ``hdl/<folder>``
     the hardware top of a golden network (only families with hardware).
 ``sim/<folder>``
@@ -73,6 +74,9 @@ class Family:
 #: Every network kind, by its command-line name.
 FAMILIES = {f.kind: f for f in (
     Family("fat-tree", "fattree", "Leiserson's fat-tree with concentrator switches"),
+    Family("butterfly", "butterfly", "the butterfly of 2x2 splitter switches"),
+    Family("dilated-butterfly", "butterfly", "the d-dilated butterfly"),
+    Family("multibutterfly", "butterfly", "randomly-wired splitter networks"),
 )}
 
 

@@ -70,6 +70,9 @@ class CircuitNetwork:
         Data bits of every message (0 .. 1024).
     """
 
+    #: The family's folder in every layer (the hardware is ``fatnet.hdl.butterfly``).
+    family = "butterfly"
+
     def __init__(self, network, payload_bits: int = 8):
         if (isinstance(payload_bits, bool) or not isinstance(payload_bits, (int, np.integer))
                 or not 0 <= payload_bits <= MAX_PAYLOAD_BITS):

@@ -15,7 +15,7 @@ from .network import FatTreeNetwork
 from .spec import CONCENTRATORS, MODES, FatTreeSpec
 
 __all__ = ["KINDS", "VERBS", "add_arguments", "spec_from_args", "build",
-           "messages_from_args", "run_model"]
+           "network_from_args", "messages_from_args", "run_model"]
 
 #: The kinds this family serves on the command line.
 KINDS = ("fat-tree",)
@@ -93,6 +93,11 @@ def spec_from_args(kind: str, args) -> FatTreeSpec:
 def build(spec: FatTreeSpec) -> FatTreeNetwork:
     """The golden network of a spec: the one structure the hardware is built from."""
     return FatTreeNetwork(spec)
+
+
+def network_from_args(kind: str, args) -> FatTreeNetwork:
+    """The golden network the options name."""
+    return build(spec_from_args(kind, args))
 
 
 def messages_from_args(args, net):

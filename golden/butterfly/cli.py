@@ -1,0 +1,368 @@
+"""Plain functions behind the command line for the butterfly family.
+
+The command line (argparse, rich progress bars, JSON printing, exit statuses) lives
+elsewhere; these functions validate everything and raise
+:class:`fatnet.golden.errors.ParameterError` (one line naming the parameter and the
+accepted range) on bad input, and return plain data (dicts and lists of JSON-ready
+values).
+
+* :func:`spec_from_options` -> :class:`ButterflySpec` (validated options);
+* :func:`build` -> the network with its fault map;
+* :func:`info` -> levels, switches, edges, expansion per level, fault summary;
+* :func:`route` -> store-and-forward and circuit-switched (one cycle) results of a pattern;
+* :func:`experiment` -> Tables I-III cells; :func:`format_experiment` -> text;
+* :func:`acceptance`, :func:`sweep` (+ ``plot``) -> acceptance under load, Patel.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from ..errors import ParameterError
+from . import faults as fl
+from .circuit import load_sweep, one_cycle_acceptance, patel_acceptance, plot_sweep
+from .experiments import format_tables, run_tables
+from .patterns import PATTERNS, make_problems
+from .store_forward import EDGE_CHOICES, QUEUES, TIES, Rules, route_store_forward
+from .upfal import route_upfal, theorem_2_1_bound
+from .topology import (
+    DEFAULT_MAX_ATTEMPTS,
+    KINDS,
+    MAX_INPUTS,
+    WIRINGS,
+    build_network,
+    check_inputs,
+    derived_rng,
+    expansion_report,
+)
+
+__all__ = [
+    "ButterflySpec",
+    "spec_from_options",
+    "build",
+    "info",
+    "route",
+    "experiment",
+    "format_experiment",
+    "acceptance",
+    "sweep",
+    "MAX_FAULT_PLACEMENTS",
+]
+
+#: Sec. IV re-places faults that reach an input; this many tries at most.
+MAX_FAULT_PLACEMENTS = 10_000
+
+
+@dataclass(frozen=True)
+class ButterflySpec:
+    """Validated options of one butterfly-family network (see :func:`spec_from_options`)."""
+
+    kind: str
+    inputs: int
+    multiplicity: int
+    modified: bool = False
+    seed: int = 0
+    wiring: str = "uniform"
+    faults: int | None = None
+    fault_rate: float | None = None
+    fault_rule: str = "all"
+    adversary: str | None = None
+    replace_faults: bool = True
+    alpha: float | None = None
+    beta: float | None = None
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+
+    @property
+    def interior_switches(self) -> int:
+        """Interior switches: ``(log2 N - 1) * N`` for every kind."""
+        return (self.inputs.bit_length() - 2) * self.inputs
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def spec_from_options(kind: str, inputs: int = 1024, multiplicity: int | None = None,
+                      faults: int | None = None, fault_rate: float | None = None,
+                      modified: bool = False, seed: int = 0, wiring: str = "uniform",
+                      fault_rule: str = "all", adversary: str | None = None,
+                      replace_faults: bool = True, alpha: float | None = None,
+                      beta: float | None = None,
+                      max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> ButterflySpec:
+    """Validate the options of ``fatnet info|route <kind>``.
+
+    Parameters
+    ----------
+    kind : "butterfly", "dilated-butterfly" or "multibutterfly"
+    inputs : int
+        A power of two in [4, 65536] ([8, 65536] when ``modified``).
+    multiplicity : int, optional
+        ``d``; default 1 for the butterfly, 2 otherwise.
+    faults, fault_rate : optional
+        A count of random interior faults, or a probability per interior switch (not
+        both); with ``adversary`` the count is placed by that adversary instead.
+    modified : bool
+        The "*" network of Sec. IV.
+    seed : int
+        Wiring, faults and patterns all derive from it.
+    wiring : str
+        Random wiring of a multibutterfly (``uniform``, ``maps``,
+        ``butterfly-plus-maps``).
+    fault_rule : "all", "half" or "erase"
+        Propagation rule (Sec. IV's, generalised; Sec. III's at-least-half), or Sec.
+        III-A's erasure then at-least-half propagation (needs ``alpha`` and ``beta``,
+        which the wiring is then required to have).
+    adversary : str, optional
+        ``one-splitter``, ``propagate`` or ``spread``.
+    replace_faults : bool
+        Sec. IV: place random faults again while any reaches an input.
+    alpha, beta : float, optional
+        Require this expansion of every splitter (the wiring is retried up to
+        ``max_attempts`` times).
+    """
+    if kind not in KINDS:
+        raise ParameterError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    check_inputs(inputs, modified)
+    if multiplicity is None:
+        multiplicity = 1 if kind == "butterfly" else 2
+    if not isinstance(multiplicity, (int, np.integer)) or multiplicity < 1 or multiplicity > 64:
+        raise ParameterError(f"multiplicity must be an integer in [1, 64], got {multiplicity}")
+    if kind == "butterfly" and multiplicity != 1:
+        raise ParameterError(
+            f"multiplicity must be 1 for kind butterfly (use dilated-butterfly), got {multiplicity}")
+    if kind == "dilated-butterfly" and multiplicity < 2:
+        raise ParameterError(
+            f"multiplicity must be in [2, 64] for kind dilated-butterfly, got {multiplicity}")
+    if wiring not in WIRINGS:
+        raise ParameterError(f"wiring must be one of {', '.join(WIRINGS)}, got {wiring!r}")
+    if fault_rule not in fl.RULES + ("erase",):
+        raise ParameterError(
+            f"fault rule must be one of {', '.join(fl.RULES + ('erase',))}, got {fault_rule!r}")
+    if fault_rule == "erase" and (alpha is None or beta is None):
+        raise ParameterError("fault rule erase (Sec. III-A) needs alpha and beta")
+    interior = (inputs.bit_length() - 2) * inputs
+    if faults is not None and fault_rate is not None:
+        raise ParameterError("give at most one of faults and fault_rate")
+    if faults is not None and not 0 <= faults <= interior:
+        raise ParameterError(
+            f"faults must be in [0, {interior}] (the interior switches of a {inputs}-input "
+            f"network), got {faults}")
+    if fault_rate is not None and not 0.0 <= fault_rate <= 1.0:
+        raise ParameterError(f"fault rate must be in [0, 1], got {fault_rate}")
+    if adversary is not None:
+        if adversary not in fl.ADVERSARIES:
+            raise ParameterError(
+                f"adversary must be one of {', '.join(fl.ADVERSARIES)}, got {adversary!r}")
+        if faults is None:
+            raise ParameterError("an adversary needs a fault count (faults)")
+    if (alpha is None) != (beta is None):
+        raise ParameterError("give both alpha and beta (the expansion to require), or neither")
+    if alpha is not None:
+        if not 0 < alpha <= 1:
+            raise ParameterError(f"alpha must be in (0, 1], got {alpha}")
+        if beta <= 0:
+            raise ParameterError(f"beta must be > 0, got {beta}")
+    if max_attempts < 1:
+        raise ParameterError(f"max attempts must be >= 1, got {max_attempts}")
+    return ButterflySpec(kind=kind, inputs=int(inputs), multiplicity=int(multiplicity),
+                         modified=bool(modified), seed=int(seed), wiring=wiring,
+                         faults=faults, fault_rate=fault_rate, fault_rule=fault_rule,
+                         adversary=adversary, replace_faults=replace_faults, alpha=alpha,
+                         beta=beta, max_attempts=int(max_attempts))
+
+
+def build(spec: ButterflySpec):
+    """The network of ``spec`` with its fault map (``net.faults``; None without faults).
+
+    Returns (network, placements): how many random fault placements were drawn (Sec. IV
+    re-places them while one reaches an input, if ``spec.replace_faults``).
+    """
+    expansion = (spec.alpha, spec.beta) if spec.alpha is not None else None
+    net = build_network(spec.kind, spec.inputs, spec.multiplicity, spec.modified, spec.seed,
+                        spec.wiring, expansion, spec.max_attempts)
+    if spec.faults is None and spec.fault_rate is None:
+        return net, 0
+    if spec.adversary is not None:
+        faulty = fl.adversarial_faults(net, spec.faults, spec.adversary)
+    else:
+        faulty = None
+    if spec.fault_rule == "erase":
+        # Sec. III-A: erasure decides what survives; faults are never re-placed.
+        if faulty is None:
+            faulty = fl.random_faults(net, spec.faults, spec.fault_rate,
+                                      rng=derived_rng(spec.seed, 101))
+        return net.with_faults(fl.erase(net, faulty, spec.alpha, spec.beta)), 1
+    if faulty is not None:
+        return net.with_faults(fl.propagate(net, faulty, spec.fault_rule)), 1
+    rng = derived_rng(spec.seed, 101)
+    tries = MAX_FAULT_PLACEMENTS if spec.replace_faults else 1
+    for attempt in range(1, tries + 1):
+        faulty = fl.random_faults(net, spec.faults, spec.fault_rate, rng=rng)
+        fmap = fl.propagate(net, faulty, spec.fault_rule)
+        if not fmap.reaches_inputs or not spec.replace_faults:
+            return net.with_faults(fmap), attempt
+    raise ParameterError(
+        f"faults must be fewer: no placement of {spec.faults or spec.fault_rate} faults "
+        f"kept every input in {MAX_FAULT_PLACEMENTS} tries (inputs {spec.inputs})")
+
+
+def _finite(x: float):
+    return None if x is None or (isinstance(x, float) and math.isinf(x)) else x
+
+
+def info(spec: ButterflySpec, alpha: float = 1 / 16, exact_limit: int | None = None) -> dict:
+    """Levels, switches, edges, measured expansion per level and the fault summary.
+
+    ``alpha`` is the set-size fraction the expansion is measured at (``spec.alpha`` if
+    the spec requires an expansion). ``beta`` is None where every set is vacuous.
+    """
+    net, placements = build(spec)
+    a = spec.alpha if spec.alpha is not None else alpha
+    report = net.expansion or expansion_report(net, a, exact_limit, spec.seed)
+    out = net.summary()
+    out["wiring"] = net.wiring
+    out["spec"] = spec.as_dict()
+    out["expansion"] = {"alpha": a, "levels": [
+        {**r, "beta": _finite(r["beta"])} for r in report]}
+    out["faults"] = None if net.faults is None else {
+        **net.faults.summary(), "placements": placements}
+    if net.faults is not None and spec.fault_rule == "erase":
+        out["faults"]["theorem_3_4"] = fl.theorem_3_4_bounds(
+            spec.inputs, int(net.faults.faulty.sum()), spec.alpha, spec.beta,
+            spec.multiplicity)
+    return out
+
+
+def _rules(queue, edge_choice, tie, threshold) -> Rules:
+    for name, value, allowed in (("queue", queue, QUEUES), ("edge choice", edge_choice,
+                                                              EDGE_CHOICES),
+                                 ("tie", tie, TIES)):
+        if value not in allowed:
+            raise ParameterError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+    return Rules(threshold=threshold, queue=queue, edge_choice=edge_choice, tie=tie)
+
+
+def route(spec: ButterflySpec, pattern: str = "random-destinations", problems: int = 1,
+          hot_fraction: float = 0.1, pattern_seed: int | None = None,
+          queue: str = "fifo", edge_choice: str = "first", tie: str = "in-edge",
+          threshold: int = 4, arbitration: str = "random",
+          upfal_waves: int | None = None) -> dict:
+    """Route a pattern: store-and-forward (Sec. IV) and one circuit-switched cycle.
+
+    Messages whose input is faulty, declared faulty or erased, or whose output is
+    erased, are reported lost (never injected); every other message is delivered
+    exactly once (store-and-forward) or delivered/blocked (one circuit cycle).
+    With ``upfal_waves = L`` the problems (permutations, fault-free network) are also
+    routed by Upfal's wave algorithm; with ``spec.alpha``/``beta`` its Theorem 2.1 bound
+    is reported beside the steps.
+    """
+    if pattern not in PATTERNS:
+        raise ParameterError(f"pattern must be one of {', '.join(PATTERNS)}, got {pattern!r}")
+    if problems < 1:
+        raise ParameterError(f"problems must be >= 1, got {problems}")
+    rules = _rules(queue, edge_choice, tie, threshold)
+    net, _ = build(spec)
+    rng = derived_rng(spec.seed if pattern_seed is None else pattern_seed, 202)
+    probs = make_problems(pattern, spec.inputs, problems, rng=rng, hot_fraction=hot_fraction)
+    offered = int(probs.size)
+    unusable = net.blocked()
+    cut = unusable[0][None, :] | unusable[-1][probs]     # faulty input or erased output
+    lost = int(cut.sum())
+    probs = np.where(cut, -1, probs)
+    sf = route_store_forward(net, probs, rules, seed=spec.seed)
+    circuit = one_cycle_acceptance(net, probs[0], arbitration, seed=spec.seed)
+    delivered = int(sf.delivered[0])
+    assert delivered + lost == offered  # conservation: delivered exactly once or lost
+    upfal = None
+    if upfal_waves is not None:
+        res = route_upfal(net, probs, L=upfal_waves)
+        upfal = {"L": upfal_waves, "steps": res["steps"], "stages": res["stages"],
+                 "delivered": res["delivered"], "colours": res["colours"]}
+        if spec.alpha is not None:
+            upfal["theorem_2_1"] = theorem_2_1_bound(spec.inputs, spec.multiplicity,
+                                                     spec.alpha, spec.beta, upfal_waves,
+                                                     problems)
+    return {
+        "spec": spec.as_dict(), "pattern": pattern, "problems": problems,
+        "messages": offered, "lost_at_faults": lost,
+        "store_and_forward": {
+            "delivered": delivered, "steps": int(sf.steps[0]),
+            "never_delayed": int(sf.undelayed[0]),
+            "never_delayed_fraction": float(sf.undelayed_fraction[0]),
+            "mean_latency": float(sf.delivery_step[sf.delivery_step > 0].mean())
+            if delivered else None,
+            "waits_by_level": sf.waits_by_level.tolist(),
+            "rules": asdict(rules),
+        },
+        "circuit_one_cycle": {
+            "problem": 0, "offered": int(circuit["offered"][0]),
+            "delivered": int(circuit["delivered"][0]),
+            "blocked": int(circuit["offered"][0] - circuit["delivered"][0]),
+            "acceptance": float(circuit["acceptance"][0]), "arbitration": arbitration,
+        },
+        "upfal": upfal,
+    }
+
+
+def experiment(table="all", inputs: int = 1024, trials: int | None = None, seed: int = 0,
+               progress=None, wiring: str = "butterfly-plus-maps",
+               on_input_fault: str = "clear", fault_draws: str = "repeated") -> list[dict]:
+    """Tables I-III of Leighton-Maggs (see :func:`experiments.run_tables`).
+
+    ``table``: 1, 2, 3 or "all"; ``progress(done, total, description)``. The defaults
+    are the readings that reproduce the paper; ``wiring="uniform"``,
+    ``on_input_fault="replace"``, ``fault_draws="distinct"`` are the literal ones.
+    """
+    if not isinstance(inputs, (int, np.integer)) or inputs < 8 or inputs > MAX_INPUTS \
+            or inputs & (inputs - 1):
+        raise ParameterError(f"inputs must be a power of two in [8, {MAX_INPUTS}], got {inputs}")
+    return run_tables(table, inputs=inputs, trials=trials, seed=seed, progress=progress,
+                      wiring=wiring, on_input_fault=on_input_fault, fault_draws=fault_draws)
+
+
+def format_experiment(cells: list[dict]) -> str:
+    """The tables as text, ours beside the paper's."""
+    return format_tables(cells)
+
+
+def acceptance(kind: str, inputs: int = 1024, multiplicity: int | None = None,
+               trials: int = 100, seed: int = 0, load: float = 1.0,
+               node_capacity: int | None = None, arbitration: str = "random",
+               wiring: str = "uniform") -> dict:
+    """Acceptance of one circuit-switched cycle at ``load``; the butterfly's Patel value.
+
+    ``node_capacity`` defaults to ``d`` (1 for the butterfly: Patel's delta network).
+    """
+    spec = spec_from_options(kind, inputs, multiplicity, seed=seed, wiring=wiring)
+    if not 0 < load <= 1:
+        raise ParameterError(f"load must be in (0, 1], got {load}")
+    if trials < 1:
+        raise ParameterError(f"trials must be >= 1, got {trials}")
+    cap = spec.multiplicity if node_capacity is None else node_capacity
+    rng = derived_rng(seed, 303)
+    nets = ([build_network(kind, inputs, spec.multiplicity, seed=seed + t, wiring=wiring)
+             for t in range(trials)] if kind == "multibutterfly"
+            else build_network(kind, inputs, spec.multiplicity))
+    dest = make_problems("random-destinations", inputs, trials, rng=rng)
+    dest[rng.random(dest.shape) >= load] = -1
+    res = one_cycle_acceptance(nets, dest, arbitration, seed=seed, node_capacity=cap)
+    n = inputs.bit_length() - 1
+    return {"kind": kind, "inputs": inputs, "multiplicity": spec.multiplicity,
+            "load": load, "trials": trials, "node_capacity": cap,
+            "acceptance_mean": float(res["acceptance"].mean()),
+            "acceptance_std": float(res["acceptance"].std(ddof=1)) if trials > 1 else 0.0,
+            "patel": patel_acceptance(n, load) if spec.multiplicity == 1 else None}
+
+
+def sweep(inputs: int = 256, trials: int = 20, seed: int = 0, plot: str | None = None,
+          loads=None, multiplicity: int = 2, wiring: str = "butterfly-plus-maps") -> list[dict]:
+    """Throughput/latency against offered load for the three networks; ``plot`` writes a PNG."""
+    check_inputs(inputs)
+    loads = loads or [0.1 * k for k in range(1, 11)]
+    rows = load_sweep(inputs=inputs, loads=loads, trials=trials, seed=seed,
+                      multiplicity=multiplicity, wiring=wiring)
+    if plot:
+        plot_sweep(rows, plot)
+    return rows

@@ -1,0 +1,249 @@
+"""The butterfly family's command-line hooks: options, model-only verbs, experiments.
+
+:mod:`fatnet.cli` builds the parser from :func:`add_arguments` and calls :data:`VERBS`
+and :data:`EXPERIMENTS`; the functions behind them are :mod:`.cli` (store-and-forward,
+faults, expansion, the Leighton-Maggs tables) and :mod:`.cyclemodel` (the cycle-exact
+circuit-switched model the hardware follows).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+
+from ..errors import ParameterError
+from ..messages import MessageSet
+from . import cli as bf
+from .circuit import patel_acceptance
+from .cyclemodel import CircuitNetwork, run_circuit
+from .faults import ADVERSARIES, RULES
+from .patterns import PATTERNS, make_problems
+from .store_forward import EDGE_CHOICES, QUEUES, TIES
+from .topology import KINDS, WIRINGS, derived_rng
+
+__all__ = ["KINDS", "VERBS", "EXPERIMENTS", "add_arguments", "spec_from_args", "build",
+           "network_from_args", "messages_from_args", "run_model"]
+
+
+def _network_options(p: argparse.ArgumentParser, kind: str) -> None:
+    p.add_argument("--inputs", type=int, default=64,
+                   help="N, a power of two in [4, 65536] (default 64)")
+    p.add_argument("--multiplicity", type=int, default=None, metavar="D",
+                   help="edges per direction d (default 1 for butterfly, 2 otherwise)")
+    faults = p.add_mutually_exclusive_group()
+    faults.add_argument("--faults", type=int, default=None, metavar="F",
+                        help="faulty interior switches, placed at random (or by --adversary)")
+    faults.add_argument("--fault-rate", type=float, default=None, metavar="P",
+                        help="probability that an interior switch is faulty")
+    p.add_argument("--adversary", choices=ADVERSARIES, default=None,
+                   help="place the --faults on purpose instead of at random")
+    p.add_argument("--fault-rule", choices=RULES, default="all",
+                   help="propagation: all (Sec. IV) or half (Sec. III) (default all)")
+    p.add_argument("--modified", action="store_true",
+                   help="the '*' network of Sec. IV (4x4 complete last levels, level -1)")
+    p.add_argument("--wiring", choices=WIRINGS, default="uniform",
+                   help="random wiring of a multibutterfly (default uniform)")
+    p.add_argument("--expansion", type=float, nargs=2, default=None,
+                   metavar=("ALPHA", "BETA"),
+                   help="retry the wiring until every splitter has this expansion")
+    p.add_argument("--payload-bits", type=int, default=8,
+                   help="data bits per message in the bit-serial model (default 8)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed for the wiring, the faults and the patterns (default 0)")
+
+
+def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
+    """The options of one verb for a splitter network."""
+    _network_options(p, kind)
+    if verb in ("route", "sim"):
+        p.add_argument("--pattern", default="random-destinations",
+                       help="one of: " + ", ".join(PATTERNS) + " (default random-destinations)")
+        p.add_argument("--problems", type=int, default=1,
+                       help="messages per input (several problems at once; default 1)")
+        p.add_argument("--hot-fraction", type=float, default=0.1,
+                       help="hot-spot pattern: fraction of inputs sending to output 0")
+        p.add_argument("--max-cycles", type=int, default=1000,
+                       help="circuit model: give up after this many delivery cycles")
+    if verb == "route":
+        p.add_argument("--queue", choices=QUEUES, default="fifo",
+                       help="store-and-forward queue discipline (default fifo)")
+        p.add_argument("--edge-choice", choices=EDGE_CHOICES, default="first",
+                       help="store-and-forward choice among the d edges (default first)")
+        p.add_argument("--tie", choices=TIES, default="in-edge",
+                       help="store-and-forward arbitration (default in-edge order)")
+        p.add_argument("--allow-loss", action="store_true",
+                       help="exit 0 even if messages are reported lost")
+
+
+def spec_from_args(kind: str, args) -> bf.ButterflySpec:
+    alpha, beta = args.expansion if args.expansion else (None, None)
+    return bf.spec_from_options(kind, args.inputs, args.multiplicity, args.faults,
+                                args.fault_rate, args.modified, args.seed, args.wiring,
+                                args.fault_rule, args.adversary, alpha=alpha, beta=beta)
+
+
+def build(spec: bf.ButterflySpec, payload_bits: int = 8) -> CircuitNetwork:
+    """The bit-serial network of a spec (with its fault map)."""
+    net, _ = bf.build(spec)
+    return CircuitNetwork(net, payload_bits)
+
+
+def network_from_args(kind: str, args) -> CircuitNetwork:
+    """The bit-serial network the options name."""
+    return build(spec_from_args(kind, args), args.payload_bits)
+
+
+def messages_from_args(args, circuit: CircuitNetwork) -> MessageSet:
+    """The pattern's messages, ``--problems`` per input, inputs in order within each."""
+    if args.problems < 1:
+        raise ParameterError(f"problems must be >= 1, got {args.problems}")
+    if args.pattern not in PATTERNS:
+        raise ParameterError(f"pattern must be one of {', '.join(PATTERNS)}, "
+                             f"got {args.pattern!r}")
+    n = circuit.n_inputs
+    rng = derived_rng(args.seed, 202)
+    dst = make_problems(args.pattern, n, args.problems, rng=rng,
+                        hot_fraction=args.hot_fraction)
+    src = np.tile(np.arange(n), args.problems)
+    return MessageSet.from_pairs(src, dst.reshape(-1), circuit.payload_bits, args.seed)
+
+
+def run_model(circuit: CircuitNetwork, ms: MessageSet, args):
+    """The cycle-exact circuit-switched run (results kept) for ``sim``."""
+    return run_circuit(circuit, ms, keep_results=True, max_cycles=args.max_cycles)
+
+
+# ---------------------------------------------------------------------- verbs
+def cmd_route(kind: str, args) -> int:
+    spec = spec_from_args(kind, args)
+    doc = bf.route(spec, args.pattern, args.problems, args.hot_fraction,
+                   queue=args.queue, edge_choice=args.edge_choice, tie=args.tie)
+    circuit = build(spec, args.payload_bits)
+    ms = messages_from_args(args, circuit)
+    report = run_circuit(circuit, ms, keep_results=True, max_cycles=args.max_cycles)
+    first = report.results[0] if report.results else None
+    offered = len(first.outcomes) if first else 0
+    accepted = len(first.with_status("delivered")) if first else 0
+    doc["circuit"] = {**report.to_dict(), "first_cycle_offered": offered,
+                      "first_cycle_delivered": accepted,
+                      "first_cycle_acceptance": accepted / offered if offered else None,
+                      "patel": (patel_acceptance(circuit.network.n)
+                                if spec.multiplicity == 1 else None)}
+    del doc["circuit_one_cycle"]
+    if args.json:
+        print(json.dumps(doc))
+    else:
+        sf, c = doc["store_and_forward"], doc["circuit"]
+        print(f"{kind}: {spec.inputs} inputs, multiplicity {spec.multiplicity}"
+              f"{', modified (*)' if spec.modified else ''}, seed {spec.seed}; "
+              f"{args.pattern}, {args.problems} per input: {doc['messages']} messages, "
+              f"{doc['lost_at_faults']} cut off by faults")
+        print(f"store-and-forward: {sf['delivered']} delivered in {sf['steps']} steps, "
+              f"{sf['never_delayed_fraction']:.1%} never delayed")
+        acc = c["first_cycle_acceptance"]
+        print(f"circuit (bit-serial, cycle-exact): first cycle {c['first_cycle_delivered']}"
+              f"/{c['first_cycle_offered']} delivered"
+              + (f" (acceptance {acc:.3f})" if acc is not None else "")
+              + f"; all in {c['cycles']} cycles of {c['cycle_length_bits']} bit-times, "
+              f"{c['retries']} retries, {len(c['lost'])} lost")
+    lost = doc["lost_at_faults"] + len(doc["circuit"]["lost"])
+    return 0 if not lost or args.allow_loss else 1
+
+
+def cmd_info(kind: str, args) -> int:
+    spec = spec_from_args(kind, args)
+    doc = bf.info(spec)
+    circuit = build(spec, args.payload_bits)
+    doc["bit_serial"] = {"header_bits": circuit.header_bits,
+                         "payload_bits": circuit.payload_bits,
+                         "arrival": circuit.arrival, "ack_latency": circuit.ack_latency,
+                         "cycle_length_bits": circuit.cycle_length}
+    if args.json:
+        print(json.dumps(doc))
+        return 0
+    print(f"{kind}: {doc['inputs']} inputs, multiplicity {doc['multiplicity']}, levels "
+          f"{doc['levels'][0]}..{doc['levels'][-1]}, {doc['switches']} switches "
+          f"({doc['interior_switches']} interior), {doc['edges']} edges, wiring "
+          f"{doc['wiring']}, seed {spec.seed}")
+    ex = doc["expansion"]
+    print(f"expansion at alpha = {ex['alpha']:.4g} (every input set of at most alpha M "
+          f"inputs of an M-input splitter; beta = min |N(S)| / |S|):")
+    for r in ex["levels"]:
+        beta = "vacuous" if r["beta"] is None else f"{r['beta']:.3f}"
+        print(f"  level {r['level']:3d} ({r['kind']}): splitters of {r['block_inputs']} "
+              f"inputs, sets <= {r['max_set_size']}, beta {beta} "
+              f"({'exact' if r['exact'] else 'search'})")
+    if doc["faults"]:
+        f = doc["faults"]
+        print(f"faults ({f['rule']} rule): {f['faults']} placed, declared per level "
+              f"{f['declared_per_level']}, surviving inputs {f['surviving_inputs']}, "
+              f"outputs {f['surviving_outputs']}")
+    b = doc["bit_serial"]
+    print(f"bit-serial: {b['header_bits']} address bits, {b['payload_bits']} payload bits; "
+          f"M reaches the output at bit-time {b['arrival']}, acknowledgment "
+          f"{b['ack_latency']} later; delivery cycle {b['cycle_length_bits']} bit-times")
+    return 0
+
+
+#: Model-only verbs: name -> (help, function(kind, args) -> exit status).
+VERBS = {
+    "route": ("route a pattern: store-and-forward and cycle-exact circuit switching",
+              cmd_route),
+    "info": ("levels, switches, edges, expansion per level, faults", cmd_info),
+}
+
+
+# ---------------------------------------------------------------------- experiments
+def _progress_bar():
+    """A rich progress bar on stderr, as a ``progress(done, total, what)`` callback."""
+    from rich.progress import Progress
+    bar = Progress(transient=True)
+    task = {}
+
+    def progress(done, total, what=""):
+        if not task:
+            bar.start()
+            task["id"] = bar.add_task(what or "trials", total=total)
+        bar.update(task["id"], completed=done, description=what or "trials")
+        if done >= total:
+            bar.stop()
+    return progress, bar
+
+
+def _leighton_maggs_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--table", default="all", choices=("1", "2", "3", "all"),
+                   help="which table (default all)")
+    p.add_argument("--inputs", type=int, default=1024, help="N (default 1024, the paper's)")
+    p.add_argument("--trials", type=int, default=None,
+                   help="trials per cell (default the paper's: 2000 for Table I, 500 else)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print the cells as JSON")
+    p.add_argument("--plot", default=None, metavar="FILE",
+                   help="also write the load sweep of the three networks (PNG)")
+
+
+def cmd_leighton_maggs(args) -> int:
+    table = args.table if args.table == "all" else int(args.table)
+    progress, bar = _progress_bar()
+    try:
+        cells = bf.experiment(table, args.inputs, args.trials, args.seed, progress)
+    finally:
+        bar.stop()
+    if args.plot:
+        bf.sweep(min(args.inputs, 256), seed=args.seed, plot=args.plot)
+    if args.json:
+        print(json.dumps(cells))
+    else:
+        print(bf.format_experiment(cells))
+        if args.plot:
+            print(f"load sweep written to {args.plot}")
+    return 0
+
+
+#: Experiments: name -> (help, add_arguments(parser), run(args) -> exit status).
+EXPERIMENTS = {
+    "leighton-maggs": ("Leighton-Maggs Tables I-III: paper beside ours",
+                       _leighton_maggs_options, cmd_leighton_maggs),
+}

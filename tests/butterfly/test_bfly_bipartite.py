@@ -1,0 +1,82 @@
+"""The generic (alpha, beta)-expansion checker (golden/bipartite.py)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from fatnet.golden.bipartite import (
+    brute_force_expansion,
+    count_sets,
+    measure_expansion,
+    neighbour_masks,
+)
+from fatnet.golden.errors import ParameterError
+
+
+def _random_graph(rng, inputs, outputs, degree):
+    return [list(rng.integers(0, outputs, size=degree)) for _ in range(inputs)]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_exact_matches_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    inputs, outputs = int(rng.integers(1, 13)), int(rng.integers(1, 70))
+    adj = _random_graph(rng, inputs, outputs, int(rng.integers(1, 4)))
+    alpha = float(rng.choice([0.2, 0.5, 1.0]))
+    result = measure_expansion(adj, outputs, alpha)
+    assert result.exact
+    assert result.beta == brute_force_expansion(adj, outputs, alpha)
+    assert result.sets_examined == count_sets(inputs, result.max_set_size)
+    if result.max_set_size:
+        # The reported worst set really has that many neighbours.
+        nbrs = set().union(*(set(adj[x]) for x in result.worst_set))
+        assert len(nbrs) == result.worst_neighbours
+        assert math.isclose(result.worst_neighbours / len(result.worst_set), result.beta)
+
+
+def test_vacuous_when_alpha_m_below_one():
+    result = measure_expansion([[0], [0], [0]], 1, 0.25)
+    assert result.max_set_size == 0 and result.beta == math.inf and result.exact
+
+
+def test_bitmasks_span_several_words():
+    masks = neighbour_masks([[0, 63, 64, 130], [129]], 131)
+    assert masks.shape == (2, 3)
+    assert int(np.bitwise_count(masks).sum()) == 5
+
+
+def test_search_beyond_exact_limit_finds_planted_bad_set():
+    # 200 inputs with 4 distinct random neighbours among 400 outputs, except inputs
+    # 7, 50, 123 which all share the same 4 neighbours: beta <= 4/3 at |S| = 3.
+    rng = np.random.default_rng(1)
+    adj = [list(rng.choice(400, size=4, replace=False)) for _ in range(200)]
+    for x in (7, 50, 123):
+        adj[x] = [1, 2, 3, 4]
+    result = measure_expansion(adj, 400, 0.05, exact_limit=1000)
+    assert not result.exact
+    assert result.beta <= 4 / 3
+    nbrs = set().union(*(set(adj[x]) for x in result.worst_set))
+    assert len(nbrs) / len(result.worst_set) == result.beta
+
+
+def test_search_never_reports_better_than_exact():
+    rng = np.random.default_rng(5)
+    adj = _random_graph(rng, 40, 30, 3)
+    exact = measure_expansion(adj, 30, 0.1)
+    searched = measure_expansion(adj, 30, 0.1, exact_limit=0)
+    assert exact.exact and not searched.exact
+    assert searched.beta >= exact.beta
+
+
+@pytest.mark.parametrize("alpha", [0, -0.1, 1.5])
+def test_bad_alpha(alpha):
+    with pytest.raises(ParameterError, match="alpha"):
+        measure_expansion([[0]], 1, alpha)
+
+
+def test_out_of_range_neighbour():
+    with pytest.raises(ParameterError, match="adjacency"):
+        measure_expansion([[0, 5]], 3, 1.0)
