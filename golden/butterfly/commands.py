@@ -16,7 +16,6 @@ import numpy as np
 from ..errors import ParameterError
 from ..messages import MessageSet
 from . import cli as bf
-from .circuit import patel_acceptance
 from .cyclemodel import CircuitNetwork, run_circuit
 from .faults import ADVERSARIES, RULES
 from .patterns import PATTERNS, make_problems
@@ -128,9 +127,7 @@ def cmd_route(kind: str, args) -> int:
     accepted = len(first.with_status("delivered")) if first else 0
     doc["circuit"] = {**report.to_dict(), "first_cycle_offered": offered,
                       "first_cycle_delivered": accepted,
-                      "first_cycle_acceptance": accepted / offered if offered else None,
-                      "patel": (patel_acceptance(circuit.network.n)
-                                if spec.multiplicity == 1 else None)}
+                      "first_cycle_acceptance": accepted / offered if offered else None}
     del doc["circuit_one_cycle"]
     if args.json:
         print(json.dumps(doc))
@@ -242,8 +239,71 @@ def cmd_leighton_maggs(args) -> int:
     return 0
 
 
+def _acceptance_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--inputs", type=int, default=64, help="N (default 64)")
+    p.add_argument("--trials", type=int, default=300, help="random problems (default 300)")
+    p.add_argument("--load", type=float, default=1.0,
+                   help="fraction of inputs with a message (default 1: full load)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print the rows as JSON")
+
+
+def cmd_acceptance(args) -> int:
+    """One circuit-switched cycle under load, random destinations: the fraction of
+    messages delivered, for the three networks, in the cycle-exact model's rules
+    (wire-order arbitration; an output row absorbs one message per incoming edge) and,
+    for the butterfly, as Patel's delta network of 2 x 2 crossbars (a switch passes one
+    message), beside Patel's recursion."""
+    rows = []
+    for kind, d, cap in (("butterfly", 1, None), ("butterfly", 1, 1),
+                         ("dilated-butterfly", 2, None), ("multibutterfly", 2, None)):
+        r = bf.acceptance(kind, args.inputs, d, args.trials, args.seed, args.load,
+                          node_capacity=cap, arbitration="wire", edges_only=cap is None)
+        r["model"] = "delta network (Patel)" if cap == 1 else "cycle-exact rules"
+        rows.append(r)
+    if args.json:
+        print(json.dumps(rows))
+        return 0
+    print(f"one circuit-switched cycle, N = {args.inputs}, load {args.load}, "
+          f"{args.trials} random problems, seed {args.seed}")
+    print(f"{'network':>18}  {'d':>2}  {'model':>22}  {'acceptance':>16}  {'Patel':>6}")
+    for r in rows:
+        patel = f"{r['patel']:.3f}" if r["patel"] is not None and r["node_capacity"] == 1 \
+            else "-"
+        print(f"{r['kind']:>18}  {r['multiplicity']:>2}  {r['model']:>22}  "
+              f"{r['acceptance_mean']:.4f} ± {r['acceptance_std']:.4f}  {patel:>6}")
+    return 0
+
+
+def _sweep_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--inputs", type=int, default=256, help="N (default 256)")
+    p.add_argument("--trials", type=int, default=20, help="problems per load (default 20)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--plot", default=None, metavar="FILE", help="write the plot (PNG)")
+    p.add_argument("--json", action="store_true", help="print the rows as JSON")
+
+
+def cmd_sweep(args) -> int:
+    rows = bf.sweep(args.inputs, args.trials, args.seed, plot=args.plot)
+    if args.json:
+        print(json.dumps(rows))
+        return 0
+    keys = list(rows[0]) if rows else []
+    print("  ".join(f"{k:>12}" for k in keys))
+    for r in rows:
+        print("  ".join(f"{v:>12.4f}" if isinstance(v, float) else f"{v!s:>12}"
+                        for v in r.values()))
+    if args.plot:
+        print(f"plot written to {args.plot}")
+    return 0
+
+
 #: Experiments: name -> (help, add_arguments(parser), run(args) -> exit status).
 EXPERIMENTS = {
     "leighton-maggs": ("Leighton-Maggs Tables I-III: paper beside ours",
                        _leighton_maggs_options, cmd_leighton_maggs),
+    "acceptance": ("one circuit-switched cycle under load, against Patel's recursion",
+                   _acceptance_options, cmd_acceptance),
+    "load-sweep": ("throughput and latency against offered load, three networks",
+                   _sweep_options, cmd_sweep),
 }
