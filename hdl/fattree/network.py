@@ -24,6 +24,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ...golden.fattree.topology import BRANCHES, PORT_L, PORT_NAMES, PORT_R, PORT_U
+from ..controller import add_cycle_controller
 from ..signatures import EndpointSignature, PortSignature, attach
 from ..switches import Selector, StageSwitch
 
@@ -271,12 +272,7 @@ class FatTreeNetworkHW(wiring.Component):
         m = Module()
         net = self._net
         L = net.L
-        with m.If(self.start):
-            m.d.sync += [self.bit_time.eq(0), self.busy.eq(1)]
-        with m.Elif(self.busy):
-            m.d.sync += self.bit_time.eq(self.bit_time + 1)
-            with m.If(self.bit_time == self._T - 1):
-                m.d.sync += self.busy.eq(0)
+        add_cycle_controller(m, self.start, self.bit_time, self.busy, self._T)
 
         nodes = {}
         for h in range(2 ** L - 1):
