@@ -79,7 +79,10 @@ def build_parser(argv: list[str]) -> _Parser:
     verb = argv[0] if argv else None
     named = next((a for a in argv[1:] if not a.startswith("-")), None)
     for v, by_kind in sorted(verbs.items()):
-        p = sub.add_parser(v, help=next(iter(by_kind.values())),
+        help_ = (next(iter(by_kind.values())) if len(set(by_kind.values())) == 1
+                 else "; ".join(f"{k}: {h}" for k, h in sorted(by_kind.items())
+                                if k in ("fat-tree", "butterfly")))
+        p = sub.add_parser(v, help=help_,
                            epilog=f"options depend on the kind: fatnet {v} <kind> --help")
         p.add_argument("kind", choices=sorted(by_kind),
                        nargs="?" if v == "demo" else None,
@@ -123,6 +126,9 @@ def cmd_sim(kind: str, args) -> int:
     from ..sim.waves import write_gtkw
     fam = get_family(kind)
     net = fam.golden.network_from_args(kind, args)
+    if any(w != 1 for w in getattr(net, "field_widths", ())):
+        raise FatnetInputError("modified: the '*' network (complete 4x4 last levels, level "
+                               "-1) has no hardware yet; co-simulate without --modified")
     ms = fam.golden.messages_from_args(args, net)
     report = fam.golden.run_model(net, ms, args)
     replay = "fatnet " + " ".join(sys.argv[1:]) if sys.argv[1:] else "fatnet sim ..."

@@ -11,18 +11,10 @@ from fatnet.golden.butterfly.topology import make_network
 from fatnet.golden.errors import ParameterError
 from fatnet.golden.messages import MessageSet
 
-NETWORKS = {
-    "butterfly-16": ("butterfly", 16, 1, False),
-    "dilated2-16": ("dilated-butterfly", 16, 2, False),
-    "dilated3-32": ("dilated-butterfly", 32, 3, False),
-    "multi2-32": ("multibutterfly", 32, 2, False),
-    "multi3-16": ("multibutterfly", 16, 3, False),
-    "multi2-star-32": ("multibutterfly", 32, 2, True),
-}
 
 
-def circuit(name, seed=3, payload_bits=6):
-    kind, n, d, modified = NETWORKS[name]
+def circuit(entry, seed=3, payload_bits=6):
+    kind, n, d, modified = entry
     return CircuitNetwork(make_network(kind, n, d, modified=modified, seed=seed), payload_bits)
 
 
@@ -33,9 +25,9 @@ def random_set(n, seed, payload_bits=6, count=None):
                                  payload_bits, seed)
 
 
-@pytest.mark.parametrize("name", NETWORKS)
-def test_single_message_zero_load_latency_and_acknowledgment(name):
-    c = circuit(name)
+def test_single_message_zero_load_latency_and_acknowledgment(bfly_network, bfly_catalogue):
+    name = bfly_network
+    c = circuit(bfly_catalogue[name])
     n = c.n_inputs
     for src, dst in ((0, n - 1), (n - 1, 0), (n // 2, n // 3)):
         ms = MessageSet.from_pairs([src], [dst], c.payload_bits, payload=[0b101101])
@@ -51,10 +43,10 @@ def test_single_message_zero_load_latency_and_acknowledgment(name):
         assert o.ack_time <= c.cycle_length and last_payload_bit < c.cycle_length
 
 
-@pytest.mark.parametrize("name", NETWORKS)
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_one_cycle_uses_each_wire_once_and_delivers_payloads(name, seed):
-    c = circuit(name, seed=seed)
+def test_one_cycle_uses_each_wire_once_and_delivers_payloads(bfly_network, bfly_catalogue, seed):
+    name = bfly_network
+    c = circuit(bfly_catalogue[name], seed=seed)
     ms = random_set(c.n_inputs, seed)
     res = simulate_cycle(c, ms, range(len(ms)))
     why = f"{name} seed {seed}"
@@ -73,9 +65,9 @@ def test_one_cycle_uses_each_wire_once_and_delivers_payloads(name, seed):
             assert o.lost_at is not None and "taken" in o.lost_at[3], why
 
 
-@pytest.mark.parametrize("name", NETWORKS)
-def test_runs_with_retries_deliver_every_message_exactly_once(name):
-    c = circuit(name)
+def test_runs_with_retries_deliver_every_message_exactly_once(bfly_network, bfly_catalogue):
+    name = bfly_network
+    c = circuit(bfly_catalogue[name])
     ms = random_set(c.n_inputs, 7, count=3 * c.n_inputs)  # three messages per input
     report = run_circuit(c, ms, keep_results=True)
     delivered = Counter(m for r in report.results for m in r.with_status("delivered"))
@@ -85,7 +77,7 @@ def test_runs_with_retries_deliver_every_message_exactly_once(name):
 
 
 def test_unreachable_messages_are_reported_lost_not_dropped():
-    c = circuit("butterfly-16")
+    c = circuit(("butterfly", 16, 1, False))
     # every input sends to output 0 four times: at most 2 per cycle can arrive
     ms = MessageSet.from_pairs(np.arange(64) % 16, np.zeros(64, dtype=int), c.payload_bits, 0)
     report = run_circuit(c, ms, max_cycles=5)
@@ -94,7 +86,7 @@ def test_unreachable_messages_are_reported_lost_not_dropped():
 
 
 def test_edges_into_blocked_switches_are_never_taken():
-    c = circuit("multi2-32", seed=5)
+    c = circuit(("multibutterfly", 32, 2, False), seed=5)
     rng = np.random.default_rng(11)
     blocked = np.zeros_like(c.blocked)
     blocked[1:-1] = rng.random(blocked[1:-1].shape) < 0.15
@@ -135,7 +127,7 @@ def test_butterfly_acceptance_matches_the_exact_recursion(n):
 
 
 def test_two_messages_from_one_input_in_one_cycle_are_refused():
-    c = circuit("butterfly-16")
+    c = circuit(("butterfly", 16, 1, False))
     ms = MessageSet.from_pairs([3, 3], [1, 2], c.payload_bits, 0)
     with pytest.raises(ParameterError, match="input 3 already sends"):
         simulate_cycle(c, ms, [0, 1])
@@ -146,15 +138,15 @@ def test_bad_payload_width_is_one_clear_error():
         CircuitNetwork(make_network("butterfly", 8, 1), -1)
 
 
-@pytest.mark.parametrize("name", NETWORKS)
 @pytest.mark.parametrize("seed", [0, 1])
-def test_vectorised_one_cycle_model_agrees_with_the_cycle_exact_one(name, seed):
+def test_vectorised_one_cycle_model_agrees_with_the_cycle_exact_one(bfly_network, bfly_catalogue, seed):
     """circuit.one_cycle_acceptance with wire-order arbitration (the experiments' fast
     model) delivers exactly the messages the bit-serial model delivers, faults included
     (inputs the faults cut off send nothing: the fast model leaves them out)."""
     from fatnet.golden.butterfly import faults as fl
     from fatnet.golden.butterfly.circuit import one_cycle_acceptance
-    kind, n, d, modified = NETWORKS[name]
+    name = bfly_network
+    kind, n, d, modified = bfly_catalogue[name]
     net = make_network(kind, n, d, modified=modified, seed=seed)
     net = fl.apply_faults(net, fl.random_faults(net, n // 4, rng=np.random.default_rng(seed)))
     c = CircuitNetwork(net, 2)

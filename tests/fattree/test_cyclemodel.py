@@ -17,22 +17,15 @@ from fatnet.golden.fattree.schedule import schedule
 from fatnet.golden.fattree.spec import FatTreeSpec
 from fatnet.golden.fattree.switching import set_switches
 
-SPECS = {
-    "universal-16": lambda **kw: FatTreeSpec.universal(16, 8, **kw),
-    "universal-64": lambda **kw: FatTreeSpec.universal(64, 20, **kw),
-    "constant-8": lambda **kw: FatTreeSpec.constant(8, 2, **kw),
-    "explicit-8": lambda **kw: FatTreeSpec.explicit(8, (5, 4, 3, 2), **kw),
-    "universal-2": lambda **kw: FatTreeSpec.universal(2, 2, **kw),
-}
 
 
-def replay(name, conc, mode, pattern, seed):
-    return (f"seed {seed}; replay: fatnet route fat-tree {_cli_caps(name)} --concentrator {conc} "
-            f"--mode {mode} --pattern {pattern} --seed {seed}")
+def replay(net, pattern, seed):
+    spec = net.spec
+    return (f"seed {seed}; replay: fatnet route fat-tree {_cli_caps(spec)} --concentrator "
+            f"{spec.concentrator} --mode {spec.mode} --pattern {pattern} --seed {seed}")
 
 
-def _cli_caps(name):
-    spec = SPECS[name]()
+def _cli_caps(spec):
     return f"--leaves {spec.leaves} --capacities {','.join(map(str, spec.capacities))}"
 
 
@@ -47,11 +40,11 @@ def mixed_messages(n, seed, payload_bits):
     return MessageSet.from_pairs(src, dst, payload_bits, seed)
 
 
-@pytest.mark.parametrize("name", sorted(SPECS))
 @pytest.mark.parametrize("conc", ["pippenger", "crossbar"])
 @pytest.mark.parametrize("mode", ["offline", "online"])
-def test_encode_decode_round_trip(name, conc, mode):
-    net = FatTreeNetwork(SPECS[name](concentrator=conc, mode=mode, payload_bits=5))
+def test_encode_decode_round_trip(fattree_spec, fattree_catalogue, conc, mode):
+    name = fattree_spec
+    net = FatTreeNetwork(fattree_catalogue[name](concentrator=conc, mode=mode, payload_bits=5))
     for seed in range(5):
         ms = mixed_messages(net.n, seed, 5)
         sched = schedule(net.tree, ms.src, ms.dst, cap=net.effective_cap)
@@ -71,16 +64,16 @@ def test_encode_decode_round_trip(name, conc, mode):
         decode_delivered(net, [1, 0])
 
 
-@pytest.mark.parametrize("name", sorted(SPECS))
 @pytest.mark.parametrize("conc", ["pippenger", "crossbar"])
-def test_scheduled_cycles_deliver_everything_on_time(name, conc):
-    net = FatTreeNetwork(SPECS[name](concentrator=conc, mode="offline", seed=3))
+def test_scheduled_cycles_deliver_everything_on_time(fattree_spec, fattree_catalogue, conc):
+    name = fattree_spec
+    net = FatTreeNetwork(fattree_catalogue[name](concentrator=conc, mode="offline", seed=3))
     for seed in range(6):
         for pattern in ("random-permutation", "random-destinations", "hot-spot", "to-ext",
                         "from-ext", "bit-complement"):
             ms = make_pattern(net.n, pattern, seed, net.spec.payload_bits)
             report = run_offline(net, ms, keep_results=True)
-            why = replay(name, conc, "offline", pattern, seed)
+            why = replay(net, pattern, seed)
             assert not report.lost, why
             assert report.retries == 0, why
             assert report.delivered + report.local == len(ms), why
@@ -115,15 +108,15 @@ def _one_message_per_wire(res, why):
                 assert acks[key].sum() > 0, why
 
 
-@pytest.mark.parametrize("name", sorted(SPECS))
 @pytest.mark.parametrize("conc", ["pippenger", "crossbar"])
 @pytest.mark.parametrize("pattern", sorted(PATTERNS))
-def test_online_conserves_every_message(name, conc, pattern):
-    net = FatTreeNetwork(SPECS[name](concentrator=conc, mode="online"))
+def test_online_conserves_every_message(fattree_spec, fattree_catalogue, conc, pattern):
+    name = fattree_spec
+    net = FatTreeNetwork(fattree_catalogue[name](concentrator=conc, mode="online"))
     for seed in range(3):
         ms = make_pattern(net.n, pattern, seed, net.spec.payload_bits)
         report = run_online(net, ms, keep_results=True, max_cycles=200)
-        why = replay(name, conc, "online", pattern, seed)
+        why = replay(net, pattern, seed)
         assert report.delivered + report.local + len(report.lost) == len(ms), why
         delivered = Counter()
         for res in report.results:
