@@ -3,45 +3,121 @@
 The bench drives the network top directly (no harness: these networks are small) from
 the same plans as the cocotb runner, captures every endpoint's ``recv`` and ``send_ack``
 wire at every bit-time into the same per-port [bit-time, wire] arrays, and compares them
-with :func:`fatnet.sim.plan.compare_cycle`, the one comparison.
+with :func:`fatnet.sim.plan.compare_cycle`, the one comparison. It serves every family
+with hardware (``fatnet.hdl.<net.family>.top``).
+
+Run-time faults (splitter networks): a plan that carries a fault mask has it set on the
+top's ``fault_mask`` input ``depth + 1`` clocks before its start strobe (the status
+registers settle one level per clock), and the settled status registers (``bad_<level>_
+<row>``, found by name in the elaborated design) are compared with the model's
+propagation as well.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from amaranth.hdl import Fragment
 from amaranth.sim import Simulator
 
-from ..hdl.fattree import FatTreeNetworkHW
-from ..hdl.harness import PackedHarness
+from ..golden.errors import FatnetInputError
+from ..hdl.gen import family_of
+from ..hdl.harness import PackedHarness, endpoint_ports
 
 from .plan import compare_cycle, pack_words, plans as make_plans, unpack_words
 
-__all__ = ["run_cycles_amaranth", "run_cycles_harness_amaranth"]
-
-
-def _ports(dut, net):
-    ports = {f"leaf{i}": dut.leaf[i] for i in range(net.n)}
-    ports["ext"] = dut.ext
-    return ports
+__all__ = ["run_cycles_amaranth", "run_cycles_harness_amaranth", "status_signals",
+           "check_mask_width"]
 
 
 def _bits(value: int, width: int) -> np.ndarray:
     return np.array([(value >> w) & 1 for w in range(width)], dtype=np.uint8)
 
 
-def run_cycles_amaranth(net, ms, cycles, vcd: str | None = None):
+def check_mask_width(port_width: int, plan) -> None:
+    """A testbench's refusal of a fault mask wider or narrower than the network's."""
+    if plan.mask is None:
+        return
+    if plan.mask_width != port_width or plan.mask >> port_width:
+        raise FatnetInputError(
+            f"fault mask of {plan.mask_width} bits ({plan.mask:#x}) refused: the network's "
+            f"fault_mask has {port_width} bits (one per interior switch); a mask "
+            f"{'wider' if plan.mask_width > port_width else 'narrower'} than the network "
+            f"is not applied")
+
+
+def _walk_signals(stmts, out):
+    from amaranth.hdl._ast import Assign, Switch
+    for s in stmts:
+        if isinstance(s, Assign):
+            for sig in s.lhs._lhs_signals():
+                out[sig.name] = sig
+        elif isinstance(s, Switch):
+            for body in s.cases.values() if isinstance(s.cases, dict) else [c[1] for c in s.cases]:
+                _walk_signals(body, out)
+
+
+def status_signals(fragment, net) -> dict | None:
+    """``{(level, row): Signal}`` of the status registers of an elaborated splitter
+    network top (None for a family without them)."""
+    if net.family != "butterfly":
+        return None
+    found = {}
+    for stmts in fragment.statements.values():
+        _walk_signals(stmts, found)
+    return {(i, r): found[f"bad_{i}_{r}"] for i in range(net.depth)
+            for r in range(net.n_inputs)}
+
+
+def _find_core(fragment, name):
+    for sub, sub_name, *_ in fragment.subfragments:
+        if sub_name == name:
+            return sub
+    raise KeyError(name)
+
+
+async def _apply_mask(ctx, plan, mask_port, state, depth):
+    """Set the cycle's fault mask if it changed and let the status settle."""
+    if mask_port is None:
+        return False
+    check_mask_width(len(mask_port), plan)
+    value = plan.mask or 0
+    if state.get("mask") == value:
+        return False
+    ctx.set(mask_port, value)
+    state["mask"] = value
+    await ctx.tick().repeat(depth + 1)
+    return True
+
+
+def _read_status(ctx, signals, net):
+    if signals is None:
+        return None
+    return np.array([[ctx.get(signals[i, r]) for r in range(net.n_inputs)]
+                     for i in range(net.depth)], dtype=np.uint8)
+
+
+def run_cycles_amaranth(net, ms, cycles, vcd: str | None = None, masks=None):
     """Run the given cycles one after another: the model's own ``CycleResult`` s, or
-    (tests) sequences of message indices, each run through the model once.
+    (tests) sequences of message indices, each run through the model once; ``masks``:
+    one run-time fault mask per cycle (splitter networks).
 
     Returns a list of (plan, mismatches) per cycle.
     """
-    dut = FatTreeNetworkHW(net)
-    plans = make_plans(net, ms, cycles)
-    ports = _ports(dut, net)
+    dut = family_of(net).top(net)
+    plans = make_plans(net, ms, cycles, masks)
+    ports = dict(endpoint_ports(dut))
+    mask_port = getattr(dut, "fault_mask", None)
+    frag = Fragment.get(dut, None)
+    status = status_signals(frag, net)
     results = []
 
     async def bench(ctx):
+        state = {"mask": None if mask_port is None else 0}
+        if mask_port is not None:  # the status after reset settles like after a change
+            await ctx.tick().repeat(net.depth + 1)
         for plan in plans:
+            await _apply_mask(ctx, plan, mask_port, state, getattr(net, "depth", 0))
+            got_status = _read_status(ctx, status, net)
             T = plan.length
             got_recv = {p: np.zeros_like(a) for p, a in plan.expect_recv.items()}
             got_ack = {p: np.zeros_like(a) for p, a in plan.expect_send_ack.items()}
@@ -59,12 +135,12 @@ def run_cycles_amaranth(net, ms, cycles, vcd: str | None = None):
                     recv = ctx.get(port.recv)
                     acking[p] |= recv  # a destination acknowledges from its M bit on
                     ctx.set(port.recv_ack, acking[p])
-                    got_recv[p][t] = _bits(recv, drive.shape[0])
+                    got_recv[p][t] = _bits(recv, got_recv[p].shape[1])
                     got_ack[p][t] = _bits(ctx.get(port.send_ack), drive.shape[0])
                 await ctx.tick()
-            results.append((plan, compare_cycle(plan, got_recv, got_ack)))
+            results.append((plan, compare_cycle(plan, got_recv, got_ack, got_status)))
 
-    sim = Simulator(dut)
+    sim = Simulator(frag)
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
     if vcd:
@@ -75,28 +151,38 @@ def run_cycles_amaranth(net, ms, cycles, vcd: str | None = None):
     return results
 
 
-def run_cycles_harness_amaranth(net, ms, cycles):
+def run_cycles_harness_amaranth(net, ms, cycles, masks=None):
     """The same cycles through the packed harness, exactly as the cocotb test drives it:
-    per cycle one stimulus word, a ``start`` pulse, ``T`` clocks, the two capture
-    registers unpacked by the harness's layout. Returns (plan, mismatches) per cycle."""
+    per cycle (after setting a changed fault mask and waiting ``depth + 1`` clocks) one
+    stimulus word, a ``start`` pulse, ``T`` clocks, the two capture registers unpacked
+    by the harness's layouts. Returns (plan, mismatches) per cycle."""
     h = PackedHarness(net)
-    plans = make_plans(net, ms, cycles)
-    T, layout = net.cycle_length, h.layout
+    plans = make_plans(net, ms, cycles, masks)
+    T, layout, rlayout = net.cycle_length, h.layout, h.recv_layout
+    mask_port = getattr(h, "fault_mask", None)
+    frag = Fragment.get(h, None)
+    status = (status_signals(_find_core(frag, net.family), net)
+              if net.family == "butterfly" else None)
     results = []
 
     async def bench(ctx):
+        state = {"mask": None if mask_port is None else 0}
+        if mask_port is not None:
+            await ctx.tick().repeat(net.depth + 1)
         for plan in plans:
+            await _apply_mask(ctx, plan, mask_port, state, getattr(net, "depth", 0))
+            got_status = _read_status(ctx, status, net)
             ctx.set(h.stim, pack_words(plan.drive, layout, T))
             ctx.set(h.start, 1)
             await ctx.tick()
             ctx.set(h.start, 0)
             await ctx.tick().repeat(T)
             assert not ctx.get(h.busy)
-            got_recv = unpack_words(ctx.get(h.recv_cap), layout, T)
+            got_recv = unpack_words(ctx.get(h.recv_cap), rlayout, T)
             got_ack = unpack_words(ctx.get(h.ack_cap), layout, T)
-            results.append((plan, compare_cycle(plan, got_recv, got_ack)))
+            results.append((plan, compare_cycle(plan, got_recv, got_ack, got_status)))
 
-    sim = Simulator(h)
+    sim = Simulator(frag)
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
     sim.run()

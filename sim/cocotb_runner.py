@@ -1,9 +1,10 @@
-"""cocotb co-simulation of the fat-tree against the golden model (test and runner).
+"""cocotb co-simulation of a network against the golden model (test and runner), for
+every family with hardware (the fat-tree, splitter networks).
 
 The runner (:func:`run`) builds the network's packed harness once per parameter set
 (one build directory each, keyed by the spec and the generator's sources), turns the
 model's cycle results into plans (:mod:`fatnet.sim.plan`) and writes each cycle's whole
-stimulus, packed into one wide word, to a file. The cocotb test (:func:`fattree_cycles`)
+stimulus, packed into one wide word, to a file. The cocotb test (:func:`network_cycles`)
 only drives and captures: per delivery cycle it writes that word, pulses ``start``, waits
 for the cycle's end with one timer and reads the two capture registers
 (:class:`fatnet.hdl.harness.PackedHarness`); Python never runs per clock. Back on the
@@ -11,6 +12,12 @@ runner side the captures are unpacked into per-port [bit-time, wire] arrays and 
 with the plan by :func:`fatnet.sim.plan.compare_cycle`, the same comparison the
 Amaranth-simulator bench uses. A mismatch names the port, wire, node, bit-time and
 message, with the seed and the command that replays the case.
+
+Run-time fault masks (splitter networks): a plan may carry one mask per cycle. The test
+refuses a mask whose width is not the harness's ``fault_mask`` width, sets a changed
+mask, waits ``depth + 1`` clocks (the status registers settle one level per clock),
+reads every switch's settled status register (``<top>.bad_<level>_<row>``) and then
+runs the cycle; the runner compares the status with the model's propagation too.
 """
 
 from __future__ import annotations
@@ -23,7 +30,10 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-__all__ = ["run", "CocotbResult", "fattree_cycles", "simulator_env", "build_key"]
+import numpy as np
+
+__all__ = ["run", "CocotbResult", "network_cycles", "simulator_env", "build_key",
+           "harness_sources"]
 
 PLAN_ENV = "FATNET_PLAN"
 CLOCK_ENV = "FATNET_CLOCK_ACTION"  # "immediate" (default) or "deposit", for the benchmark
@@ -43,17 +53,48 @@ except ImportError:  # the runner side works without the simulator
     cocotb = None
 
 
+def mask_refusal(port_width, plan_width) -> str | None:
+    """Why the testbench refuses the plan's fault masks (None: it does not)."""
+    if port_width is None:
+        return (f"the plan sets a fault mask of {plan_width} bits, but the design has no "
+                f"fault_mask input")
+    if plan_width != port_width:
+        return (f"fault mask of {plan_width} bits refused: the design's fault_mask has "
+                f"{port_width} bits (one per interior switch); a mask "
+                f"{'wider' if plan_width > port_width else 'narrower'} than the network is "
+                f"not applied")
+    return None
+
+
 if cocotb is not None:
+    def _handle(dut, path):
+        h = dut
+        for part in path.split("."):
+            h = getattr(h, part)
+        return h
+
     @cocotb.test()
-    async def fattree_cycles(dut):
+    async def network_cycles(dut):
         """Drive every planned delivery cycle and capture every output wire.
 
         Per cycle: one write of the whole stimulus, a one-clock ``start`` pulse, one
-        timer to the cycle's end, two reads. The clock is cocotb's C-level clock.
+        timer to the cycle's end, two reads (and, when the cycle's fault mask differs
+        from the last one, a write of the mask, ``depth + 1`` clocks and a read of the
+        status registers before the start). The clock is cocotb's C-level clock.
         """
         plan = json.loads(Path(os.environ[PLAN_ENV]).read_text())
         T = plan["length"]
         words = [int(x, 16) for x in plan["stim"]]
+        masks = plan.get("masks") or [None] * len(words)
+        port = getattr(dut, "fault_mask", None)  # held at 0 unless the plan sets masks
+        mask_port = None
+        if any(mk is not None for mk in masks):
+            why = mask_refusal(None if port is None else len(port), plan["mask_width"])
+            if why:
+                raise AssertionError(why)
+            mask_port = port
+        status = ([_handle(dut, p) for p in plan.get("status", [])]
+                  if mask_port is not None else [])
         # cocotb's C-level clock; Immediate writes take effect at once, so Verilator
         # evaluates the design once per clock edge (an inertial write would cost an
         # extra evaluation of every input-driven process per edge). Rising edges at 10k ns.
@@ -63,12 +104,25 @@ if cocotb is not None:
         dut.rst.value = 0
         start.value = 0
         stim.value = 0
+        if port is not None:
+            port.value = 0
         await Timer(7, "ns")
-        captured = []
+        settle = PERIOD_NS * (plan.get("depth", 0) + 1)
+        if port is not None and mask_port is None:
+            await Timer(settle, "ns")  # after reset too, the placed faults' status settles
+        current = None
+        captured, statuses = [], []
         clock = time.perf_counter
         python = 0.0  # time in this coroutine's own code (the rest is the simulator's)
         t0, cpu0 = clock(), time.process_time()
-        for word in words:
+        for word, mk in zip(words, masks):
+            got_status = None
+            if mask_port is not None and (current is None or int(mk or "0", 16) != current):
+                current = int(mk or "0", 16)
+                mask_port.value = current
+                await Timer(settle, "ns")  # the status registers settle, level by level
+                got_status = "".join(str(int(h.value)) for h in status)
+            statuses.append(got_status)
             t = clock()
             stim.value = word
             start.value = 1
@@ -83,8 +137,9 @@ if cocotb is not None:
             python += clock() - t
         seconds, cpu = clock() - t0, time.process_time() - cpu0
         Path(plan["observed"]).write_text(json.dumps(
-            {"cycles": [[f"{r:x}", f"{a:x}"] for r, a in captured], "seconds": seconds,
-             "cpu_seconds": cpu, "python_seconds": python, "clocks": len(words) * (T + 1)}))
+            {"cycles": [[f"{r:x}", f"{a:x}"] for r, a in captured], "status": statuses,
+             "seconds": seconds, "cpu_seconds": cpu, "python_seconds": python,
+             "clocks": len(words) * (T + 1)}))
 
 
 # ---------------------------------------------------------------------------- runner side
@@ -135,15 +190,15 @@ def simulator_env(sim: str) -> dict:
 
 def build_key(net) -> str:
     """Build directory name: the parameters and the sources the Verilog comes from (every
-    module of ``fatnet.hdl`` but its benchmark, the model's network and concentrators),
-    so a changed generator never reuses a stale build."""
+    module of ``fatnet.hdl`` but its benchmark, and the family's model files named by
+    its ``build_params`` hook), so a changed generator never reuses a stale build."""
     from .. import hdl
-    from ..golden.fattree import concentrator as conc
-    from ..golden.fattree import network
-    h = hashlib.sha1(json.dumps(net.spec.to_dict(), sort_keys=True).encode())
+    from .plan import family
+    params, model_files = family(net).build_params(net)
+    h = hashlib.sha1(json.dumps(params, sort_keys=True).encode())
     hdl_dir = Path(hdl.__file__).parent
     sources = sorted(p for p in hdl_dir.rglob("*.py") if p.name != "bench_hw.py")
-    for path in sources + [Path(network.__file__), Path(conc.__file__)]:
+    for path in sources + [Path(f) for f in model_files]:
         h.update(str(path.relative_to(path.parents[1])).encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:12]
@@ -152,14 +207,18 @@ def build_key(net) -> str:
 #: Verilator control file for the cocotb build: only the harness's own ports are
 #: reachable through VPI (the runner's --public-flat-rw would make every signal of the
 #: network public, which stops Verilator from optimising it; the testbench reads and
-#: writes nothing else). Waves (--trace) still record every signal.
+#: writes nothing else), and, for splitter networks, the status registers it reads.
+#: Waves (--trace) still record every signal.
 VERILATOR_PUBLIC = """`verilator_config
 public_flat_rw -module "{top}" -var "*"
 """
+VERILATOR_STATUS = """public_flat_rd -module "{core}" -var "bad_*"
+"""
 
 
-def _verilator_runner(public_all: bool):
-    """cocotb's Verilator runner, with --public-flat-rw limited to the top's ports."""
+def _verilator_runner(public_all: bool, status_module: str | None = None):
+    """cocotb's Verilator runner, with --public-flat-rw limited to the top's ports (and
+    the status registers of ``status_module``)."""
     from cocotb_tools.runner import Verilator
 
     class _Runner(Verilator):
@@ -167,7 +226,9 @@ def _verilator_runner(public_all: bool):
             cmds = super()._build_command()
             if not public_all:
                 vlt = Path(self.build_dir) / "public.vlt"
-                vlt.write_text(VERILATOR_PUBLIC.format(top=self.hdl_toplevel))
+                vlt.write_text(VERILATOR_PUBLIC.format(top=self.hdl_toplevel)
+                               + (VERILATOR_STATUS.format(core=status_module)
+                                  if status_module else ""))
                 cmds[0] = [a for a in cmds[0] if a != "--public-flat-rw"]
                 cmds[0].append(str(vlt))
             return cmds
@@ -197,12 +258,13 @@ def failure_report(plans_, observed, seed, replay, limit: int = 20) -> list[str]
 
 def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
         seed: int = 0, replay: str = "", waves: bool = False,
-        flip_expected: tuple | None = None) -> CocotbResult:
+        flip_expected: tuple | None = None, masks=None,
+        check_masks: bool = True) -> CocotbResult:
     """Build (once per parameter set and simulator) and run the given delivery cycles.
 
     Parameters
     ----------
-    net : FatTreeNetwork
+    net : FatTreeNetwork or CircuitNetwork
     ms : MessageSet
     cycles : list
         The model's own :class:`~fatnet.golden.cycle.CycleResult` s (as ``fatnet sim``
@@ -217,6 +279,12 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
     flip_expected : (cycle, kind, bit_time, bit), optional
         Flip one expected bit (``bit`` in the packed word, ``kind`` "recv" or
         "send_ack"): for tests that the comparison catches a difference.
+    masks : list, optional
+        Splitter networks: one run-time fault mask per cycle (None: no mask), see
+        :func:`fatnet.sim.plan.plans`; result cycles must come from the masked model.
+    check_masks : bool
+        Refuse a mask of the wrong width before building (default). False hands it to
+        the testbench, which refuses it itself (tests of that refusal).
     """
     from cocotb_tools.runner import get_runner
 
@@ -226,17 +294,33 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
 
     # Plan every cycle first: a cycle the network cannot carry is an error before
     # anything is built or simulated.
-    plans_ = plans(net, ms, cycles)
+    from .plan import family
+    fam = family(net)
+    if not check_masks and masks is not None:
+        plans_ = plans(net, ms, cycles)
+        for p, mk in zip(plans_, masks):  # width unchecked: the testbench must refuse it
+            if mk is not None:
+                arr = np.asarray(mk, dtype=bool).reshape(-1)
+                p.mask, p.mask_width = sum(1 << int(b) for b in np.flatnonzero(arr)), arr.size
+    else:
+        plans_ = plans(net, ms, cycles, masks)
     layout = packed_layout(net)  # the one port map: the network top's signature
+    rlayout = packed_layout(net, "recv")
     T = net.cycle_length
     if flip_expected:
         c, kind, t, bit = flip_expected
-        port, first, _ = next(x for x in layout if x[1] <= bit < x[1] + x[2])
+        lay = rlayout if kind == "recv" else layout
+        port, first, _ = next(x for x in lay if x[1] <= bit < x[1] + x[2])
         arr = (plans_[c].expect_recv if kind == "recv" else plans_[c].expect_send_ack)[port]
         arr[t, bit - first] ^= 1
     stim = [f"{pack_words(p.drive, layout, T):x}" for p in plans_]
-    tag = hashlib.sha1(json.dumps(stim).encode()).hexdigest()[:10]
+    mask_list = [None if p.mask is None else f"{p.mask:x}" for p in plans_]
+    tag = hashlib.sha1(json.dumps([stim, mask_list]).encode()).hexdigest()[:10]
 
+    top = net.family
+    has_status = any(p.expect_status is not None for p in plans_)
+    status_paths = ([f"{top}.bad_{i}_{r}" for i in range(net.depth)
+                     for r in range(net.n_inputs)] if has_status else [])
     sim = sim or os.environ.get("SIM", "icarus")
     key = build_key(net) + ("-waves" if waves else "")
     build_dir = Path(build_root).resolve() / sim / key
@@ -244,20 +328,27 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
     plan_file = build_dir / f"plan_{tag}.json"
     observed_file = build_dir / f"observed_{tag}.json"
     observed_file.unlink(missing_ok=True)
-    plan_file.write_text(json.dumps({"length": T, "stim": stim,
-                                     "observed": str(observed_file)}))
-    verilog = build_dir / "fattree_harness.v"
+    doc = {"length": T, "stim": stim, "observed": str(observed_file)}
+    if fam.mask_width(net):
+        widths = {p.mask_width for p in plans_ if p.mask is not None}
+        width = fam.mask_width(net)
+        doc.update(masks=mask_list, depth=net.depth, status=status_paths,
+                   mask_width=next(iter(widths - {width}), width))
+    plan_file.write_text(json.dumps(doc))
+    verilog = build_dir / f"{top}_harness.v"
     t0 = time.perf_counter()
     if not verilog.exists():
-        generate(net, build_dir, top="fattree", harness=True)
-    sources = harness_sources(build_dir)
+        generate(net, build_dir, top=top, harness=True)
+    sources = harness_sources(build_dir, top)
     old_env = {k: os.environ.get(k) for k in simulator_env(sim)}
     os.environ.update(simulator_env(sim))
     try:
-        runner = _verilator_runner(public_all=False) if sim == "verilator" else get_runner(sim)
+        runner = (_verilator_runner(public_all=False,
+                                    status_module=top if fam.mask_width(net) else None)
+                  if sim == "verilator" else get_runner(sim))
         # Amaranth's Verilog is linted separately (tests/test_verilog.py).
         build_args = ["-Wno-fatal", "-Wno-lint", "-Wno-style"] if sim == "verilator" else []
-        runner.build(sources=sources, hdl_toplevel="fattree_harness", build_dir=build_dir,
+        runner.build(sources=sources, hdl_toplevel=f"{top}_harness", build_dir=build_dir,
                      always=False, timescale=("1ns", "1ps"), waves=waves,
                      build_args=build_args)
         build_s = time.perf_counter() - t0
@@ -265,7 +356,7 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
         results_xml.unlink(missing_ok=True)
         t1 = time.perf_counter()
         try:
-            runner.test(hdl_toplevel="fattree_harness",
+            runner.test(hdl_toplevel=f"{top}_harness",
                         test_module="fatnet.sim.cocotb_runner", build_dir=build_dir,
                         test_dir=build_dir, results_xml=str(results_xml),
                         extra_env={PLAN_ENV: str(plan_file)}, waves=waves)
@@ -281,8 +372,12 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
     # runner.test() does not fail on a failing cocotb test outside pytest: the XML says.
     failures = _failures(results_xml)
     obs = json.loads(observed_file.read_text()) if observed_file.exists() else {}
-    got = [(unpack_words(int(r, 16), layout, T), unpack_words(int(a, 16), layout, T))
-           for r, a in obs.get("cycles", [])]
+    shape = (net.depth, net.n_inputs) if has_status else None
+    statuses = obs.get("status") or [None] * len(obs.get("cycles", []))
+    got = [(unpack_words(int(r, 16), rlayout, T), unpack_words(int(a, 16), layout, T),
+            None if s is None or shape is None
+            else np.array([int(ch) for ch in s], dtype=np.uint8).reshape(shape))
+           for (r, a), s in zip(obs.get("cycles", []), statuses)]
     got += [None] * (len(plans_) - len(got))
     failures += failure_report(plans_, got, seed, replay)
     wave_file = None
@@ -294,21 +389,21 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
                         obs.get("python_seconds", 0.0), obs.get("cpu_seconds", 0.0))
 
 
-def harness_sources(build_dir: Path) -> list[Path]:
+def harness_sources(build_dir: Path, top: str = "fattree") -> list[Path]:
     """The Verilog files the harness needs, in compile order: the manifest's list when
-    it gives one (``harness.sources``), else ``fattree.v`` too when the harness
-    instantiates a separately emitted ``fattree`` module instead of containing it."""
+    it gives one (``harness.sources``), else ``<top>.v`` too when the harness
+    instantiates a separately emitted ``<top>`` module instead of containing it."""
     import re
     build_dir = Path(build_dir)
-    manifest = build_dir / "fattree.json"
+    manifest = build_dir / f"{top}.json"
     if manifest.exists():
         listed = json.loads(manifest.read_text()).get("harness", {}).get("sources")
         if listed:
             return [build_dir / f for f in listed]
-    harness_v = build_dir / "fattree_harness.v"
-    if (re.search(r"^\s*fattree\s", harness_v.read_text(), re.M)
-            and (build_dir / "fattree.v").exists()):
-        return [build_dir / "fattree.v", harness_v]
+    harness_v = build_dir / f"{top}_harness.v"
+    if (re.search(rf"^\s*{top}\s", harness_v.read_text(), re.M)
+            and (build_dir / f"{top}.v").exists()):
+        return [build_dir / f"{top}.v", harness_v]
     return [harness_v]
 
 

@@ -11,23 +11,30 @@ alike: it names the port, wire, node, bit-time and message of every difference.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..golden.errors import FatnetInputError
 from ..golden.fattree.bitstream import encode
-from ..golden.fattree.cyclemodel import CycleResult, simulate_cycle
+from ..golden.cycle import CycleResult
 from ..golden.fattree.switching import assign_injection_wires, set_switches
-from ..golden.fattree.topology import DOWN, EXT, UP
 from ..golden.messages import endpoint_name
 
 __all__ = ["CyclePlan", "plan_cycle", "plan_result", "plans", "cycle_injections", "Mismatch",
-           "compare_cycle", "describe_wire", "port_key", "pack_words", "unpack_words"]
+           "compare_cycle", "compare_status", "describe_wire", "port_key", "pack_words",
+           "unpack_words", "family"]
+
+
+def family(net):
+    """The family's planner hooks (``fatnet.sim.<net.family>``; see
+    :mod:`fatnet.sim.fattree.ports` for the interface)."""
+    return importlib.import_module(f".{net.family}", __package__)
 
 
 def port_key(net, endpoint: int) -> str:
-    return "ext" if endpoint == EXT else f"leaf{endpoint}"
+    return family(net).port_name(net, endpoint)
 
 
 @dataclass
@@ -35,10 +42,14 @@ class CyclePlan:
     """Drive and expect arrays for one delivery cycle.
 
     ``drive[port]``: uint8 array [bit-time, wire] for the port's ``send`` wires.
-    ``expect_recv[port]`` and ``expect_send_ack[port]``: the same shape, what the
-    network's ``recv`` and ``send_ack`` wires must carry. ``owner[(port, kind, wire)]``
-    is the message on a wire (``kind`` "send" or "recv"), ``label[message]`` says where
-    it goes and ``site[port]`` which node drives the port's wires, for reports.
+    ``expect_recv[port]`` (recv wires) and ``expect_send_ack[port]`` (send wires): what
+    the network's ``recv`` and ``send_ack`` wires must carry. ``owner[(port, kind,
+    wire)]`` is the message on a wire (``kind`` "send" or "recv"), ``label[message]``
+    says where it goes and ``site[port]`` (or ``site[(port, kind, wire)]``) which node
+    or switch drives the port's wires, for reports. Families with run-time faults add
+    the cycle's fault ``mask`` (an integer of ``mask_width`` bits, None for no mask)
+    and ``expect_status``, the settled status registers the model predicts ((levels,
+    rows) bool).
     """
 
     length: int
@@ -49,30 +60,29 @@ class CyclePlan:
     owner: dict = field(default_factory=dict)
     label: dict = field(default_factory=dict)
     site: dict = field(default_factory=dict)
+    mask: int | None = None
+    mask_width: int = 0
+    expect_status: np.ndarray | None = None
 
 
 def boundary_node(net, port: str) -> str:
-    """The node whose registered outputs drive a top-level port's wires: a leaf's
-    ``recv`` and ``send_ack`` come from its parent's L or R port, the external
-    channel's from the root's U port."""
-    if port == "ext":
-        return "node 0 port U"
-    heap = (1 << net.L) - 1 + int(port[len("leaf"):])
-    return f"node {(heap - 1) // 2} port {'L' if heap % 2 else 'R'}"
+    """The fat-tree node whose registered outputs drive a top-level port's wires."""
+    from .fattree.ports import boundary_node as bn
+    return bn(net, port)
 
 
 def describe_wire(plan: "CyclePlan", port: str, kind: str, wire: int) -> str:
     """``leaf3.recv[0] (node 8 port R; message 7, leaf1 -> leaf3)``, for reports."""
     m = plan.owner.get((port, "recv" if kind == "recv" else "send", wire))
     who = f"message {m}, {plan.label[m]}" if m is not None else "no message expected"
-    return f"{port}.{kind}[{wire}] ({plan.site[port]}; {who})"
+    where = plan.site.get((port, kind, wire)) or plan.site.get(port)
+    return f"{port}.{kind}[{wire}] ({where}; {who})"
 
 
-def _zeros(net, length):
-    caps = net.spec.capacities
-    ports = {f"leaf{i}": caps[-1] for i in range(net.n)}
-    ports["ext"] = caps[0]
-    return {p: np.zeros((length, w), dtype=np.uint8) for p, w in ports.items()}
+def _zeros(net, length, which):
+    col = 1 if which == "send" else 2
+    return {e[0]: np.zeros((length, e[col]), dtype=np.uint8)
+            for e in family(net).endpoints(net)}
 
 
 def cycle_injections(net, ms, idx) -> tuple[dict, list]:
@@ -104,53 +114,75 @@ def cycle_injections(net, ms, idx) -> tuple[dict, list]:
     return injections, [m for m in idx if ms.src[m] == ms.dst[m]]
 
 
-def plan_cycle(net, ms, idx) -> CyclePlan:
+def plan_cycle(net, ms, idx, mask=None) -> CyclePlan:
     """Convenience for tests: run messages ``idx`` through the model as one cycle
-    (:func:`cycle_injections`, then the cycle model, once) and plan the result."""
-    injections, local = cycle_injections(net, ms, idx)
-    return plan_result(net, ms, simulate_cycle(net, ms, injections, local))
+    (once; under the run-time fault ``mask`` if given) and plan the result."""
+    fam = family(net)
+    res = fam.simulate(net, ms, fam.prepare(net, ms, idx, mask))
+    return plan_result(net, ms, res, mask)
 
 
-def plan_result(net, ms, res: CycleResult) -> CyclePlan:
+def plan_result(net, ms, res: CycleResult, mask=None) -> CyclePlan:
     """The testbench's view of a cycle the model has already run: what every source
     drives (the result's injections) and what every endpoint's ``recv`` and ``send_ack``
-    wires carry (its waveforms). Nothing is simulated again."""
+    wires carry (its waveforms). Nothing is simulated again. ``mask``: the run-time
+    fault mask the cycle ran under (the model ``res`` came from must be the network
+    with that mask's faults, e.g. :func:`fatnet.sim.butterfly.ports.masked_circuit`)."""
+    fam = family(net)
     T = res.length
-    drive, recv, ack = _zeros(net, T), _zeros(net, T), _zeros(net, T)
+    drive, recv, ack = _zeros(net, T, "send"), _zeros(net, T, "recv"), _zeros(net, T, "send")
     owner = {}
-    label = {m: f"{port_key(net, o.src)} -> {port_key(net, o.dst)}"
-             for m, o in res.outcomes.items()}
+    label = {m: fam.label(net, o.src, o.dst) for m, o in res.outcomes.items()}
     for m, (w, bits) in res.injections.items():
-        p = port_key(net, int(ms.src[m]))
+        p = fam.port_name(net, int(ms.src[m]))
         drive[p][:len(bits), w] = bits[:T]
         owner[(p, "send", w)] = m
-    # A leaf's recv wires are its DOWN channel, its send_ack wires the reverse of its UP
-    # channel; for the external interface it is the other way round (channel 0).
-    first_leaf = (1 << net.L) - 1
-    for waveforms, into, leaf_dir in ((res.waveforms(), recv, DOWN),
-                                      (res.ack_waveforms(), ack, UP)):
-        for (direction, heap, wire), wave in waveforms.items():
-            if direction == leaf_dir and heap >= first_leaf:
-                into[f"leaf{heap - first_leaf}"][:, wire] = wave
-            elif direction != leaf_dir and heap == 0:
-                into["ext"][:, wire] = wave
+    for waveforms, into, to_port in ((res.waveforms(), recv, fam.recv_port),
+                                     (res.ack_waveforms(), ack, fam.ack_port)):
+        for key, wave in waveforms.items():
+            hit = to_port(net, key)
+            if hit is not None:
+                into[hit[0]][:, hit[1]] = wave
     for m, o in res.outcomes.items():
         if o.path and o.status == "delivered":
-            owner[(port_key(net, o.dst), "recv", o.path[-1].wire)] = m
-    site = {p: boundary_node(net, p) for p in drive}
-    return CyclePlan(T, drive, recv, ack, res, owner, label, site)
+            last = o.path[-1]
+            hit = fam.recv_port(net, (*last.channel, last.wire))
+            if hit is not None:
+                owner[(hit[0], "recv", hit[1])] = m
+    if net.family == "fattree":
+        site = {p: fam.site(net, p, None, None) for p in drive}
+    else:
+        site = {(p, kind, w): fam.site(net, p, kind, w)
+                for kind, arrays in (("recv", recv), ("send_ack", ack))
+                for p, a in arrays.items() for w in range(a.shape[1])}
+    width = fam.mask_width(net)
+    mask_value = None
+    if mask is not None:
+        if not width:
+            raise FatnetInputError(f"a {net.family} network has no run-time fault mask")
+        mask_value = fam.mask_int(net, mask)
+    status = fam.expected_status(net, mask)
+    return CyclePlan(T, drive, recv, ack, res, owner, label, site, mask_value, width, status)
 
 
-def plans(net, ms, cycles) -> list[CyclePlan]:
+def plans(net, ms, cycles, masks=None) -> list[CyclePlan]:
     """One plan per cycle: ``cycles`` holds the model's own :class:`CycleResult` s (as
     ``fatnet sim`` and the run drivers keep them) or, for tests, sequences of message
     indices (each run through the model once, see :func:`plan_cycle`). Index cycles are
-    all checked first, so a cycle the network cannot carry is refused before any runs."""
+    all checked first, so a cycle the network cannot carry is refused before any runs.
+    ``masks`` (families with run-time faults): one fault mask per cycle (None: none);
+    an index cycle runs in the model under its mask, a result must have been run so."""
+    fam = family(net)
     cycles = list(cycles)
-    runs = [c if isinstance(c, CycleResult) else cycle_injections(net, ms, c)
-            for c in cycles]
+    masks = [None] * len(cycles) if masks is None else list(masks)
+    if len(masks) != len(cycles):
+        raise FatnetInputError(f"{len(masks)} fault masks for {len(cycles)} cycles")
+    if any(mk is not None for mk in masks) and not fam.mask_width(net):
+        raise FatnetInputError(f"a {net.family} network has no run-time fault mask")
+    runs = [c if isinstance(c, CycleResult) else fam.prepare(net, ms, c, mk)
+            for c, mk in zip(cycles, masks)]
     return [plan_result(net, ms, c if isinstance(c, CycleResult)
-                        else simulate_cycle(net, ms, *c)) for c in runs]
+                        else fam.simulate(net, ms, c), mk) for c, mk in zip(runs, masks)]
 
 
 # ------------------------------------------------------------------ packed words
@@ -183,12 +215,28 @@ class Mismatch:
     got: int
 
     def __str__(self):
-        return f"{self.wire} at bit-time {self.bit_time}: expected {self.expected}, got {self.got}"
+        when = "" if self.bit_time < 0 else f" at bit-time {self.bit_time}"
+        return f"{self.wire}{when}: expected {self.expected}, got {self.got}"
 
 
-def compare_cycle(plan: CyclePlan, got_recv: dict, got_ack: dict) -> list[Mismatch]:
-    """Every wire whose observed bits differ from the model, first differing bit-time."""
-    out = []
+def compare_status(plan: CyclePlan, got_status) -> list[Mismatch]:
+    """The settled status registers (``bad``: faulty or declared faulty) against the
+    model's propagation of the cycle's faults; one entry per differing switch."""
+    if plan.expect_status is None or got_status is None:
+        return []
+    exp = np.asarray(plan.expect_status, dtype=np.uint8)
+    got = np.asarray(got_status, dtype=np.uint8).reshape(exp.shape)
+    mask = "no fault mask" if not plan.mask else f"fault mask {plan.mask:#x}"
+    return [Mismatch(f"status of switch (level {int(i)}, row {int(r)}) ({mask}; settled "
+                     f"before the start strobe)", -1, int(exp[i, r]), int(got[i, r]))
+            for i, r in np.argwhere(exp != got)]
+
+
+def compare_cycle(plan: CyclePlan, got_recv: dict, got_ack: dict,
+                  got_status=None) -> list[Mismatch]:
+    """Every wire whose observed bits differ from the model, first differing bit-time
+    (and, if given, every switch whose settled status differs from the model's)."""
+    out = compare_status(plan, got_status)
     for kind, expect, got in (("recv", plan.expect_recv, got_recv),
                               ("send_ack", plan.expect_send_ack, got_ack)):
         for p, exp in expect.items():

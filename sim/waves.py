@@ -1,18 +1,15 @@
-"""GTKWave save files for fat-tree waveforms, with groups derived from the signatures.
+"""GTKWave save files, with groups derived from the design's signatures.
 
-The controller's members of the network top's signature come first, then one group per
-node (heap order, root first) holding a group per port (``U``, ``L``, ``R``: the members
-of the node's signature, ``i.data``, ``i.ack``, ``o.data``, ``o.ack``), then the
+The family's ``wave_groups`` (:mod:`fatnet.sim.fattree.waves`,
+:mod:`fatnet.sim.butterfly.waves`) says what is shown: the controller's members of the
+network top's signature first, then the family's groups (the fat-tree: one per node, a
+group per port; splitter networks: one per level, a group per switch), then the
 endpoints (every :class:`~fatnet.hdl.signatures.EndpointSignature` member of the top).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-
-from ..golden.fattree.topology import PORT_L, PORT_NAMES, PORT_R, PORT_U
-from ..hdl.fattree.network import NodeSignature, network_signature
-from ..hdl.signatures import port_rows
 
 __all__ = ["write_gtkw", "wave_groups"]
 
@@ -21,40 +18,25 @@ def _vec(path: str, width: int) -> str:
     return f"{path}[{width - 1}:0]" if width > 1 else path
 
 
-def wave_groups(net, top: str = "fattree_harness", core: str = "fattree"):
+def wave_groups(net, top: str | None = None, core: str | None = None):
     """``[(group title, [(path, width) or (subgroup title, [(path, width)])])]`` of
-    every signal shown, from the signatures of the network top and of its nodes."""
-    root = f"{top}.{core}"
-    top_rows = port_rows(network_signature(net))
-    controller = [(f"{top}.clk", 1)] + [(f"{root}.{r['name']}", r["width"])
-                                       for r in top_rows if r["endpoint"] is None]
-    groups = [("controller", controller)]
-    for node in range(net.n - 1):
-        level = (node + 1).bit_length() - 1
-        sig = NodeSignature(net.port_width(node, p) for p in (PORT_U, PORT_L, PORT_R))
-        rows = port_rows(sig)
-        ports = []
-        for p in (PORT_U, PORT_L, PORT_R):
-            member = "ulr"[p]
-            ports.append((PORT_NAMES[p], [(f"{root}.node_{node}.{r['name']}", r["width"])
-                                          for r in rows if r["path"][0] == member]))
-        groups.append((f"node_{node} (level {level})", ports))
-    groups.append(("endpoints", [(f"{root}.{r['name']}", r["width"])
-                                 for r in top_rows if r["endpoint"] is not None]))
-    return groups
+    every signal shown, from the family's hook."""
+    from .plan import family
+    core = core or net.family
+    return family(net).wave_groups(net, top or f"{core}_harness", core)
 
 
-def write_gtkw(net, dump_file, gtkw_file, top: str = "fattree_harness") -> Path:
+def write_gtkw(net, dump_file, gtkw_file, top: str | None = None) -> Path:
     """Write a .gtkw that opens ``dump_file`` with the controller signals first, then one
-    collapsed group per node (heap order, root first) holding a group per port with its
-    in/out message wires and acknowledgments, then the endpoints (leaves, ``ext``).
+    collapsed group per node or level (with a group per port or switch), then the
+    endpoints.
 
     Parameters
     ----------
-    net : FatTreeNetwork
+    net : FatTreeNetwork or CircuitNetwork
     dump_file, gtkw_file : path-like
     top : str
-        Name of the top module in the dump (the harness by default).
+        Name of the top module in the dump (default the harness, ``<family>_harness``).
     """
     dump_file, gtkw_file = Path(dump_file).resolve(), Path(gtkw_file)
     lines = [f'[dumpfile] "{dump_file}"', f'[savefile] "{gtkw_file.resolve()}"',

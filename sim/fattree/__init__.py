@@ -1,1 +1,9 @@
-"""Fat-tree testbench pieces: what the family-agnostic planner and waves need to know."""
+"""Fat-tree specifics of the testbenches: planner hooks (:mod:`.ports`), waveform groups
+(:mod:`.waves`)."""
+
+from .ports import *  # noqa: F401,F403
+from .ports import __all__ as _ports_all
+from .ports import mask_int  # noqa: F401
+from .waves import wave_groups
+
+__all__ = list(_ports_all) + ["wave_groups"]

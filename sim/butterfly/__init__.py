@@ -1,0 +1,10 @@
+"""Splitter-network specifics of the testbenches (butterflies, dilated butterflies,
+multibutterflies): planner hooks and run-time fault masks (:mod:`.ports`), waveform
+groups (:mod:`.waves`)."""
+
+from .ports import *  # noqa: F401,F403
+from .ports import __all__ as _ports_all
+from .ports import mask_int
+from .waves import wave_groups
+
+__all__ = list(_ports_all) + ["mask_int", "wave_groups"]

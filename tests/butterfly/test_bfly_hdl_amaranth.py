@@ -1,0 +1,232 @@
+"""Splitter networks on Amaranth's own simulator against the cycle-exact model: the breadth
+of issue 10 section 2 (kinds, multiplicities, faults, run-time fault masks, patterns,
+full load with retries), every recv and send_ack wire at every bit-time and every
+switch's settled status register, through the same planner and comparator as cocotb
+(``fatnet.sim.plan``). The cocotb runs (tests/butterfly/test_bfly_cosim.py) cover a
+representative set on Icarus and Verilator.
+
+Replay a failure with ``python -m pytest tests/butterfly/test_bfly_hdl_amaranth.py -k <id>``;
+the seed is in the test id and in the message.
+"""
+
+import numpy as np
+import pytest
+
+from fatnet.golden.butterfly.cyclemodel import CircuitNetwork, run_circuit
+from fatnet.golden.butterfly.faults import adversarial_faults, apply_faults, random_faults
+from fatnet.golden.butterfly.patterns import make_problems
+from fatnet.golden.butterfly.topology import derived_rng, make_network
+from fatnet.golden.errors import FatnetInputError
+from fatnet.golden.messages import MessageSet
+from fatnet.sim.amaranth_bench import run_cycles_amaranth, run_cycles_harness_amaranth
+from fatnet.sim.butterfly.ports import masked_circuit, mask_width
+from fatnet.sim.plan import compare_cycle, plan_cycle, plans
+
+PATTERNS = ["random-destinations", "random-permutation", "transpose", "bit-reversal",
+            "hot-spot"]
+
+
+def circuit(kind, n, d, faults=None, count=0, seed=0, payload_bits=4):
+    """A golden network: ``faults`` None, "random" or "adversarial" (``count`` of them)."""
+    net = make_network(kind, n, d, seed=seed)
+    if faults == "random":
+        net = apply_faults(net, random_faults(net, count, seed=seed))
+    elif faults == "adversarial":
+        net = apply_faults(net, adversarial_faults(net, count, "propagate"))
+    return CircuitNetwork(net, payload_bits)
+
+
+def messages(c, pattern, seed, problems=1):
+    n = c.n_inputs
+    dst = make_problems(pattern, n, problems, rng=derived_rng(seed, 202), hot_fraction=0.25)
+    return MessageSet.from_pairs(np.tile(np.arange(n), problems), dst.reshape(-1),
+                                 c.payload_bits, seed)
+
+
+def random_mask(c, count, seed):
+    rng = np.random.default_rng(seed)
+    bits = np.zeros(mask_width(c), dtype=bool)
+    bits[rng.choice(bits.size, size=count, replace=False)] = True
+    return bits
+
+
+def masked_run(c, ms, masks, max_cycles=4):
+    """Full load under each mask in turn (the model's on-line runs with retries, from
+    the same messages): (cycle results, one mask per cycle)."""
+    results, per_cycle = [], []
+    for mk in masks:
+        rep = run_circuit(masked_circuit(c, mk), ms, keep_results=True, max_cycles=max_cycles)
+        results += rep.results
+        per_cycle += [mk] * len(rep.results)
+    return results, per_cycle
+
+
+def check(results, why):
+    bad = [f"cycle {i}: {mm}" for i, (_, mms) in enumerate(results) for mm in mms]
+    assert not bad, "RTL differs from the model:\n  " + "\n  ".join(bad[:20]) + f"\n{why}"
+
+
+NETS = [
+    ("butterfly", 4, 1), ("butterfly", 16, 1), ("dilated-butterfly", 8, 2),
+    ("dilated-butterfly", 8, 3), ("multibutterfly", 8, 2), ("multibutterfly", 8, 3),
+]
+
+
+@pytest.mark.parametrize("faults", [None, "random", "adversarial"])
+@pytest.mark.parametrize("kind,n,d", NETS, ids=[f"{k}-n{n}-d{d}" for k, n, d in NETS])
+def test_full_load_with_retries_as_the_model_predicts(kind, n, d, faults):
+    """Random destinations at full load, two messages per input: the model's own on-line
+    run (losses, retries, faults) replayed cycle after cycle."""
+    seed = n + d
+    c = circuit(kind, n, d, faults, count=max(1, n // 4), seed=seed)
+    ms = messages(c, "random-destinations", seed, problems=2)
+    rep = run_circuit(c, ms, keep_results=True, max_cycles=6)
+    assert rep.results
+    check(run_cycles_amaranth(c, ms, rep.results),
+          f"{kind} N={n} d={d} faults={faults} seed {seed}")
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+@pytest.mark.parametrize("kind,n,d", [("butterfly", 16, 1), ("multibutterfly", 8, 2),
+                                      ("dilated-butterfly", 8, 3)])
+def test_patterns(kind, n, d, pattern):
+    seed = 3
+    c = circuit(kind, n, d, "random", count=2, seed=seed)
+    ms = messages(c, pattern, seed)
+    rep = run_circuit(c, ms, keep_results=True, max_cycles=4)
+    check(run_cycles_amaranth(c, ms, rep.results), f"{kind} N={n} {pattern} seed {seed}")
+
+
+@pytest.mark.parametrize("kind,n,d", [("multibutterfly", 8, 2), ("dilated-butterfly", 8, 3),
+                                      ("butterfly", 32, 1)])
+def test_fault_masks_changed_between_cycles(kind, n, d):
+    """Run-time masks (on top of placed faults), changed between cycles and back to none:
+    each cycle runs as the network with (placed | mask) propagated, and every switch's
+    settled status register equals that propagation."""
+    seed = 11
+    c = circuit(kind, n, d, "random", count=1, seed=seed)
+    ms = messages(c, "random-permutation", seed)
+    w = mask_width(c)
+    masks = [None, random_mask(c, 2, seed), random_mask(c, max(2, w // 4), seed + 1),
+             np.zeros(w, dtype=bool), random_mask(c, max(2, w // 2), seed + 2)]
+    results, per_cycle = masked_run(c, ms, masks)
+    out = run_cycles_amaranth(c, ms, results, masks=per_cycle)
+    check(out, f"{kind} N={n} d={d} masks seed {seed}")
+    assert any(p.expect_status.any() for p, _ in out)  # the status check saw faults
+    # index cycles under masks give the same plans as the masked model's results
+    for res, mk, plan in zip(results, per_cycle, plans(c, ms, results, per_cycle)):
+        again = plan_cycle(c, ms, sorted(res.outcomes), mk)
+        assert plan.mask == again.mask
+        for a, b in ((plan.drive, again.drive), (plan.expect_recv, again.expect_recv)):
+            assert all(np.array_equal(a[p], b[p]) for p in a)
+
+
+def test_adversarial_mask_blocks_inputs_and_status_says_so():
+    """Masks that fill the last interior level propagate to the inputs; the hardware's
+    status registers settle to the same declared-faulty switches."""
+    c = circuit("multibutterfly", 8, 2)
+    ms = messages(c, "random-permutation", 5)
+    mk = np.zeros((c.depth - 1, c.n_inputs), dtype=bool)
+    mk[-1, :] = True
+    out = run_cycles_amaranth(c, ms, [range(8), range(8)], masks=[mk, None])
+    check(out, "all of the last interior level masked")
+    assert out[0][0].expect_status[0].all() and not out[0][0].result.delivered
+    assert not out[1][0].expect_status.any() and len(out[1][0].result.delivered) > 0
+
+
+@pytest.mark.parametrize("kind,n,d", [("multibutterfly", 8, 3), ("butterfly", 8, 1)])
+def test_packed_harness_replays_whole_cycles_as_modelled(kind, n, d):
+    """The harness the cocotb test drives (separate send and recv packings, fault_mask
+    passed through), on Amaranth's simulator."""
+    c = circuit(kind, n, d, "adversarial", count=2)
+    ms = messages(c, "random-destinations", 1, problems=2)
+    masks = [None, random_mask(c, 3, 1)]
+    results, per_cycle = masked_run(c, ms, masks, max_cycles=3)
+    check(run_cycles_harness_amaranth(c, ms, results, masks=per_cycle), f"harness {kind}")
+
+
+def test_harness_layouts_follow_the_signature():
+    from fatnet.hdl.harness import PackedHarness, packed_layout
+    c = circuit("multibutterfly", 8, 2)
+    h = PackedHarness(c)
+    assert h.layout == packed_layout(c) == [(f"term{r}", r, 1) for r in range(8)]
+    assert h.recv_layout == packed_layout(c, "recv") == [(f"term{r}", 4 * r, 4)
+                                                         for r in range(8)]
+    assert h.extra == [("fault_mask", mask_width(c))]
+    assert len(h.recv_cap) == c.cycle_length * 32 and len(h.ack_cap) == c.cycle_length * 8
+
+
+def test_a_mismatch_names_switch_wire_bit_time_and_message():
+    c = circuit("dilated-butterfly", 8, 2)
+    ms = messages(c, "random-permutation", 2)
+    plan = plan_cycle(c, ms, range(8))
+    assert not compare_cycle(plan, plan.expect_recv, plan.expect_send_ack)
+    got = {p: a.copy() for p, a in plan.expect_recv.items()}
+    m = plan.result.delivered[0]
+    dst = int(ms.dst[m])
+    wire = plan.result.outcomes[m].path[-1].wire
+    t = plan.result.outcomes[m].arrival
+    got[f"term{dst}"][t, wire] ^= 1
+    [mm] = compare_cycle(plan, got, plan.expect_send_ack)
+    text = str(mm)
+    assert f"term{dst}.recv[{wire}]" in text and f"bit-time {t}" in text
+    assert f"message {m}" in text and f"output {dst}" in text
+    assert f"switch (level {c.depth - 1}, row" in text
+    # a wrong status register is named by its switch
+    status = plan.expect_status.astype(np.uint8)
+    status[1, 3] ^= 1
+    [mm] = compare_cycle(plan, plan.expect_recv, plan.expect_send_ack, status)
+    assert "status of switch (level 1, row 3)" in str(mm)
+
+
+def test_run_time_mask_of_the_wrong_width_is_refused():
+    c = circuit("multibutterfly", 8, 2)
+    ms = messages(c, "random-permutation", 2)
+    w = mask_width(c)
+    assert w == 2 * 8
+    for bad in (np.zeros(w + 1, dtype=bool), np.zeros(w - 1, dtype=bool), 1 << w):
+        with pytest.raises(FatnetInputError, match="fault.mask"):
+            plans(c, ms, [range(8)], [bad])
+        with pytest.raises(FatnetInputError, match="fault.mask"):
+            run_cycles_amaranth(c, ms, [range(8)], masks=[bad])
+    # and the testbench's own check, against the port's width
+    from fatnet.sim.amaranth_bench import check_mask_width
+    [plan] = plans(c, ms, [range(8)], [np.zeros(w, dtype=bool)])
+    plan.mask, plan.mask_width = 1, w + 3
+    with pytest.raises(FatnetInputError, match="wider than the network"):
+        check_mask_width(w, plan)
+
+
+def test_modified_networks_are_refused_in_hardware():
+    net = make_network("multibutterfly", 16, 2, modified=True, seed=0)
+    with pytest.raises(ValueError, match="modified"):
+        run_cycles_amaranth(CircuitNetwork(net, 4), messages(circuit("butterfly", 16, 1),
+                                                             "transpose", 0), [range(16)])
+
+
+def test_gtkw_groups_by_level_and_switch_and_names_signals_that_exist(tmp_path):
+    import re
+
+    from fatnet.hdl.gen import generate
+    from fatnet.sim.waves import write_gtkw
+    c = circuit("multibutterfly", 4, 2)
+    generate(c, tmp_path)
+    text = (tmp_path / "butterfly_harness.v").read_text() + (tmp_path / "butterfly.v").read_text()
+    mods = {}  # module name -> (declared names, {instance: module}), as tests/fattree
+    for body in re.findall(r"^module (.*?)^endmodule", text, re.S | re.M):
+        name = body.split("(")[0].strip().lstrip("\\").strip()
+        decls = set(re.findall(r"^\s*(?:input|output|wire|reg)\s*(?:\[[^\]]*\])?\s*\\?(\S+?)"
+                               r"\s*(?:=[^;]*)?;", body, re.M))
+        insts = dict((i, m) for m, i in re.findall(r"^\s*\\?(\S+)\s+(\w+)\s*\($", body, re.M))
+        mods[name] = (decls, {i: m.lstrip("\\") for i, m in insts.items()})
+    gtkw = write_gtkw(c, tmp_path / "dump.fst", tmp_path / "b.gtkw").read_text()
+    paths = [ln for ln in gtkw.splitlines() if ln.startswith("butterfly_harness.")]
+    assert len(paths) > 2 * 4 * 7
+    for path in paths:
+        parts = re.sub(r"\[\d+:0\]$", "", path).split(".")
+        module = parts[0]
+        for inst in parts[1:-1]:
+            module = mods[module][1][inst]
+        assert parts[-1] in mods[module][0], path
+    assert gtkw.count("-level_") == 2 * c.depth
+    assert gtkw.count("-sw_") == 2 * c.depth * 4
