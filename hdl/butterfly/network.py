@@ -3,11 +3,15 @@ multibutterflies), built from the golden :class:`CircuitNetwork`.
 
 Every structural choice (which edge leads where, the input-wire order of every switch,
 the fault map) comes from :mod:`fatnet.golden.butterfly`; the behaviour is the one
-:mod:`fatnet.golden.butterfly.cyclemodel` predicts, bit-time for bit-time. A switch is
-the fat-tree node's machinery for one input port: a :class:`Selector` reads the address
-bit after M and steers the message to its direction, an on-line :class:`StageSwitch`
-per direction (every input wire to every edge of that direction) claims the first free
-edge, the output is registered and the acknowledgment comes back through one register.
+:mod:`fatnet.golden.butterfly.cyclemodel` predicts, bit-time for bit-time. A switch does
+what the fat-tree's :class:`~fatnet.hdl.switches.Selector` and one on-line masked
+:class:`~fatnet.hdl.switches.StageSwitch` per direction would (every input wire to every
+edge of that direction): it reads the address bit after M, strips it, claims the first
+free edge of that direction (lowest input wire first), registers the output, and passes
+the acknowledgment back through one register. It keeps only the registers that behaviour
+needs (per input wire ``seen`` and ``waiting``, per edge its holder), 12 flip-flops for
+the 2x2 switch instead of the 20 of the composed components; the two are equivalent at
+every port (hdl/BFLY_GEN_NOTES.md).
 
 Faults. A switch is *faulty* when its bit of the golden fault map or of the run-time
 ``fault_mask`` input is set: it drives nothing and acknowledges nothing. Every switch
@@ -20,8 +24,8 @@ settled status equals the golden propagation (:func:`fatnet.golden.butterfly.fau
 
 from __future__ import annotations
 
-from functools import cached_property
-from types import SimpleNamespace
+import operator
+from functools import reduce
 
 import numpy as np
 
@@ -29,8 +33,8 @@ from amaranth import Cat, Const, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from ...golden.errors import ParameterError
 from ..signatures import ChannelSignature, EndpointSignature
-from ..switches import Selector, StageSwitch
 
 __all__ = ["SplitterSwitch", "ButterflyNetworkHW", "switch_key", "network_signature",
            "port_meaning"]
@@ -79,31 +83,61 @@ class SplitterSwitch(wiring.Component):
             "up_bad": In(edges), "down_bad": In(edges),
         })
 
-    @cached_property
-    def _stage(self):
-        # complete: every input wire may take any edge of the direction, first free first
-        return SimpleNamespace(inputs=self._inputs, outputs=self._edges, decision_width=0,
-                               adjacency=[list(range(self._edges))] * self._inputs)
-
     def elaborate(self, platform):
+        # The fat-tree's Selector and an on-line masked StageSwitch per direction, merged
+        # and reduced to the registers they need (the same behaviour at every port,
+        # bit-time for bit-time; hdl/BFLY_GEN_NOTES.md). Per input wire: ``seen`` (M has
+        # arrived this cycle) and ``waiting`` (M arrived in the previous bit-time, so this
+        # bit is the address bit); per edge: which input wire holds it, one-hot. The
+        # selector's branch registers and the stages' ``seen`` registers are not kept:
+        # an input claims in the bit-time after M and only then, so the claim is
+        # ``waiting & (address bit == direction)``, and a held edge (set only by a claim)
+        # forwards ``holder & i.data``, which is all those registers were read for.
         m = Module()
-        m.submodules.sel = sel = Selector(self._inputs)
-        m.d.comb += [sel.clear.eq(self.clear), sel.i.data.eq(self.i.data)]
-        with m.If(self.clear | self.faulty):
+        r, d = self._inputs, self._edges
+        i = self.i.data
+        seen = Signal(r, name="seen")
+        waiting = Signal(r, name="waiting")
+        off = Signal(name="off")  # outputs and acknowledgments forced low
+        m.d.comb += off.eq(self.clear | self.faulty)
+        acks = []  # per edge: the acknowledgment back to the input wire holding it
+        held = []  # every edge's one-hot holder register
+        grants = []
+        for g, (name, out, bad) in enumerate((("up", self.up, self.up_bad),
+                                              ("down", self.down, self.down_bad))):
+            # conn[j][x]: input wire x holds edge j of this direction
+            conn = [Signal(r, name=f"{name}_conn{j}") for j in range(d)]
+            req = Signal(r, name=f"{name}_req")
+            m.d.comb += req.eq(waiting & (i if g else ~i))
+            # an edge is free when nobody holds it and it leads to no bad switch; the
+            # lowest claiming input takes the first free edge, the next the next one
+            free = [~conn[j].any() & ~bad[j] for j in range(d)]
+            grant = [[None] * r for _ in range(d)]
+            for x in range(r):
+                for j in range(d):
+                    first = free[j] & ~Cat(free[:j]).any() if j else free[j]
+                    gxj = Signal(name=f"{name}_g{x}_{j}")
+                    m.d.comb += gxj.eq(req[x] & first)
+                    grant[j][x] = gxj
+                free = [free[j] & ~grant[j][x] for j in range(d)]
+            for j in range(d):
+                gj = Cat(grant[j])
+                with m.If(off):
+                    m.d.sync += out.data[j].eq(0)
+                with m.Else():
+                    m.d.sync += out.data[j].eq((conn[j] & i).any() | gj.any())
+                held.append(conn[j])
+                grants.append(gj)
+                acks.append(conn[j] & out.ack[j].replicate(r))
+        with m.If(off):
             m.d.sync += self.i.ack.eq(0)
         with m.Else():
-            m.d.sync += self.i.ack.eq(sel.i.ack)
-        for name, branch, out, bad in (("up", sel.b0, self.up, self.up_bad),
-                                       ("down", sel.b1, self.down, self.down_bad)):
-            sw = m.submodules[f"arb_{name}"] = StageSwitch(self._stage, online=True,
-                                                           masked=True)
-            m.d.comb += [sw.clear.eq(self.clear), sw.mask.eq(bad),
-                         sw.i.data.eq(branch.data), branch.ack.eq(sw.i.ack),
-                         sw.o.ack.eq(out.ack)]
-            with m.If(self.clear | self.faulty):
-                m.d.sync += out.data.eq(0)
-            with m.Else():
-                m.d.sync += out.data.eq(sw.o.data)
+            m.d.sync += self.i.ack.eq(reduce(operator.or_, acks))
+        with m.If(self.clear):
+            m.d.sync += [seen.eq(0), waiting.eq(0)] + [c.eq(0) for c in held]
+        with m.Else():
+            m.d.sync += [seen.eq(seen | i), waiting.eq(i & ~seen)]
+            m.d.sync += [c.eq(c | g) for c, g in zip(held, grants)]
         return m
 
 
@@ -157,7 +191,8 @@ class ButterflyNetworkHW(wiring.Component):
     Parameters
     ----------
     circuit : fatnet.golden.butterfly.cyclemodel.CircuitNetwork
-        Only networks whose every level reads one address bit (not the modified "*").
+        Only networks whose every level reads one address bit (not the modified "*":
+        :class:`fatnet.golden.errors.ParameterError`, a ``ValueError``).
 
     Members
     -------
@@ -176,8 +211,12 @@ class ButterflyNetworkHW(wiring.Component):
 
     def __init__(self, circuit, *, library=None):
         if any(w != 1 for w in circuit.field_widths):
-            raise ValueError("only networks that read one address bit per level are built "
-                             "in hardware (not the modified '*' network)")
+            # a ParameterError (a ValueError): the command line prints it as one line
+            self._MustUse__silence = True  # never built: no "unused" warning
+            raise ParameterError(
+                "modified must be off for gen: the '*' network (complete 4x4 last levels, "
+                "level -1) is not built in hardware; accepted: butterfly, "
+                "dilated-butterfly and multibutterfly without --modified")
         self._c = circuit
         self._library = library
         net = circuit.network
