@@ -11,7 +11,7 @@ free edge of that direction (lowest input wire first), registers the output, and
 the acknowledgment back through one register. It keeps only the registers that behaviour
 needs (per input wire ``seen`` and ``waiting``, per edge its holder), 12 flip-flops for
 the 2x2 switch instead of the 20 of the composed components; the two are equivalent at
-every port (hdl/BFLY_GEN_NOTES.md).
+every port (README, "The splitter switch").
 
 Faults. A switch is *faulty* when its bit of the golden fault map or of the run-time
 ``fault_mask`` input is set: it drives nothing and acknowledges nothing. Every switch
@@ -34,6 +34,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ...golden.errors import ParameterError
+from ..controller import add_cycle_controller
 from ..signatures import ChannelSignature, EndpointSignature
 
 __all__ = ["SplitterSwitch", "ButterflyNetworkHW", "switch_key", "network_signature",
@@ -86,7 +87,7 @@ class SplitterSwitch(wiring.Component):
     def elaborate(self, platform):
         # The fat-tree's Selector and an on-line masked StageSwitch per direction, merged
         # and reduced to the registers they need (the same behaviour at every port,
-        # bit-time for bit-time; hdl/BFLY_GEN_NOTES.md). Per input wire: ``seen`` (M has
+        # bit-time for bit-time; README, "The splitter switch"). Per input wire: ``seen`` (M has
         # arrived this cycle) and ``waiting`` (M arrived in the previous bit-time, so this
         # bit is the address bit); per edge: which input wire holds it, one-hot. The
         # selector's branch registers and the stages' ``seen`` registers are not kept:
@@ -239,12 +240,7 @@ class ButterflyNetworkHW(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         c, net, D, N = self._c, self._c.network, self._depth, self._n
-        with m.If(self.start):
-            m.d.sync += [self.bit_time.eq(0), self.busy.eq(1)]
-        with m.Elif(self.busy):
-            m.d.sync += self.bit_time.eq(self.bit_time + 1)
-            with m.If(self.bit_time == self._T - 1):
-                m.d.sync += self.busy.eq(0)
+        add_cycle_controller(m, self.start, self.bit_time, self.busy, self._T)
 
         sw = {}
         for i in range(D):
