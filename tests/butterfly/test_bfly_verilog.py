@@ -4,10 +4,7 @@ beside it, warning-free in Icarus, a manifest whose ports are the top's signatur
 one module per distinct switch."""
 
 import json
-import os
 import re
-import shutil
-import subprocess
 
 import pytest
 
@@ -16,7 +13,6 @@ from fatnet.golden.butterfly import cli as bf
 from fatnet.golden.butterfly.commands import build
 from fatnet.hdl.butterfly import network_signature, switch_key
 from fatnet.hdl.signatures import port_rows
-from fatnet.sim.cocotb_runner import simulator_env
 
 # Interior faults are only placeable in multibutterflies: in a butterfly or a dilated
 # butterfly every interior switch lies on some input's only route, so the golden model
@@ -52,26 +48,17 @@ def generated(request, tmp_path_factory):
     return out, request.param
 
 
-def test_verilator_lint_is_clean(generated):
+def test_verilator_lint_is_clean(generated, verilator_lint):
     out, _ = generated
-    env = {**os.environ, **simulator_env("verilator")}
-    p = subprocess.run(["verilator", "--lint-only", "-Wall", str(out / "lint.vlt"),
-                        str(out / "butterfly.v")], capture_output=True, text=True,
-                       env=env, timeout=600)
-    assert p.returncode == 0 and "%Warning" not in p.stderr, p.stderr[:3000]
+    verilator_lint([out / "lint.vlt", out / "butterfly.v"])
 
 
-def test_icarus_compiles_without_warnings(generated):
-    if shutil.which("iverilog") is None:
-        pytest.skip("iverilog is not installed (apt-get install iverilog)")
+def test_icarus_compiles_without_warnings(generated, icarus_clean):
     out, _ = generated
     doc = json.loads((out / "butterfly.json").read_text())
     for top, files in (("butterfly", ["butterfly.v"]),
                        ("butterfly_harness", doc["harness"]["sources"])):
-        p = subprocess.run(["iverilog", "-Wall", "-g2012", "-o", "/dev/null", "-s", top,
-                            *[str(out / f) for f in files]], capture_output=True,
-                           text=True, timeout=600)
-        assert p.returncode == 0 and p.stdout + p.stderr == "", p.stdout + p.stderr
+        icarus_clean(top, [out / f for f in files])
 
 
 def test_manifest_ports_come_from_the_signature(generated):

@@ -3,15 +3,11 @@ written beside it, each explained), warning-free in Icarus, readable stable port
 a manifest that matches the ports, and the generator's bad-input errors."""
 
 import json
-import os
 import re
-import shutil
-import subprocess
 
 import pytest
 
 from fatnet.cli.main import main
-from fatnet.sim.cocotb_runner import simulator_env
 
 GEN_CASES = [
     ["--leaves", "2", "--root-capacity", "2"],
@@ -28,24 +24,15 @@ def generated(request, tmp_path_factory):
     return out
 
 
-def test_verilator_lint_is_clean(generated):
-    env = {**os.environ, **simulator_env("verilator")}
-    p = subprocess.run(["verilator", "--lint-only", "-Wall", str(generated / "lint.vlt"),
-                        str(generated / "fattree.v")], capture_output=True, text=True,
-                       env=env, timeout=600)
-    assert p.returncode == 0 and "%Warning" not in p.stderr, p.stderr[:3000]
+def test_verilator_lint_is_clean(generated, verilator_lint):
+    verilator_lint([generated / "lint.vlt", generated / "fattree.v"])
 
 
-def test_icarus_compiles_without_warnings(generated):
-    if shutil.which("iverilog") is None:
-        pytest.skip("iverilog is not installed (apt-get install iverilog)")
+def test_icarus_compiles_without_warnings(generated, icarus_clean):
     doc = json.loads((generated / "fattree.json").read_text())
     for top, files in (("fattree", ["fattree.v"]),
                        ("fattree_harness", doc["harness"]["sources"])):
-        p = subprocess.run(["iverilog", "-Wall", "-g2012", "-o", "/dev/null", "-s", top,
-                            *[str(generated / f) for f in files]], capture_output=True,
-                           text=True, timeout=600)
-        assert p.returncode == 0 and p.stdout + p.stderr == "", p.stdout + p.stderr
+        icarus_clean(top, [generated / f for f in files])
 
 
 def test_manifest_lists_the_top_level_ports(generated):
@@ -78,36 +65,17 @@ def test_generator_rejects_what_the_model_rejects(tmp_path, capsys, argv, needle
     assert not any(tmp_path.iterdir())
 
 
-def _hierarchy(verilog_text):
-    """module name -> (declared names, {instance name: module name})."""
-    mods = {}
-    for body in re.findall(r"^module (.*?)^endmodule", verilog_text, re.S | re.M):
-        name = body.split("(")[0].strip().lstrip("\\").strip()
-        decls = set(re.findall(r"^\s*(?:input|output|wire|reg)\s*(?:\[[^\]]*\])?\s*\\?(\S+?)\s*(?:=[^;]*)?;",
-                               body, re.M))
-        insts = dict((i, m) for m, i in re.findall(r"^\s*\\?(\S+)\s+(\w+)\s*\($", body, re.M))
-        mods[name] = (decls, {i: m.lstrip("\\") for i, m in insts.items()})
-    return mods
-
-
-def test_gtkw_names_signals_that_exist_in_the_design(tmp_path):
+def test_gtkw_names_signals_that_exist_in_the_design(tmp_path, gtkw_paths_exist):
     from fatnet.golden.fattree.network import FatTreeNetwork
     from fatnet.golden.fattree.spec import FatTreeSpec
     from fatnet.hdl.gen import generate
     from fatnet.sim.waves import write_gtkw
     net = FatTreeNetwork(FatTreeSpec.universal(8, 4))
     generate(net, tmp_path)
-    mods = _hierarchy((tmp_path / "fattree_harness.v").read_text()
-                      + (tmp_path / "fattree.v").read_text())
+    verilog = (tmp_path / "fattree_harness.v").read_text() + (tmp_path / "fattree.v").read_text()
     gtkw = write_gtkw(net, tmp_path / "dump.fst", tmp_path / "f.gtkw").read_text()
-    paths = [ln for ln in gtkw.splitlines() if ln.startswith("fattree_harness.")]
+    paths = gtkw_paths_exist(gtkw, "fattree_harness", verilog)
     assert len(paths) > 7 * 12  # every node's three ports, four signals each
-    for path in paths:
-        parts = re.sub(r"\[\d+:0\]$", "", path).split(".")
-        module = parts[0]
-        for inst in parts[1:-1]:
-            module = mods[module][1][inst]
-        assert parts[-1] in mods[module][0], path
     groups = [ln for ln in gtkw.splitlines() if ln.startswith("-node_")]
     assert len(groups) == 2 * 7  # each node's group opens and closes
 

