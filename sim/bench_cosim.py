@@ -1,17 +1,21 @@
 """Co-simulation speed: cocotb against a native Verilator loop, on the same Verilog.
 
 Run as ``python -m fatnet.sim.bench_cosim`` (``make bench``; ``--quick`` for the 16-leaf
-tree only). For each smallest-universal fat-tree (16 and 64 leaves, off-line, seed 0) it
-builds the packed harness (:class:`fatnet.hdl.harness.PackedHarness`) and measures, in
+tree only, ``--butterfly-only`` / ``--no-butterfly``). For each smallest-universal
+fat-tree (16 and 64 leaves, off-line, seed 0) and the 64-input butterfly it builds the
+packed harness (:class:`fatnet.hdl.harness.PackedHarness`) and measures, in
 one run:
 
 * native: ``verilator --cc --exe --build`` of the harness with a small C++ main that
   puts random bits into the whole-cycle stimulus input, strobes ``start`` every T + 1
   clocks and reads both capture registers at each cycle's end, for a fixed number of
   clocks;
-* cocotb on Verilator and on Icarus: a real, checked workload (random-destinations
-  message sets scheduled off-line, many delivery cycles, every ``recv`` and
-  ``send_ack`` wire compared with the model at every bit-time).
+* cocotb on Verilator and on Icarus: a real, checked workload (fat-trees:
+  random-destinations message sets scheduled off-line; the butterfly: full-load random
+  destinations with losses retried; many delivery cycles, every ``recv`` and
+  ``send_ack`` wire compared with the model at every bit-time). For the butterfly it
+  also prints the first cycle's acceptance at full load, which the RTL matched wire for
+  wire, beside Patel's recursion.
 
 Both Verilator builds use the same compiler flags (``simulator_env``). Rates are clocks
 per second of simulation loop: the cocotb figure is timed inside the test, from the
@@ -31,12 +35,13 @@ from pathlib import Path
 import numpy as np
 
 from ..golden.fattree.network import FatTreeNetwork
+from ..hdl.harness import packed_layout
 from ..golden.fattree.spec import FatTreeSpec, min_universal_root
 
 __all__ = ["native_row", "cocotb_row", "workload", "main", "bench_net"]
 
 NATIVE_MAIN = r"""
-#include "Vfattree_harness.h"
+#include "V%(top)s_harness.h"
 #include "verilated.h"
 #include <chrono>
 #include <cstdio>
@@ -48,7 +53,7 @@ int main(int argc, char** argv) {
     const long clocks = std::atol(argv[1]);
     const int T = %(T)d;
     VerilatedContext* ctx = new VerilatedContext;
-    Vfattree_harness* top = new Vfattree_harness{ctx};
+    V%(top)s_harness* top = new V%(top)s_harness{ctx};
     std::mt19937 rng(1);
     top->rst = 0; top->start = 0; top->clk = 0;
     top->eval();
@@ -90,31 +95,33 @@ def native_row(net, build_root: Path, clocks: int) -> dict:
     from ..hdl.gen import generate
     from .cocotb_runner import build_key, harness_sources, simulator_env
     T = net.cycle_length
+    top = net.family
     d = Path(build_root).resolve() / "native" / build_key(net)
     d.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    if not (d / "fattree_harness.v").exists():
-        generate(net, d, top="fattree", harness=True)
-    width = T * sum(w for _, _, w in net.port_layout())
+    if not (d / f"{top}_harness.v").exists():
+        generate(net, d, top=top, harness=True)
+    width = T * sum(w for _, _, w in packed_layout(net))
     words = (width + 31) // 32
     top_mask = (1 << (width - 32 * (words - 1))) - 1
-    main_cpp = NATIVE_MAIN % {"T": T, "words": words, "top_mask": f"0x{top_mask:x}"}
+    main_cpp = NATIVE_MAIN % {"T": T, "words": words, "top_mask": f"0x{top_mask:x}",
+                              "top": top}
     fresh = not (d / "main.cpp").exists() or (d / "main.cpp").read_text() != main_cpp
     if fresh:
         (d / "main.cpp").write_text(main_cpp)
-    sources = [p.name for p in harness_sources(d)]
+    sources = [p.name for p in harness_sources(d, top)]
     env = dict(os.environ)
     env.update(simulator_env("verilator"))
     exe = d / "obj" / "native"
     if fresh or not exe.exists():
         subprocess.run(["verilator", "--cc", "--exe", "--build", "-j", "2", "-Mdir", "obj",
-                        "--top-module", "fattree_harness", "-Wno-fatal", "-Wno-lint",
+                        "--top-module", f"{top}_harness", "-Wno-fatal", "-Wno-lint",
                         "-Wno-style", "-o", "native", *sources, "main.cpp"],
                        cwd=d, env=env, check=True, stdout=subprocess.DEVNULL)
     build_s = time.perf_counter() - t0
     out = subprocess.run([str(exe), str(clocks)], cwd=d, check=True, capture_output=True,
                          text=True).stdout.split()
-    return {"leaves": net.n, "how": "native verilator", "build_seconds": build_s,
+    return {"leaves": _size(net), "how": "native verilator", "build_seconds": build_s,
             "clocks": int(out[0]), "seconds": float(out[2]),
             "clocks_per_second": float(out[4]), "cpu_seconds": float(out[6])}
 
@@ -146,26 +153,71 @@ def workload(net, cycles_wanted: int, seed: int = 1):
     return ms, results[:cycles_wanted]
 
 
+def butterfly_workload(circuit, cycles_wanted: int, seed: int = 1):
+    """Full-load random-destination problems (every input sends one message) run on-line
+    in the model, losses retried, until ``cycles_wanted`` cycles: (messages, the model's
+    CycleResults, the first cycle's acceptance of every problem)."""
+    from ..golden.butterfly.cyclemodel import run_circuit
+    from ..golden.messages import MessageSet
+    rng = np.random.default_rng(seed)
+    n = circuit.n_inputs
+    results, parts, accept, offset = [], [], [], 0
+    while len(results) < cycles_wanted:
+        ms = MessageSet.from_pairs(np.arange(n), rng.integers(0, n, n), circuit.payload_bits,
+                                   int(rng.integers(1 << 30)))
+        rep = run_circuit(circuit, ms, keep_results=True)
+        accept.append(len(rep.results[0].with_status("delivered")) / n)
+        for r in rep.results:  # renumber the messages into one set
+            r.outcomes = {m + offset: o for m, o in r.outcomes.items()}
+            r.injections = {m + offset: v for m, v in r.injections.items()}
+            for m, o in r.outcomes.items():
+                o.message = m
+        results += rep.results
+        parts.append(ms)
+        offset += len(ms)
+    ms = MessageSet(np.concatenate([p.src for p in parts]), np.concatenate([p.dst for p in parts]),
+                    [x for p in parts for x in p.payload])
+    keep = results[:cycles_wanted]
+    return ms, keep, accept
+
+
+def _size(net) -> int:
+    return getattr(net, "n_inputs", None) or net.n
+
+
 def cocotb_row(net, sim: str, build_root: Path, cycles: int) -> dict:
     """cocotb co-simulation of ``cycles`` checked delivery cycles on one simulator."""
     from .cocotb_runner import run
-    ms, results = workload(net, cycles)
+    accept = None
+    if net.family == "butterfly":
+        ms, results, accept = butterfly_workload(net, cycles)
+    else:
+        ms, results = workload(net, cycles)
     t0 = time.perf_counter()
     res = run(net, ms, results, sim=sim, build_root=build_root, seed=1,
               replay="python -m fatnet.sim.bench_cosim")
     total = time.perf_counter() - t0
     if not res.passed:
         raise RuntimeError("\n".join(res.failures))
-    return {"leaves": net.n, "how": f"cocotb {sim}", "build_seconds": res.build_seconds,
+    return {"leaves": _size(net), "how": f"cocotb {sim}", "build_seconds": res.build_seconds,
             "clocks": res.clocks, "seconds": res.sim_seconds,
             "clocks_per_second": res.clocks_per_second, "cycles": res.cycles,
             "test_seconds": res.run_seconds, "python_seconds": res.python_seconds,
-            "cpu_seconds": res.cpu_seconds,
+            "cpu_seconds": res.cpu_seconds, "first_cycle_acceptance": accept,
             "check_seconds": total - res.build_seconds - res.run_seconds}
 
 
 #: (leaves, native clocks, cocotb Verilator cycles, cocotb Icarus cycles)
 CASES = ((16, 2_000_000, 2000, 300), (64, 400_000, 600, 60))
+#: the same for the butterfly of 2x2 switches: (inputs, ...)
+BUTTERFLY_CASES = ((64, 2_000_000, 3000, 300),)
+
+
+def bench_butterfly(inputs: int):
+    """The butterfly of ``inputs`` rows, 8 payload bits, no faults."""
+    from ..golden.butterfly.cyclemodel import CircuitNetwork
+    from ..golden.butterfly.topology import make_network
+    return CircuitNetwork(make_network("butterfly", inputs, 1), 8)
 
 
 def main(argv=None) -> None:
@@ -174,43 +226,67 @@ def main(argv=None) -> None:
     ap.add_argument("--quick", action="store_true", help="16 leaves only")
     ap.add_argument("--leaves", type=int, action="append", choices=[c[0] for c in CASES],
                     help="only these trees (repeatable; default all)")
+    ap.add_argument("--no-butterfly", action="store_true", help="fat-trees only")
+    ap.add_argument("--butterfly-only", action="store_true", help="the butterfly only")
     ap.add_argument("--build-dir", default=None,
                     help="keep the builds here (default: a temporary directory)")
     args = ap.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory(prefix="fatnet-cosim-") as tmp:
         root = Path(args.build_dir or tmp)
-        cases = [c for c in CASES if (c[0] == 16 if args.quick else
-                                      not args.leaves or c[0] in args.leaves)]
-        for leaves, native_clocks, ver_cycles, ic_cycles in cases:
-            net = bench_net(leaves)
+        cases = [] if args.butterfly_only else [
+            (bench_net, c) for c in CASES
+            if (c[0] == 16 if args.quick else not args.leaves or c[0] in args.leaves)]
+        if not (args.no_butterfly or args.quick):
+            cases += [(bench_butterfly, c) for c in BUTTERFLY_CASES]
+        for make, (leaves, native_clocks, ver_cycles, ic_cycles) in cases:
+            net = make(leaves)
             native = native_row(net, root, native_clocks)
             rows.append(native)
             for sim, cycles in (("verilator", ver_cycles), ("icarus", ic_cycles)):
                 r = cocotb_row(net, sim, root / "cocotb", cycles)
                 r["ratio"] = r["clocks_per_second"] / native["clocks_per_second"]
                 rows.append(r)
-            print(f"  {leaves} leaves: {net.cycle_length} bit-times per cycle, "
-                  f"T x W = {net.cycle_length} x {sum(w for _, _, w in net.port_layout())} "
+            print(f"  {net.family} {leaves}: {net.cycle_length} bit-times per cycle, "
+                  f"T x W = {net.cycle_length} x {sum(w for _, _, w in packed_layout(net))} "
                   f"stimulus bits", flush=True)
-    print("co-simulation speed, smallest universal fat-tree, off-line (cocotb: random-"
-          "destinations schedules, every recv/send_ack wire checked at every bit-time):")
-    print(f"{'leaves':>6}  {'how':>16}  {'build s':>7}  {'clocks':>8}  {'sim s':>6}  "
+            for r in rows[-3:]:
+                r["family"] = net.family
+    print("co-simulation speed: the smallest universal fat-trees, off-line (cocotb: random-"
+          "destinations schedules), and the butterfly of 2x2 switches (cocotb: full-load "
+          "random destinations, losses retried); every recv/send_ack wire checked at every "
+          "bit-time:")
+    print(f"{'family':>9}  {'N':>5}  {'how':>16}  {'build s':>7}  {'clocks':>8}  {'sim s':>6}  "
           f"{'clocks/s':>9}  {'vs native':>9}  {'clocks/cpu-s':>12}  {'vs native':>9}  "
           f"{'py s':>5}  {'startup s':>9}  {'check s':>7}")
     for r in rows:
         per_cpu = r["clocks"] / r["cpu_seconds"] if r.get("cpu_seconds") else 0.0
         r["clocks_per_cpu_second"] = per_cpu
-        native = next(x for x in rows if x["leaves"] == r["leaves"] and "ratio" not in x)
+        native = next(x for x in rows if x["leaves"] == r["leaves"] and "ratio" not in x
+                      and x["family"] == r["family"])
         cpu_ratio = per_cpu / native["clocks_per_cpu_second"] if "ratio" in r else 1.0
         ratio = f"{r['ratio']:.2f}x" if "ratio" in r else "1"
         start = f"{r['test_seconds'] - r['seconds']:.1f}" if "test_seconds" in r else "-"
         check = f"{r['check_seconds']:.1f}" if "check_seconds" in r else "-"
         py = f"{r['python_seconds']:.2f}" if "python_seconds" in r else "-"
-        print(f"{r['leaves']:>6}  {r['how']:>16}  {r['build_seconds']:>7.1f}  "
+        print(f"{r['family']:>9}  {r['leaves']:>5}  {r['how']:>16}  {r['build_seconds']:>7.1f}  "
               f"{r['clocks']:>8}  {r['seconds']:>6.2f}  {r['clocks_per_second']:>9.0f}  "
               f"{ratio:>9}  {per_cpu:>12.0f}  {cpu_ratio:>8.2f}x  "
               f"{py:>5}  {start:>9}  {check:>7}")
+    for r in rows:
+        if r.get("first_cycle_acceptance"):
+            from ..golden.butterfly.circuit import patel_acceptance
+            acc = np.asarray(r["first_cycle_acceptance"])
+            n = r["leaves"].bit_length() - 1
+            q = 0.5
+            for _ in range(n - 1):
+                q = 1 - (1 - q / 2) ** 2
+            print(f"RTL acceptance ({r['how']}, butterfly N = {r['leaves']}, first cycle at "
+                  f"full load, {len(acc)} problems, every wire equal to the model's): "
+                  f"{acc.mean():.4f} ± {acc.std():.4f}; exact recursion for this butterfly "
+                  f"(two delivery wires per output) {2 * q:.4f}; Patel's delta network of "
+                  f"2x2 crossbars {patel_acceptance(n):.4f}")
+
 
 if __name__ == "__main__":
     main()
