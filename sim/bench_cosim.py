@@ -126,6 +126,28 @@ def native_row(net, build_root: Path, clocks: int) -> dict:
             "clocks_per_second": float(out[4]), "cpu_seconds": float(out[6])}
 
 
+def _concatenated_runs(next_run, cycles_wanted: int):
+    """Runs of the model (``next_run()`` -> (MessageSet, RunReport)) until
+    ``cycles_wanted`` cycles, renumbered into one message set: (messages, the first
+    ``cycles_wanted`` CycleResults, the reports)."""
+    from ..golden.messages import MessageSet
+    results, parts, reports, offset = [], [], [], 0
+    while len(results) < cycles_wanted:
+        ms, rep = next_run()
+        for r in rep.results:  # renumber the messages into one set
+            r.outcomes = {m + offset: o for m, o in r.outcomes.items()}
+            r.injections = {m + offset: v for m, v in r.injections.items()}
+            for m, o in r.outcomes.items():
+                o.message = m
+        results += rep.results
+        parts.append(ms)
+        reports.append(rep)
+        offset += len(ms)
+    ms = MessageSet(np.concatenate([p.src for p in parts]), np.concatenate([p.dst for p in parts]),
+                    [x for p in parts for x in p.payload])
+    return ms, results[:cycles_wanted], reports
+
+
 def workload(net, cycles_wanted: int, seed: int = 1):
     """Random-destinations sets (every leaf and the external interface sending) scheduled
     off-line and run in the model until ``cycles_wanted`` cycles: (messages, the model's
@@ -134,23 +156,15 @@ def workload(net, cycles_wanted: int, seed: int = 1):
     from ..golden.messages import MessageSet
     rng = np.random.default_rng(seed)
     k = 4 * (net.n + 1)
-    results, parts, offset = [], [], 0
-    while len(results) < cycles_wanted:
+
+    def next_run():
         src = rng.integers(-1, net.n, k)
         dst = rng.integers(0, net.n, k)
         ms = MessageSet.from_pairs(src, dst, net.spec.payload_bits, int(rng.integers(1 << 30)))
-        rep = run_offline(net, ms, keep_results=True)
-        for r in rep.results:  # renumber the messages into one set
-            r.outcomes = {m + offset: o for m, o in r.outcomes.items()}
-            r.injections = {m + offset: v for m, v in r.injections.items()}
-            for m, o in r.outcomes.items():
-                o.message = m
-        results += rep.results
-        parts.append(ms)
-        offset += len(ms)
-    ms = MessageSet(np.concatenate([p.src for p in parts]), np.concatenate([p.dst for p in parts]),
-            [x for p in parts for x in p.payload])
-    return ms, results[:cycles_wanted]
+        return ms, run_offline(net, ms, keep_results=True)
+
+    ms, results, _ = _concatenated_runs(next_run, cycles_wanted)
+    return ms, results
 
 
 def butterfly_workload(circuit, cycles_wanted: int, seed: int = 1):
@@ -161,24 +175,15 @@ def butterfly_workload(circuit, cycles_wanted: int, seed: int = 1):
     from ..golden.messages import MessageSet
     rng = np.random.default_rng(seed)
     n = circuit.n_inputs
-    results, parts, accept, offset = [], [], [], 0
-    while len(results) < cycles_wanted:
+
+    def next_run():
         ms = MessageSet.from_pairs(np.arange(n), rng.integers(0, n, n), circuit.payload_bits,
                                    int(rng.integers(1 << 30)))
-        rep = run_circuit(circuit, ms, keep_results=True)
-        accept.append(len(rep.results[0].with_status("delivered")) / n)
-        for r in rep.results:  # renumber the messages into one set
-            r.outcomes = {m + offset: o for m, o in r.outcomes.items()}
-            r.injections = {m + offset: v for m, v in r.injections.items()}
-            for m, o in r.outcomes.items():
-                o.message = m
-        results += rep.results
-        parts.append(ms)
-        offset += len(ms)
-    ms = MessageSet(np.concatenate([p.src for p in parts]), np.concatenate([p.dst for p in parts]),
-                    [x for p in parts for x in p.payload])
-    keep = results[:cycles_wanted]
-    return ms, keep, accept
+        return ms, run_circuit(circuit, ms, keep_results=True)
+
+    ms, results, reports = _concatenated_runs(next_run, cycles_wanted)
+    accept = [len(rep.results[0].with_status("delivered")) / n for rep in reports]
+    return ms, results, accept
 
 
 def _size(net) -> int:
