@@ -34,6 +34,7 @@ from .topology import (
     MAX_INPUTS,
     WIRINGS,
     build_network,
+    check_expansion,
     check_inputs,
     derived_rng,
     expansion_report,
@@ -159,13 +160,9 @@ def spec_from_options(kind: str, inputs: int = 1024, multiplicity: int | None = 
             raise ParameterError("an adversary needs a fault count (faults)")
     if (alpha is None) != (beta is None):
         raise ParameterError("give both alpha and beta (the expansion to require), or neither")
-    if alpha is not None:
-        if not 0 < alpha <= 1:
-            raise ParameterError(f"alpha must be in (0, 1], got {alpha}")
-        if beta <= 0:
-            raise ParameterError(f"beta must be > 0, got {beta}")
-    if max_attempts < 1:
-        raise ParameterError(f"max attempts must be >= 1, got {max_attempts}")
+    # without a requested expansion only max_attempts is checked (placeholders pass)
+    check_expansion(0.5 if alpha is None else alpha, 1.0 if beta is None else beta,
+                    max_attempts)
     return ButterflySpec(kind=kind, inputs=int(inputs), multiplicity=int(multiplicity),
                          modified=bool(modified), seed=int(seed), wiring=wiring,
                          faults=faults, fault_rate=fault_rate, fault_rule=fault_rule,
@@ -248,7 +245,7 @@ def route(spec: ButterflySpec, pattern: str = "random-destinations", problems: i
           hot_fraction: float = 0.1, pattern_seed: int | None = None,
           queue: str = "fifo", edge_choice: str = "first", tie: str = "in-edge",
           threshold: int = 4, arbitration: str = "random",
-          upfal_waves: int | None = None) -> dict:
+          upfal_waves: int | None = None, net=None, one_cycle: bool = True) -> dict:
     """Route a pattern: store-and-forward (Sec. IV) and one circuit-switched cycle.
 
     Messages whose input is faulty, declared faulty or erased, or whose output is
@@ -256,14 +253,17 @@ def route(spec: ButterflySpec, pattern: str = "random-destinations", problems: i
     exactly once (store-and-forward) or delivered/blocked (one circuit cycle).
     With ``upfal_waves = L`` the problems (permutations, fault-free network) are also
     routed by Upfal's wave algorithm; with ``spec.alpha``/``beta`` its Theorem 2.1 bound
-    is reported beside the steps.
+    is reported beside the steps. ``net``: the network of ``spec`` if the caller has
+    built it already; ``one_cycle=False`` leaves out the one-cycle circuit result (for
+    a caller that runs the cycle-exact model instead).
     """
     if pattern not in PATTERNS:
         raise ParameterError(f"pattern must be one of {', '.join(PATTERNS)}, got {pattern!r}")
     if problems < 1:
         raise ParameterError(f"problems must be >= 1, got {problems}")
     rules = _rules(queue, edge_choice, tie, threshold)
-    net, _ = build(spec)
+    if net is None:
+        net, _ = build(spec)
     rng = derived_rng(spec.seed if pattern_seed is None else pattern_seed, 202)
     probs = make_problems(pattern, spec.inputs, problems, rng=rng, hot_fraction=hot_fraction)
     offered = int(probs.size)
@@ -272,7 +272,6 @@ def route(spec: ButterflySpec, pattern: str = "random-destinations", problems: i
     lost = int(cut.sum())
     probs = np.where(cut, -1, probs)
     sf = route_store_forward(net, probs, rules, seed=spec.seed)
-    circuit = one_cycle_acceptance(net, probs[0], arbitration, seed=spec.seed)
     delivered = int(sf.delivered[0])
     assert delivered + lost == offered  # conservation: delivered exactly once or lost
     upfal = None
@@ -284,7 +283,7 @@ def route(spec: ButterflySpec, pattern: str = "random-destinations", problems: i
             upfal["theorem_2_1"] = theorem_2_1_bound(spec.inputs, spec.multiplicity,
                                                      spec.alpha, spec.beta, upfal_waves,
                                                      problems)
-    return {
+    out = {
         "spec": spec.as_dict(), "pattern": pattern, "problems": problems,
         "messages": offered, "lost_at_faults": lost,
         "store_and_forward": {
@@ -296,14 +295,17 @@ def route(spec: ButterflySpec, pattern: str = "random-destinations", problems: i
             "waits_by_level": sf.waits_by_level.tolist(),
             "rules": asdict(rules),
         },
-        "circuit_one_cycle": {
+        "upfal": upfal,
+    }
+    if one_cycle:
+        circuit = one_cycle_acceptance(net, probs[0], arbitration, seed=spec.seed)
+        out["circuit_one_cycle"] = {
             "problem": 0, "offered": int(circuit["offered"][0]),
             "delivered": int(circuit["delivered"][0]),
             "blocked": int(circuit["offered"][0] - circuit["delivered"][0]),
             "acceptance": float(circuit["acceptance"][0]), "arbitration": arbitration,
-        },
-        "upfal": upfal,
-    }
+        }
+    return out
 
 
 def experiment(table="all", inputs: int = 1024, trials: int | None = None, seed: int = 0,

@@ -226,7 +226,6 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
     prio_step = np.int64(1) << _TIE_BITS
     step = 0
     waits = np.zeros(levels, dtype=np.int64)
-    slot_offsets = np.arange(d_max)
     queue_space = trials * levels * inputs * n_groups
     qmin = np.full(queue_space, _NO_PRIO, dtype=np.int64)
     n_slots = heads.shape[3]

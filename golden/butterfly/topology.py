@@ -630,6 +630,16 @@ def expansion_report(net: SplitterNetwork, alpha: float, exact_limit: int | None
     return report
 
 
+def check_expansion(alpha: float, beta: float, max_attempts: int) -> None:
+    """Validate a requested (alpha, beta) expansion and the retries allowed for it."""
+    if not 0 < alpha <= 1:
+        raise ParameterError(f"alpha must be in (0, 1], got {alpha}")
+    if beta <= 0:
+        raise ParameterError(f"beta must be > 0, got {beta}")
+    if max_attempts < 1:
+        raise ParameterError(f"max_attempts must be >= 1, got {max_attempts}")
+
+
 def build_network(kind: str, inputs: int, multiplicity: int | None = None,
                   modified: bool = False, seed: int = 0, wiring: str = "uniform",
                   expansion: tuple[float, float] | None = None,
@@ -650,12 +660,7 @@ def build_network(kind: str, inputs: int, multiplicity: int | None = None,
     if expansion is None:
         return make_network(kind, inputs, multiplicity, modified, seed, wiring=wiring)
     alpha, beta = expansion
-    if not 0 < alpha <= 1:
-        raise ParameterError(f"alpha must be in (0, 1], got {alpha}")
-    if beta <= 0:
-        raise ParameterError(f"beta must be > 0, got {beta}")
-    if max_attempts < 1:
-        raise ParameterError(f"max_attempts must be >= 1, got {max_attempts}")
+    check_expansion(alpha, beta, max_attempts)
     deterministic = kind != "multibutterfly" and not modified
     best_seen = 0.0
     for attempt in range(1 if deterministic else max_attempts):
