@@ -54,6 +54,27 @@ def _gtkw_paths_exist(gtkw: str, top: str, verilog_text: str) -> list[str]:
     return paths
 
 
+def _manifest_ports_declared(doc: dict, verilog_text: str) -> set:
+    """The manifest's ports are exactly the top module's header, each declared with the
+    manifest's direction and width; returns the header's port names."""
+    header = re.search(rf"^module {doc['top']}\((.*?)\);", verilog_text, re.S | re.M).group(1)
+    ports = {p.strip() for p in header.split(",")}
+    assert ports == {p["name"] for p in doc["ports"]}
+    for p in doc["ports"]:
+        decl = re.search(rf"^\s*(input|output)\s*(\[(\d+):0\])?\s*{re.escape(p['name'])};",
+                         verilog_text, re.M)
+        assert decl, p["name"]
+        width = int(decl.group(3)) + 1 if decl.group(2) else 1
+        assert {"input": "in", "output": "out"}[decl.group(1)] == p["dir"], p
+        assert width == p["width"], p
+    return ports
+
+
+@pytest.fixture(scope="session")
+def manifest_ports_declared():
+    return _manifest_ports_declared
+
+
 @pytest.fixture(scope="session")
 def verilator_lint():
     return _verilator_lint

@@ -15,7 +15,6 @@ switches' settled status registers must equal that propagation (:func:`expected_
 
 from __future__ import annotations
 
-from functools import lru_cache
 
 import numpy as np
 

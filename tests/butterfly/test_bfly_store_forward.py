@@ -14,7 +14,7 @@ from fatnet.golden.errors import ParameterError
 
 def reference_route(net, problems, threshold=4):
     """The documented default rules, one switch and one message at a time."""
-    depth, n = net.depth, net.inputs
+    depth = net.depth
     blocked = net.blocked()
     in_rank = net.in_edge_rank()
     queues = {}

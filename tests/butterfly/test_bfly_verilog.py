@@ -61,7 +61,7 @@ def test_icarus_compiles_without_warnings(generated, icarus_clean):
         icarus_clean(top, [out / f for f in files])
 
 
-def test_manifest_ports_come_from_the_signature(generated):
+def test_manifest_ports_come_from_the_signature(generated, manifest_ports_declared):
     out, case = generated
     doc = json.loads((out / "butterfly.json").read_text())
     circuit = _circuit(*case)
@@ -69,18 +69,9 @@ def test_manifest_ports_come_from_the_signature(generated):
     assert [(p["name"], p["width"], p["dir"]) for p in doc["ports"][2:]] == \
         [(r["name"], r["width"], r["dir"]) for r in rows]
     assert [p["name"] for p in doc["ports"][:2]] == ["clk", "rst"]
-    text = (out / "butterfly.v").read_text()
-    header = re.search(r"^module butterfly\((.*?)\);", text, re.S | re.M).group(1)
-    assert {p.strip() for p in header.split(",")} == {p["name"] for p in doc["ports"]}
-    for p in doc["ports"]:
-        decl = re.search(rf"^\s*(input|output)\s*(\[(\d+):0\])?\s*{re.escape(p['name'])};",
-                         text, re.M)
-        assert decl, p["name"]
-        width = int(decl.group(3)) + 1 if decl.group(2) else 1
-        assert {"input": "in", "output": "out"}[decl.group(1)] == p["dir"], p
-        assert width == p["width"], p
+    ports = manifest_ports_declared(doc, (out / "butterfly.v").read_text())
     n = case[1]
-    assert f"term__{n - 1}__send" in header and f"term__{n}__send" not in header
+    assert f"term__{n - 1}__send" in ports and f"term__{n}__send" not in ports
     assert doc["cycle_length_bits"] == circuit.cycle_length
     assert doc["spec"]["inputs"] == n and doc["spec"]["multiplicity"] == case[2]
 

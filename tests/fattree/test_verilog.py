@@ -35,19 +35,9 @@ def test_icarus_compiles_without_warnings(generated, icarus_clean):
         icarus_clean(top, [generated / f for f in files])
 
 
-def test_manifest_lists_the_top_level_ports(generated):
+def test_manifest_lists_the_top_level_ports(generated, manifest_ports_declared):
     doc = json.loads((generated / "fattree.json").read_text())
-    text = (generated / "fattree.v").read_text()
-    header = re.search(r"^module fattree\((.*?)\);", text, re.S | re.M).group(1)
-    ports = {p.strip() for p in header.split(",")}
-    assert ports == {p["name"] for p in doc["ports"]}
-    for p in doc["ports"]:
-        decl = re.search(rf"^\s*(input|output)\s*(\[(\d+):0\])?\s*{re.escape(p['name'])};",
-                         text, re.M)
-        assert decl, p["name"]
-        width = int(decl.group(3)) + 1 if decl.group(2) else 1
-        assert {"input": "in", "output": "out"}[decl.group(1)] == p["dir"], p
-        assert width == p["width"], p
+    ports = manifest_ports_declared(doc, (generated / "fattree.v").read_text())
     spec = doc["spec"]
     assert f"leaf__{spec['leaves'] - 1}__send" in ports and "ext__recv" in ports
     assert doc["cycle_length_bits"] > 0 and doc["files"]
