@@ -28,7 +28,25 @@ def _check_width(width) -> int:
     return width
 
 
-class ChannelSignature(wiring.Signature):
+class _WidthSignature(wiring.Signature):
+    """A signature determined by its wire count(s): two are equal when their class and
+    widths are (:meth:`_params`)."""
+
+    @property
+    def width(self) -> int:
+        return self._width
+
+    def _params(self) -> tuple:
+        return (self._width,)
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other._params() == self._params()
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self._width})"
+
+
+class ChannelSignature(_WidthSignature):
     """A bit-serial channel of ``width`` wires, seen from its sender.
 
     Parameters
@@ -53,18 +71,8 @@ class ChannelSignature(wiring.Signature):
         self._width = _check_width(width)
         super().__init__({"data": Out(width), "ack": In(width)})
 
-    @property
-    def width(self) -> int:
-        return self._width
 
-    def __eq__(self, other):
-        return type(other) is type(self) and other._width == self._width
-
-    def __repr__(self):
-        return f"ChannelSignature({self._width})"
-
-
-class PortSignature(wiring.Signature):
+class PortSignature(_WidthSignature):
     """A switch port of ``width`` wires: a channel in and a channel out.
 
     Parameters
@@ -93,18 +101,8 @@ class PortSignature(wiring.Signature):
         super().__init__({"i": In(ChannelSignature(width)),
                           "o": Out(ChannelSignature(width))})
 
-    @property
-    def width(self) -> int:
-        return self._width
 
-    def __eq__(self, other):
-        return type(other) is type(self) and other._width == self._width
-
-    def __repr__(self):
-        return f"PortSignature({self._width})"
-
-
-class EndpointSignature(wiring.Signature):
+class EndpointSignature(_WidthSignature):
     """A processor's (or external interface's) connection, seen from the network.
 
     Parameters
@@ -149,16 +147,11 @@ class EndpointSignature(wiring.Signature):
                           "recv_ack": In(self._recv_width)})
 
     @property
-    def width(self) -> int:
-        return self._width
-
-    @property
     def recv_width(self) -> int:
         return self._recv_width
 
-    def __eq__(self, other):
-        return (type(other) is type(self) and other._width == self._width
-                and other._recv_width == self._recv_width)
+    def _params(self) -> tuple:
+        return (self._width, self._recv_width)
 
     def __repr__(self):
         extra = "" if self._recv_width == self._width else f", recv_width={self._recv_width}"
