@@ -60,6 +60,16 @@ def patel_acceptance(stages: int, load: float = 1.0) -> float:
     return p / load
 
 
+def _rank_within(group: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """Each element's place (0, 1, ...) among the elements of its group, by ``key``."""
+    order = np.lexsort((key, group))
+    g = group[order]
+    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    rank = np.empty(group.size, dtype=np.int64)
+    rank[order] = np.arange(group.size) - np.repeat(starts, np.diff(np.r_[starts, group.size]))
+    return rank
+
+
 def one_cycle_acceptance(networks, problems, arbitration: str = "random",
                          seed: int = 0, node_capacity: int | None = None) -> dict:
     """Route one circuit-switched cycle; who gets through.
@@ -124,12 +134,7 @@ def one_cycle_acceptance(networks, problems, arbitration: str = "random",
         d = int(per_group[i])
         queue = (t * inputs + r) * n_groups + g
         key = rng.permutation(idx.size) if arbitration == "random" else prio[idx]
-        order = np.lexsort((key, queue))
-        q_sorted = queue[order]
-        new = np.r_[True, q_sorted[1:] != q_sorted[:-1]]
-        starts = np.flatnonzero(new)
-        rank = np.empty(idx.size, dtype=np.int64)
-        rank[order] = np.arange(idx.size) - np.repeat(starts, np.diff(np.r_[starts, idx.size]))
+        rank = _rank_within(queue, key)
         # Available edges of the group, in slot order; the k-th winner takes the k-th.
         chosen = np.full(idx.size, -1, dtype=np.int64)
         running = np.zeros(idx.size, dtype=np.int64)
@@ -149,13 +154,7 @@ def one_cycle_acceptance(networks, problems, arbitration: str = "random",
             target = t[w] * inputs + next_row[w]
             arrival_key = (rng.permutation(w.size) if arbitration == "random"
                            else in_rank[t[w], i, r[w], chosen[w]].astype(np.int64) * inputs + r[w])
-            order2 = np.lexsort((arrival_key, target))
-            tg = target[order2]
-            new2 = np.r_[True, tg[1:] != tg[:-1]]
-            st2 = np.flatnonzero(new2)
-            rank2 = np.empty(w.size, dtype=np.int64)
-            rank2[order2] = np.arange(w.size) - np.repeat(st2, np.diff(np.r_[st2, w.size]))
-            win[w[rank2 >= node_capacity]] = False
+            win[w[_rank_within(target, arrival_key) >= node_capacity]] = False
         lost = idx[~win]
         alive[lost] = False
         won = idx[win]
