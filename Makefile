@@ -19,11 +19,12 @@ setup:
 	fi
 	@echo "setup: done; run 'make test'"
 
-# The whole regression.
+# The whole regression, on every core (pytest-xdist).
 test:
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto
 
-# The main job on defaults: a 16-leaf universal fat-tree routing a random permutation.
+# The main job on defaults: a small network of each family routed by the model, its
+# Verilog generated and co-simulated against the model, waves and .gtkw in build/demo.
 demo:
 	$(VENV)/bin/fatnet demo
 

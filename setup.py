@@ -1,0 +1,19 @@
+"""Package discovery for the layer folders (the rest of the metadata is in pyproject.toml).
+
+The top-level folders install as ``fatnet.<layer>`` (``golden/`` -> ``fatnet.golden``),
+and every package below a layer (one per network family) is found here, so that a new
+family's folder cannot be left out of the wheel by a hand-kept list.
+"""
+
+from setuptools import find_packages, setup
+
+#: The top-level folders that install under ``fatnet``: the three layers and the CLI.
+LAYERS = ("golden", "hdl", "sim", "cli")
+
+packages, package_dir = [], {}
+for layer in LAYERS:
+    packages.append(f"fatnet.{layer}")
+    packages += [f"fatnet.{layer}.{sub}" for sub in find_packages(where=layer)]
+    package_dir[f"fatnet.{layer}"] = layer
+
+setup(packages=packages, package_dir=package_dir)
