@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from ..golden.errors import FatnetInputError
+from . import demo
 from .registry import FAMILIES, get_family
 
 __all__ = ["main"]
@@ -82,24 +83,30 @@ def build_parser(argv: list[str]) -> _Parser:
         help_ = (next(iter(by_kind.values())) if len(set(by_kind.values())) == 1
                  else "; ".join(f"{k}: {h}" for k, h in sorted(by_kind.items())
                                 if k in ("fat-tree", "butterfly")))
-        p = sub.add_parser(v, help=help_,
+        p = sub.add_parser(v, help=help_, description=f"{help_}.",
                            epilog=f"options depend on the kind: fatnet {v} <kind> --help")
         p.add_argument("kind", choices=sorted(by_kind),
-                       nargs="?" if v == "demo" else None,
-                       default="fat-tree" if v == "demo" else None)
-        if v != verb:
+                       help="network kind: " + ", ".join(sorted(by_kind)))
+        if v != verb or named not in by_kind:
             continue
-        kind = named if named in by_kind else ("fat-tree" if v == "demo" else None)
-        if kind is None:
-            continue
-        get_family(kind).golden.add_arguments(p, v, kind)
+        get_family(named).golden.add_arguments(p, v, named)
         if v in HARDWARE_VERBS:
-            _add_hardware_options(p, v, kind)
+            _add_hardware_options(p, v, named)
         if v in ("route", "info"):
             p.add_argument("--json", action="store_true", help="print JSON")
+    p = sub.add_parser("demo", help=demo.SUMMARY, description=demo.SUMMARY + ".")
+    demo.add_arguments(p)
     if experiments:
-        p = sub.add_parser("experiment", help="reproduce a paper's experiments")
-        p.add_argument("kind", metavar="name", choices=sorted(experiments))
+        listing = "\n".join(f"  {name:16s} {entry[0]} ({fam.folder} family)"
+                             for name, (fam, entry) in sorted(experiments.items()))
+        p = sub.add_parser("experiment", help="reproduce a paper's experiments: "
+                           + ", ".join(sorted(experiments)),
+                           description="Reproduce a paper's experiments.",
+                           epilog=f"experiments:\n{listing}\n\noptions depend on the "
+                                  "experiment: fatnet experiment <name> --help",
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p.add_argument("kind", metavar="name", choices=sorted(experiments),
+                       help="the experiment: " + ", ".join(sorted(experiments)))
         if verb == "experiment" and named in experiments:
             experiments[named][1][1](p)
     return parser
@@ -159,6 +166,8 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(argv).parse_args(argv)
     try:
+        if args.command == "demo":
+            return demo.run(args, main)
         if args.command == "experiment":
             return _experiments()[args.kind][1][2](args)
         if args.command == "gen":

@@ -41,11 +41,15 @@ class Family:
         The package name inside each layer; several kinds may share one folder.
     summary : str
         One line for ``fatnet --help``.
+    demo : tuple of (network options, traffic options), optional
+        A small network of the family and its traffic, for ``fatnet demo``: the kind that
+        shows the family (one per family).
     """
 
     kind: str
     folder: str
     summary: str
+    demo: tuple[tuple[str, ...], tuple[str, ...]] | None = None
 
     def layer(self, name: str) -> ModuleType | None:
         """The family's package in layer ``golden``, ``hdl`` or ``sim`` (None if the
@@ -73,10 +77,14 @@ class Family:
 
 #: Every network kind, by its command-line name.
 FAMILIES = {f.kind: f for f in (
-    Family("fat-tree", "fattree", "Leiserson's fat-tree with concentrator switches"),
+    Family("fat-tree", "fattree", "Leiserson's fat-tree with concentrator switches",
+           demo=(("--leaves", "16", "--root-capacity", "8", "--seed", "1"),
+                 ("--pattern", "random-permutation"))),
     Family("butterfly", "butterfly", "the butterfly of 2x2 splitter switches"),
     Family("dilated-butterfly", "butterfly", "the d-dilated butterfly"),
-    Family("multibutterfly", "butterfly", "randomly-wired splitter networks"),
+    Family("multibutterfly", "butterfly", "randomly-wired splitter networks",
+           demo=(("--inputs", "16", "--multiplicity", "2", "--seed", "1"),
+                 ("--pattern", "random-permutation"))),
 )}
 
 

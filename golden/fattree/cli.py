@@ -12,6 +12,7 @@ import time
 
 from ..messages import PATTERNS, load_message_file, make_pattern
 from .network import FatTreeNetwork
+from .schedule import METHODS
 from .spec import CONCENTRATORS, MODES, FatTreeSpec
 
 __all__ = ["KINDS", "VERBS", "add_arguments", "spec_from_args", "build",
@@ -54,7 +55,8 @@ def _add_traffic_options(p: argparse.ArgumentParser):
     src.add_argument("--pattern", help="one of: " + ", ".join(PATTERNS))
     p.add_argument("--hot-fraction", type=float, default=0.25,
                    help="hot-spot pattern: fraction of leaves sending to leaf 0")
-    p.add_argument("--method", default="best", help="off-line scheduler (default best)")
+    p.add_argument("--method", choices=METHODS, default="best",
+                   help="off-line scheduler (default best)")
     p.add_argument("--max-cycles", type=int, default=None, help="give up after this many cycles")
 
 
@@ -64,11 +66,8 @@ def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
         _add_network_options(p, hardware=False)
         p.add_argument("--messages", required=True,
                        help='JSON file {"messages": [[src, dst], ...]}')
-        p.add_argument("--method", default="best",
-                       help="best | greedy | theorem1 | corollary2")
-        return
-    if verb == "demo":
-        p.add_argument("--seed", type=int, default=1)
+        p.add_argument("--method", choices=METHODS, default="best",
+                       help="off-line scheduler (default best)")
         return
     _add_network_options(p)
     if verb in ("route", "sim"):
@@ -210,29 +209,9 @@ def cmd_info(kind: str, args) -> int:
     return 0
 
 
-def cmd_demo(kind: str, args) -> int:
-    from .route import run_offline
-    from .schedule import schedule
-    spec = FatTreeSpec.universal(16, 8, seed=args.seed)
-    net = FatTreeNetwork(spec)
-    ms = make_pattern(16, "random-permutation", args.seed, spec.payload_bits)
-    print(f"Universal fat-tree, 16 leaves, root capacity 8: capacities {list(spec.capacities)} "
-          f"(effective with Pippenger concentrators: "
-          f"{[int(net.effective_cap[:, (1 << k) - 1].min()) for k in range(5)]})")
-    print(f"Random permutation (seed {args.seed}): "
-          + " ".join(f"{s}->{d}" for s, d in ms.pairs()))
-    cycles = schedule(net.tree, ms.src, ms.dst, cap=net.effective_cap)
-    for i, c in enumerate(cycles):
-        print(f"  cycle {i}: " + " ".join(f"{s}->{d}" for s, d in ms.pairs(sorted(c))))
-    report = run_offline(net, ms)
-    _print_route(dict(report.to_dict(), spec=spec.to_dict()), 0.0)
-    return 0 if not report.lost else 1
-
-
 #: Model-only verbs: name -> (help, function(kind, args) -> exit status).
 VERBS = {
     "schedule": ("off-line schedule of a message file (JSON out)", cmd_schedule),
     "route": ("run a message set through the cycle-exact model", cmd_route),
     "info": ("capacities, concentrators and component counts", cmd_info),
-    "demo": ("the main job on defaults: 16-leaf universal fat-tree", cmd_demo),
 }

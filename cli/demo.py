@@ -1,0 +1,88 @@
+"""``fatnet demo``: what a new user came for, in under a minute.
+
+For a small network of each family (the registry's ``demo`` entry: one kind per family),
+it runs the steps a user would type, printing each command before its output:
+
+1. ``fatnet route <kind> ...``: the golden model routes the traffic;
+2. ``fatnet gen <kind> ... -o DIR/<kind>``: Verilog, harness, lint waivers, manifest;
+3. ``fatnet sim <kind> ... --waves DIR/<kind>/waves``: co-simulation against the model
+   (Icarus when it is installed, else Verilator), with a waveform and its ``.gtkw``.
+
+``--model-only`` runs step 1 alone (no Amaranth, no simulator).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import time
+from pathlib import Path
+
+from ..golden.errors import ParameterError
+from .registry import FAMILIES
+
+__all__ = ["SUMMARY", "add_arguments", "demo_kinds", "run"]
+
+SUMMARY = ("the main job on defaults: a small network of each family routed by the model, "
+           "its Verilog generated and co-simulated, waves written")
+
+
+def demo_kinds() -> list[str]:
+    """The kinds the demo shows: one per family, in registry order."""
+    return [kind for kind, fam in FAMILIES.items() if fam.demo is not None]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    kinds = demo_kinds()
+    # choices are checked in run(): argparse refuses an empty list against choices
+    p.add_argument("kinds", nargs="*", metavar="kind",
+                   help=f"the families to show: {', '.join(kinds)} (default all)")
+    p.add_argument("--model-only", action="store_true",
+                   help="route with the golden model only: no Verilog, no simulator")
+    p.add_argument("--sim", choices=("icarus", "verilator"), default=None,
+                   help="simulator (default icarus when iverilog is installed, else "
+                        "verilator)")
+    p.add_argument("-o", "--output", default="build/demo",
+                   help="where the Verilog and waves go (default build/demo)")
+
+
+def run(args, main) -> int:
+    """Run the demo's steps through ``main`` (the command line itself), one family at a
+    time; the exit status is the first failing step's, else 0."""
+    unknown = [k for k in args.kinds if k not in demo_kinds()]
+    if unknown:
+        raise ParameterError(f"kind must be one of {', '.join(demo_kinds())}, got "
+                             f"{unknown[0]!r}")
+    # the simulator's own banner and per-test table would bury the demo's lines; its
+    # warnings and errors still print
+    for var in ("COCOTB_LOG_LEVEL", "GPI_LOG_LEVEL"):
+        os.environ.setdefault(var, "WARNING")
+    sim = args.sim or ("icarus" if shutil.which("iverilog") else "verilator")
+    kinds = args.kinds or demo_kinds()
+    out = Path(args.output)
+    opened = []
+    t0 = time.perf_counter()
+    for kind in kinds:
+        network, traffic = FAMILIES[kind].demo
+        steps = [["route", kind, *network, *traffic]]
+        if not args.model_only:
+            where = out / kind
+            steps += [["gen", kind, *network, "-o", str(where)],
+                      ["sim", kind, *network, *traffic, "--sim", sim,
+                       "--waves", str(where / "waves")]]
+        for argv in steps:
+            print(f"\n$ fatnet {shlex.join(argv)}", flush=True)
+            status = main(argv)
+            if status:
+                print(f"demo: step failed with status {status}: fatnet {shlex.join(argv)}")
+                return status
+        if not args.model_only:
+            opened += sorted((out / kind / "waves").glob("*.gtkw"))
+    print(f"\ndemo: {', '.join(kinds)} done in {time.perf_counter() - t0:.0f} s"
+          + ("" if args.model_only else f" (model, Verilog in {out}/<kind>, {sim} "
+             "co-simulation against the model)"))
+    for gtkw in opened:
+        print(f"open the waves: gtkwave {gtkw}")
+    return 0
