@@ -13,7 +13,7 @@ from amaranth.lib.wiring import In, Out
 from ...hdl.butterfly.network import network_signature, switch_key
 from ...hdl.signatures import ChannelSignature, port_rows
 
-__all__ = ["wave_groups", "switch_signature"]
+__all__ = ["wave_groups", "switch_signature", "hop_field_labels", "interior_wires"]
 
 
 def switch_signature(inputs: int, edges: int) -> wiring.Signature:
@@ -47,3 +47,35 @@ def wave_groups(net, top: str = "butterfly_harness", core: str = "butterfly"):
     groups.append(("terminals", [(f"{root}.{r['name']}", r["width"])
                                  for r in top_rows if r["endpoint"] is not None]))
     return groups
+
+
+def hop_field_labels(net, src: int, dst: int) -> list[list[str]]:
+    """Per level, a label per address bit the level's switch reads (``addr@L<level>``;
+    ``.0``, ``.1`` for a two-bit field), as :meth:`CircuitNetwork.fields` frames them."""
+    return [[f"addr@L{i}" if w == 1 else f"addr@L{i}.{b}" for b in range(w)]
+            for i, w in enumerate(net.field_widths)]
+
+
+def interior_wires(net) -> dict:
+    """Channel wire ``(level, row, wire)`` -> [(data signal, ack signal, bit)] (relative
+    to the network top): the edge of the switch at ``level - 1`` that drives it (its
+    ``up`` or ``down`` slot whose head is ``row`` with in-edge rank ``wire``) and switch
+    ``(level, row)``'s input ``wire``."""
+    out = {}
+    heads, D = net.network.heads, net.depth
+    for level in range(D):
+        e = int(net.network.edges_per_group[level])
+        for src in range(net.n_inputs):
+            for k in range(heads[level].shape[1]):
+                row = int(heads[level][src, k])
+                if row < 0:
+                    continue
+                side = f"sw_{level}_{src}.{'up' if k < e else 'down'}"
+                key = (level + 1, row, int(net.rank[level][src, k]))
+                out.setdefault(key, []).append((f"{side}__data", f"{side}__ack", k % e))
+    for level in range(D):
+        for row in range(net.n_inputs):
+            for w in range(int(net.in_degree[level, row])):
+                sw = f"sw_{level}_{row}.i"
+                out.setdefault((level, row, w), []).append((f"{sw}__data", f"{sw}__ack", w))
+    return out

@@ -1,0 +1,405 @@
+"""Decoded message traces in the waveform dump: beside every message wire, the message it
+carries at every bit-time.
+
+The testbench's dump is a VCD. :func:`decode_into_vcd` adds one string-valued variable
+(VCD ``$var string``, shown by GTKWave as text) per wire of every endpoint signal
+(``send``, ``recv``, ``send_ack``, ``recv_ack``) and of every interior signal the family
+can place (a fat-tree node's ports, a splitter switch's input and edges), in the same
+scope as the wire's signal, named ``<signal>__msg_w<wire>``. Its value at a bit-time is
+what the model's own cycle result (:class:`~fatnet.golden.cycle.CycleResult`) puts on
+that wire::
+
+    m12:leaf0->leaf6:M          message 12, source leaf0, destination leaf6: the M bit
+    m12:leaf0->leaf6:addr@n3    the address (turn) bit node 3 reads
+    m12:leaf0->leaf6:dec@n3.s0  off-line fat-tree: a decision bit of stage 0 at node 3
+    m3:term0->term5:addr@L1     splitter networks: the address bit level 1 reads
+    m12:leaf0->leaf6:pay7       payload bit 7 (MSB first)
+    m12:leaf0->leaf6:ack        the wire's acknowledgment is up for message 12
+    -                           idle
+
+A lost message's labels end in ``(lost)``. Every wire's stream follows the framing of
+:mod:`fatnet.golden.bitstream`: a fresh M bit where the stream enters the wire (the
+Occupancy's time), then the source stream from the bit after the last field a switch
+before it consumed; the family's ``hop_field_labels`` hook names the fields.
+
+Timeline. Delivery cycles are found in the dump itself: every rising edge of the
+harness's ``clk`` at which its ``start`` is 1 is a start strobe, and bit-time ``t`` of
+that cycle is the clock period from ``t`` periods after that edge (the controller's
+``bit_time`` is ``t`` there: :mod:`fatnet.hdl.controller`), with the period the testbench's
+own :data:`fatnet.sim.cocotb_runner.PERIOD_NS`. The number of strobes must be the number
+of model cycles.
+
+Family hooks (``fatnet.sim.<family>``): ``port_name``, ``recv_port`` (the planner's),
+``hop_field_labels(net, src, dst)`` (per switch on the path, a label per field bit) and,
+optionally, ``interior_wires(net)`` (channel wire key -> [(data signal, ack signal,
+bit)] relative to the network top).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["decode_into_vcd", "read_vcd", "VcdData", "cycle_labels", "traced_signals",
+           "cycle_starts",
+           "trace_name", "IDLE", "WaveDecodeError"]
+
+IDLE = "-"
+
+
+class WaveDecodeError(ValueError):
+    """A dump the decoder cannot line up with the model's cycles."""
+
+
+def trace_name(signal: str, wire: int) -> str:
+    """The decoded trace of ``signal``'s wire ``wire`` (same scope as the signal)."""
+    return f"{signal}__msg_w{wire}"
+
+
+# ------------------------------------------------------------------------- VCD reading
+_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12, "fs": 1e-15}
+
+
+@dataclass
+class VcdData:
+    """A VCD's variables (full dotted path -> (id, width, type)) and, for the variables
+    asked for, their value changes (path -> [(time, value string)])."""
+
+    timescale: float
+    vars: dict
+    changes: dict = field(default_factory=dict)
+
+    def value_at(self, path: str, time: int):
+        """The value of ``path`` at ``time`` (the last change at or before it)."""
+        out = None
+        for t, v in self.changes[path]:
+            if t > time:
+                break
+            out = v
+        return out
+
+    def bit_at(self, path: str, bit: int, time: int) -> str:
+        """Bit ``bit`` (0: LSB) of a wire's value at ``time``: '0', '1', 'x' or 'z'."""
+        v = self.value_at(path, time)
+        if v is None:
+            return "x"
+        v = v.rjust(self.vars[path][1], v[0] if v[0] in "xz" else "0")
+        return v[len(v) - 1 - bit]
+
+
+def _header(lines):
+    """Tokens of the header (up to and including ``$enddefinitions $end``)."""
+    tokens = []
+    for line in lines:
+        tokens += line.split()
+        if "$enddefinitions" in tokens:
+            break
+    return tokens
+
+
+def _walk_header(tokens):
+    """Yield (kind, payload, tokens of the item) for every header item: ``scope`` (name),
+    ``upscope`` (None), ``var`` ((type, width, id, name)), ``timescale`` (seconds),
+    ``other`` (None)."""
+    i = 0
+    while i < len(tokens):
+        j = tokens.index("$end", i) if tokens[i] != "$end" else i
+        item = tokens[i:j + 1]
+        head = item[0]
+        if head == "$scope":
+            yield "scope", item[2], item
+        elif head == "$upscope":
+            yield "upscope", None, item
+        elif head == "$var":
+            yield "var", (item[1], int(item[2]), item[3], item[4]), item
+        elif head == "$timescale":
+            text = "".join(item[1:-1])
+            num = "".join(ch for ch in text if ch.isdigit()) or "1"
+            yield "timescale", int(num) * _UNITS[text[len(num):]], item
+        else:
+            yield "other", None, item
+        i = j + 1
+
+
+def _declarations(tokens) -> tuple[dict, float]:
+    """The header's variables (full dotted path -> (id, width, type)) and timescale (s)."""
+    scope, vars_, ts = [], {}, 1e-12
+    for kind, payload, _ in _walk_header(tokens):
+        if kind == "scope":
+            scope.append(payload)
+        elif kind == "upscope":
+            scope.pop()
+        elif kind == "var":
+            typ, width, ident, name = payload
+            vars_[".".join(scope + [name])] = (ident, width, typ)
+        elif kind == "timescale":
+            ts = payload
+    return vars_, ts
+
+
+def _values(lines):
+    """(time, id, value) of every value change of a VCD body."""
+    time = 0
+    for line in lines:
+        s = line.strip()
+        if not s or s[0] == "$":
+            continue
+        c = s[0]
+        if c == "#":
+            time = int(s[1:])
+        elif c in "bBrRsS":
+            value, ident = s[1:].split()
+            yield time, ident, value
+        else:
+            yield time, s[1:], c
+
+
+def read_vcd(path, names=None) -> VcdData:
+    """A VCD's variables and the value changes of ``names`` (full paths; None: all)."""
+    with open(path) as f:
+        vars_, ts = _declarations(_header(f))
+        wanted = vars_ if names is None else {n: vars_[n] for n in names}
+        by_id = {}
+        for n, (ident, _, _) in wanted.items():
+            by_id.setdefault(ident, []).append(n)
+        changes = {n: [] for n in wanted}
+        for t, ident, value in _values(f):
+            for n in by_id.get(ident, ()):
+                changes[n].append((t, value))
+    return VcdData(ts, vars_, changes)
+
+
+# ------------------------------------------------------------------------- the timeline
+def cycle_starts(vcd: VcdData, clk: str, start: str, period: int) -> list[int]:
+    """Times of the start strobes: rising edges of ``clk`` at which ``start`` (sampled
+    before the edge) is 1; consecutive rising edges must be ``period`` apart."""
+    starts, level, edges = [], "0", []
+    st = vcd.changes[start]
+    k = 0
+    for t, v in vcd.changes[clk]:
+        while k < len(st) and st[k][0] < t:
+            level = st[k][1]
+            k += 1
+        if v == "1":
+            edges.append(t)
+            if level == "1":
+                starts.append(t)
+    gaps = {b - a for a, b in zip(edges, edges[1:])}
+    if gaps - {period}:
+        raise WaveDecodeError(f"clock edges {sorted(gaps)} apart in the dump, the "
+                              f"testbench's period is {period}")
+    return starts
+
+
+# ------------------------------------------------------------------------- the decoding
+def _family(net):
+    from .plan import family
+    return family(net)
+
+
+def _endpoint_signals(net) -> dict:
+    """(port, kind) -> signal name under the network top, from its signature."""
+    from ..hdl.gen import family_of
+    from ..hdl.signatures import port_rows
+    out = {}
+    for r in port_rows(family_of(net).network_signature(net)):
+        if r["endpoint"] is not None:
+            out[("".join(map(str, r["path"][:-1])), r["path"][-1])] = (r["name"], r["width"])
+    return out
+
+
+def _stream_labels(net, o) -> list[str]:
+    """One label per bit of the source stream of outcome ``o``: M, fields, payload."""
+    fam = _family(net)
+    labels = ["M"]
+    for hop in fam.hop_field_labels(net, o.src, o.dst):
+        labels += list(hop)
+    pay = len(o.stream) - len(labels)
+    if pay < 0:
+        raise WaveDecodeError(f"message {o.message}: a stream of {len(o.stream)} bits "
+                              f"is shorter than its {len(labels)} header bits")
+    return labels + [f"pay{pay - 1 - i}" for i in range(pay)]
+
+
+def traced_signals(net) -> tuple[dict, dict, dict]:
+    """What can be decoded: ``(endpoints, interior, signals)``: (port, kind) -> (signal,
+    width); the family's ``interior_wires``; and every signal (under the network top)
+    with a decoded trace per wire -> its width, in display order."""
+    fam = _family(net)
+    ends = _endpoint_signals(net)
+    inner = getattr(fam, "interior_wires", lambda net: {})(net)
+    signals = dict(ends.values())
+    for wires in inner.values():
+        for data, ack, bit in wires:
+            for s in (data, ack):
+                signals[s] = max(signals.get(s, 0), bit + 1)
+    return ends, inner, signals
+
+
+def cycle_labels(net, res, ends=None, inner=None) -> dict:
+    """One delivery cycle decoded: ``{(signal, wire): [label per bit-time]}`` for every
+    wire that carries a message or its acknowledgment (the others are idle). ``res``
+    is the model's :class:`~fatnet.golden.cycle.CycleResult` (or its plan)."""
+    fam = _family(net)
+    if ends is None or inner is None:
+        ends, inner, _ = traced_signals(net)
+    res = getattr(res, "result", res)  # a CyclePlan or a CycleResult
+    T = net.cycle_length
+    cur = {}
+
+    def put(keys, t, text):
+        for k in keys:
+            cur.setdefault(k, [IDLE] * T)[t] = text
+
+    for m, o in sorted(res.outcomes.items()):
+        if not o.path:
+            continue
+        head = f"m{m}:{fam.port_name(net, o.src)}->{fam.port_name(net, o.dst)}:"
+        tail = "(lost)" if o.status == "lost" else ""
+        labels = _stream_labels(net, o)
+        for q, occ in enumerate(o.path):
+            key = (*occ.channel, occ.wire)
+            wires, ack_wires = [], []  # (signal, bit) of the wire and of its reverse
+            if q == 0:
+                port = fam.port_name(net, o.src)
+                wires.append((ends[(port, "send")][0], occ.wire))
+                ack_wires.append((ends[(port, "send_ack")][0], occ.wire))
+            hit = fam.recv_port(net, key)
+            if hit is not None:
+                wires.append((ends[(hit[0], "recv")][0], hit[1]))
+                ack_wires.append((ends[(hit[0], "recv_ack")][0], hit[1]))
+            for d, a, b in inner.get(key, ()):
+                wires.append((d, b))
+                ack_wires.append((a, b))
+            for j in range(min(len(o.stream) - occ.offset, T - occ.time)):
+                put(wires, occ.time + j,
+                    head + ("M" if j == 0 else labels[occ.offset + j]) + tail)
+            if o.status == "delivered":
+                for t in range(o.arrival + sum(o.hop_registers[q:]), T):
+                    put(ack_wires, t, head + "ack")
+    return cur
+
+
+# ------------------------------------------------------------------------- the merge
+def _ident(n: int) -> str:
+    chars = [chr(c) for c in range(33, 127)]
+    out = ""
+    while True:
+        out = chars[n % 94] + out
+        n //= 94
+        if not n:
+            return out
+
+
+def decode_into_vcd(net, results, vcd_path, top: str | None = None,
+                    core: str | None = None) -> dict:
+    """Add the decoded traces of ``results`` (the model's cycle results, or plans, one
+    per delivery cycle the dump holds, in order) to the VCD at ``vcd_path``, in place.
+
+    Returns ``{signal path: [trace path per wire]}`` (full dotted paths, as GTKWave
+    names them) of every decoded trace added. Raises :class:`WaveDecodeError` if the
+    dump's start strobes are not one per cycle.
+    """
+    from .cocotb_runner import PERIOD_NS
+    core = core or net.family
+    top = top or f"{core}_harness"
+    vcd_path = Path(vcd_path)
+    results = list(results)
+    with open(vcd_path) as f:
+        tokens = _header(f)
+    vars_, ts = _declarations(tokens)
+    # The harness may sit under a simulator's own top scope (Verilator's TOP).
+    prefix = next((p[:-len(f"{top}.clk")] for p in vars_
+                   if p == f"{top}.clk" or p.endswith(f".{top}.clk")), None)
+    if prefix is None:
+        raise WaveDecodeError(f"no {top}.clk in {vcd_path}")
+    clk, start = f"{prefix}{top}.clk", f"{prefix}{top}.start"
+    period = round(PERIOD_NS * 1e-9 / ts)
+    starts = cycle_starts(read_vcd(vcd_path, [clk, start]), clk, start, period)
+    if len(starts) != len(results):
+        raise WaveDecodeError(f"{len(starts)} start strobes in the dump, {len(results)} "
+                              f"cycles in the model's run")
+    ends, inner, signals = traced_signals(net)
+    root = f"{prefix}{top}.{core}"
+    used = {v[0] for v in vars_.values()}
+    counter = [0]
+
+    def fresh():
+        while True:
+            ident = "~" + _ident(counter[0])
+            counter[0] += 1
+            if ident not in used:
+                return ident
+
+    new_vars, added, ids = {}, {}, {}
+    for sig, width in signals.items():
+        if f"{root}.{sig}" not in vars_:
+            continue  # a signal the simulator did not dump (optimised away)
+        scope_path, _, leaf = f"{root}.{sig}".rpartition(".")
+        for w in range(width):
+            ids[(sig, w)] = ident = fresh()
+            new_vars.setdefault(scope_path, []).append((ident, trace_name(leaf, w)))
+        added[f"{root}.{sig}"] = [trace_name(f"{root}.{sig}", w) for w in range(width)]
+
+    def events():
+        """(time, value lines) in time order: every trace idle at 0, then cycle by
+        cycle (each starts and ends idle), so only one cycle is held at a time."""
+        yield 0, [f"s{IDLE} {ident}" for ident in ids.values()]
+        for e0, res in zip(starts, results):
+            at = {}
+            for k, labels in cycle_labels(net, res, ends, inner).items():
+                if k not in ids:
+                    continue
+                prev = IDLE
+                for t, text in enumerate(labels + [IDLE]):
+                    if text != prev:
+                        at.setdefault(e0 + t * period, []).append(f"s{text} {ids[k]}")
+                        prev = text
+            yield from sorted(at.items())
+
+    _rewrite(vcd_path, tokens, new_vars, events())
+    return added
+
+
+def _rewrite(vcd_path: Path, tokens, new_vars: dict, events) -> None:
+    """Write the VCD again with ``new_vars`` declared in their scopes and the value
+    changes of ``events`` ((time, lines) in time order) merged into the body."""
+    out_path = vcd_path.with_name(vcd_path.name + ".tmp")
+    nxt = next(events, None)
+    with open(vcd_path) as f, open(out_path, "w") as out:
+        for _ in _header_lines(f):
+            pass
+        scope = []
+        for kind, payload, item in _walk_header(tokens):
+            if kind == "scope":
+                scope.append(payload)
+            elif kind == "upscope":
+                for ident, name in new_vars.get(".".join(scope), ()):
+                    out.write(f"$var string 1 {ident} {name} $end\n")
+                scope.pop()
+            out.write(" ".join(item) + "\n")
+        for line in f:
+            if line.startswith("#"):
+                t = int(line[1:])
+                while nxt is not None and nxt[0] < t:
+                    out.write(f"#{nxt[0]}\n" + "".join(v + "\n" for v in nxt[1]))
+                    nxt = next(events, None)
+                out.write(line)
+                if nxt is not None and nxt[0] == t:
+                    out.write("".join(v + "\n" for v in nxt[1]))
+                    nxt = next(events, None)
+            else:
+                out.write(line)
+        while nxt is not None:
+            out.write(f"#{nxt[0]}\n" + "".join(v + "\n" for v in nxt[1]))
+            nxt = next(events, None)
+    os.replace(out_path, vcd_path)
+
+
+def _header_lines(f):
+    """Consume the header's lines of an open VCD (through ``$enddefinitions``)."""
+    for line in f:
+        yield line
+        if "$enddefinitions" in line:
+            return
