@@ -1,0 +1,172 @@
+"""Decoded message traces in what ``fatnet sim --waves`` writes (Icarus): they exist, the
+.gtkw shows them under their wires, and they name the right message, field and timing,
+checked against the model's plan and the dumped wires themselves."""
+
+import re
+import shutil
+from types import SimpleNamespace
+
+import pytest
+
+from fatnet.cli.main import build_parser, main
+from fatnet.cli.registry import get_family
+from fatnet.hdl.gen import family_of
+from fatnet.hdl.signatures import port_rows
+from fatnet.sim.cocotb_runner import PERIOD_NS
+from fatnet.sim.plan import family, plans
+from fatnet.sim.wavedecode import IDLE, read_vcd
+
+CASES = {
+    "fat-tree": ["--leaves", "8", "--root-capacity", "4", "--pattern",
+                 "random-permutation", "--seed", "1"],
+    "butterfly": ["--inputs", "8", "--pattern", "random-destinations", "--seed", "3"],
+}
+LABEL = re.compile(r"^m(\d+):(\S+?)->(\S+?):(\S+?)(\(lost\))?$")
+
+
+@pytest.fixture(scope="module", params=sorted(CASES))
+def run(request, tmp_path_factory):
+    if shutil.which("iverilog") is None:
+        pytest.skip("iverilog is not installed (apt-get install iverilog)")
+    kind = request.param
+    tmp = tmp_path_factory.mktemp(kind.replace("-", ""))
+    argv = ["sim", kind, *CASES[kind], "--sim", "icarus", "--waves", str(tmp / "waves"),
+            "--build-dir", str(tmp / "build")]
+    assert main(argv) == 0
+    # The model's run, independently of the command: the same arguments, the same plans.
+    args = build_parser(argv).parse_args(argv)
+    fam = get_family(kind)
+    net = fam.golden.network_from_args(kind, args)
+    ms = fam.golden.messages_from_args(args, net)
+    report = fam.golden.run_model(net, ms, args)
+    (vcd,) = (tmp / "waves").glob("*.vcd")
+    (gtkw,) = (tmp / "waves").glob("*.gtkw")
+    dump = read_vcd(vcd)
+    root = f"{net.family}_harness.{net.family}"
+    signals = {("".join(map(str, r["path"][:-1])), r["path"][-1]): r["name"]
+               for r in port_rows(family_of(net).network_signature(net)) if r["endpoint"]}
+    return SimpleNamespace(net=net, ms=ms, plans=plans(net, ms, report.results), dump=dump,
+                           gtkw=gtkw.read_text(), root=root, signals=signals,
+                           windows=_windows(dump, root, net.cycle_length))
+
+
+def _windows(dump, root, T):
+    """Per delivery cycle, the middle of every bit-time: the controller's ``busy``
+    rises at a cycle's bit-time 0 and every bit-time is one clock period of the
+    testbench; the controller's ``bit_time`` must count them."""
+    period = round(PERIOD_NS * 1e-9 / dump.timescale)
+    rises, level = [], "0"
+    for t, v in dump.changes[f"{root}.busy"]:
+        if v == "1" and level != "1":
+            rises.append(t)
+        level = v
+    out = [[r + t * period + period // 2 for t in range(T)] for r in rises]
+    for cycle in out:
+        for t, when in enumerate(cycle):
+            assert int(dump.value_at(f"{root}.bit_time", when), 2) == t
+    return out
+
+
+def _trace(run, port, kind, wire):
+    return f"{run.root}.{run.signals[(port, kind)]}__msg_w{wire}"
+
+
+def _wire(run, port, kind, wire, when):
+    return int(run.dump.bit_at(f"{run.root}.{run.signals[(port, kind)]}", wire, when))
+
+
+def test_every_endpoint_wire_has_a_decoded_trace_shown_under_it(run):
+    assert len(run.windows) == len(run.plans) >= 1
+    lines = run.gtkw.splitlines()
+    shown = [ln for ln in lines if "__msg_w" in ln]
+    assert shown
+    for path in shown:
+        assert run.dump.vars[path][2] == "string", path
+    for (port, kind), name in run.signals.items():
+        width = run.dump.vars[f"{run.root}.{name}"][1]
+        at = next(i for i, ln in enumerate(lines)
+                  if re.sub(r"\[\d+:0\]$", "", ln) == f"{run.root}.{name}")
+        below = [ln for ln in lines[at + 1:at + 2 + width] if "__msg_w" in ln]
+        assert below == [_trace(run, port, kind, w) for w in range(width)], name
+
+
+def test_source_wires_name_their_message_and_fields(run):
+    fam = family(run.net)
+    for c, plan in enumerate(run.plans):
+        when = run.windows[c]
+        owned = {(p, w): m for (p, kind, w), m in plan.owner.items() if kind == "send"}
+        for port, drive in plan.drive.items():
+            for w in range(drive.shape[1]):
+                labels = [run.dump.value_at(_trace(run, port, "send", w), t) for t in when]
+                m = owned.get((port, w))
+                if m is None:
+                    assert set(labels) == {IDLE}, (port, w)
+                    continue
+                stream = plan.result.injections[m][1]
+                first = LABEL.match(labels[0])
+                assert first, labels[0]
+                assert first.groups()[:4] == (str(m), port,
+                                              fam.port_name(run.net, run.ms.dst[m]), "M")
+                fields = [LABEL.match(s).group(4) for s in labels[:len(stream)]]
+                assert all(LABEL.match(s).group(1) == str(m) for s in labels[:len(stream)])
+                pay = [f for f in fields if f.startswith("pay")]
+                header = fields[1:len(fields) - len(pay)]
+                assert all(f.startswith(("addr@", "dec@")) for f in header), fields
+                assert pay == [f"pay{i}" for i in reversed(range(len(pay)))]
+                assert set(labels[len(stream):]) <= {IDLE}
+                # what the decoded trace describes is what the wire carries
+                assert [_wire(run, port, "send", w, t) for t in when] == list(drive[:, w])
+
+
+def test_delivery_wires_name_their_message_and_payload(run):
+    seen = 0
+    for c, plan in enumerate(run.plans):
+        when = run.windows[c]
+        for (port, kind, w), m in plan.owner.items():
+            if kind != "recv":
+                continue
+            seen += 1
+            arrival = int(plan.expect_recv[port][:, w].argmax())
+            labels = [run.dump.value_at(_trace(run, port, "recv", w), t) for t in when]
+            assert LABEL.match(labels[arrival]).group(1, 4) == (str(m), "M")
+            rest = [LABEL.match(s) for s in labels[arrival + 1:] if s != IDLE]
+            assert all(r.group(1) == str(m) and r.group(4).startswith("pay") for r in rest)
+            bits = [_wire(run, port, "recv", w, when[arrival + 1 + i])
+                    for i in range(len(rest))]
+            assert int("".join(map(str, bits)) or "0", 2) == int(run.ms.payload[m])
+        # the sources' acknowledgment wires: named exactly where the model raises them
+        for port, ack in plan.expect_send_ack.items():
+            for w in range(ack.shape[1]):
+                labels = [run.dump.value_at(_trace(run, port, "send_ack", w), t)
+                          for t in when]
+                m = plan.owner.get((port, "send", w))
+                for t, s in enumerate(labels):
+                    if ack[t, w]:
+                        assert LABEL.match(s).group(1, 4) == (str(m), "ack"), s
+                    else:
+                        assert s == IDLE, (port, w, t, s)
+    assert seen
+
+
+def test_every_decoded_trace_agrees_with_its_wire(run):
+    """Wherever a trace says M, its wire is 1; where it is idle, a data wire is 0; an
+    acknowledgment trace names a message exactly where its wire is 1. Interior wires
+    (node ports, switch edges) carry messages too."""
+    interior = 0
+    traces = [p for p, v in run.dump.vars.items() if v[2] == "string"]
+    endpoints = {f"{run.root}.{s}" for s in run.signals.values()}
+    for path in traces:
+        signal, _, wire = path.rpartition("__msg_w")
+        for cycle in run.windows:
+            for when in cycle:
+                s = run.dump.value_at(path, when)
+                bit = run.dump.bit_at(signal, int(wire), when)
+                if signal.endswith("ack"):
+                    assert (bit == "1") == s.endswith(":ack"), (path, when, s, bit)
+                elif s == IDLE:
+                    assert bit == "0", (path, when)
+                elif s.endswith(":M"):
+                    assert bit == "1", (path, when, s)
+                if s != IDLE and signal not in endpoints:
+                    interior += 1
+    assert interior
