@@ -40,6 +40,7 @@ class RunReport:
     losses_per_cycle: list = field(default_factory=list)
     utilisation: list = field(default_factory=list)  # per level, fraction of wire-cycles
     results: list = field(default_factory=list)  # CycleResult per cycle (kept on request)
+    masks: list | None = None  # run-time fault mask per cycle (splitter networks), if any
 
     def to_dict(self) -> dict:
         return {

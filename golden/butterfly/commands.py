@@ -16,14 +16,16 @@ import numpy as np
 from ..errors import ParameterError
 from ..messages import MessageSet
 from . import cli as bf
-from .cyclemodel import CircuitNetwork, run_circuit
-from .faults import ADVERSARIES, RULES
+from ..runner import ChannelUsage, RunReport, drive_online
+from .cyclemodel import CircuitNetwork, run_circuit, simulate_cycle
+from .faults import ADVERSARIES, RULES, apply_faults
 from .patterns import PATTERNS, make_problems
 from .store_forward import EDGE_CHOICES, QUEUES, TIES
 from .topology import KINDS, WIRINGS, derived_rng
 
 __all__ = ["KINDS", "VERBS", "EXPERIMENTS", "add_arguments", "spec_from_args", "build",
-           "network_from_args", "messages_from_args", "run_model"]
+           "network_from_args", "messages_from_args", "run_model", "parse_fault_mask",
+           "masks_from_args", "masked_network", "run_masked"]
 
 
 def _network_options(p: argparse.ArgumentParser, kind: str) -> None:
@@ -65,6 +67,19 @@ def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
                        help="hot-spot pattern: fraction of inputs sending to output 0")
         p.add_argument("--max-cycles", type=int, default=1000,
                        help="circuit model: give up after this many delivery cycles")
+    if verb == "sim":
+        masks = p.add_mutually_exclusive_group()
+        masks.add_argument(
+            "--fault-mask", default=None, metavar="MASK",
+            help="run-time faults for every delivery cycle (the fault_mask port): "
+                 "level:row switches, e.g. 1:3,2:5 (levels 1 .. lg N - 1, rows 0 .. N - "
+                 "1), or the port's value as 0x<hex> or 0b<bits> (bit (level - 1) * N + "
+                 "row); the model runs under the same mask")
+        masks.add_argument(
+            "--fault-masks", default=None, metavar="FILE",
+            help="per-cycle run-time faults: a JSON list, entry c the mask of delivery "
+                 "cycle c in --fault-mask syntax (a string) or a list of [level, row] "
+                 "pairs; null or \"\" = no faults; after the list the last entry stays")
     if verb == "route":
         p.add_argument("--queue", choices=QUEUES, default="fifo",
                        help="store-and-forward queue discipline (default fifo)")
@@ -86,7 +101,7 @@ def spec_from_args(kind: str, args) -> bf.ButterflySpec:
 def build(spec: bf.ButterflySpec, payload_bits: int = 8) -> CircuitNetwork:
     """The bit-serial network of a spec (with its fault map)."""
     net, _ = bf.build(spec)
-    return CircuitNetwork(net, payload_bits)
+    return CircuitNetwork(net, payload_bits, spec=spec)
 
 
 def network_from_args(kind: str, args) -> CircuitNetwork:
@@ -109,9 +124,137 @@ def messages_from_args(args, circuit: CircuitNetwork) -> MessageSet:
     return MessageSet.from_pairs(src, dst.reshape(-1), circuit.payload_bits, args.seed)
 
 
+def _mask_range(circuit: CircuitNetwork) -> str:
+    n, N = circuit.depth, circuit.n_inputs
+    return (f"level:row switches with level in [1, {n - 1}] and row in [0, {N - 1}] (e.g. "
+            f"1:3,{n - 1}:{N - 1}), or 0x<hex> / 0b<bits> of the {(n - 1) * N}-bit "
+            f"fault_mask (bit (level - 1) * {N} + row)")
+
+
+def parse_fault_mask(text, circuit: CircuitNetwork, what: str = "fault-mask") -> np.ndarray:
+    """A run-time fault mask as a ``(lg N - 1, N)`` bool array (row ``level - 1``).
+
+    ``text``: ``"level:row,level:row"`` (interior switches: level in ``[1, lg N - 1]``,
+    row in ``[0, N - 1]``), ``"0x<hex>"`` or ``"0b<bits>"`` (the port's value: bit
+    ``(level - 1) * N + row``; ``0b`` takes 1 to ``(lg N - 1) * N`` digits, MSB first),
+    ``""``/``"none"`` (no faults), or a list of ``[level, row]`` pairs (``--fault-masks``
+    entries). Anything else, a value wider than the port or a switch out of range raises
+    :class:`ParameterError` naming ``what`` and the accepted range.
+    """
+    n, N = circuit.depth, circuit.n_inputs
+    width = (n - 1) * N
+    bits = np.zeros((n - 1, N), dtype=bool)
+    accepted = _mask_range(circuit)
+
+    def bad(why):
+        return ParameterError(f"{what} must be {accepted}; {why}")
+
+    if text is None:
+        return bits
+    if isinstance(text, list):
+        pairs = text
+        for p in pairs:
+            if (not isinstance(p, list) or len(p) != 2
+                    or not all(isinstance(v, int) and not isinstance(v, bool) for v in p)):
+                raise bad(f"got the entry {json.dumps(p)}")
+    elif isinstance(text, str):
+        t = text.strip().lower()
+        if t in ("", "none"):
+            return bits
+        if t.startswith(("0x", "0b")):
+            base, digits = (16, t[2:]) if t[1] == "x" else (2, t[2:])
+            try:
+                value = int(digits, base) if digits and "_" not in digits else None
+            except ValueError:
+                value = None
+            if value is None or value < 0:
+                raise bad(f"got {text!r}")
+            if base == 2 and len(digits) > width:
+                raise bad(f"got {len(digits)} bits")
+            if value >> width:
+                raise bad(f"got {text!r}, wider than {width} bits")
+            flat = np.array([(value >> b) & 1 for b in range(width)], dtype=bool)
+            return flat.reshape(n - 1, N)
+        pairs = []
+        for item in t.split(","):
+            level, sep, row = item.strip().partition(":")
+            try:
+                pairs.append([int(level), int(row)])
+            except ValueError:
+                raise bad(f"got {text!r}") from None
+            if not sep:
+                raise bad(f"got {text!r}")
+    else:
+        raise bad(f"got {json.dumps(text)}")
+    for level, row in pairs:
+        if not (1 <= level <= n - 1 and 0 <= row <= N - 1):
+            raise bad(f"got switch {level}:{row}")
+        bits[level - 1, row] = True
+    return bits
+
+
+def masks_from_args(args, circuit: CircuitNetwork):
+    """``--fault-mask`` (one mask) or ``--fault-masks FILE`` (a JSON list, one entry per
+    delivery cycle, the last staying after the list) as a list of ``(lg N - 1, N)`` bool
+    arrays; None when neither is given. Validated before anything runs."""
+    one = getattr(args, "fault_mask", None)
+    path = getattr(args, "fault_masks", None)
+    if one is not None:
+        return [parse_fault_mask(one, circuit)]
+    if path is None:
+        return None
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ParameterError(f"fault-masks must be a readable JSON file holding a list of "
+                             f"masks; {path}: {str(e).splitlines()[0]}") from None
+    if not isinstance(doc, list) or not doc:
+        raise ParameterError(f"fault-masks must be a JSON list of one or more masks (one "
+                             f"per delivery cycle), got {type(doc).__name__} in {path}")
+    return [parse_fault_mask(entry, circuit, f"fault-masks entry {c}")
+            for c, entry in enumerate(doc)]
+
+
+def masked_network(circuit: CircuitNetwork, bits) -> CircuitNetwork:
+    """The network a cycle runs under a run-time fault mask: the built-in placed faults
+    and the mask's, propagated together by Sec. IV's rule (the hardware's)."""
+    if bits is None or not np.asarray(bits).any():
+        return circuit
+    net = circuit.network
+    faulty = (net.faults.faulty.copy() if net.faults is not None
+              else np.zeros((circuit.depth + 1, circuit.n_inputs), dtype=bool))
+    faulty[1:circuit.depth] |= np.asarray(bits, dtype=bool)
+    return CircuitNetwork(apply_faults(net, faulty), circuit.payload_bits, spec=circuit.spec)
+
+
+def run_masked(circuit: CircuitNetwork, ms: MessageSet, masks, max_cycles: int = 1000):
+    """:func:`run_circuit` with a run-time fault mask per delivery cycle: cycle ``c`` runs
+    under ``masks[c]`` (the last mask after the list). The report's ``masks`` holds the
+    mask of every cycle run."""
+    nets = [masked_network(circuit, mk) for mk in masks]
+    used = []
+    report = RunReport("online", len(ms), cycle_length=circuit.cycle_length)
+    usage = ChannelUsage(lambda channel: channel[0], circuit.in_degree.sum(axis=1))
+
+    def cycle(idx):
+        c = min(len(used), len(masks) - 1)
+        used.append(masks[c])
+        return simulate_cycle(nets[c], ms, idx), []
+    report = drive_online(report, usage, ms, lambda s: 1, cycle, True, max_cycles,
+                          local_delivery=False)
+    report.masks = used
+    return report
+
+
 def run_model(circuit: CircuitNetwork, ms: MessageSet, args):
-    """The cycle-exact circuit-switched run (results kept) for ``sim``."""
-    return run_circuit(circuit, ms, keep_results=True, max_cycles=args.max_cycles)
+    """The cycle-exact circuit-switched run (results kept) for ``sim``, under the
+    ``--fault-mask``/``--fault-masks`` masks if given (then ``report.masks``: the mask of
+    every cycle, for the testbench)."""
+    masks = masks_from_args(args, circuit)
+    if masks is None:
+        return run_circuit(circuit, ms, keep_results=True, max_cycles=args.max_cycles)
+    return run_masked(circuit, ms, masks, args.max_cycles)
 
 
 # ---------------------------------------------------------------------- verbs

@@ -68,17 +68,21 @@ class CircuitNetwork:
         Topology, edge order and fault map (:mod:`fatnet.golden.butterfly.topology`).
     payload_bits : int
         Data bits of every message (0 .. 1024).
+    spec : ButterflySpec, optional
+        The validated options the network was built from (the manifest records them:
+        the seed given, the fault options); None when it was built otherwise.
     """
 
     #: The family's folder in every layer (the hardware is ``fatnet.hdl.butterfly``).
     family = "butterfly"
 
-    def __init__(self, network, payload_bits: int = 8):
+    def __init__(self, network, payload_bits: int = 8, spec=None):
         if (isinstance(payload_bits, bool) or not isinstance(payload_bits, (int, np.integer))
                 or not 0 <= payload_bits <= MAX_PAYLOAD_BITS):
             raise ParameterError(f"payload-bits must be an integer in [0, "
                                  f"{MAX_PAYLOAD_BITS}], got {payload_bits!r}")
         self.network = network
+        self.spec = spec
         self.payload_bits = int(payload_bits)
         self.n_inputs = network.inputs
         self.depth = network.depth

@@ -1,6 +1,7 @@
 """Bad input to `fatnet gen|route|info` for the splitter kinds: one line on stderr naming
 the parameter and the accepted range, exit status 2, no traceback, nothing written."""
 
+import shutil
 import subprocess
 import sys
 
@@ -112,3 +113,116 @@ def test_gen_writes_the_files(tmp_path, capsys):
     assert {p.name for p in out.iterdir()} == {"butterfly.v", "butterfly_harness.v",
                                                 "lint.vlt", "butterfly.json"}
     assert "delivery cycle" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------ run-time fault masks
+MASK_RANGE = ("must be level:row switches with level in [1, 2] and row in [0, 7] (e.g. "
+              "1:3,2:7), or 0x<hex> / 0b<bits> of the 16-bit fault_mask (bit (level - 1) "
+              "* 8 + row)")
+
+BAD_MASKS = [
+    (["--fault-mask", "3:0"], "fault-mask " + MASK_RANGE + "; got switch 3:0"),
+    (["--fault-mask", "0:1"], "fault-mask " + MASK_RANGE + "; got switch 0:1"),
+    (["--fault-mask", "1:8"], "fault-mask " + MASK_RANGE + "; got switch 1:8"),
+    (["--fault-mask", "0x10000"], "fault-mask " + MASK_RANGE + "; got '0x10000', wider"),
+    (["--fault-mask", "0b" + "0" * 17], "fault-mask " + MASK_RANGE + "; got 17 bits"),
+    (["--fault-mask", "1-3"], "fault-mask " + MASK_RANGE + "; got '1-3'"),
+    (["--fault-mask", "0xzz"], "fault-mask " + MASK_RANGE + "; got '0xzz'"),
+]
+
+
+def _no_simulation(monkeypatch):
+    import fatnet.sim.cocotb_runner as runner
+
+    def refuse(*a, **k):
+        raise AssertionError("the simulation ran despite a bad mask")
+    monkeypatch.setattr(runner, "run", refuse)
+
+
+@pytest.mark.parametrize("argv, needle", BAD_MASKS, ids=lambda x: " ".join(x)
+                         if isinstance(x, list) else None)
+def test_a_bad_fault_mask_is_one_line_and_nothing_runs(argv, needle, tmp_path, capsys,
+                                                       monkeypatch):
+    _no_simulation(monkeypatch)
+    assert main(["sim", "butterfly", "--inputs", "8", *argv,
+                 "--build-dir", str(tmp_path / "b")]) == 2
+    err = _one_line(capsys, needle)
+    assert err.startswith("fatnet sim: error: ")
+    assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize("content, needle", [
+    ('[null, "1:0", "2:9"]', "fault-masks entry 2 " + MASK_RANGE + "; got switch 2:9"),
+    ('[[[1, 0], [5, 5]]]', "fault-masks entry 0 " + MASK_RANGE + "; got switch 5:5"),
+    ('[[1, 0]]', "fault-masks entry 0 " + MASK_RANGE + "; got the entry 1"),
+    ('{"masks": []}', "fault-masks must be a JSON list of one or more masks"),
+    ('[]', "fault-masks must be a JSON list of one or more masks"),
+    ('[1, ', "fault-masks must be a readable JSON file"),
+])
+def test_a_bad_fault_mask_file_is_one_line_and_nothing_runs(content, needle, tmp_path,
+                                                            capsys, monkeypatch):
+    _no_simulation(monkeypatch)
+    f = tmp_path / "masks.json"
+    f.write_text(content)
+    assert main(["sim", "butterfly", "--inputs", "8", "--fault-masks", str(f),
+                 "--build-dir", str(tmp_path / "b")]) == 2
+    _one_line(capsys, needle)
+    assert not (tmp_path / "b").exists()
+
+
+def test_fault_mask_options_belong_to_sim_only(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:  # argparse: one line, exit 2
+        main(["route", "butterfly", "--inputs", "8", "--fault-mask", "1:0"])
+    assert e.value.code == 2
+    _one_line(capsys, "unrecognized arguments: --fault-mask")
+
+
+def test_the_three_mask_syntaxes_name_the_same_switches():
+    from fatnet.golden.butterfly import commands as bfc
+    from fatnet.golden.butterfly.cli import spec_from_options
+    c = bfc.build(spec_from_options("butterfly", 8), 4)
+    a = bfc.parse_fault_mask("1:0,2:5", c)
+    assert a.shape == (2, 8) and a.sum() == 2 and a[0, 0] and a[1, 5]
+    value = (1 << 0) | (1 << (8 + 5))
+    assert (bfc.parse_fault_mask(hex(value), c) == a).all()
+    assert (bfc.parse_fault_mask(bin(value), c) == a).all()
+    assert (bfc.parse_fault_mask([[1, 0], [2, 5]], c) == a).all()
+    assert not bfc.parse_fault_mask("", c).any() and not bfc.parse_fault_mask(None, c).any()
+
+
+def _model_under(argv):
+    """The golden run `fatnet sim` makes: (lost with the masks, lost without)."""
+    from types import SimpleNamespace
+
+    from fatnet.golden.butterfly import commands as bfc
+    from fatnet.golden.butterfly.cyclemodel import run_circuit
+    args = SimpleNamespace(kind="butterfly", inputs=8, multiplicity=None, faults=None,
+                           fault_rate=None, adversary=None, fault_rule="all",
+                           modified=False, wiring="uniform", expansion=None,
+                           payload_bits=8, seed=0, pattern="random-permutation",
+                           problems=1, hot_fraction=0.1, max_cycles=3, **argv)
+    c = bfc.network_from_args("butterfly", args)
+    ms = bfc.messages_from_args(args, c)
+    rep = bfc.run_model(c, ms, args)
+    assert len(rep.masks) == rep.cycles
+    return len(rep.lost), len(run_circuit(c, ms, max_cycles=3).lost)
+
+
+@pytest.mark.skipif(shutil.which("iverilog") is None, reason="icarus is not installed")
+@pytest.mark.parametrize("how", ["mask", "file"])
+def test_sim_under_a_fault_mask_passes_and_the_model_loses_what_the_fault_cuts_off(
+        how, tmp_path, capsys):
+    pytest.importorskip("cocotb_tools")
+    if how == "mask":
+        opt, argv = ["--fault-mask", "1:0,1:1"], {"fault_mask": "1:0,1:1", "fault_masks": None}
+    else:
+        f = tmp_path / "masks.json"
+        f.write_text('["1:0", "1:0,1:1"]')  # cycle 0 under 1:0, later ones both
+        opt, argv = ["--fault-masks", str(f)], {"fault_mask": None, "fault_masks": str(f)}
+    lost, lost_unmasked = _model_under(argv)
+    assert lost > 0 == lost_unmasked  # the faults cut some inputs off some outputs
+    assert main(["sim", "butterfly", "--inputs", "8", "--pattern", "random-permutation",
+                 "--max-cycles", "3", *opt, "--sim", "icarus",
+                 "--build-dir", str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    assert f", {lost} lost, " in out and "icarus: PASS" in out
