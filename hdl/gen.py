@@ -50,6 +50,32 @@ CLOCK_PORTS = [
 ]
 
 
+#: What the family-agnostic keys of every manifest mean (the family documents its own).
+MANIFEST_FIELDS = {
+    "top": "the network's Verilog module (in <top>.v)",
+    "family": "the family's name: fattree or butterfly (butterflies, dilated butterflies "
+              "and multibutterflies)",
+    "fields": "what every key of this manifest means (a key inside spec is spec.<key>)",
+    "cycle_length_bits": "T: bit-times in a delivery cycle (busy is high for bit-times "
+                         "0 .. T - 1)",
+    "bit_time": "the controller's bit_time output: its width, and the value it saturates "
+                "at (the cycle length)",
+    "ports": "every port of the top, clk and rst first, then the top's signature in "
+             "order: name, width, direction, meaning",
+    "harness": "the packed test harness: its top module, the Verilog sources to compile "
+               "(in order) and where each terminal's wires sit in its packed words",
+}
+
+#: What the keys :func:`generate` adds mean.
+GENERATED_FIELDS = {
+    "modules": "every Verilog module emitted in <top>.v besides the top, each once",
+    "files": "the files written, beside <top>.json",
+    "generation_seconds": "wall time of the generation",
+    "generation_phases": "seconds per phase: the top's RTLIL, the distinct modules' "
+                         "RTLIL, Yosys writing the Verilog",
+}
+
+
 def family_of(net):
     """The hardware package of a golden network's family (``net.family`` names it)."""
     return importlib.import_module(f".{net.family}", __package__)
@@ -83,9 +109,7 @@ def manifest(net, top: str, dut=None, modules=None) -> dict:
     doc.update(hw.manifest_fields(net, modules or ()))
     doc["cycle_length_bits"] = T
     doc["bit_time"] = {"width": max(1, T.bit_length()), "saturates_at": T}
-    doc.setdefault("fields", {})["bit_time"] = (
-        "the controller's bit_time output: its width, and the value it saturates at "
-        "(the cycle length)")
+    doc.setdefault("fields", {}).update(MANIFEST_FIELDS)
     doc["ports"] = ports
     doc["harness"] = {"top": f"{top}_harness", "sources": [f"{top}.v", f"{top}_harness.v"],
                       "packed": [{"port": p, "first_bit": b, "width": w}
@@ -147,5 +171,6 @@ def generate(net, out_dir, top: str | None = None, harness: bool = True) -> dict
     doc["files"] = files
     doc["generation_seconds"] = round(time.perf_counter() - t0, 3)
     doc["generation_phases"] = timings
+    doc["fields"].update(GENERATED_FIELDS)
     (out / f"{top}.json").write_text(json.dumps(doc, indent=2) + "\n")
     return doc

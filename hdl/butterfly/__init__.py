@@ -7,7 +7,28 @@ from .network import (ButterflyNetworkHW, SplitterSwitch, network_signature, por
                       switch_key)
 
 __all__ = ["ButterflyNetworkHW", "SplitterSwitch", "switch_key", "top", "network_signature",
-           "port_meaning", "manifest_fields"]
+           "port_meaning", "manifest_fields", "edges", "SPEC_FIELDS"]
+
+#: The manifest's ``spec``: the options the network was built from, each documented.
+SPEC_FIELDS = {
+    "kind": "butterfly, dilated-butterfly or multibutterfly",
+    "inputs": "N: inputs = outputs = rows of every level",
+    "multiplicity": "d: edges per direction (up, down) of every switch",
+    "modified": "the '*' network of Sec. IV (never built in hardware: always false here)",
+    "seed": "the --seed given: the multibutterfly's random wiring, the random fault "
+            "placement and the traffic patterns derive from it (a butterfly's and a "
+            "dilated butterfly's wiring does not depend on it)",
+    "wiring": "the --wiring option (random wiring rule; used by the multibutterfly only)",
+    "wiring_attempt": "which retry of the seed gave the wiring (0 = first; > 0 only when "
+                      "an expansion was required)",
+    "faults": "the --faults count placed at build time (null: none given)",
+    "fault_rate": "the --fault-rate given (null: none given)",
+    "fault_rule": "the propagation rule of the built-in fault map (all = Sec. IV's, the "
+                  "one the hardware computes)",
+    "adversary": "the --adversary that placed the faults (null: random placement)",
+    "expansion": "[alpha, beta] the wiring was required to have (null: none required)",
+    "payload_bits": "data bits of every message",
+}
 
 
 def top(circuit, library=None) -> ButterflyNetworkHW:
@@ -15,26 +36,111 @@ def top(circuit, library=None) -> ButterflyNetworkHW:
     return ButterflyNetworkHW(circuit, library=library)
 
 
+def edges(circuit) -> list:
+    """``edges[level][row]``: switch ``(level, row)``'s outgoing edges in slot order (up
+    edges 0 .. d - 1, then down edges 0 .. d - 1), each ``[row', wire]``: the edge enters
+    switch ``(level + 1, row')`` (output ``row'`` at the last level) as its input wire
+    ``wire`` (the golden in-edge order, :meth:`SplitterNetwork.in_edge_rank`)."""
+    net = circuit.network
+    heads, rank = net.heads, circuit.rank
+    out = []
+    for i in range(circuit.depth):
+        k = 2 * int(net.edges_per_group[i])
+        out.append([[[int(heads[i, r, s]), int(rank[i, r, s])] for s in range(k)]
+                    for r in range(circuit.n_inputs)])
+    return out
+
+
+def _spec(circuit) -> dict:
+    """The options the network was built from (``circuit.spec`` when it was built from
+    validated options, else what the network itself records)."""
+    net = circuit.network
+    spec = getattr(circuit, "spec", None)
+    doc = {k: None for k in SPEC_FIELDS}
+    doc.update(kind=net.kind, inputs=net.inputs, multiplicity=net.multiplicity,
+               modified=net.modified, seed=net.seed, wiring=net.wiring,
+               wiring_attempt=int(net.attempt), payload_bits=circuit.payload_bits,
+               fault_rule=None if net.faults is None else net.faults.rule)
+    if spec is not None:
+        doc.update(seed=spec.seed, wiring=spec.wiring, faults=spec.faults,
+                   fault_rate=spec.fault_rate, fault_rule=spec.fault_rule,
+                   adversary=spec.adversary,
+                   expansion=None if spec.alpha is None else [spec.alpha, spec.beta])
+    return doc
+
+
 def manifest_fields(circuit, modules) -> dict:
-    """The splitter network's part of the manifest: parameters, timing, every switch's
-    input-wire count and edges, and the golden fault map."""
+    """The splitter network's part of the manifest: parameters, terms, timing, fault
+    rules, every switch's edges, the distinct switch modules and the golden fault map."""
     net = circuit.network
     faults = net.faults
+    n, N, d = circuit.depth, circuit.n_inputs, net.multiplicity
+    T, P = circuit.cycle_length, circuit.payload_bits
+    lg = f"lg N (= {n})"
     return {
-        "spec": {"kind": net.kind, "inputs": net.inputs, "multiplicity": net.multiplicity,
-                 "modified": net.modified, "seed": net.seed, "wiring": net.wiring,
-                 "payload_bits": circuit.payload_bits},
-        "levels": circuit.depth + 1,
+        "spec": _spec(circuit),
+        "terms": {
+            "N": f"inputs = outputs = rows per level (= {N}); row r is 0 .. N - 1",
+            "lg N": f"log2 N (= {n}): switch levels, address bits of a message, and "
+                    f"registers on every path (what the code calls depth)",
+            "level": f"0 .. lg N: levels 0 .. lg N - 1 hold switches (level 0: the input "
+                     f"switches, one per terminal's send wire); level lg N is the outputs "
+                     f"(the terminals' recv wires: no switch)",
+            "interior switch": "a switch at levels 1 .. lg N - 1 (the only ones faults "
+                               "are placed at and fault_mask can mark)",
+            "(level, row)": "a switch, level first, everywhere in this manifest",
+            "d": f"multiplicity (= {d}): edges per direction of every switch",
+            "T": f"the delivery cycle's length in bit-times (= {T}) = cycle_length_bits",
+        },
+        "levels": n + 1,
+        "switch_levels": n,
+        "arrival_bit_time": circuit.arrival,
+        "ack_latency": circuit.ack_latency,
+        "status_settle_clocks": n,
         "timing": (
             f"one bit-time per clock; bit-time 0 is the clock after the start strobe. "
-            f"Inputs drive M at bit-time 0, then {circuit.header_bits} address bits (MSB "
-            f"first, 0 = up), then {circuit.payload_bits} payload bits. Each level reads "
-            f"its bit, strips it and registers its output: M reaches the output at "
-            f"bit-time {circuit.arrival}, every later bit one bit-time per level after "
-            f"it left. A destination raises recv_ack in the clock its M bit arrives; "
-            f"the input sees send_ack {circuit.ack_latency} bit-times later. Delivery "
-            f"cycle = {circuit.arrival} + max(payload_bits, {circuit.ack_latency}) + 1 = "
-            f"{circuit.cycle_length} bit-times."),
+            f"Input r drives on term{{r}}.send: M = 1 at bit-time 0, then the lg N address "
+            f"bits of the destination (MSB first; 0 = up, 1 = down), then the {P} payload "
+            f"bits. Each switch level reads its bit in the bit-time after M, strips it "
+            f"and registers its output: M reaches the output at bit-time 2 lg N = "
+            f"{circuit.arrival} on the recv wire its path ends on, followed by the payload; "
+            f"every bit after the address spends lg N = {n} clocks in the network. A "
+            f"destination raises recv_ack on that wire in the clock its M bit arrives and "
+            f"holds it to the cycle's end; the input sees send_ack lg N = "
+            f"{circuit.ack_latency} bit-times later (one register per level). A message "
+            f"that finds no free edge is lost and never acknowledged. Delivery cycle T = "
+            f"2 lg N + max(payload_bits, lg N) + 1 = {T} bit-times; busy is high for "
+            f"bit-times 0 .. {T - 1}; bit_time then stays at {T}. After busy falls nothing "
+            f"is cleared until the next start strobe: every connection made in the cycle "
+            f"stays, so recv carries the connected input's send bits {n} clocks later "
+            f"and send_ack carries the destination's recv_ack {n} clocks later (both 0 "
+            f"if the inputs drive 0 and the destinations drop recv_ack); the clock of the "
+            f"start strobe clears every switch, so both read 0 from bit-time 0. Status: "
+            f"every switch has a status register <top>.bad_<level>_<row> (not a port); "
+            f"after fault_mask changes (or after reset) the registers settle backward one "
+            f"level per clock and hold their final value from the lg N-th (= {n}th) "
+            f"rising edge on: change fault_mask only while busy is low, then wait lg N "
+            f"clocks before the start strobe (the bundled testbenches wait lg N + 1). "
+            f"A switch's faulty input takes effect at once (it drives and acknowledges "
+            f"nothing)."),
+        "fault_rules": (
+            "A switch is faulty when its bit of the built-in fault map (faulty) or of "
+            "fault_mask is set: it drives nothing and acknowledges nothing. A switch is "
+            "declared faulty when all d up edges, or all d down edges, lead to faulty or "
+            "declared-faulty switches (Sec. IV's rule; computed by the status registers, "
+            "bad = faulty or declared). An edge into a bad switch is never claimed, so no "
+            "message enters a bad interior switch. A declared-faulty input switch (level "
+            "0) is not disabled: it keeps routing on the direction whose edges are good, "
+            "and a message that needs the dead direction finds no free edge, is lost and "
+            "is never acknowledged (its input retries it; the model reports it lost). "
+            "The paper removes such inputs instead (Sec. III-A: 'we now erase all the "
+            "remaining faulty switches', Theorem 3.4 counts only the surviving inputs; "
+            "Sec. IV re-places faults until none reaches an input). Here the input is the "
+            "terminal's only way in and it is not told it is declared faulty, so "
+            "disabling it would also lose the messages that can still be delivered, "
+            "without delivering any other; the model does the same (the cycle-exact "
+            "model injects every message and masks only edges into bad switches)."),
+        "edges": edges(circuit),
         "switch_modules": [{"module": name, "inputs": key[1], "edges": key[2]}
                            for name, key in modules if key[0] == "switch"],
         "faulty": ([] if faults is None else
@@ -42,12 +148,37 @@ def manifest_fields(circuit, modules) -> dict:
         "declared_faulty": ([] if faults is None else
                             [[int(i), int(r)] for i, r in zip(*faults.declared.nonzero())]),
         "fields": {
-            "levels": "switch levels 0 .. levels - 1; level 0 holds the inputs, the last "
-                      "the outputs (rows 0 .. N - 1)",
-            "switch_modules": "every distinct switch: input wires and edges per direction",
+            "spec": "the options the network was built from; spec.<name> below",
+            **{f"spec.{k}": v for k, v in SPEC_FIELDS.items()},
+            "terms": "the terms every other field and text uses, each defined once",
+            "levels": "lg N + 1: levels 0 .. lg N (switch levels and the outputs)",
+            "switch_levels": "lg N: the levels that hold switches, 0 .. lg N - 1",
+            "arrival_bit_time": "2 lg N: the bit-time a message's M bit reaches its output",
+            "ack_latency": "lg N: bit-times from a destination's recv_ack to its input's "
+                           "send_ack",
+            "status_settle_clocks": "lg N: rising clock edges after a fault_mask change "
+                                    "(or reset) until every status register holds its "
+                                    "final value",
+            "timing": "framing, latency, the delivery cycle, what the outputs carry after "
+                      "busy falls, and the status registers' settling",
+            "fault_rules": "what faulty and declared-faulty switches do, input switches "
+                           "included, and why",
+            "edges": "edges[level][row] for level 0 .. lg N - 1: switch (level, row)'s "
+                     "2d outgoing edges in slot order (up edges 0 .. d - 1, then down edges "
+                     "0 .. d - 1; the switch claims the first free one of the direction), "
+                     "each [row', wire]: the edge enters switch (level + 1, row') as its "
+                     "input wire 'wire' (at level lg N - 1: output row' as "
+                     "term<row'>.recv[wire]). A switch's input wires are its incoming "
+                     "edges ordered by source row, then slot (level 0: the one wire "
+                     "term<row>.send); lower wires win arbitration. In the Verilog, "
+                     "switch (level, row) is instance sw_<level>_<row>, up edge j its "
+                     "up__data[j] (down: down__data[j]), input wire w its i__data[w]",
+            "switch_modules": "every distinct switch module: input wires and edges per "
+                              "direction",
             "faulty": "[level, row] of the faults built in (the golden fault map); "
                       "fault_mask adds more at run time",
-            "declared_faulty": "[level, row] the golden propagation declares faulty; the "
-                               "hardware computes the same in its status registers",
+            "declared_faulty": "[level, row] the golden propagation (rule all) of the "
+                               "built-in faults declares faulty; the status registers "
+                               "compute the same with fault_mask all 0",
         },
     }

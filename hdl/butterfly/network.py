@@ -17,8 +17,9 @@ Faults. A switch is *faulty* when its bit of the golden fault map or of the run-
 ``fault_mask`` input is set: it drives nothing and acknowledges nothing. Every switch
 keeps a *bad* status register, ``faulty | (all edges of some direction lead to bad
 switches)`` (Sec. III-C: "each switch simply checks its up and down output neighbors"),
-so the status settles backward one level per clock after the mask changes (``depth``
-clocks); an edge into a bad switch is masked out of arbitration and never taken. The
+so the status settles backward one level per clock after the mask changes: every status
+register holds its final value from the ``depth`` (lg N)-th rising edge on; an edge into a
+bad switch is masked out of arbitration and never taken. The
 settled status equals the golden propagation (:func:`fatnet.golden.butterfly.faults.propagate`).
 """
 
@@ -168,8 +169,11 @@ CONTROLLER_MEANING = {
     "start": "strobe: the next clock cycle is bit-time 0 of a delivery cycle",
     "bit_time": "bit-time in the delivery cycle (counts from 0, saturates at {T})",
     "busy": "delivery cycle in progress (bit-times 0 .. {T_1})",
-    "fault_mask": "run-time faults: bit (level - 1) * N + row marks interior switch "
-                  "(row, level) faulty; the status settles in {D} clocks",
+    "fault_mask": "run-time faults, one bit per interior switch: bit (level - 1) * N + "
+                  "row (bit 0 the LSB) marks switch (level, row), level 1 .. lg N - 1 "
+                  "= {D_1}, row 0 .. N - 1 = {N_1}, faulty on top of the built-in "
+                  "faults; change it while busy is low, the status registers settle in "
+                  "lg N = {D} clocks",
 }
 
 
@@ -182,7 +186,9 @@ def port_meaning(circuit, row: dict) -> str:
                else f"output {path[1]}")
         return EndpointSignature.MEANING[member].format(who=who)
     T = circuit.cycle_length
-    return CONTROLLER_MEANING[row["name"]].format(T=T, T_1=T - 1, D=circuit.depth)
+    return CONTROLLER_MEANING[row["name"]].format(T=T, T_1=T - 1, D=circuit.depth,
+                                                  D_1=circuit.depth - 1,
+                                                  N_1=circuit.n_inputs - 1)
 
 
 class ButterflyNetworkHW(wiring.Component):

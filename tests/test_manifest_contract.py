@@ -1,0 +1,151 @@
+"""The manifest is a contract: testbenches written from it (and the README) alone are run
+against every release. Every key it has is documented in its ``fields`` and every
+documented key is there, for every kind; the splitter networks' wiring in it is the
+golden network's; the terms and numbers its texts use are the hardware's."""
+
+import json
+
+import numpy as np
+import pytest
+
+from fatnet.golden.butterfly import commands as bfc
+from fatnet.golden.butterfly.cli import spec_from_options
+from fatnet.golden.fattree.network import FatTreeNetwork
+from fatnet.golden.fattree.spec import FatTreeSpec
+from fatnet.hdl.gen import generate
+
+SEED = 7
+
+
+def _butterfly(kind, n=8, faults=None):
+    d = 1 if kind == "butterfly" else 2
+    return bfc.build(spec_from_options(kind, n, d, faults=faults, seed=SEED), 4)
+
+
+NETS = {
+    "butterfly": lambda: _butterfly("butterfly"),
+    "dilated-butterfly": lambda: _butterfly("dilated-butterfly"),
+    "multibutterfly": lambda: _butterfly("multibutterfly", 16, faults=2),
+    "fat-tree": lambda: FatTreeNetwork(FatTreeSpec.universal(8, 4)),
+}
+_docs = {}
+
+
+def _doc(kind, tmp_path_factory):
+    if kind not in _docs:
+        net = NETS[kind]()
+        out = tmp_path_factory.mktemp(kind)
+        doc = generate(net, out)
+        assert json.loads((out / f"{doc['top']}.json").read_text()) == doc
+        _docs[kind] = (net, doc)
+    return _docs[kind]
+
+
+@pytest.mark.parametrize("kind", list(NETS))
+def test_every_field_is_documented_and_every_documented_field_is_there(kind,
+                                                                        tmp_path_factory):
+    _, doc = _doc(kind, tmp_path_factory)
+    present = set(doc) | {f"spec.{k}" for k in doc["spec"]}
+    documented = set(doc["fields"])
+    assert not present - documented, f"undocumented: {sorted(present - documented)}"
+    assert not documented - present, f"documented but absent: {sorted(documented - present)}"
+    assert all(isinstance(v, str) and v for v in doc["fields"].values())
+    assert all(p["meaning"] for p in doc["ports"])
+
+
+@pytest.mark.parametrize("kind", ["butterfly", "dilated-butterfly", "multibutterfly"])
+def test_the_wiring_in_the_manifest_is_the_golden_networks_edges(kind, tmp_path_factory):
+    c, doc = _doc(kind, tmp_path_factory)
+    net = c.network
+    n, N, d = c.depth, c.n_inputs, net.multiplicity
+    edges = doc["edges"]
+    assert len(edges) == n == doc["switch_levels"] == doc["levels"] - 1
+    for i in range(n):
+        assert len(edges[i]) == N
+        wires = {}
+        for row in range(N):
+            assert len(edges[i][row]) == 2 * d
+            for slot, (target, wire) in enumerate(edges[i][row]):
+                # slot order: up edges 0 .. d - 1, then down 0 .. d - 1, as the golden heads
+                assert target == int(net.heads[i, row, slot])
+                # input wire `wire` of the target is this edge in the golden in-edge order
+                assert net.in_edges(i + 1, target)[wire] == (row, slot)
+                wires.setdefault(target, []).append(wire)
+        for target, ws in wires.items():  # every input wire of every switch, once
+            assert sorted(ws) == list(range(int(c.in_degree[i + 1, target])))
+
+
+@pytest.mark.parametrize("kind", ["butterfly", "dilated-butterfly", "multibutterfly"])
+def test_splitter_terms_are_used_consistently(kind, tmp_path_factory):
+    c, doc = _doc(kind, tmp_path_factory)
+    n, N = c.depth, c.n_inputs
+    assert doc["spec"]["seed"] == SEED  # the seed given, for every kind
+    assert doc["status_settle_clocks"] == n and doc["ack_latency"] == n
+    assert doc["arrival_bit_time"] == 2 * n == c.arrival
+    texts = [doc["timing"], doc["fault_rules"], *doc["fields"].values(),
+             *doc["terms"].values(), *(p["meaning"] for p in doc["ports"])]
+    for t in texts:
+        assert "(row, level)" not in t and "depth" not in t.replace("calls depth", "")
+    mask = next(p for p in doc["ports"] if p["name"] == "fault_mask")
+    assert mask["width"] == (n - 1) * N
+    assert "bit (level - 1) * N + row" in mask["meaning"] and "(level, row)" in mask["meaning"]
+    assert f"lg N = {n} clocks" in mask["meaning"]
+    assert f"lg N-th (= {n}th) rising edge" in doc["timing"]
+    assert "not disabled" in doc["fault_rules"]
+    faults = c.network.faults
+    if faults is not None:
+        assert doc["faulty"] == [[int(i), int(r)] for i, r in zip(*faults.faulty.nonzero())]
+
+
+def test_status_registers_settle_in_the_clocks_the_manifest_states(tmp_path_factory):
+    """After a fault_mask change every status register holds its final value from the
+    lg N-th rising edge on, and not before (the mask kills the last interior level, so
+    the status of every level changes)."""
+    from amaranth.hdl import Fragment
+    from amaranth.sim import Simulator
+
+    from fatnet.hdl.butterfly import top
+    from fatnet.sim.amaranth_bench import status_signals
+    from fatnet.sim.butterfly.ports import expected_status, mask_int
+    c, doc = _doc("multibutterfly", tmp_path_factory)
+    n, N = c.depth, c.n_inputs
+    mask = np.zeros((n - 1, N), dtype=bool)
+    mask[n - 2] = True
+    want = expected_status(c, mask)
+    dut = top(c)
+    frag = Fragment.get(dut, None)
+    status = status_signals(frag, c)
+    settled = []
+
+    async def bench(ctx):
+        await ctx.tick().repeat(n + 1)
+        ctx.set(dut.fault_mask, mask_int(c, mask))
+        for _ in range(n + 2):
+            await ctx.tick()
+            got = np.array([[ctx.get(status[i, r]) for r in range(N)] for i in range(n)])
+            settled.append(bool((got == want).all()))
+
+    sim = Simulator(frag)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    k = doc["status_settle_clocks"]
+    assert settled == [False] * (k - 1) + [True] * (len(settled) - k + 1)
+
+
+def test_a_declared_faulty_input_keeps_routing_on_its_good_direction():
+    """The manifest's fault_rules: an input switch all of whose up edges lead to bad
+    switches is declared faulty but still delivers the messages that go down."""
+    from fatnet.golden.butterfly.cyclemodel import run_circuit
+    from fatnet.golden.messages import MessageSet
+    c = _butterfly("butterfly", 8)
+    mask = np.zeros((c.depth - 1, c.n_inputs), dtype=bool)
+    up = int(c.network.heads[0, 0, 0])
+    mask[0, up] = True
+    m = bfc.masked_network(c, mask)
+    assert m.blocked[0, 0]  # input 0 is declared faulty
+    down = [dst for dst in range(8) if int(c.network.group_of(0, dst)) == 1]
+    ups = [dst for dst in range(8) if int(c.network.group_of(0, dst)) == 0]
+    ms = MessageSet.from_pairs([0, 0], [down[0], ups[0]], c.payload_bits, 1)
+    rep = run_circuit(m, ms, max_cycles=3)
+    assert rep.delivered == 1 and [mm for mm, _ in rep.lost] == [1]
