@@ -127,10 +127,8 @@ def cmd_gen(kind: str, args) -> int:
 
 def cmd_sim(kind: str, args) -> int:
     """Co-simulate the generated Verilog against the model (cocotb), optionally with waves."""
-    import shutil
-
     from ..sim.cocotb_runner import run as cosim
-    from ..sim.waves import write_gtkw
+    from ..sim.waves import write_waves
     fam = get_family(kind)
     net = fam.golden.network_from_args(kind, args)
     if any(w != 1 for w in getattr(net, "field_widths", ())):
@@ -140,8 +138,10 @@ def cmd_sim(kind: str, args) -> int:
     report = fam.golden.run_model(net, ms, args)
     replay = "fatnet " + " ".join(sys.argv[1:]) if sys.argv[1:] else "fatnet sim ..."
     # The model's own cycle results go to the testbench: nothing is simulated twice.
+    # a family with run-time faults (--fault-mask) ran its model under per-cycle masks
     res = cosim(net, ms, report.results, sim=args.sim, seed=args.seed, replay=replay,
-                waves=args.waves is not None, build_root=args.build_dir)
+                waves=args.waves is not None, build_root=args.build_dir,
+                masks=getattr(report, "masks", None))
     print(f"model: {report.delivered} delivered (+{report.local} local), "
           f"{len(report.lost)} lost, {report.cycles} delivery cycles of {net.cycle_length} "
           f"bit-times")
@@ -153,12 +153,12 @@ def cmd_sim(kind: str, args) -> int:
           f"{res.cycles_per_second:.1f} delivery cycles/s "
           f"({res.clocks_per_second:.0f} bit-times/s)")
     if args.waves is not None and res.waves:
-        out = Path(args.waves)
-        out.mkdir(parents=True, exist_ok=True)
-        dump = out / Path(res.waves).name
-        shutil.copyfile(res.waves, dump)
-        gtkw = write_gtkw(net, dump, out / f"{fam.folder}.gtkw")
+        # the dump, with every wire's decoded message beside it (fatnet.sim.wavedecode)
+        dump, gtkw, note = write_waves(net, report.results, res.waves, args.waves,
+                                       name=fam.folder)
         print(f"waves: {dump}; open with: gtkwave {gtkw}")
+        if note:
+            print(f"waves: {note}")
     return 0 if res.passed else 1
 
 
