@@ -10,6 +10,7 @@ import pytest
 
 from fatnet.golden.butterfly import commands as bfc
 from fatnet.golden.butterfly.cli import spec_from_options
+from fatnet.golden.butterfly.cyclemodel import masked_network
 from fatnet.golden.fattree.network import FatTreeNetwork
 from fatnet.golden.fattree.spec import FatTreeSpec
 from fatnet.hdl.gen import generate
@@ -142,7 +143,7 @@ def test_a_declared_faulty_input_keeps_routing_on_its_good_direction():
     mask = np.zeros((c.depth - 1, c.n_inputs), dtype=bool)
     up = int(c.network.heads[0, 0, 0])
     mask[0, up] = True
-    m = bfc.masked_network(c, mask)
+    m = masked_network(c, mask)
     assert m.blocked[0, 0]  # input 0 is declared faulty
     down = [dst for dst in range(8) if int(c.network.group_of(0, dst)) == 1]
     ups = [dst for dst in range(8) if int(c.network.group_of(0, dst)) == 0]

@@ -16,9 +16,8 @@ import numpy as np
 from ..errors import ParameterError
 from ..messages import MessageSet
 from . import cli as bf
-from ..runner import ChannelUsage, RunReport, drive_online
-from .cyclemodel import CircuitNetwork, run_circuit, simulate_cycle
-from .faults import ADVERSARIES, RULES, apply_faults
+from .cyclemodel import CircuitNetwork, masked_network, run_circuit, run_masked
+from .faults import ADVERSARIES, RULES
 from .patterns import PATTERNS, make_problems
 from .store_forward import EDGE_CHOICES, QUEUES, TIES
 from .topology import KINDS, WIRINGS, derived_rng
@@ -214,37 +213,6 @@ def masks_from_args(args, circuit: CircuitNetwork):
                              f"per delivery cycle), got {type(doc).__name__} in {path}")
     return [parse_fault_mask(entry, circuit, f"fault-masks entry {c}")
             for c, entry in enumerate(doc)]
-
-
-def masked_network(circuit: CircuitNetwork, bits) -> CircuitNetwork:
-    """The network a cycle runs under a run-time fault mask: the built-in placed faults
-    and the mask's, propagated together by Sec. IV's rule (the hardware's)."""
-    if bits is None or not np.asarray(bits).any():
-        return circuit
-    net = circuit.network
-    faulty = (net.faults.faulty.copy() if net.faults is not None
-              else np.zeros((circuit.depth + 1, circuit.n_inputs), dtype=bool))
-    faulty[1:circuit.depth] |= np.asarray(bits, dtype=bool)
-    return CircuitNetwork(apply_faults(net, faulty), circuit.payload_bits, spec=circuit.spec)
-
-
-def run_masked(circuit: CircuitNetwork, ms: MessageSet, masks, max_cycles: int = 1000):
-    """:func:`run_circuit` with a run-time fault mask per delivery cycle: cycle ``c`` runs
-    under ``masks[c]`` (the last mask after the list). The report's ``masks`` holds the
-    mask of every cycle run."""
-    nets = [masked_network(circuit, mk) for mk in masks]
-    used = []
-    report = RunReport("online", len(ms), cycle_length=circuit.cycle_length)
-    usage = ChannelUsage(lambda channel: channel[0], circuit.in_degree.sum(axis=1))
-
-    def cycle(idx):
-        c = min(len(used), len(masks) - 1)
-        used.append(masks[c])
-        return simulate_cycle(nets[c], ms, idx), []
-    report = drive_online(report, usage, ms, lambda s: 1, cycle, True, max_cycles,
-                          local_delivery=False)
-    report.masks = used
-    return report
 
 
 def run_model(circuit: CircuitNetwork, ms: MessageSet, args):

@@ -40,8 +40,9 @@ from ..cycle import CycleResult, run_cycle
 from ..errors import ParameterError
 from ..messages import MessageSet
 from ..runner import ChannelUsage, RunReport, drive_online
+from .faults import apply_faults
 
-__all__ = ["CircuitNetwork", "SplitterFabric", "run_circuit"]
+__all__ = ["CircuitNetwork", "SplitterFabric", "run_circuit", "masked_network", "run_masked"]
 
 MAX_PAYLOAD_BITS = 1024
 
@@ -218,3 +219,34 @@ def run_circuit(circuit: CircuitNetwork, ms: MessageSet, keep_results: bool = Fa
     return drive_online(report, usage, ms, lambda s: 1,
                         lambda idx: (simulate_cycle(circuit, ms, idx), []),
                         keep_results, max_cycles, local_delivery=False)
+
+
+def masked_network(circuit: CircuitNetwork, bits) -> CircuitNetwork:
+    """The network a cycle runs under a run-time fault mask: the built-in placed faults
+    and the mask's, propagated together by Sec. IV's rule (the hardware's)."""
+    if bits is None or not np.asarray(bits).any():
+        return circuit
+    net = circuit.network
+    faulty = (net.faults.faulty.copy() if net.faults is not None
+              else np.zeros((circuit.depth + 1, circuit.n_inputs), dtype=bool))
+    faulty[1:circuit.depth] |= np.asarray(bits, dtype=bool)
+    return CircuitNetwork(apply_faults(net, faulty), circuit.payload_bits, spec=circuit.spec)
+
+
+def run_masked(circuit: CircuitNetwork, ms: MessageSet, masks, max_cycles: int = 1000):
+    """:func:`run_circuit` with a run-time fault mask per delivery cycle: cycle ``c`` runs
+    under ``masks[c]`` (the last mask after the list). The report's ``masks`` holds the
+    mask of every cycle run."""
+    nets = [masked_network(circuit, mk) for mk in masks]
+    used = []
+    report = RunReport("online", len(ms), cycle_length=circuit.cycle_length)
+    usage = ChannelUsage(lambda channel: channel[0], circuit.in_degree.sum(axis=1))
+
+    def cycle(idx):
+        c = min(len(used), len(masks) - 1)
+        used.append(masks[c])
+        return simulate_cycle(nets[c], ms, idx), []
+    report = drive_online(report, usage, ms, lambda s: 1, cycle, True, max_cycles,
+                          local_delivery=False)
+    report.masks = used
+    return report

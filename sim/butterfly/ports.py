@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...golden.butterfly.cyclemodel import CircuitNetwork, simulate_cycle
-from ...golden.butterfly.faults import apply_faults
+from ...golden.butterfly.cyclemodel import masked_network, simulate_cycle
 from ...golden.errors import ParameterError
 
 __all__ = ["endpoints", "port_name", "label", "recv_port", "ack_port", "site", "prepare",
@@ -113,16 +112,15 @@ _cache: dict = {}
 
 def masked_circuit(net, mask):
     """The golden model of a cycle run under ``mask``: the network with (placed faults |
-    mask) propagated (the hardware's rule, Sec. IV "all"), as a :class:`CircuitNetwork`."""
+    mask) propagated (the hardware's rule, Sec. IV "all"), as a :class:`CircuitNetwork`
+    (:func:`~fatnet.golden.butterfly.cyclemodel.masked_network`, kept per mask)."""
     if mask is None or not mask_bits(net, mask).any():
         return net
     key = (id(net), mask_int(net, mask))
     hit = _cache.get(key)
     if hit is not None and hit[0] is net:
         return hit[1]
-    faulty = _fixed(net)
-    faulty[1:net.depth] |= mask_bits(net, mask)
-    circ = CircuitNetwork(apply_faults(net.network, faulty), net.payload_bits)
+    circ = masked_network(net, mask_bits(net, mask))
     _cache[key] = (net, circ)
     return circ
 
