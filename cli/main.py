@@ -131,9 +131,7 @@ def cmd_sim(kind: str, args) -> int:
     from ..sim.waves import write_waves
     fam = get_family(kind)
     net = fam.golden.network_from_args(kind, args)
-    if any(w != 1 for w in getattr(net, "field_widths", ())):
-        raise FatnetInputError("modified: the '*' network (complete 4x4 last levels, level "
-                               "-1) has no hardware yet; co-simulate without --modified")
+    fam.hdl.check_buildable(net)  # before the model runs or anything is built
     ms = fam.golden.messages_from_args(args, net)
     report = fam.golden.run_model(net, ms, args)
     replay = "fatnet " + " ".join(sys.argv[1:]) if sys.argv[1:] else "fatnet sim ..."

@@ -150,6 +150,7 @@ def generate(net, out_dir, top: str | None = None, harness: bool = True) -> dict
     manifest, with the files written and the generation time.
     """
     top = top or net.family
+    family_of(net).check_buildable(net)  # a network the hardware refuses: nothing written
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()

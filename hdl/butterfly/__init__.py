@@ -3,10 +3,11 @@
 The names below are the family's hooks for generation (:mod:`fatnet.hdl.gen`).
 """
 
-from .network import (ButterflyNetworkHW, SplitterSwitch, network_signature, port_meaning,
-                      switch_key)
+from .network import (ButterflyNetworkHW, SplitterSwitch, check_buildable, network_signature,
+                      port_meaning, switch_key)
 
-__all__ = ["ButterflyNetworkHW", "SplitterSwitch", "switch_key", "top", "network_signature",
+__all__ = ["ButterflyNetworkHW", "SplitterSwitch", "check_buildable", "switch_key", "top",
+           "network_signature",
            "port_meaning", "manifest_fields", "edges", "SPEC_FIELDS"]
 
 #: The manifest's ``spec``: the options the network was built from, each documented.

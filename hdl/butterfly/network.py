@@ -191,6 +191,29 @@ def port_meaning(circuit, row: dict) -> str:
                                                   N_1=circuit.n_inputs - 1)
 
 
+def check_buildable(circuit) -> None:
+    """Refuse, in one line, a golden network the hardware does not build: the modified
+    ("*") network (its last levels read two-bit fields), and a built-in fault map
+    propagated by another rule than Sec. IV's "all" (the status registers compute "all",
+    so any other rule's declared faults would differ from the hardware's).
+
+    Raises
+    ------
+    ParameterError
+        (a ``ValueError``) naming the option and what is accepted.
+    """
+    if any(w != 1 for w in circuit.field_widths):
+        raise ParameterError(
+            "modified must be off for gen and sim: the '*' network (complete 4x4 last "
+            "levels, level -1) is not built in hardware; accepted: butterfly, "
+            "dilated-butterfly and multibutterfly without --modified")
+    rule = getattr(circuit.spec, "fault_rule", "all")
+    if circuit.network.faults is not None and rule != "all":
+        raise ParameterError(
+            f"fault-rule must be all for gen and sim (the hardware's status registers "
+            f"propagate faults by Sec. IV's rule), got {rule!r}")
+
+
 class ButterflyNetworkHW(wiring.Component):
     """A whole splitter network: switches at levels 0..depth-1, the terminals, the
     delivery-cycle controller and the fault-status registers.
@@ -217,13 +240,11 @@ class ButterflyNetworkHW(wiring.Component):
     """
 
     def __init__(self, circuit, *, library=None):
-        if any(w != 1 for w in circuit.field_widths):
-            # a ParameterError (a ValueError): the command line prints it as one line
+        try:
+            check_buildable(circuit)
+        except ParameterError:
             self._MustUse__silence = True  # never built: no "unused" warning
-            raise ParameterError(
-                "modified must be off for gen: the '*' network (complete 4x4 last levels, "
-                "level -1) is not built in hardware; accepted: butterfly, "
-                "dilated-butterfly and multibutterfly without --modified")
+            raise
         self._c = circuit
         self._library = library
         net = circuit.network

@@ -86,7 +86,20 @@ def test_gen_refuses_the_modified_network(kind, tmp_path, capsys):
     assert _run("gen", kind, ["--inputs", "16", "--modified"], tmp_path) == 2
     err = _one_line(capsys, "modified must be off for gen")
     assert "without --modified" in err
-    assert not any((tmp_path / "out").iterdir())
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("verb", ["gen", "sim"])
+def test_hardware_refuses_another_fault_rule_with_faults(verb, tmp_path, capsys, monkeypatch):
+    # the status registers propagate by Sec. IV's "all" rule: a fault map propagated by
+    # "half" would declare other switches faulty than the hardware does
+    monkeypatch.setattr("fatnet.sim.cocotb_runner.run", None)  # never reached
+    extra = ["-o", str(tmp_path / "out")] if verb == "gen" else ["--build-dir",
+                                                                 str(tmp_path / "b")]
+    assert main([verb, "multibutterfly", "--inputs", "64", "--multiplicity", "4", "--faults",
+                 "2", "--fault-rule", "half", *extra]) == 2
+    _one_line(capsys, "fault-rule must be all for gen and sim")
+    assert not any(tmp_path.iterdir())
 
 
 def test_modified_network_is_fine_for_the_model(capsys):
