@@ -117,10 +117,12 @@ class ModuleLibrary:
         while self._pending:
             batch, self._pending = self._pending, []
             if jobs > 1 and len(batch) > 1:
-                known = set(self._names)
-                texts = _convert_forked(batch, jobs)
-                if set(self._names) != known:
-                    raise RuntimeError("a module asked for an undeclared module")
+                # a worker's declarations stay in the worker: it reports them instead
+                texts, undeclared = _convert_forked(batch, jobs, self)
+                if undeclared:
+                    raise RuntimeError(f"a module asked for undeclared modules "
+                                       f"{sorted(undeclared)}: declare them in its "
+                                       f"constructor")
             else:
                 texts = [rtlil.convert(c, name=n, emit_src=False) for n, c in batch]
                 # elaboration may have requested more modules: next round
@@ -129,28 +131,37 @@ class ModuleLibrary:
 
 
 _BATCH: list = []
+_LIBRARY: "ModuleLibrary | None" = None
+_KNOWN: frozenset = frozenset()
 
 
-def _convert_one(k: int) -> tuple[int, str]:
+def _convert_one(k: int) -> tuple[int, str, list[str]]:
     name, component = _BATCH[k]
-    return k, rtlil.convert(component, name=name, emit_src=False)
+    text = rtlil.convert(component, name=name, emit_src=False)
+    return k, text, [n for n in _LIBRARY._names.values() if n not in _KNOWN]
 
 
-def _convert_forked(batch: list, jobs: int) -> list[str]:
+def _convert_forked(batch: list, jobs: int,
+                    library: "ModuleLibrary") -> tuple[list[str], set[str]]:
     """RTLIL of every (name, component) of ``batch``, in forked workers (which inherit
-    the components; only the texts travel back)."""
-    global _BATCH
-    _BATCH = batch
+    the components; only the texts travel back), and the names of the modules that
+    elaborating them declared (in the workers' copies of ``library``: lost here)."""
+    global _BATCH, _LIBRARY, _KNOWN
+    _BATCH, _LIBRARY, _KNOWN = batch, library, frozenset(library._names.values())
+    undeclared: set[str] = set()
+    texts = {}
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads
             with multiprocessing.get_context("fork").Pool(min(jobs, len(batch))) as pool:
-                texts = dict(pool.imap_unordered(_convert_one, range(len(batch))))
+                for k, text, new in pool.imap_unordered(_convert_one, range(len(batch))):
+                    texts[k] = text
+                    undeclared.update(new)
     finally:
-        _BATCH = []
+        _BATCH, _LIBRARY, _KNOWN = [], None, frozenset()
     for _, component in batch:  # elaborated in a worker, not here: no unused warning
         component._MustUse__silence = True
-    return [texts[k] for k in range(len(batch))]
+    return [texts[k] for k in range(len(batch))], undeclared
 
 
 def rtlil_to_verilog(text: str) -> str:
