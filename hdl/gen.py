@@ -18,11 +18,11 @@ from pathlib import Path
 
 from amaranth.back import rtlil
 
-from .harness import PackedHarness, endpoint_layout
+from .harness import PackedHarness, harness_manifest
 from .modules import ModuleInstance, ModuleLibrary, rtlil_to_verilog
 from .signatures import port_rows
 
-__all__ = ["generate", "manifest", "network_verilog"]
+__all__ = ["generate", "manifest", "network_verilog", "check_size"]
 
 # Amaranth's Verilog carries no timescale; simulators want one.
 TIMESCALE = "`timescale 1ns/1ps\n"
@@ -63,7 +63,9 @@ MANIFEST_FIELDS = {
     "ports": "every port of the top, clk and rst first, then the top's signature in "
              "order: name, width, direction, meaning",
     "harness": "the packed test harness: its top module, the Verilog sources to compile "
-               "(in order) and where each terminal's wires sit in its packed words",
+               "(in order), its ports, its stimulus and capture memories (names, rows, "
+               "row layout), the timing of a cycle, and where each terminal's wires sit "
+               "in a send word (packed) and in a recv word (recv_packed)",
 }
 
 #: What the keys :func:`generate` adds mean.
@@ -111,10 +113,50 @@ def manifest(net, top: str, dut=None, modules=None) -> dict:
     doc["bit_time"] = {"width": max(1, T.bit_length()), "saturates_at": T}
     doc.setdefault("fields", {}).update(MANIFEST_FIELDS)
     doc["ports"] = ports
-    doc["harness"] = {"top": f"{top}_harness", "sources": [f"{top}.v", f"{top}_harness.v"],
-                      "packed": [{"port": p, "first_bit": b, "width": w}
-                                 for p, b, w in endpoint_layout(dut)]}
+    doc["harness"] = harness_manifest(net, top, dut)
     return doc
+
+
+#: Amaranth numbers a module's top-level input bits, and the outputs of each instance
+#: it contains, with 16 bits, 0 and 1 being the constants: at most 65534 input bits per
+#: top module, 65536 output bits per instance (the network top inside the harness).
+MAX_INPUT_BITS = (1 << 16) - 2
+MAX_INSTANCE_OUTPUT_BITS = 1 << 16
+
+
+def check_size(net) -> None:
+    """Refuse, in one line, a network too large to convert: one whose top would have
+    more input bits than Amaranth numbers in one module (clk, rst, start, every
+    endpoint's ``send`` and ``recv_ack`` wires and a splitter network's
+    ``fault_mask``), or more output bits than an instance may have (in the harness).
+    Everything else scales with the network and has no fixed limit (the harness keeps
+    a cycle's stimulus and captures in memories of at most ``ROW_BITS``-bit rows).
+
+    Raises
+    ------
+    ParameterError
+        Naming the size parameter, the bit count and the limit.
+    """
+    from ..golden.errors import ParameterError
+    rows = port_rows(family_of(net).network_signature(net))
+    bits = {"in": len(CLOCK_PORTS), "out": 0}
+    by_kind: dict = {}
+    for row in rows:
+        bits[row["dir"]] += row["width"]
+        kind = row["name"].rsplit("__", 1)[-1] if row["endpoint"] else row["name"]
+        by_kind[kind, row["dir"]] = by_kind.get((kind, row["dir"]), 0) + row["width"]
+    size = (f"leaves {net.n}" if net.family == "fattree"
+            else f"inputs {net.n_inputs} (multiplicity {net.network.multiplicity})")
+    for d, limit, what in (("in", MAX_INPUT_BITS, "input bits in one module"),
+                           ("out", MAX_INSTANCE_OUTPUT_BITS,
+                            "output bits of one instance")):
+        if bits[d] > limit:
+            parts = ", ".join(f"{k} {n}" for (k, dd), n in sorted(
+                by_kind.items(), key=lambda x: -x[1]) if dd == d and n > 1)
+            raise ParameterError(
+                f"{size} is too large to generate: the network top would have {bits[d]} "
+                f"{'input' if d == 'in' else 'output'} bits ({parts}), and Amaranth "
+                f"converts at most {limit} {what}; choose a smaller network")
 
 
 def network_verilog(net, top: str | None = None, timings: dict | None = None):
@@ -151,6 +193,7 @@ def generate(net, out_dir, top: str | None = None, harness: bool = True) -> dict
     """
     top = top or net.family
     family_of(net).check_buildable(net)  # a network the hardware refuses: nothing written
+    check_size(net)  # nor one too large to convert
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()

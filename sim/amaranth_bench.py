@@ -24,6 +24,7 @@ from ..hdl.gen import family_of
 from ..hdl.harness import PackedHarness, endpoint_ports
 
 from .plan import compare_cycle, pack_words, plans as make_plans, unpack_words
+from .rows import join_rows, split_rows
 
 __all__ = ["run_cycles_amaranth", "run_cycles_harness_amaranth", "status_signals",
            "check_mask_width"]
@@ -153,12 +154,14 @@ def run_cycles_amaranth(net, ms, cycles, vcd: str | None = None, masks=None):
 
 def run_cycles_harness_amaranth(net, ms, cycles, masks=None):
     """The same cycles through the packed harness, exactly as the cocotb test drives it:
-    per cycle (after setting a changed fault mask and waiting ``depth + 1`` clocks) one
-    stimulus word, a ``start`` pulse, ``T`` clocks, the two capture registers unpacked
-    by the harness's layouts. Returns (plan, mismatches) per cycle."""
+    per cycle (after setting a changed fault mask and waiting ``depth + 1`` clocks) the
+    stimulus rows written into the ``stim`` memory, a ``start`` pulse, ``T`` clocks, the
+    rows of the two capture memories read and unpacked by the harness's layouts.
+    Returns (plan, mismatches) per cycle."""
     h = PackedHarness(net)
     plans = make_plans(net, ms, cycles, masks)
     T, layout, rlayout = net.cycle_length, h.layout, h.recv_layout
+    W, Wr, k, rows = h.word_width, h.recv_width, h.bit_times_per_row, h.rows
     mask_port = getattr(h, "fault_mask", None)
     frag = Fragment.get(h, None)
     status = (status_signals(_find_core(frag, net.family), net)
@@ -172,14 +175,18 @@ def run_cycles_harness_amaranth(net, ms, cycles, masks=None):
         for plan in plans:
             await _apply_mask(ctx, plan, mask_port, state, getattr(net, "depth", 0))
             got_status = _read_status(ctx, status, net)
-            ctx.set(h.stim, pack_words(plan.drive, layout, T))
+            for r, value in enumerate(split_rows(pack_words(plan.drive, layout, T), W, k,
+                                                 rows)):
+                ctx.set(h.stim[r], value)
             ctx.set(h.start, 1)
             await ctx.tick()
             ctx.set(h.start, 0)
             await ctx.tick().repeat(T)
             assert not ctx.get(h.busy)
-            got_recv = unpack_words(ctx.get(h.recv_cap), rlayout, T)
-            got_ack = unpack_words(ctx.get(h.ack_cap), layout, T)
+            recv = join_rows([ctx.get(h.recv_cap[r]) for r in range(rows)], Wr, k, T)
+            ack = join_rows([ctx.get(h.ack_cap[r]) for r in range(rows)], W, k, T)
+            got_recv = unpack_words(recv, rlayout, T)
+            got_ack = unpack_words(ack, layout, T)
             results.append((plan, compare_cycle(plan, got_recv, got_ack, got_status)))
 
     sim = Simulator(frag)

@@ -7,9 +7,9 @@ packed harness (:class:`fatnet.hdl.harness.PackedHarness`) and measures, in
 one run:
 
 * native: ``verilator --cc --exe --build`` of the harness with a small C++ main that
-  puts random bits into the whole-cycle stimulus input, strobes ``start`` every T + 1
-  clocks and reads both capture registers at each cycle's end, for a fixed number of
-  clocks;
+  puts random bits into the rows of the harness's stimulus memory, strobes ``start``
+  every T + 1 clocks and reads the rows of both capture memories at each cycle's end,
+  for a fixed number of clocks;
 * cocotb on Verilator and on Icarus: a real, checked workload (fat-trees:
   random-destinations message sets scheduled off-line; the butterfly: full-load random
   destinations with losses retried; many delivery cycles, every ``recv`` and
@@ -35,13 +35,14 @@ from pathlib import Path
 import numpy as np
 
 from ..golden.fattree.network import FatTreeNetwork
-from ..hdl.harness import packed_layout
+from ..hdl.harness import harness_geometry, packed_layout
 from ..golden.fattree.spec import FatTreeSpec, min_universal_root
 
 __all__ = ["native_row", "cocotb_row", "workload", "main", "bench_net"]
 
 NATIVE_MAIN = r"""
 #include "V%(top)s_harness.h"
+#include "V%(top)s_harness___024root.h"
 #include "verilated.h"
 #include <chrono>
 #include <cstdio>
@@ -49,11 +50,28 @@ NATIVE_MAIN = r"""
 #include <cstdlib>
 #include <random>
 
+// A memory row is a scalar (up to 64 bits) or a VlWide of 32-bit words.
+template <typename T> static void fill(T& x, std::mt19937& rng, int bits) {
+    unsigned long long v = (unsigned long long)rng() << 32 | rng();
+    x = (T)(bits >= 64 ? v : v & ((1ULL << bits) - 1));
+}
+template <std::size_t N> static void fill(VlWide<N>& x, std::mt19937& rng, int bits) {
+    for (std::size_t i = 0; i < N; ++i) x[i] = rng();
+    if (bits %% 32) x[N - 1] &= (1u << (bits %% 32)) - 1;
+}
+template <typename T> static unsigned long fold(const T& x) { return (unsigned long)x; }
+template <std::size_t N> static unsigned long fold(const VlWide<N>& x) {
+    unsigned long s = 0;
+    for (std::size_t i = 0; i < N; ++i) s += x[i];
+    return s;
+}
+
 int main(int argc, char** argv) {
     const long clocks = std::atol(argv[1]);
-    const int T = %(T)d;
+    const int T = %(T)d, rows = %(rows)d;
     VerilatedContext* ctx = new VerilatedContext;
     V%(top)s_harness* top = new V%(top)s_harness{ctx};
+    auto* root = top->rootp;
     std::mt19937 rng(1);
     top->rst = 0; top->start = 0; top->clk = 0;
     top->eval();
@@ -62,15 +80,15 @@ int main(int argc, char** argv) {
     const std::clock_t cpu0 = std::clock();
     for (long c = 0; c < clocks; ++c) {
         const bool strobe = (c %% (T + 1)) == 0;
-        if (strobe) {
-            for (int i = 0; i < %(words)d; ++i) top->stim[i] = rng();
-            top->stim[%(words)d - 1] &= %(top_mask)su;
-        }
+        if (strobe)  // the cycle's stimulus, written into the memory's rows
+            for (int r = 0; r < rows; ++r) fill(root->%(top)s_harness__DOT__stim[r], rng, %(row_bits)d);
         top->start = strobe;
         top->clk = 1; top->eval();
         top->clk = 0; top->eval();
         if ((c %% (T + 1)) == T)
-            for (int i = 0; i < %(words)d; ++i) sink += top->recv_cap[i] ^ top->ack_cap[i];
+            for (int r = 0; r < rows; ++r)
+                sink += fold(root->%(top)s_harness__DOT__recv_cap[r])
+                        ^ fold(root->%(top)s_harness__DOT__ack_cap[r]);
     }
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     double cpu = double(std::clock() - cpu0) / CLOCKS_PER_SEC;
@@ -93,7 +111,7 @@ def native_row(net, build_root: Path, clocks: int) -> dict:
     """Build the harness natively with Verilator and run ``clocks`` clocks of random
     stimulus; returns build seconds and clocks/s."""
     from ..hdl.gen import generate
-    from .cocotb_runner import build_key, harness_sources, simulator_env
+    from .cocotb_runner import VERILATOR_PUBLIC, build_key, harness_sources, simulator_env
     T = net.cycle_length
     top = net.family
     d = Path(build_root).resolve() / "native" / build_key(net)
@@ -101,22 +119,22 @@ def native_row(net, build_root: Path, clocks: int) -> dict:
     t0 = time.perf_counter()
     if not (d / f"{top}_harness.v").exists():
         generate(net, d, top=top, harness=True)
-    width = T * sum(w for _, _, w in packed_layout(net))
-    words = (width + 31) // 32
-    top_mask = (1 << (width - 32 * (words - 1))) - 1
-    main_cpp = NATIVE_MAIN % {"T": T, "words": words, "top_mask": f"0x{top_mask:x}",
+    geo = harness_geometry(net)
+    main_cpp = NATIVE_MAIN % {"T": T, "rows": geo["rows"], "row_bits": geo["k"] * geo["W"],
                               "top": top}
     fresh = not (d / "main.cpp").exists() or (d / "main.cpp").read_text() != main_cpp
     if fresh:
         (d / "main.cpp").write_text(main_cpp)
     sources = [p.name for p in harness_sources(d, top)]
+    # the memories stay in the model, under their names, as for the cocotb build
+    (d / "public.vlt").write_text(VERILATOR_PUBLIC.format(top=f"{top}_harness"))
     env = dict(os.environ)
     env.update(simulator_env("verilator"))
     exe = d / "obj" / "native"
     if fresh or not exe.exists():
         subprocess.run(["verilator", "--cc", "--exe", "--build", "-j", "2", "-Mdir", "obj",
                         "--top-module", f"{top}_harness", "-Wno-fatal", "-Wno-lint",
-                        "-Wno-style", "-o", "native", *sources, "main.cpp"],
+                        "-Wno-style", "-o", "native", "public.vlt", *sources, "main.cpp"],
                        cwd=d, env=env, check=True, stdout=subprocess.DEVNULL)
     build_s = time.perf_counter() - t0
     out = subprocess.run([str(exe), str(clocks)], cwd=d, check=True, capture_output=True,

@@ -2,12 +2,15 @@
 every family with hardware (the fat-tree, splitter networks).
 
 The runner (:func:`run`) builds the network's packed harness once per parameter set
-(one build directory each, keyed by the spec and the generator's sources), turns the
-model's cycle results into plans (:mod:`fatnet.sim.plan`) and writes each cycle's whole
-stimulus, packed into one wide word, to a file. The cocotb test (:func:`network_cycles`)
-only drives and captures: per delivery cycle it writes that word, pulses ``start``, waits
-for the cycle's end with one timer and reads the two capture registers
-(:class:`fatnet.hdl.harness.PackedHarness`); Python never runs per clock. Back on the
+(one build directory each, keyed by the spec and the generator's sources; a file lock
+lets parallel processes share it), turns the model's cycle results into plans
+(:mod:`fatnet.sim.plan`) and writes each cycle's whole stimulus, packed into one wide
+word, to a file. The cocotb test (:func:`network_cycles`) only drives and captures: per
+delivery cycle it writes that word into the harness's ``stim`` memory (one row per
+``k`` bit-times, :mod:`fatnet.sim.rows`; a small network's cycle is one row), pulses
+``start``, waits for the cycle's end with one timer and reads the rows of the two
+capture memories (:class:`fatnet.hdl.harness.PackedHarness`); Python never runs per
+clock, and never waits for the simulator between a cycle's row accesses. Back on the
 runner side the captures are unpacked into per-port [bit-time, wire] arrays and compared
 with the plan by :func:`fatnet.sim.plan.compare_cycle`, the same comparison the
 Amaranth-simulator bench uses. A mismatch names the port, wire, node, bit-time and
@@ -48,6 +51,8 @@ try:
     from cocotb.clock import Clock
     from cocotb.handle import Deposit, Immediate
     from cocotb.triggers import Timer
+
+    from .rows import join_rows, split_rows
     CLOCK_ACTION = {"immediate": Immediate, "deposit": Deposit}
 except ImportError:  # the runner side works without the simulator
     cocotb = None
@@ -77,14 +82,17 @@ if cocotb is not None:
     async def network_cycles(dut):
         """Drive every planned delivery cycle and capture every output wire.
 
-        Per cycle: one write of the whole stimulus, a one-clock ``start`` pulse, one
-        timer to the cycle's end, two reads (and, when the cycle's fault mask differs
+        Per cycle: writes of the ``stim`` memory's rows (those that differ from the last
+        cycle's; one row for a small network), a one-clock ``start`` pulse, one timer to
+        the cycle's end, reads of the capture memories' rows (and, when the cycle's
+        fault mask differs
         from the last one, a write of the mask, ``depth + 1`` clocks and a read of the
         status registers before the start). The clock is cocotb's C-level clock.
         """
         plan = json.loads(Path(os.environ[PLAN_ENV]).read_text())
-        T = plan["length"]
-        words = [int(x, 16) for x in plan["stim"]]
+        T, W, Wr, k, n_rows = (plan[x] for x in ("length", "W", "Wr", "k", "rows"))
+        # each cycle's stimulus as the stim memory's rows (see fatnet.hdl.harness)
+        words = [split_rows(int(x, 16), W, k, n_rows) for x in plan["stim"]]
         masks = plan.get("masks") or [None] * len(words)
         port = getattr(dut, "fault_mask", None)  # held at 0 unless the plan sets masks
         mask_port = None
@@ -100,10 +108,14 @@ if cocotb is not None:
         # extra evaluation of every input-driven process per edge). Rising edges at 10k ns.
         Clock(dut.clk, PERIOD_NS, unit="ns", impl="gpi",
               set_action=CLOCK_ACTION.get(os.environ.get(CLOCK_ENV, "immediate"))).start()
-        stim, start, recv_cap, ack_cap = dut.stim, dut.start, dut.recv_cap, dut.ack_cap
+        start = dut.start
+        # the memories' rows, written and read in place (no clock): one handle per row
+        stim = [dut.stim[r] for r in range(n_rows)]
+        recv_cap = [dut.recv_cap[r] for r in range(n_rows)]
+        ack_cap = [dut.ack_cap[r] for r in range(n_rows)]
         dut.rst.value = 0
         start.value = 0
-        stim.value = 0
+        written = [None] * n_rows
         if port is not None:
             port.value = 0
         await Timer(7, "ns")
@@ -124,7 +136,9 @@ if cocotb is not None:
                 got_status = "".join(str(int(h.value)) for h in status)
             statuses.append(got_status)
             t = clock()
-            stim.value = word
+            for r, row in enumerate(word):  # only the rows that differ from the last cycle's
+                if row != written[r]:
+                    stim[r].value = written[r] = row
             start.value = 1
             python += clock() - t
             await Timer(PERIOD_NS, "ns")  # the start strobe's clock: stim is loaded
@@ -133,7 +147,8 @@ if cocotb is not None:
             python += clock() - t
             await Timer(PERIOD_NS * T, "ns")  # bit-times 0 .. T-1, all captured
             t = clock()
-            captured.append((recv_cap.value.to_unsigned(), ack_cap.value.to_unsigned()))
+            captured.append((join_rows([h.value.to_unsigned() for h in recv_cap], Wr, k, T),
+                             join_rows([h.value.to_unsigned() for h in ack_cap], W, k, T)))
             python += clock() - t
         seconds, cpu = clock() - t0, time.process_time() - cpu0
         Path(plan["observed"]).write_text(json.dumps(
@@ -204,8 +219,9 @@ def build_key(net) -> str:
     return h.hexdigest()[:12]
 
 
-#: Verilator control file for the cocotb build: only the harness's own ports are
-#: reachable through VPI (the runner's --public-flat-rw would make every signal of the
+#: Verilator control file for the cocotb build: only the harness's own ports and
+#: memories (every variable of the harness module) are reachable through VPI (the
+#: runner's --public-flat-rw would make every signal of the
 #: network public, which stops Verilator from optimising it; the testbench reads and
 #: writes nothing else), and, for splitter networks, the status registers it reads.
 #: Waves (--trace) still record every signal.
@@ -233,6 +249,28 @@ def _verilator_runner(public_all: bool, status_module: str | None = None):
                 cmds[0].append(str(vlt))
             return cmds
     return _Runner()
+
+
+class _BuildLock:
+    """An exclusive ``fcntl.flock`` on a file: one process at a time generates and
+    builds in a build directory (pytest-xdist workers may share one). Released by
+    :meth:`release` (idempotent) or when the process ends."""
+
+    def __init__(self, path: Path):
+        self._path = Path(path)
+        self._fd = None
+
+    def acquire(self) -> None:
+        import fcntl
+        self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            import fcntl
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
 
 
 def failure_report(plans_, observed, seed, replay, limit: int = 20) -> list[str]:
@@ -289,7 +327,7 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
     from cocotb_tools.runner import get_runner
 
     from ..hdl.gen import generate
-    from ..hdl.harness import packed_layout
+    from ..hdl.harness import harness_geometry, packed_layout
     from .plan import pack_words, plans, unpack_words
 
     # Plan every cycle first: a cycle the network cannot carry is an error before
@@ -328,21 +366,27 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
     plan_file = build_dir / f"plan_{tag}.json"
     observed_file = build_dir / f"observed_{tag}.json"
     observed_file.unlink(missing_ok=True)
-    doc = {"length": T, "stim": stim, "observed": str(observed_file)}
+    geo = harness_geometry(net)
+    doc = {"length": T, "stim": stim, "observed": str(observed_file),
+           **{x: geo[x] for x in ("W", "Wr", "k", "rows")}}
     if fam.mask_width(net):
         widths = {p.mask_width for p in plans_ if p.mask is not None}
         width = fam.mask_width(net)
         doc.update(masks=mask_list, depth=net.depth, status=status_paths,
                    mask_width=next(iter(widths - {width}), width))
     plan_file.write_text(json.dumps(doc))
-    verilog = build_dir / f"{top}_harness.v"
-    t0 = time.perf_counter()
-    if not verilog.exists():
-        generate(net, build_dir, top=top, harness=True)
-    sources = harness_sources(build_dir, top)
+    # Another process (a pytest-xdist worker) may share build_dir: one at a time
+    # generates and builds; with waves the dump's name is shared too, so the lock is
+    # held through the run.
+    lock = _BuildLock(build_dir / ".lock")
+    lock.acquire()
     old_env = {k: os.environ.get(k) for k in simulator_env(sim)}
-    os.environ.update(simulator_env(sim))
     try:
+        t0 = time.perf_counter()
+        if not (build_dir / f"{top}.json").exists():  # the manifest is written last
+            generate(net, build_dir, top=top, harness=True)
+        sources = harness_sources(build_dir, top)
+        os.environ.update(simulator_env(sim))
         runner = (_verilator_runner(public_all=False,
                                     status_module=top if fam.mask_width(net) else None)
                   if sim == "verilator" else get_runner(sim))
@@ -352,6 +396,8 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
                      always=False, timescale=("1ns", "1ps"), waves=waves,
                      build_args=build_args)
         build_s = time.perf_counter() - t0
+        if not waves:  # each run has its own plan, observed and results files
+            lock.release()
         results_xml = build_dir / f"results_{tag}.xml"
         results_xml.unlink(missing_ok=True)
         t1 = time.perf_counter()
@@ -369,6 +415,7 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+        lock.release()
     # runner.test() does not fail on a failing cocotb test outside pytest: the XML says.
     failures = _failures(results_xml)
     obs = json.loads(observed_file.read_text()) if observed_file.exists() else {}

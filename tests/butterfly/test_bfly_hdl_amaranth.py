@@ -153,7 +153,9 @@ def test_harness_layouts_follow_the_signature():
     assert h.recv_layout == packed_layout(c, "recv") == [(f"term{r}", 4 * r, 4)
                                                          for r in range(8)]
     assert h.extra == [("fault_mask", mask_width(c))]
-    assert len(h.recv_cap) == c.cycle_length * 32 and len(h.ack_cap) == c.cycle_length * 8
+    k, T = h.bit_times_per_row, c.cycle_length
+    assert h.recv_cap.shape.width == k * 32 and h.ack_cap.shape.width == h.stim.shape.width \
+        == k * 8 and h.rows == -(-T // k)
 
 
 def test_a_mismatch_names_switch_wire_bit_time_and_message():

@@ -106,7 +106,10 @@ def test_harness_packing_is_the_network_tops_signature_and_the_models_port_layou
     assert h.layout == endpoint_layout(core) == packed_layout(net) == net.port_layout()
     assert [name for name, _, _ in h.layout] == [f"leaf{i}" for i in range(net.n)] + ["ext"]
     W = sum(w for _, _, w in h.layout)
-    assert len(h.stim) == len(h.recv_cap) == len(h.ack_cap) == net.cycle_length * W
+    # three memories of ceil(T / k) rows of k whole words: every bit-time's word, once
+    T, k = net.cycle_length, h.bit_times_per_row
+    for mem in (h.stim, h.recv_cap, h.ack_cap):
+        assert mem.shape.width == k * W and mem.depth == h.rows == -(-T // k)
     core._MustUse__silence = h._MustUse__silence = True
 
 
