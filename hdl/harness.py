@@ -156,8 +156,8 @@ def harness_manifest(net, top: str, core) -> dict:
     ] + [{"name": n, "width": w, "dir": "in",
           "meaning": f"passed straight through to the network top's {n}"}
          for n, w in extra_inputs(core)]
-    words = {"send": (W, "every endpoint's send wires, packed as in 'packed'"),
-             "recv": (Wr, "every endpoint's recv wires, packed as in 'recv_packed'")}
+    words = {"send": (W, "packed as in 'packed' (by the endpoints' send widths)"),
+             "recv": (Wr, "packed as in 'recv_packed' (by the endpoints' recv widths)")}
     what = {"stim": ("send", "the testbench writes the cycle's send words before start; "
                              "the harness drives word t on the send wires at bit-time t "
                              "and never writes this memory (it keeps its rows)"),
