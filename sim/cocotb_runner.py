@@ -251,6 +251,19 @@ def _verilator_runner(public_all: bool, status_module: str | None = None):
     return _Runner()
 
 
+def _icarus_runner():
+    """cocotb's Icarus runner with the dump as a VCD, not an FST (vvp takes the last of
+    ``-fst``/``-vcd``; the runner appends ``-fst``): :mod:`fatnet.sim.wavedecode` merges
+    the decoded message traces into the VCD in plain Python."""
+    from cocotb_tools.runner import Icarus
+
+    class _Runner(Icarus):
+        def _test_command(self):
+            return [["-vcd" if a == "-fst" else a for a in cmd]
+                    for cmd in super()._test_command()]
+    return _Runner()
+
+
 class _BuildLock:
     """An exclusive ``fcntl.flock`` on a file: one process at a time generates and
     builds in a build directory (pytest-xdist workers may share one). Released by
@@ -313,7 +326,7 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
     seed, replay : int, str
         Printed with any mismatch, so that the failure can be replayed.
     waves : bool
-        Record an FST (Icarus) or VCD (Verilator) of the whole run.
+        Record a VCD of the whole run (Icarus and Verilator alike).
     flip_expected : (cycle, kind, bit_time, bit), optional
         Flip one expected bit (``bit`` in the packed word, ``kind`` "recv" or
         "send_ack"): for tests that the comparison catches a difference.
@@ -389,7 +402,8 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
         os.environ.update(simulator_env(sim))
         runner = (_verilator_runner(public_all=False,
                                     status_module=top if fam.mask_width(net) else None)
-                  if sim == "verilator" else get_runner(sim))
+                  if sim == "verilator" else _icarus_runner() if sim == "icarus" and waves
+                  else get_runner(sim))
         # Amaranth's Verilog is linted separately (tests/test_verilog.py).
         build_args = ["-Wno-fatal", "-Wno-lint", "-Wno-style"] if sim == "verilator" else []
         runner.build(sources=sources, hdl_toplevel=f"{top}_harness", build_dir=build_dir,
@@ -405,7 +419,9 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
             runner.test(hdl_toplevel=f"{top}_harness",
                         test_module="fatnet.sim.cocotb_runner", build_dir=build_dir,
                         test_dir=build_dir, results_xml=str(results_xml),
-                        extra_env={PLAN_ENV: str(plan_file)}, waves=waves)
+                        extra_env={PLAN_ENV: str(plan_file)}, waves=waves,
+                        plusargs=([f"+dumpfile_path={build_dir / f'{top}_harness.vcd'}"]
+                                  if sim == "icarus" and waves else []))
         except SystemExit:
             pass  # under pytest the runner exits on a failing test; the XML says which
         run_s = time.perf_counter() - t1
