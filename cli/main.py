@@ -1,9 +1,10 @@
 """The ``fatnet`` command line: ``fatnet <verb> <kind> [options]``.
 
 The verbs that only need the golden model (``schedule``, ``route``, ``info``, ``demo``,
-``experiment``) come from each family's golden package; ``gen`` and ``sim`` are the same
-for every family with hardware. A family's options are added once its kind is known,
-so ``fatnet gen fat-tree --help`` lists exactly the fat-tree's options.
+``experiment``) come from each family's command module (``cli/<folder>.py``); ``gen``
+and ``sim`` are the same for every family with hardware. A family's options are added
+once its kind is known, so ``fatnet gen fat-tree --help`` lists exactly the fat-tree's
+options.
 
 Bad input exits with status 2 and one line on stderr naming the parameter and the
 accepted range; nothing prints a traceback for it.
@@ -37,7 +38,7 @@ def _verbs() -> dict[str, dict[str, str]]:
     """verb -> {kind: help} over every registered family."""
     out: dict[str, dict[str, str]] = {}
     for kind, fam in sorted(FAMILIES.items()):
-        verbs = {v: h for v, (h, _) in fam.golden.VERBS.items()}
+        verbs = {v: h for v, (h, _) in fam.commands.VERBS.items()}
         if fam.hdl is not None:
             verbs.update(HARDWARE_VERBS)
         for v, h in verbs.items():
@@ -49,7 +50,7 @@ def _experiments() -> dict[str, tuple]:
     """experiment name -> (family, (help, add_arguments, run))."""
     out = {}
     for fam in FAMILIES.values():
-        for name, entry in getattr(fam.golden, "EXPERIMENTS", {}).items():
+        for name, entry in getattr(fam.commands, "EXPERIMENTS", {}).items():
             out[name] = (fam, entry)
     return out
 
@@ -89,7 +90,7 @@ def build_parser(argv: list[str]) -> _Parser:
                        help="network kind: " + ", ".join(sorted(by_kind)))
         if v != verb or named not in by_kind:
             continue
-        get_family(named).golden.add_arguments(p, v, named)
+        get_family(named).commands.add_arguments(p, v, named)
         if v in HARDWARE_VERBS:
             _add_hardware_options(p, v, named)
         if v in ("route", "info"):
@@ -115,7 +116,7 @@ def build_parser(argv: list[str]) -> _Parser:
 def cmd_gen(kind: str, args) -> int:
     from ..hdl.gen import generate
     fam = get_family(kind)
-    net = fam.golden.network_from_args(kind, args)
+    net = fam.commands.network_from_args(kind, args)
     doc = generate(net, args.output, top=args.top, harness=not args.no_harness)
     sizes = ", ".join(f"{f} ({(Path(args.output) / f).stat().st_size // 1024} KiB)"
                       for f in doc["files"])
@@ -130,10 +131,10 @@ def cmd_sim(kind: str, args) -> int:
     from ..sim.cocotb_runner import run as cosim
     from ..sim.waves import write_waves
     fam = get_family(kind)
-    net = fam.golden.network_from_args(kind, args)
+    net = fam.commands.network_from_args(kind, args)
     fam.hdl.check_buildable(net)  # before the model runs or anything is built
-    ms = fam.golden.messages_from_args(args, net)
-    report = fam.golden.run_model(net, ms, args)
+    ms = fam.commands.messages_from_args(args, net)
+    report = fam.commands.run_model(net, ms, args)
     replay = "fatnet " + " ".join(sys.argv[1:]) if sys.argv[1:] else "fatnet sim ..."
     # The model's own cycle results go to the testbench: nothing is simulated twice.
     # a family with run-time faults (--fault-mask) ran its model under per-cycle masks
@@ -172,7 +173,7 @@ def main(argv=None) -> int:
             return cmd_gen(args.kind, args)
         if args.command == "sim":
             return cmd_sim(args.kind, args)
-        return get_family(args.kind).golden.VERBS[args.command][1](args.kind, args)
+        return get_family(args.kind).commands.VERBS[args.command][1](args.kind, args)
     except FatnetInputError as e:
         print(f"fatnet {args.command}: error: {e}", file=sys.stderr)
         return 2

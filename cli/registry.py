@@ -1,10 +1,11 @@
 """The family registry: which network kinds fatnet builds, and where each layer keeps them.
 
 A family has one folder in every layer (``golden/<folder>``, ``hdl/<folder>``,
-``sim/<folder>``) with the same hooks, so that the command line, the generator and the
-testbenches reach every family the same way (compare ``cocotb_tools.runner.get_runner``):
+``sim/<folder>``) and one module ``cli/<folder>.py``, with the same hooks, so that the
+command line, the generator and the testbenches reach every family the same way
+(compare ``cocotb_tools.runner.get_runner``):
 
-``golden/<folder>``
+``cli/<folder>.py`` (the family's command line; ``golden/<folder>`` is its model)
     ``KINDS``; ``add_arguments(parser, verb, kind)``; ``spec_from_args(kind, args)``;
     ``network_from_args(kind, args)`` (the golden network); ``VERBS`` (model-only
     verbs: name -> (help, function(kind, args))); for ``sim``:
@@ -65,6 +66,12 @@ class Family:
     @property
     def golden(self) -> ModuleType:
         return self.layer("golden")
+
+    @property
+    def commands(self) -> ModuleType:
+        """The family's command line, ``cli/<folder>.py``: its options, verbs and
+        experiments (the hooks below :data:`FAMILIES`' docstring lists)."""
+        return importlib.import_module(f".{self.folder}", __package__)
 
     @property
     def hdl(self) -> ModuleType | None:

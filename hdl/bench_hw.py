@@ -138,8 +138,8 @@ def bfly_network_row(kind: str, inputs: int, multiplicity: int, workdir: Path,
     """A splitter network of ``fatnet gen <kind> --inputs N --multiplicity d --seed 0``
     (no faults, 8 payload bits): generation, synthesis and Fmax, cost per switch, and
     the model's zero-load latency (first bit sent to last bit received, inclusive)."""
-    from ..golden.butterfly import cli as bf
-    from ..golden.butterfly.commands import build
+    from ..golden.butterfly import api as bf
+    from ..golden.butterfly import build
     spec = bf.spec_from_options(kind, inputs, multiplicity, seed=0)
     t0 = time.perf_counter()
     c = build(spec, payload_bits)

@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from fatnet.golden.butterfly import commands as bfc
-from fatnet.golden.butterfly.cli import spec_from_options
+from fatnet.golden import butterfly as bfc
+from fatnet.golden.butterfly.api import spec_from_options
 from fatnet.golden.butterfly.cyclemodel import masked_network
 from fatnet.golden.fattree.network import FatTreeNetwork
 from fatnet.golden.fattree.spec import FatTreeSpec

@@ -36,9 +36,9 @@ def run(request, tmp_path_factory):
     # The model's run, independently of the command: the same arguments, the same plans.
     args = build_parser(argv).parse_args(argv)
     fam = get_family(kind)
-    net = fam.golden.network_from_args(kind, args)
-    ms = fam.golden.messages_from_args(args, net)
-    report = fam.golden.run_model(net, ms, args)
+    net = fam.commands.network_from_args(kind, args)
+    ms = fam.commands.messages_from_args(args, net)
+    report = fam.commands.run_model(net, ms, args)
     (vcd,) = (tmp / "waves").glob("*.vcd")
     (gtkw,) = (tmp / "waves").glob("*.gtkw")
     dump = read_vcd(vcd)

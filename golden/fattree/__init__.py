@@ -1,14 +1,13 @@
 """Leiserson's fat-tree (1985): spec, topology, concentrators, schedulers, cycle model.
 
 The family's golden model. :class:`FatTreeNetwork` is the single description of
-structure that the hardware (:mod:`fatnet.hdl.fattree`) is built from. The names below
-are the family's hooks for the registry (:mod:`fatnet.cli.registry`).
+structure that the hardware (:mod:`fatnet.hdl.fattree`) is built from; :func:`build`
+makes it from a :class:`FatTreeSpec`. The family's command line is
+:mod:`fatnet.cli.fattree`.
 """
 
-from .cli import (KINDS, VERBS, add_arguments, build, messages_from_args, network_from_args,
-                  run_model, spec_from_args)
+from .api import build, spec_from_options
 from .network import FatTreeNetwork
 from .spec import FatTreeSpec
 
-__all__ = ["FatTreeNetwork", "FatTreeSpec", "KINDS", "VERBS", "add_arguments", "build",
-           "messages_from_args", "network_from_args", "run_model", "spec_from_args"]
+__all__ = ["FatTreeNetwork", "FatTreeSpec", "build", "spec_from_options"]

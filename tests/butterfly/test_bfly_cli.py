@@ -191,8 +191,8 @@ def test_fault_mask_options_belong_to_sim_only(tmp_path, capsys):
 
 
 def test_the_three_mask_syntaxes_name_the_same_switches():
-    from fatnet.golden.butterfly import commands as bfc
-    from fatnet.golden.butterfly.cli import spec_from_options
+    from fatnet.cli import butterfly as bfc
+    from fatnet.golden.butterfly.api import spec_from_options
     c = bfc.build(spec_from_options("butterfly", 8), 4)
     a = bfc.parse_fault_mask("1:0,2:5", c)
     assert a.shape == (2, 8) and a.sum() == 2 and a[0, 0] and a[1, 5]
@@ -207,7 +207,7 @@ def _model_under(argv):
     """The golden run `fatnet sim` makes: (lost with the masks, lost without)."""
     from types import SimpleNamespace
 
-    from fatnet.golden.butterfly import commands as bfc
+    from fatnet.cli import butterfly as bfc
     from fatnet.golden.butterfly.cyclemodel import run_circuit
     args = SimpleNamespace(kind="butterfly", inputs=8, multiplicity=None, faults=None,
                            fault_rate=None, adversary=None, fault_rule="all",

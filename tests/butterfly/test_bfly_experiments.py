@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fatnet.golden.butterfly import cli
+from fatnet.golden.butterfly import api as cli
 from fatnet.golden.butterfly.experiments import (
     PAPER_TABLE_2,
     TABLE_1_ROWS,

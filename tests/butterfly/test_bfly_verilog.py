@@ -9,8 +9,8 @@ import re
 import pytest
 
 from fatnet.cli.main import main
-from fatnet.golden.butterfly import cli as bf
-from fatnet.golden.butterfly.commands import build
+from fatnet.golden.butterfly import api as bf
+from fatnet.golden.butterfly import build
 from fatnet.hdl.butterfly import network_signature, switch_key
 from fatnet.hdl.signatures import port_rows
 

@@ -1,7 +1,9 @@
 """The fat-tree family's command-line options and its model-only verbs.
 
-:mod:`fatnet.cli` builds the parser from :func:`add_arguments` and calls the verbs in
+:mod:`fatnet.cli.main` builds the parser from :func:`add_arguments` and calls the verbs in
 :data:`VERBS`; the hardware verbs (``gen``, ``sim``) are family-agnostic and live there.
+The model behind them is :mod:`fatnet.golden.fattree` (:mod:`~fatnet.golden.fattree.api`
+for the verbs' data).
 """
 
 from __future__ import annotations
@@ -10,10 +12,11 @@ import argparse
 import json
 import time
 
-from ..messages import PATTERNS, load_message_file, make_pattern
-from .network import FatTreeNetwork
-from .schedule import METHODS
-from .spec import CONCENTRATORS, MODES, FatTreeSpec
+from ..golden.fattree.api import build, info, schedule_report, spec_from_options
+from ..golden.fattree.network import FatTreeNetwork
+from ..golden.fattree.schedule import METHODS
+from ..golden.fattree.spec import CONCENTRATORS, MODES, FatTreeSpec
+from ..golden.messages import PATTERNS, load_message_file, make_pattern
 
 __all__ = ["KINDS", "VERBS", "add_arguments", "spec_from_args", "build",
            "network_from_args", "messages_from_args", "run_model"]
@@ -82,16 +85,8 @@ def spec_from_args(kind: str, args) -> FatTreeSpec:
     for name in ("concentrator", "mode", "payload_bits"):
         if hasattr(args, name):
             opts[name] = getattr(args, name)
-    if args.root_capacity is not None:
-        return FatTreeSpec.universal(args.leaves, args.root_capacity, **opts)
-    if args.capacity is not None:
-        return FatTreeSpec.constant(args.leaves, args.capacity, **opts)
-    return FatTreeSpec.explicit(args.leaves, args.capacities, **opts)
-
-
-def build(spec: FatTreeSpec) -> FatTreeNetwork:
-    """The golden network of a spec: the one structure the hardware is built from."""
-    return FatTreeNetwork(spec)
+    return spec_from_options(args.leaves, root_capacity=args.root_capacity,
+                             capacity=args.capacity, capacities=args.capacities, **opts)
 
 
 def network_from_args(kind: str, args) -> FatTreeNetwork:
@@ -109,33 +104,22 @@ def messages_from_args(args, net):
 
 def run_model(net, ms, args):
     """The model's own delivery cycles (results kept) for ``sim``."""
-    from .route import run
+    from ..golden.fattree.route import run
     return run(net, ms, keep_results=True, max_cycles=args.max_cycles)
 
 
 # ---------------------------------------------------------------------- verbs
 def cmd_schedule(kind: str, args) -> int:
-    from .schedule import lower_bound, schedule
-    from .topology import FatTree
     spec = spec_from_args(kind, args)
-    tree = FatTree(spec)
     ms = load_message_file(args.messages, spec.leaves, 0, args.seed)
-    cycles = schedule(tree, ms.src, ms.dst, method=args.method)
-    out = {
-        "leaves": spec.leaves,
-        "capacities": list(spec.capacities),
-        "load_factor": tree.load_factor(ms.src, ms.dst),
-        "lower_bound": lower_bound(tree, ms.src, ms.dst),
-        "cycles": [ms.pairs(sorted(int(i) for i in c)) for c in cycles],
-    }
-    print(json.dumps(out))
+    print(json.dumps(schedule_report(spec, ms, args.method)))
     return 0
 
 
 def cmd_route(kind: str, args) -> int:
-    from .route import run
+    from ..golden.fattree.route import run
     spec = spec_from_args(kind, args)
-    net = FatTreeNetwork(spec)
+    net = build(spec)
     ms = messages_from_args(args, net)
     t0 = time.perf_counter()
     report = run(net, ms, method=args.method, max_cycles=args.max_cycles)
@@ -169,19 +153,8 @@ def _print_route(doc: dict, seconds: float):
 
 
 def cmd_info(kind: str, args) -> int:
-    from .concentrator import cascade_summary
     spec = spec_from_args(kind, args)
-    net = FatTreeNetwork(spec)
-    doc = {
-        "spec": spec.to_dict(),
-        "levels": spec.levels,
-        "capacities": list(spec.capacities),
-        "effective_capacities": [int(net.effective_cap[:, (1 << k) - 1].min())
-                                 for k in range(spec.levels + 1)],
-        "cycle_length_bits": net.cycle_length,
-        "concentrators": [cascade_summary(c) for _, c in sorted(net.shapes.items())],
-        "components": net.component_counts(),
-    }
+    doc = info(spec)
     if args.json:
         print(json.dumps(doc))
         return 0
@@ -193,7 +166,7 @@ def cmd_info(kind: str, args) -> int:
         print(f"{k:5d}  {spec.capacities[k]:8d}  {doc['effective_capacities'][k]:9d}  "
               f"{c['nodes']:5d}  {c['selectors']:9d}  {c['switch_edges']:12d}")
     print(f"components in total: {doc['components']['total']}")
-    print(f"delivery cycle: {net.cycle_length} bit-times ({spec.mode} mode, "
+    print(f"delivery cycle: {doc['cycle_length_bits']} bit-times ({spec.mode} mode, "
           f"{spec.payload_bits} payload bits)")
     print("concentrator shapes (inputs -> outputs): kind, wires per stage, guarantee, "
           "decision bits, cascade seed; per random stage its seed and measured alpha")

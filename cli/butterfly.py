@@ -1,8 +1,9 @@
 """The butterfly family's command-line hooks: options, model-only verbs, experiments.
 
-:mod:`fatnet.cli` builds the parser from :func:`add_arguments` and calls :data:`VERBS`
-and :data:`EXPERIMENTS`; the functions behind them are :mod:`.cli` (store-and-forward,
-faults, expansion, the Leighton-Maggs tables) and :mod:`.cyclemodel` (the cycle-exact
+:mod:`fatnet.cli.main` builds the parser from :func:`add_arguments` and calls
+:data:`VERBS` and :data:`EXPERIMENTS`; the functions behind them are
+:mod:`fatnet.golden.butterfly.api` (store-and-forward, faults, expansion, the
+Leighton-Maggs tables) and :mod:`fatnet.golden.butterfly.cyclemodel` (the cycle-exact
 circuit-switched model the hardware follows).
 """
 
@@ -13,18 +14,19 @@ import json
 
 import numpy as np
 
-from ..errors import ParameterError
-from ..messages import MessageSet
-from . import cli as bf
-from .cyclemodel import CircuitNetwork, masked_network, run_circuit, run_masked
-from .faults import ADVERSARIES, RULES
-from .patterns import PATTERNS, make_problems
-from .store_forward import EDGE_CHOICES, QUEUES, TIES
-from .topology import KINDS, WIRINGS, derived_rng
+from ..golden.butterfly import api as bf
+from ..golden.butterfly.api import build_circuit as build
+from ..golden.butterfly.cyclemodel import CircuitNetwork, run_circuit, run_masked
+from ..golden.butterfly.faults import ADVERSARIES, RULES
+from ..golden.butterfly.patterns import PATTERNS
+from ..golden.butterfly.store_forward import EDGE_CHOICES, QUEUES, TIES
+from ..golden.butterfly.topology import KINDS, WIRINGS
+from ..golden.errors import ParameterError
+from ..golden.messages import MessageSet
 
 __all__ = ["KINDS", "VERBS", "EXPERIMENTS", "add_arguments", "spec_from_args", "build",
            "network_from_args", "messages_from_args", "run_model", "parse_fault_mask",
-           "masks_from_args", "masked_network", "run_masked"]
+           "masks_from_args"]
 
 
 def _network_options(p: argparse.ArgumentParser, kind: str) -> None:
@@ -97,12 +99,6 @@ def spec_from_args(kind: str, args) -> bf.ButterflySpec:
                                 args.fault_rule, args.adversary, alpha=alpha, beta=beta)
 
 
-def build(spec: bf.ButterflySpec, payload_bits: int = 8) -> CircuitNetwork:
-    """The bit-serial network of a spec (with its fault map)."""
-    net, _ = bf.build(spec)
-    return CircuitNetwork(net, payload_bits, spec=spec)
-
-
 def network_from_args(kind: str, args) -> CircuitNetwork:
     """The bit-serial network the options name."""
     return build(spec_from_args(kind, args), args.payload_bits)
@@ -110,17 +106,8 @@ def network_from_args(kind: str, args) -> CircuitNetwork:
 
 def messages_from_args(args, circuit: CircuitNetwork) -> MessageSet:
     """The pattern's messages, ``--problems`` per input, inputs in order within each."""
-    if args.problems < 1:
-        raise ParameterError(f"problems must be >= 1, got {args.problems}")
-    if args.pattern not in PATTERNS:
-        raise ParameterError(f"pattern must be one of {', '.join(PATTERNS)}, "
-                             f"got {args.pattern!r}")
-    n = circuit.n_inputs
-    rng = derived_rng(args.seed, 202)
-    dst = make_problems(args.pattern, n, args.problems, rng=rng,
-                        hot_fraction=args.hot_fraction)
-    src = np.tile(np.arange(n), args.problems)
-    return MessageSet.from_pairs(src, dst.reshape(-1), circuit.payload_bits, args.seed)
+    return bf.pattern_messages(circuit, args.pattern, args.problems, args.hot_fraction,
+                               args.seed)
 
 
 def _mask_range(circuit: CircuitNetwork) -> str:
@@ -230,17 +217,9 @@ def cmd_route(kind: str, args) -> int:
     spec = spec_from_args(kind, args)
     circuit = build(spec, args.payload_bits)
     # store-and-forward on the same network; the circuit result is the cycle-exact run's
-    doc = bf.route(spec, args.pattern, args.problems, args.hot_fraction,
-                   queue=args.queue, edge_choice=args.edge_choice, tie=args.tie,
-                   net=circuit.network, one_cycle=False)
-    ms = messages_from_args(args, circuit)
-    report = run_circuit(circuit, ms, keep_results=True, max_cycles=args.max_cycles)
-    first = report.results[0] if report.results else None
-    offered = len(first.outcomes) if first else 0
-    accepted = len(first.with_status("delivered")) if first else 0
-    doc["circuit"] = {**report.to_dict(), "first_cycle_offered": offered,
-                      "first_cycle_delivered": accepted,
-                      "first_cycle_acceptance": accepted / offered if offered else None}
+    doc = bf.route_report(spec, circuit, args.pattern, args.problems, args.hot_fraction,
+                          queue=args.queue, edge_choice=args.edge_choice, tie=args.tie,
+                          max_cycles=args.max_cycles)
     if args.json:
         print(json.dumps(doc))
     else:
@@ -263,12 +242,7 @@ def cmd_route(kind: str, args) -> int:
 
 def cmd_info(kind: str, args) -> int:
     spec = spec_from_args(kind, args)
-    doc = bf.info(spec)
-    circuit = build(spec, args.payload_bits)
-    doc["bit_serial"] = {"header_bits": circuit.header_bits,
-                         "payload_bits": circuit.payload_bits,
-                         "arrival": circuit.arrival, "ack_latency": circuit.ack_latency,
-                         "cycle_length_bits": circuit.cycle_length}
+    doc = bf.info_report(spec, args.payload_bits)
     if args.json:
         print(json.dumps(doc))
         return 0
@@ -361,18 +335,9 @@ def _acceptance_options(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_acceptance(args) -> int:
-    """One circuit-switched cycle under load, random destinations: the fraction of
-    messages delivered, for the three networks, in the cycle-exact model's rules
-    (wire-order arbitration; an output row absorbs one message per incoming edge) and,
-    for the butterfly, as Patel's delta network of 2 x 2 crossbars (a switch passes one
-    message), beside Patel's recursion."""
-    rows = []
-    for kind, d, cap in (("butterfly", 1, None), ("butterfly", 1, 1),
-                         ("dilated-butterfly", 2, None), ("multibutterfly", 2, None)):
-        r = bf.acceptance(kind, args.inputs, d, args.trials, args.seed, args.load,
-                          node_capacity=cap, arbitration="wire", edges_only=cap is None)
-        r["model"] = "delta network (Patel)" if cap == 1 else "cycle-exact rules"
-        rows.append(r)
+    """One circuit-switched cycle under load, random destinations, for the three
+    networks (:func:`fatnet.golden.butterfly.api.acceptance_table`)."""
+    rows = bf.acceptance_table(args.inputs, args.trials, args.seed, args.load)
     if args.json:
         print(json.dumps(rows))
         return 0

@@ -1,17 +1,22 @@
 """Plain functions behind the command line for the butterfly family.
 
-The command line (argparse, rich progress bars, JSON printing, exit statuses) lives
-elsewhere; these functions validate everything and raise
+The command line (options, progress bars, JSON printing, exit statuses) is
+:mod:`fatnet.cli.butterfly`; these functions validate everything and raise
 :class:`fatnet.golden.errors.ParameterError` (one line naming the parameter and the
 accepted range) on bad input, and return plain data (dicts and lists of JSON-ready
 values).
 
 * :func:`spec_from_options` -> :class:`ButterflySpec` (validated options);
-* :func:`build` -> the network with its fault map;
+* :func:`build` -> the network with its fault map; :func:`build_circuit` -> the
+  bit-serial network the hardware is built from (:class:`CircuitNetwork`);
+* :func:`pattern_messages` -> the message set of a pattern;
 * :func:`info` -> levels, switches, edges, expansion per level, fault summary;
+  :func:`info_report` adds the bit-serial timing;
 * :func:`route` -> store-and-forward and circuit-switched (one cycle) results of a pattern;
+  :func:`route_report` runs the cycle-exact circuit model instead of the one cycle;
 * :func:`experiment` -> Tables I-III cells; :func:`format_experiment` -> text;
-* :func:`acceptance`, :func:`sweep` (+ ``plot``) -> acceptance under load, Patel.
+* :func:`acceptance`, :func:`acceptance_table`, :func:`sweep` (+ ``plot``) -> acceptance
+  under load, Patel.
 """
 
 from __future__ import annotations
@@ -22,8 +27,10 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..errors import ParameterError
+from ..messages import MessageSet
 from . import faults as fl
 from .circuit import load_sweep, one_cycle_acceptance, patel_acceptance, plot_sweep
+from .cyclemodel import CircuitNetwork, run_circuit
 from .experiments import format_tables, run_tables
 from .patterns import PATTERNS, make_problems
 from .store_forward import EDGE_CHOICES, QUEUES, TIES, Rules, route_store_forward
@@ -44,11 +51,16 @@ __all__ = [
     "ButterflySpec",
     "spec_from_options",
     "build",
+    "build_circuit",
+    "pattern_messages",
     "info",
+    "info_report",
     "route",
+    "route_report",
     "experiment",
     "format_experiment",
     "acceptance",
+    "acceptance_table",
     "sweep",
     "MAX_FAULT_PLACEMENTS",
 ]
@@ -205,6 +217,30 @@ def build(spec: ButterflySpec):
         f"kept every input in {MAX_FAULT_PLACEMENTS} tries (inputs {spec.inputs})")
 
 
+def build_circuit(spec: ButterflySpec, payload_bits: int = 8) -> CircuitNetwork:
+    """The bit-serial network of a spec (with its fault map): the one structure the
+    hardware is built from."""
+    net, _ = build(spec)
+    return CircuitNetwork(net, payload_bits, spec=spec)
+
+
+def pattern_messages(circuit: CircuitNetwork, pattern: str = "random-destinations",
+                     problems: int = 1, hot_fraction: float = 0.1,
+                     seed: int = 0) -> MessageSet:
+    """The pattern's messages, ``problems`` per input, inputs in order within each (the
+    destinations drawn from ``seed``, as :func:`route` draws them)."""
+    if problems < 1:
+        raise ParameterError(f"problems must be >= 1, got {problems}")
+    if pattern not in PATTERNS:
+        raise ParameterError(f"pattern must be one of {', '.join(PATTERNS)}, "
+                             f"got {pattern!r}")
+    n = circuit.n_inputs
+    rng = derived_rng(seed, 202)
+    dst = make_problems(pattern, n, problems, rng=rng, hot_fraction=hot_fraction)
+    src = np.tile(np.arange(n), problems)
+    return MessageSet.from_pairs(src, dst.reshape(-1), circuit.payload_bits, seed)
+
+
 def _finite(x: float):
     return None if x is None or (isinstance(x, float) and math.isinf(x)) else x
 
@@ -230,6 +266,18 @@ def info(spec: ButterflySpec, alpha: float = 1 / 16, exact_limit: int | None = N
             spec.inputs, int(net.faults.faulty.sum()), spec.alpha, spec.beta,
             spec.multiplicity)
     return out
+
+
+def info_report(spec: ButterflySpec, payload_bits: int = 8) -> dict:
+    """:func:`info`, and the bit-serial timing of the network (``bit_serial``: address
+    and payload bits, arrival, acknowledgment latency, delivery-cycle length)."""
+    doc = info(spec)
+    circuit = build_circuit(spec, payload_bits)
+    doc["bit_serial"] = {"header_bits": circuit.header_bits,
+                         "payload_bits": circuit.payload_bits,
+                         "arrival": circuit.arrival, "ack_latency": circuit.ack_latency,
+                         "cycle_length_bits": circuit.cycle_length}
+    return doc
 
 
 def _rules(queue, edge_choice, tie, threshold) -> Rules:
@@ -308,6 +356,26 @@ def route(spec: ButterflySpec, pattern: str = "random-destinations", problems: i
     return out
 
 
+def route_report(spec: ButterflySpec, circuit: CircuitNetwork,
+                 pattern: str = "random-destinations", problems: int = 1,
+                 hot_fraction: float = 0.1, queue: str = "fifo", edge_choice: str = "first",
+                 tie: str = "in-edge", max_cycles: int = 1000) -> dict:
+    """:func:`route` (store-and-forward) on ``circuit``'s network, and the cycle-exact
+    circuit-switched run of the same messages until all are delivered (``circuit``: the
+    run's report, the first cycle's offered and delivered messages and its acceptance)."""
+    doc = route(spec, pattern, problems, hot_fraction, queue=queue,
+                edge_choice=edge_choice, tie=tie, net=circuit.network, one_cycle=False)
+    ms = pattern_messages(circuit, pattern, problems, hot_fraction, spec.seed)
+    report = run_circuit(circuit, ms, keep_results=True, max_cycles=max_cycles)
+    first = report.results[0] if report.results else None
+    offered = len(first.outcomes) if first else 0
+    accepted = len(first.with_status("delivered")) if first else 0
+    doc["circuit"] = {**report.to_dict(), "first_cycle_offered": offered,
+                      "first_cycle_delivered": accepted,
+                      "first_cycle_acceptance": accepted / offered if offered else None}
+    return doc
+
+
 def experiment(table="all", inputs: int = 1024, trials: int | None = None, seed: int = 0,
                progress=None, wiring: str = "butterfly-plus-maps",
                on_input_fault: str = "clear", fault_draws: str = "repeated") -> list[dict]:
@@ -360,6 +428,23 @@ def acceptance(kind: str, inputs: int = 1024, multiplicity: int | None = None,
             "acceptance_mean": float(res["acceptance"].mean()),
             "acceptance_std": float(res["acceptance"].std(ddof=1)) if trials > 1 else 0.0,
             "patel": patel_acceptance(n, load) if spec.multiplicity == 1 else None}
+
+
+def acceptance_table(inputs: int = 64, trials: int = 300, seed: int = 0,
+                     load: float = 1.0) -> list[dict]:
+    """One circuit-switched cycle under load, random destinations: the fraction of
+    messages delivered, for the three networks, in the cycle-exact model's rules
+    (wire-order arbitration; an output row absorbs one message per incoming edge) and,
+    for the butterfly, as Patel's delta network of 2 x 2 crossbars (a switch passes one
+    message), beside Patel's recursion. One row per network and model (``model``)."""
+    rows = []
+    for kind, d, cap in (("butterfly", 1, None), ("butterfly", 1, 1),
+                         ("dilated-butterfly", 2, None), ("multibutterfly", 2, None)):
+        r = acceptance(kind, inputs, d, trials, seed, load,
+                       node_capacity=cap, arbitration="wire", edges_only=cap is None)
+        r["model"] = "delta network (Patel)" if cap == 1 else "cycle-exact rules"
+        rows.append(r)
+    return rows
 
 
 def sweep(inputs: int = 256, trials: int = 20, seed: int = 0, plot: str | None = None,
