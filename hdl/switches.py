@@ -57,14 +57,16 @@ class StageSwitch(wiring.Component):
         If the stage has no input or no output, or an edge names no output.
     """
 
-    def __init__(self, stage, *, online: bool, masked: bool = False):
+    def __new__(cls, stage, *, online: bool, masked: bool = False):
+        # refused before the component exists, so Amaranth has no unused one to report
         if stage.inputs < 1 or stage.outputs < 1:
-            self._MustUse__silence = True  # never built: no "unused" warning
             raise ValueError("a stage needs at least one input and one output")
         if len(stage.adjacency) != stage.inputs or any(
                 not 0 <= j < stage.outputs for a in stage.adjacency for j in a):
-            self._MustUse__silence = True
             raise ValueError("every input needs an edge list naming outputs in range")
+        return super().__new__(cls, src_loc_at=1)  # "created at": our caller's line
+
+    def __init__(self, stage, *, online: bool, masked: bool = False):
         self._adj = [tuple(a) for a in stage.adjacency]
         self._r = stage.inputs
         self._s = stage.outputs
@@ -205,10 +207,13 @@ class Selector(wiring.Component):
         If ``width`` is not a positive integer.
     """
 
-    def __init__(self, width: int):
+    def __new__(cls, width: int):
+        # refused before the component exists, so Amaranth has no unused one to report
         if not isinstance(width, int) or width < 1:
-            self._MustUse__silence = True  # never built: no "unused" warning
             raise ValueError(f"width must be a positive integer, not {width!r}")
+        return super().__new__(cls, src_loc_at=1)  # "created at": our caller's line
+
+    def __init__(self, width: int):
         self._width = width
         super().__init__({"clear": In(1), "i": In(ChannelSignature(width)),
                           "b0": Out(ChannelSignature(width)),

@@ -71,11 +71,14 @@ class SplitterSwitch(wiring.Component):
         If ``inputs`` or ``edges`` is not a positive integer.
     """
 
-    def __init__(self, inputs: int, edges: int):
+    def __new__(cls, inputs: int, edges: int):
+        # refused before the component exists, so Amaranth has no unused one to report
         for name, v in (("inputs", inputs), ("edges", edges)):
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                self._MustUse__silence = True
                 raise ValueError(f"{name} must be a positive integer, not {v!r}")
+        return super().__new__(cls, src_loc_at=1)  # "created at": our caller's line
+
+    def __init__(self, inputs: int, edges: int):
         self._inputs = inputs
         self._edges = edges
         super().__init__({
@@ -237,14 +240,22 @@ class ButterflyNetworkHW(wiring.Component):
         ORed with the golden fault map the network was built with.
     term : array of ``EndpointSignature(1, recv=in-degree of an output)``
         Terminal r: ``send`` enters input switch r, ``recv`` leaves output row r.
+
+    Attributes
+    ----------
+    status : list of list of Signal
+        ``status[level][row]``, levels 0..depth-1: switch ``(level, row)``'s registered
+        *bad* status (``bad_<level>_<row>`` in the Verilog), faulty or declared faulty;
+        reset 0. Not a port: testbenches read it in the simulator (it settles
+        ``depth`` clocks after ``fault_mask`` changes).
     """
 
+    def __new__(cls, circuit, *, library=None):
+        # refused before the component exists, so Amaranth has no unused one to report
+        check_buildable(circuit)
+        return super().__new__(cls, src_loc_at=1)  # "created at": our caller's line
+
     def __init__(self, circuit, *, library=None):
-        try:
-            check_buildable(circuit)
-        except ParameterError:
-            self._MustUse__silence = True  # never built: no "unused" warning
-            raise
         self._c = circuit
         self._library = library
         net = circuit.network
@@ -256,6 +267,8 @@ class ButterflyNetworkHW(wiring.Component):
         self._fixed = (net.faults.faulty if net.faults is not None
                        else np.zeros((self._depth + 1, self._n), dtype=bool))
         super().__init__(network_signature(circuit))
+        self.status = [[Signal(name=f"bad_{i}_{row}") for row in range(self._n)]
+                       for i in range(self._depth)]
 
     def _switch(self, level: int, row: int):
         key = switch_key(self._c, level, row)
@@ -287,7 +300,7 @@ class ButterflyNetworkHW(wiring.Component):
                     faulty[i, row] = f
                 else:
                     faulty[i, row] = Const(fixed, 1)
-                bad[i, row] = (Signal(name=f"bad_{i}_{row}") if i < D else Const(0, 1))
+                bad[i, row] = self.status[i][row] if i < D else Const(0, 1)
         e_of = [int(net.edges_per_group[i]) for i in range(D)]
         for i in range(D):
             e = e_of[i]
