@@ -1,12 +1,16 @@
 """Checks of generated Verilog that every family's tests use: Verilator lint, Icarus,
 and the GTKWave save file's signal paths against the design's hierarchy."""
 
+import contextlib
+import gc
 import os
 import re
 import shutil
 import subprocess
+import warnings
 
 import pytest
+from amaranth.hdl import UnusedElaboratable
 
 from fatnet.sim.cocotb_runner import simulator_env
 
@@ -68,6 +72,24 @@ def _manifest_ports_declared(doc: dict, verilog_text: str) -> set:
         assert {"input": "in", "output": "out"}[decl.group(1)] == p["dir"], p
         assert width == p["width"], p
     return ports
+
+
+@contextlib.contextmanager
+def _never_elaborated():
+    gc.collect()  # what was garbage before is collected, and reported, first
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnusedElaboratable)
+        yield
+        gc.collect()  # an elaboratable is freed by the cycle collector
+
+
+@pytest.fixture(scope="session")
+def never_elaborated():
+    """``with never_elaborated(): ...``: the elaboratables a test makes on purpose and
+    never elaborates (a harness built for its layout, a module handed to a call that
+    refuses) go without Amaranth's "created but never used" warning, and only they: the
+    test deletes its references to them inside the block."""
+    return _never_elaborated
 
 
 @pytest.fixture(scope="session")
