@@ -8,6 +8,8 @@ switch, so each top wires ``start`` to its switches' ``clear`` itself.
 
 from __future__ import annotations
 
+from amaranth import Const
+
 __all__ = ["add_cycle_controller"]
 
 
@@ -28,5 +30,8 @@ def add_cycle_controller(m, start, bit_time, busy, length: int) -> None:
         m.d.sync += [bit_time.eq(0), busy.eq(1)]
     with m.Elif(busy):
         m.d.sync += bit_time.eq(bit_time + 1)
-        with m.If(bit_time == length - 1):
+        # bit_time == length - 1, written as a reduction: for a length of 2^k, Yosys
+        # prints the comparison with a constant one bit narrower than bit_time, which
+        # Verilator's lint reports (WIDTHEXPAND)
+        with m.If(~(bit_time ^ Const(length - 1, len(bit_time))).any()):
             m.d.sync += busy.eq(0)
