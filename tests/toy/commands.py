@@ -1,0 +1,68 @@
+"""The toy family's command line (:class:`fatnet.cli.family.CommandFamily`) and the
+family itself: ``fatnet route|info|gen|sim toy --terminals N ...``."""
+
+from __future__ import annotations
+
+import json
+
+from fatnet.cli.registry import Family, Kind
+from fatnet.golden.errors import MessageFileError
+from fatnet.golden.messages import PATTERNS, load_message_file, make_pattern
+
+from . import golden
+
+#: The family as a plug-in: register it with ``fatnet.cli.registry.register(FAMILY)``
+#: (or an entry point ``toy = "<package>.commands:FAMILY"`` in ``fatnet.families``).
+FAMILY = Family("toy", [Kind("toy", "a single n x n crossbar switch (worked example)")],
+                golden=f"{__package__}.golden", commands=f"{__package__}.commands",
+                hardware=f"{__package__}.hardware", testbench=f"{__package__}.testbench")
+
+TOY_PATTERNS = [p for p in PATTERNS if "ext" not in p]  # a crossbar has no ext
+
+
+def add_arguments(p, verb: str, kind: str) -> None:
+    p.add_argument("--terminals", type=int, required=True, help="n (a power of two >= 2)")
+    p.add_argument("--recv-wires", type=int, default=1, help="wires per output (default 1)")
+    p.add_argument("--payload-bits", type=int, default=8, help="data bits (default 8)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the traffic (default 0)")
+    if verb in ("route", "sim"):
+        src = p.add_mutually_exclusive_group(required=True)
+        src.add_argument("--messages", help="JSON message file")
+        src.add_argument("--pattern", choices=TOY_PATTERNS)
+        p.add_argument("--max-cycles", type=int, default=1000)
+
+
+def network_from_args(kind: str, args) -> golden.Crossbar:
+    return golden.Crossbar(args.terminals, args.recv_wires, args.payload_bits)
+
+
+def messages_from_args(args, net):
+    if args.messages is None:
+        return make_pattern(net.n, args.pattern, args.seed, net.payload_bits)
+    ms = load_message_file(args.messages, net.n, net.payload_bits, args.seed)
+    if (ms.src < 0).any() or (ms.dst < 0).any():
+        raise MessageFileError(f"messages file {args.messages}: a crossbar has no \"ext\"")
+    return ms
+
+
+def run_model(net, ms, args):
+    return golden.run(net, ms, keep_results=True, max_cycles=args.max_cycles)
+
+
+def cmd_route(kind: str, args) -> int:
+    net = network_from_args(kind, args)
+    report = golden.run(net, messages_from_args(args, net), max_cycles=args.max_cycles)
+    doc = report.to_dict()
+    print(json.dumps(doc) if args.json else f"{doc['delivered']} of {doc['messages']} "
+          f"delivered in {doc['cycles']} cycles, {len(doc['lost'])} lost")
+    return 0 if not report.lost else 1
+
+
+def cmd_info(kind: str, args) -> int:
+    net = network_from_args(kind, args)
+    print(json.dumps({**net.params(), "cycle_length_bits": net.cycle_length}))
+    return 0
+
+
+VERBS = {"route": ("run a message set through the cycle-exact model (JSON out)", cmd_route),
+         "info": ("the crossbar's parameters and cycle length (JSON out)", cmd_info)}
