@@ -30,8 +30,13 @@ def add_cycle_controller(m, start, bit_time, busy, length: int) -> None:
         m.d.sync += [bit_time.eq(0), busy.eq(1)]
     with m.Elif(busy):
         m.d.sync += bit_time.eq(bit_time + 1)
-        # bit_time == length - 1, written as a reduction: for a length of 2^k, Yosys
-        # prints the comparison with a constant one bit narrower than bit_time, which
-        # Verilator's lint reports (WIDTHEXPAND)
-        with m.If(~(bit_time ^ Const(length - 1, len(bit_time))).any()):
+        last = length - 1
+        if last.bit_length() < len(bit_time):
+            # a length of 2^k: Yosys would print bit_time == last with a constant
+            # narrower than bit_time, which Verilator's lint reports (WIDTHEXPAND), so
+            # the comparison is written as a reduction over bit_time's width
+            at_last = ~(bit_time ^ Const(last, len(bit_time))).any()
+        else:
+            at_last = bit_time == last
+        with m.If(at_last):
             m.d.sync += busy.eq(0)
