@@ -29,11 +29,13 @@ demo:
 	$(VENV)/bin/fatnet demo
 
 # Scheduler time and d/ceil(lambda) for n = 64, 256, 1024; the Leighton-Maggs tables
-# with their run time; generation, synthesis and place-and-route figures; co-simulation
-# speed against a native Verilator loop.
+# with their run time; `fatnet gen` of the 1024-leaf fat-tree and the 1024-input
+# multibutterfly, harness included; generation, synthesis and place-and-route figures;
+# co-simulation speed against a native Verilator loop.
 bench:
 	$(PY) -m fatnet.golden.fattree.bench_schedule
 	$(MAKE) bench-experiments
+	$(PY) -m fatnet.hdl.bench_hw --gen-1024
 	$(PY) -m fatnet.hdl.bench_hw
 	$(PY) -m fatnet.sim.bench_cosim
 
