@@ -9,8 +9,28 @@ switch, so each top wires ``start`` to its switches' ``clear`` itself.
 from __future__ import annotations
 
 from amaranth import Const
+from amaranth.lib.wiring import In, Out
 
-__all__ = ["add_cycle_controller"]
+__all__ = ["add_cycle_controller", "controller_members", "controller_meaning"]
+
+#: What the controller's members mean, for the manifest ({T}: the cycle length).
+MEANING = {
+    "start": "strobe: the next clock cycle is bit-time 0 of a delivery cycle",
+    "bit_time": "bit-time in the delivery cycle (counts from 0, saturates at {T})",
+    "busy": "delivery cycle in progress (bit-times 0 .. {T_1})",
+}
+
+
+def controller_members(length: int) -> dict:
+    """The controller's members of a network top's signature, in the order every top
+    lists them first: ``start`` (in), ``bit_time`` (out, 0 .. ``length``), ``busy``."""
+    return {"start": In(1), "bit_time": Out(range(length + 1)), "busy": Out(1)}
+
+
+def controller_meaning(name: str, length: int) -> str | None:
+    """What a controller member means (None for another port)."""
+    text = MEANING.get(name)
+    return None if text is None else text.format(T=length, T_1=length - 1)
 
 
 def add_cycle_controller(m, start, bit_time, busy, length: int) -> None:

@@ -35,7 +35,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ...golden.errors import ParameterError
-from ..controller import add_cycle_controller
+from ..controller import add_cycle_controller, controller_meaning, controller_members
 from ..signatures import ChannelSignature, EndpointSignature
 
 __all__ = ["SplitterSwitch", "ButterflyNetworkHW", "switch_key", "network_signature",
@@ -159,25 +159,18 @@ def network_signature(circuit) -> wiring.Signature:
     if len(recv) != 1:
         raise ValueError(f"outputs of unequal in-degree {sorted(recv)}")
     return wiring.Signature({
-        "start": In(1),
-        "bit_time": Out(range(circuit.cycle_length + 1)),
-        "busy": Out(1),
+        **controller_members(circuit.cycle_length),
         "fault_mask": In(max(1, (depth - 1) * n)),
         "term": Out(EndpointSignature(1, recv_width=recv.pop())).array(n),
     })
 
 
-#: What the controller's members mean, for the manifest.
-CONTROLLER_MEANING = {
-    "start": "strobe: the next clock cycle is bit-time 0 of a delivery cycle",
-    "bit_time": "bit-time in the delivery cycle (counts from 0, saturates at {T})",
-    "busy": "delivery cycle in progress (bit-times 0 .. {T_1})",
-    "fault_mask": "run-time faults, one bit per interior switch: bit (level - 1) * N + "
-                  "row (bit 0 the LSB) marks switch (level, row), level 1 .. lg N - 1 "
-                  "= {D_1}, row 0 .. N - 1 = {N_1}, faulty on top of the built-in "
-                  "faults; change it while busy is low, the status registers settle in "
-                  "lg N = {D} clocks",
-}
+#: What the splitter network's own plain port means, for the manifest.
+FAULT_MASK_MEANING = (
+    "run-time faults, one bit per interior switch: bit (level - 1) * N + row (bit 0 the "
+    "LSB) marks switch (level, row), level 1 .. lg N - 1 = {D_1}, row 0 .. N - 1 = {N_1}, "
+    "faulty on top of the built-in faults; change it while busy is low, the status "
+    "registers settle in lg N = {D} clocks")
 
 
 def port_meaning(circuit, row: dict) -> str:
@@ -188,10 +181,11 @@ def port_meaning(circuit, row: dict) -> str:
         who = (f"input {path[1]}" if member.startswith("send")
                else f"output {path[1]}")
         return EndpointSignature.MEANING[member].format(who=who)
-    T = circuit.cycle_length
-    return CONTROLLER_MEANING[row["name"]].format(T=T, T_1=T - 1, D=circuit.depth,
-                                                  D_1=circuit.depth - 1,
-                                                  N_1=circuit.n_inputs - 1)
+    meaning = controller_meaning(row["name"], circuit.cycle_length)
+    if meaning is not None:
+        return meaning
+    return FAULT_MASK_MEANING.format(D=circuit.depth, D_1=circuit.depth - 1,
+                                     N_1=circuit.n_inputs - 1)
 
 
 def check_buildable(circuit) -> None:

@@ -3,7 +3,7 @@
 Every structural choice (capacities, concentrator graphs, input order, decision widths)
 comes from :class:`fatnet.golden.fattree.network.FatTreeNetwork`; the behaviour is the one
 :mod:`fatnet.golden.fattree.cyclemodel` predicts, bit-time for bit-time (see its docstring and
-the README's "Timing"). All state is cleared by ``clear`` (the delivery-cycle start
+docs/hardware.md, "Timing"). All state is cleared by ``clear`` (the delivery-cycle start
 strobe); bit-time 0 of a delivery cycle is the clock cycle after the strobe.
 
 Interfaces are :mod:`fatnet.hdl.signatures`: a node has three ports
@@ -24,7 +24,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ...golden.fattree.topology import BRANCHES, PORT_L, PORT_NAMES, PORT_R, PORT_U
-from ..controller import add_cycle_controller
+from ..controller import add_cycle_controller, controller_meaning, controller_members
 from ..signatures import EndpointSignature, PortSignature, attach
 from ..switches import Selector, StageSwitch
 
@@ -202,20 +202,10 @@ def network_signature(net) -> wiring.Signature:
     map the manifest, the harness packing and the waveform groups derive from."""
     caps = net.spec.capacities
     return wiring.Signature({
-        "start": In(1),
-        "bit_time": Out(range(net.cycle_length + 1)),
-        "busy": Out(1),
+        **controller_members(net.cycle_length),
         "leaf": Out(EndpointSignature(caps[-1])).array(net.n),
         "ext": Out(EndpointSignature(caps[0])),
     })
-
-
-#: What the controller's members mean, for the manifest.
-CONTROLLER_MEANING = {
-    "start": "strobe: the next clock cycle is bit-time 0 of a delivery cycle",
-    "bit_time": "bit-time in the delivery cycle (counts from 0, saturates at {T})",
-    "busy": "delivery cycle in progress (bit-times 0 .. {T_1})",
-}
 
 
 def port_meaning(net, row: dict) -> str:
@@ -224,8 +214,7 @@ def port_meaning(net, row: dict) -> str:
         path = row["path"]
         who = "the external interface" if path[0] == "ext" else f"processor {path[1]}"
         return EndpointSignature.MEANING[path[-1]].format(who=who)
-    T = net.cycle_length
-    return CONTROLLER_MEANING[row["name"]].format(T=T, T_1=T - 1)
+    return controller_meaning(row["name"], net.cycle_length)
 
 
 class FatTreeNetworkHW(wiring.Component):

@@ -13,17 +13,11 @@ from __future__ import annotations
 
 from amaranth import Cat, Module
 from amaranth.lib import wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib.wiring import Out
 
-from fatnet.hdl.controller import add_cycle_controller
+from fatnet.hdl.controller import add_cycle_controller, controller_meaning, controller_members
 from fatnet.hdl.signatures import EndpointSignature
 from fatnet.hdl.switches import Selector, StageSwitch
-
-CONTROLLER_MEANING = {
-    "start": "strobe: the next clock cycle is bit-time 0 of a delivery cycle",
-    "bit_time": "bit-time in the delivery cycle (counts from 0, saturates at {T})",
-    "busy": "delivery cycle in progress (bit-times 0 .. {T_1})",
-}
 
 
 def check_buildable(net) -> None:
@@ -36,7 +30,7 @@ def size_text(net) -> str:
 
 def network_signature(net) -> wiring.Signature:
     return wiring.Signature({
-        "start": In(1), "bit_time": Out(range(net.cycle_length + 1)), "busy": Out(1),
+        **controller_members(net.cycle_length),
         "term": Out(EndpointSignature(1, recv_width=net.recv_wires)).array(net.n)})
 
 
@@ -44,8 +38,7 @@ def port_meaning(net, row: dict) -> str:
     if row["endpoint"] is not None:
         return EndpointSignature.MEANING[row["path"][-1]].format(
             who=f"terminal {row['path'][1]}")
-    T = net.cycle_length
-    return CONTROLLER_MEANING[row["name"]].format(T=T, T_1=T - 1)
+    return controller_meaning(row["name"], net.cycle_length)
 
 
 def manifest_fields(net, modules) -> dict:
