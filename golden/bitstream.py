@@ -89,10 +89,11 @@ class FieldReader:
         return v
 
 
-def decode_delivered(net, bits) -> int:
-    """The payload of a stream as it arrives at its destination (M bit, then payload)."""
+def decode_delivered(payload_bits: int, bits) -> int:
+    """The payload of a stream as it arrives at its destination (M bit, then
+    ``payload_bits`` payload bits)."""
     bits = [int(b) for b in bits]
-    if len(bits) != 1 + net.spec.payload_bits or bits[0] != 1:
-        raise StreamError(f"a delivered stream is 1 M bit and {net.spec.payload_bits} "
+    if len(bits) != 1 + payload_bits or bits[0] != 1:
+        raise StreamError(f"a delivered stream is 1 M bit and {payload_bits} "
                           f"payload bits, got {len(bits)} bits starting {bits[:1]}")
     return bits_to_int(bits[1:])

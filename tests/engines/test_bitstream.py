@@ -4,7 +4,6 @@ built from format() strings, and every refusal. Failures print the seed."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -43,8 +42,7 @@ def test_frame_matches_reference_and_reads_back(seed):
     assert [rd.take(w) for w in widths] == values, where
     assert rd.payload(pb) == payload, where
     # as it arrives at a destination: M then the payload
-    net = SimpleNamespace(spec=SimpleNamespace(payload_bits=pb))
-    assert decode_delivered(net, [1] + s[len(s) - pb:]) == payload, where
+    assert decode_delivered(pb, [1] + s[len(s) - pb:]) == payload, where
 
 
 @pytest.mark.parametrize("seed", SEEDS[:30])
@@ -78,8 +76,7 @@ def test_refusals():
         FieldReader([1, 1, 0, 1]).payload(2)
     with pytest.raises(StreamError):  # payload runs past the end
         FieldReader([1, 1]).payload(2)
-    net = SimpleNamespace(spec=SimpleNamespace(payload_bits=2))
     for bad in ([1, 0], [0, 1, 1], [1, 0, 1, 1]):
         with pytest.raises(StreamError):
-            decode_delivered(net, bad)
+            decode_delivered(2, bad)
     assert issubclass(StreamError, FatnetInputError)

@@ -61,7 +61,7 @@ def test_encode_decode_round_trip(fattree_spec, fattree_catalogue, conc, mode):
     with pytest.raises(StreamError):
         decode(net, 0, [0, 1, 1])
     with pytest.raises(StreamError):
-        decode_delivered(net, [1, 0])
+        decode_delivered(net.spec.payload_bits, [1, 0])
 
 
 @pytest.mark.parametrize("conc", ["pippenger", "crossbar"])
