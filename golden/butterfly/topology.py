@@ -18,7 +18,7 @@ ones of level ``n - 1``) are replaced by one ``4 x 4`` complete bipartite graph 
 in front, joined to level 0 by 4 random perfect matchings. Its levels are therefore
 ``-1, 0, ..., n - 2`` and the outputs (labelled level ``n - 1``); it has ``n`` hops like
 the plain network. We read "removed the last 2 levels" as removing the two levels of
-splitters (so one level of switches disappears); this is our reading, see NOTES.md.
+splitters (so one level of switches disappears); this is our reading, see docs/papers.md.
 
 Representation (consumed by the hardware)
 -----------------------------------------
@@ -57,21 +57,17 @@ a half-splitter is a random 2-to-1 map onto its outputs, so each slot alone alre
 every output 2 incoming edges) and ``"butterfly-plus-maps"`` (slot 0 is the butterfly
 edge, the other slots random 2-to-1 maps). With the greedy router's first-available-edge
 rule the last one reproduces the paper's Tables II and III for the random networks much
-more closely than ``"uniform"`` does (NOTES.md), so the experiments use it by default.
+more closely than ``"uniform"`` does (docs/papers.md), so the experiments use it by default.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import ParameterError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .faults import FaultMap
 
 __all__ = [
     "KINDS",
@@ -144,8 +140,9 @@ class SplitterNetwork:
         Paper label of internal level 0 (``-1`` for "*", else 0).
     attempt : int
         Which retry of the seed produced the wiring (0 = first).
-    faults : FaultMap or None
-        Faulty and declared-faulty switches, if faults were placed.
+    faults : fatnet.golden.butterfly.faults.FaultMap or None
+        Faulty and declared-faulty switches, if faults were placed (not imported here:
+        the fault module builds on this one).
     """
 
     kind: str
@@ -162,7 +159,7 @@ class SplitterNetwork:
     level_kind: tuple
     first_level: int
     attempt: int = 0
-    faults: "FaultMap | None" = None
+    faults: object | None = None  # a faults.FaultMap (faults.py imports this module)
     wiring: str = "deterministic"
     expansion: list | None = None
     _in_rank: np.ndarray | None = field(default=None, repr=False, compare=False)
@@ -268,7 +265,7 @@ class SplitterNetwork:
         adj = (self.heads[i, rows.start:rows.stop][:, slots] - out.start).tolist()
         return adj, len(out)
 
-    def with_faults(self, faults: "FaultMap") -> "SplitterNetwork":
+    def with_faults(self, faults) -> "SplitterNetwork":
         """A copy of this network carrying ``faults``."""
         return replace(self, faults=faults, _in_rank=self._in_rank)
 
