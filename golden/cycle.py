@@ -5,7 +5,7 @@ joined by channels of parallel wires. Channel ids and switch ids are opaque to t
 engine (any hashable, ordered values); the fabric answers the questions below, and the
 engine runs every message of one delivery cycle through it, bit-time for bit-time.
 
-Timing (bit-times from the start of the delivery cycle; README "Timing"):
+Timing (bit-times from the start of the delivery cycle; docs/hardware.md "Timing"):
 
 * Every source drives its stream from bit-time 0 (M bit at 0) on its wire of its
   source channel (:func:`fatnet.golden.bitstream.frame`).

@@ -1,7 +1,7 @@
 """Component tests: StageSwitch and Selector on Amaranth's simulator against a small
 golden reference of what one stage (one selector) does, over random arrivals.
 
-The references are written from the model's rules (README "Timing"), not from the RTL:
+The references are written from the model's rules (docs/hardware.md "Timing"), not from the RTL:
 
 * a stage input's message starts with its M bit (the first 1 since ``clear``); off-line
   the next ``decision_width`` bits, MSB first, name the edge to take, and the claim is

@@ -1,6 +1,6 @@
 """The butterfly family: butterflies, dilated butterflies and randomly-wired splitter
 networks (multibutterflies), their faults, routing models and the Leighton-Maggs (1992)
-experiments. Pure Python + numpy; see NOTES.md for the API and measured results.
+experiments. Pure Python + numpy; docs/butterfly.md has the model's readings and measured results.
 
 :func:`build` makes the bit-serial network the hardware is built from
 (:class:`CircuitNetwork`) from a :class:`ButterflySpec` (:func:`spec_from_options`); the

@@ -2,7 +2,7 @@
 hardware does, bit-time for bit-time.
 
 The network is a fabric of the family-agnostic engine :mod:`fatnet.golden.cycle`, with
-the fat-tree's framing and timing (README "Timing"):
+the fat-tree's framing and timing (docs/hardware.md "Timing"):
 
 * A message is ``M = 1``, then one field per level (the destination's address bits, MSB
   first: at a splitter level the one bit that picks up (0) or down (1); at the

@@ -10,7 +10,7 @@ deterministic transposes have no paper std). ``faults`` is the number of faults 
 placed (for other sizes the paper's counts are scaled by the number of interior switches,
 so that the fault density is the paper's; the row label stays the paper's).
 
-How a trial is made (our choices, NOTES.md)
+How a trial is made (our choices, docs/papers.md)
 -------------------------------------------
 * Rows "0" and "k*": every trial has its own random network (seed derived from
   ``(seed, trial)``); the rows "0*" ... "1000*" share trial ``t``'s network and differ
@@ -21,7 +21,7 @@ How a trial is made (our choices, NOTES.md)
   once), propagated with the Sec. IV rule. Table I counts the trials in which they
   reached an input. In Tables II/III such a trial runs without faults (Sec. IV says the
   faults were "removed, and a new set of random faults was placed"; running without
-  them is what reproduces the paper's 750*/1000* rows, NOTES.md); the literal readings
+  them is what reproduces the paper's 750*/1000* rows, docs/papers.md); the literal readings
   are ``on_input_fault="replace"`` and ``fault_draws="distinct"``.
 * Columns "1" and "10": 1 or 10 random-destination problems (each input draws its
   destination uniformly); "1T"/"10T": 1 or 10 transposes. Table III's "I"/"IT" are the
@@ -155,7 +155,7 @@ def _faulted_network(net, count: int, rng: np.random.Generator, on_input_fault="
     """Sec. IV: place ``count`` random faults, re-placing them while any reaches an input.
 
     With ``on_input_fault="clear"`` a placement that reaches an input is removed and the
-    trial runs without faults (see NOTES.md: this reproduces the paper's 750*/1000*
+    trial runs without faults (see docs/papers.md: this reproduces the paper's 750*/1000*
     rows). Returns (network with fault map, placements tried)."""
     for attempt in range(1, MAX_FAULT_PLACEMENTS + 1):
         fmap = fl.propagate(net, fl.random_faults(net, count, rng=rng,
@@ -220,7 +220,7 @@ def run_tables(tables: Iterable | int | str = "all", inputs: int = PAPER_INPUTS,
         What a trial of Tables II/III does when its faults reach an input: run without
         faults (default: this is what reproduces the paper's 750* and 1000* rows, means
         and standard deviations) or place a new set (the literal reading of Sec. IV's
-        text). NOTES.md has both measured.
+        text). docs/papers.md has both measured.
     fault_draws : "repeated" or "distinct"
         ``k`` faults are ``k`` independent uniform draws (default; a switch drawn twice
         counts once, which reproduces Table I best) or ``k`` distinct switches.

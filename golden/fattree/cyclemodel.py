@@ -4,7 +4,7 @@ The fat-tree as a fabric of the family-agnostic engine :mod:`fatnet.golden.cycle
 switches are nodes (heap index), a node's branch bit is its turn bit, a branch's stages
 are the concentrator cascade of that output port, and channels are (direction, heap).
 
-Timing (bit-times from the start of the delivery cycle; README "Timing"):
+Timing (bit-times from the start of the delivery cycle; docs/hardware.md "Timing"):
 
 * Every source drives its stream from bit-time 0 (M bit at 0).
 * A node's selector sees M at ``t`` and the turn bit at ``t + 1``; it puts M' for the

@@ -99,18 +99,6 @@ class FatTreeNetwork:
         a, _ = self.concentrator_inputs(out_port)
         return wire if in_port == a else self.port_width(node, a) + wire
 
-    def port_layout(self) -> list[tuple[str, int, int]]:
-        """(port name, first bit, width) of the network's external ports packed into
-        one vector: ``leaf0`` .. ``leaf{n-1}`` (the processors' channels), then ``ext``
-        (the root's external channel). The test harness and testbenches use it."""
-        caps = self.spec.capacities
-        out, pos = [], 0
-        for i in range(self.n):
-            out.append((f"leaf{i}", pos, caps[-1]))
-            pos += caps[-1]
-        out.append(("ext", pos, caps[0]))
-        return out
-
     # ------------------------------------------------------------------ capacities
     @cached_property
     def effective_cap(self) -> np.ndarray:

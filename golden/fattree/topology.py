@@ -1,6 +1,6 @@
 """Fat-tree topology: levels, channels, message paths, turn bits and load factors.
 
-Conventions (shared with the hardware; README "Model conventions")
+Conventions (shared with the hardware; docs/fattree.md "Model conventions")
 ------------------------------------------------------------------
 * ``n = 2^L`` leaves (processors). Levels run from 0 (the root) to L (the processors).
 * Nodes and channels use heap numbering: the node or leaf at level ``k`` and position

@@ -123,7 +123,7 @@ def test_cli_unknown_pattern_and_unreachable_expansion():
 
 
 def test_fault_readings_run():
-    # The two alternative readings of Sec. IV's fault placement (NOTES.md).
+    # The two alternative readings of Sec. IV's fault placement (docs/papers.md).
     cells = run_tables([1, 3], inputs=32, trials=4, seed=2, rows=["1000*"],
                        on_input_fault="clear", fault_draws="repeated")
     assert {(c["table"], c["column"]) for c in cells} == {(1, "failed"), (3, "I"), (3, "IT")}
