@@ -20,13 +20,25 @@ from ..golden.butterfly.cyclemodel import CircuitNetwork, run_circuit, run_maske
 from ..golden.butterfly.faults import ADVERSARIES, RULES
 from ..golden.butterfly.patterns import PATTERNS
 from ..golden.butterfly.store_forward import EDGE_CHOICES, QUEUES, TIES
-from ..golden.butterfly.topology import KINDS, WIRINGS
+from ..golden.butterfly.topology import WIRINGS
 from ..golden.errors import ParameterError
 from ..golden.messages import MessageSet
+from .registry import Family, Kind
 
-__all__ = ["KINDS", "VERBS", "EXPERIMENTS", "add_arguments", "spec_from_args", "build",
+__all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "spec_from_args", "build",
            "network_from_args", "messages_from_args", "run_model", "parse_fault_mask",
            "masks_from_args"]
+
+#: The family as a plug-in (the entry point ``butterfly`` of ``fatnet.families``).
+FAMILY = Family(
+    "butterfly",
+    [Kind("butterfly", "the butterfly of 2x2 splitter switches"),
+     Kind("dilated-butterfly", "the d-dilated butterfly"),
+     Kind("multibutterfly", "randomly-wired splitter networks",
+          demo=(("--inputs", "16", "--multiplicity", "2", "--seed", "1"),
+                ("--pattern", "random-permutation")))],
+    golden="fatnet.golden.butterfly", commands="fatnet.cli.butterfly",
+    hardware="fatnet.hdl.butterfly", testbench="fatnet.sim.butterfly")
 
 
 def _network_options(p: argparse.ArgumentParser, kind: str) -> None:

@@ -21,17 +21,12 @@ import time
 from pathlib import Path
 
 from ..golden.errors import ParameterError
-from .registry import FAMILIES
+from .registry import demo_kinds, get_family
 
-__all__ = ["SUMMARY", "add_arguments", "demo_kinds", "run"]
+__all__ = ["SUMMARY", "add_arguments", "run"]
 
 SUMMARY = ("the main job on defaults: a small network of each family routed by the model, "
            "its Verilog generated and co-simulated, waves written")
-
-
-def demo_kinds() -> list[str]:
-    """The kinds the demo shows: one per family, in registry order."""
-    return [kind for kind, fam in FAMILIES.items() if fam.demo is not None]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -65,7 +60,7 @@ def run(args, main) -> int:
     opened = []
     t0 = time.perf_counter()
     for kind in kinds:
-        network, traffic = FAMILIES[kind].demo
+        network, traffic = get_family(kind).kinds[kind].demo
         steps = [["route", kind, *network, *traffic]]
         if not args.model_only:
             where = out / kind

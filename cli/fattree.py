@@ -17,12 +17,19 @@ from ..golden.fattree.network import FatTreeNetwork
 from ..golden.fattree.schedule import METHODS
 from ..golden.fattree.spec import CONCENTRATORS, MODES, FatTreeSpec
 from ..golden.messages import PATTERNS, load_message_file, make_pattern
+from .registry import Family, Kind
 
-__all__ = ["KINDS", "VERBS", "add_arguments", "spec_from_args", "build",
+__all__ = ["FAMILY", "VERBS", "add_arguments", "spec_from_args", "build",
            "network_from_args", "messages_from_args", "run_model"]
 
-#: The kinds this family serves on the command line.
-KINDS = ("fat-tree",)
+#: The family as a plug-in (the entry point ``fattree`` of ``fatnet.families``).
+FAMILY = Family(
+    "fattree",
+    [Kind("fat-tree", "Leiserson's fat-tree with concentrator switches",
+          demo=(("--leaves", "16", "--root-capacity", "8", "--seed", "1"),
+                ("--pattern", "random-permutation")))],
+    golden="fatnet.golden.fattree", commands="fatnet.cli.fattree",
+    hardware="fatnet.hdl.fattree", testbench="fatnet.sim.fattree")
 
 
 def _int_list(text: str) -> list[int]:

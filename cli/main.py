@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..golden.errors import FatnetInputError
 from . import demo
-from .registry import FAMILIES, get_family
+from .registry import families, get_family
 
 __all__ = ["main"]
 
@@ -34,29 +34,29 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def _verbs() -> dict[str, dict[str, str]]:
-    """verb -> {kind: help} over every registered family."""
-    out: dict[str, dict[str, str]] = {}
-    for kind, fam in sorted(FAMILIES.items()):
+def _verbs() -> dict[str, dict[str, tuple[str, list[str]]]]:
+    """verb -> {family name: (help, its kinds)} over every registered family."""
+    out: dict[str, dict[str, tuple[str, list[str]]]] = {}
+    for fam in families():
         verbs = {v: h for v, (h, _) in fam.commands.VERBS.items()}
-        if fam.hdl is not None:
+        if fam.has_hardware:
             verbs.update(HARDWARE_VERBS)
         for v, h in verbs.items():
-            out.setdefault(v, {})[kind] = h
+            out.setdefault(v, {})[fam.name] = (h, sorted(fam.kinds))
     return out
 
 
 def _experiments() -> dict[str, tuple]:
     """experiment name -> (family, (help, add_arguments, run))."""
     out = {}
-    for fam in FAMILIES.values():
+    for fam in families():
         for name, entry in getattr(fam.commands, "EXPERIMENTS", {}).items():
             out[name] = (fam, entry)
     return out
 
 
 def _add_hardware_options(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
-    top = get_family(kind).folder
+    top = get_family(kind).name
     if verb == "gen":
         p.add_argument("-o", "--output", required=True, help="output directory")
         p.add_argument("--top", default=top, help=f"top module name (default {top})")
@@ -76,14 +76,16 @@ def build_parser(argv: list[str]) -> _Parser:
     experiments = _experiments()
     parser = _Parser(prog="fatnet", description="Routing-network hardware generator and "
                      "golden model. Kinds: " + ", ".join(
-                         f"{k} ({f.summary})" for k, f in sorted(FAMILIES.items())))
+                         f"{k.name} ({k.summary})" for f in families()
+                         for k in sorted(f.kinds.values(), key=lambda k: k.name)))
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     verb = argv[0] if argv else None
     named = next((a for a in argv[1:] if not a.startswith("-")), None)
-    for v, by_kind in sorted(verbs.items()):
-        help_ = (next(iter(by_kind.values())) if len(set(by_kind.values())) == 1
-                 else "; ".join(f"{k}: {h}" for k, h in sorted(by_kind.items())
-                                if k in ("fat-tree", "butterfly")))
+    for v, by_family in sorted(verbs.items()):
+        helps = {h for h, _ in by_family.values()}
+        help_ = (helps.pop() if len(helps) == 1
+                 else "; ".join(f"{'/'.join(ks)}: {h}" for h, ks in by_family.values()))
+        by_kind = [k for _, ks in by_family.values() for k in ks]
         p = sub.add_parser(v, help=help_, description=f"{help_}.",
                            epilog=f"options depend on the kind: fatnet {v} <kind> --help")
         p.add_argument("kind", choices=sorted(by_kind),
@@ -98,7 +100,7 @@ def build_parser(argv: list[str]) -> _Parser:
     p = sub.add_parser("demo", help=demo.SUMMARY, description=demo.SUMMARY + ".")
     demo.add_arguments(p)
     if experiments:
-        listing = "\n".join(f"  {name:16s} {entry[0]} ({fam.folder} family)"
+        listing = "\n".join(f"  {name:16s} {entry[0]} ({fam.name} family)"
                              for name, (fam, entry) in sorted(experiments.items()))
         p = sub.add_parser("experiment", help="reproduce a paper's experiments: "
                            + ", ".join(sorted(experiments)),
@@ -117,7 +119,8 @@ def cmd_gen(kind: str, args) -> int:
     from ..hdl.gen import generate
     fam = get_family(kind)
     net = fam.commands.network_from_args(kind, args)
-    doc = generate(net, args.output, top=args.top, harness=not args.no_harness)
+    doc = generate(net, args.output, top=args.top, harness=not args.no_harness,
+                   hardware=fam.hardware)
     sizes = ", ".join(f"{f} ({(Path(args.output) / f).stat().st_size // 1024} KiB)"
                       for f in doc["files"])
     print(f"wrote {sizes} and {args.top}.json to {args.output} in "
@@ -128,19 +131,20 @@ def cmd_gen(kind: str, args) -> int:
 
 def cmd_sim(kind: str, args) -> int:
     """Co-simulate the generated Verilog against the model (cocotb), optionally with waves."""
+    from ..hdl.gen import check_generable
     from ..sim.cocotb_runner import run as cosim
     from ..sim.waves import write_waves
     fam = get_family(kind)
     net = fam.commands.network_from_args(kind, args)
-    fam.hdl.check_buildable(net)  # before the model runs or anything is built
+    check_generable(net, hardware=fam.hardware)  # before the model runs or anything is built
     ms = fam.commands.messages_from_args(args, net)
     report = fam.commands.run_model(net, ms, args)
     replay = "fatnet " + " ".join(sys.argv[1:]) if sys.argv[1:] else "fatnet sim ..."
     # The model's own cycle results go to the testbench: nothing is simulated twice.
     # a family with run-time faults (--fault-mask) ran its model under per-cycle masks
-    res = cosim(net, ms, report.results, sim=args.sim, seed=args.seed, replay=replay,
-                waves=args.waves is not None, build_root=args.build_dir,
-                masks=getattr(report, "masks", None))
+    res = cosim(net, ms, report.results, family=fam, sim=args.sim, seed=args.seed,
+                replay=replay, waves=args.waves is not None, build_root=args.build_dir,
+                masks=report.masks)
     print(f"model: {report.delivered} delivered (+{report.local} local), "
           f"{len(report.lost)} lost, {report.cycles} delivery cycles of {net.cycle_length} "
           f"bit-times")
@@ -154,7 +158,7 @@ def cmd_sim(kind: str, args) -> int:
     if args.waves is not None and res.waves:
         # the dump, with every wire's decoded message beside it (fatnet.sim.wavedecode)
         dump, gtkw, note = write_waves(net, report.results, res.waves, args.waves,
-                                       name=fam.folder)
+                                       name=fam.name, family=fam)
         print(f"waves: {dump}; open with: gtkwave {gtkw}")
         if note:
             print(f"waves: {note}")

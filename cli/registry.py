@@ -1,107 +1,202 @@
-"""The family registry: which network kinds fatnet builds, and where each layer keeps them.
+"""The family registry: the network families fatnet builds, as plug-ins.
 
-A family has one folder in every layer (``golden/<folder>``, ``hdl/<folder>``,
-``sim/<folder>``) and one module ``cli/<folder>.py``, with the same hooks, so that the
-command line, the generator and the testbenches reach every family the same way
-(compare ``cocotb_tools.runner.get_runner``):
+A family is one :class:`Family` object. It names the family (the ``family`` attribute of
+its golden networks), its kinds (the names on the command line, ``fat-tree``,
+``multibutterfly``, ...) and the package that holds it in each layer:
 
-``cli/<folder>.py`` (the family's command line; ``golden/<folder>`` is its model)
-    ``KINDS``; ``add_arguments(parser, verb, kind)``; ``spec_from_args(kind, args)``;
-    ``network_from_args(kind, args)`` (the golden network); ``VERBS`` (model-only
-    verbs: name -> (help, function(kind, args))); for ``sim``:
-    ``messages_from_args(args, net)`` and ``run_model(net, ms, args)``; optionally
-    ``EXPERIMENTS`` (name -> (help, add_arguments(parser), run(args))).
-``hdl/<folder>``
-    the hardware top of a golden network (only families with hardware).
-``sim/<folder>``
-    the testbench plan and waveform groups (only families with hardware).
+``golden``
+    the model (pure Python); its networks carry ``family`` and ``cycle_length``.
+``commands``
+    the command line (:class:`fatnet.cli.family.CommandFamily`: options, model verbs,
+    experiments, the golden network and traffic of a command line).
+``hardware`` (optional)
+    the hardware hooks, :class:`fatnet.hdl.family.HardwareFamily`.
+``testbench`` (with ``hardware``)
+    the testbench hooks, :class:`fatnet.sim.family.TestbenchFamily`.
 
-Adding a family is those folders plus one line in :data:`FAMILIES`.
+The engines never look a family up: the command line (and the tests) hand them the
+family object, a :class:`fatnet.sim.family.SimFamily` (its ``hardware`` and
+``testbench`` are the layer packages, imported on first use, so a model-only command
+never loads Amaranth or cocotb). A family without hardware says so (``hardware=None``);
+a layer package that is named but cannot be imported is an error, never a silent "no
+hardware".
+
+Families are registered through the entry-point group ``fatnet.families`` (this
+package's own in ``pyproject.toml``; another installed package adds a family the same
+way), or in-process with :func:`register` (a context manager that removes it again on
+exit, for tests). Compare ``cocotb_tools.runner.get_runner``.
 """
 
 from __future__ import annotations
 
 import importlib
+from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from types import ModuleType
 
 from ..golden.errors import ParameterError
 
-__all__ = ["Family", "FAMILIES", "get_family", "kinds"]
+__all__ = ["ENTRY_POINT_GROUP", "Kind", "Family", "families", "register", "get_family",
+           "family_of", "kinds", "demo_kinds"]
+
+#: The entry-point group a family registers in.
+ENTRY_POINT_GROUP = "fatnet.families"
 
 
 @dataclass(frozen=True)
-class Family:
-    """One network kind and the folder its layers keep it in.
+class Kind:
+    """One network kind of a family.
 
     Parameters
     ----------
-    kind : str
+    name : str
         The name on the command line (``fat-tree``, ``multibutterfly``, ...).
-    folder : str
-        The package name inside each layer; several kinds may share one folder.
     summary : str
         One line for ``fatnet --help``.
     demo : tuple of (network options, traffic options), optional
-        A small network of the family and its traffic, for ``fatnet demo``: the kind that
-        shows the family (one per family).
+        A small network of this kind and its traffic, for ``fatnet demo``: the kind that
+        shows the family (one per family with hardware).
     """
 
-    kind: str
-    folder: str
+    name: str
     summary: str
     demo: tuple[tuple[str, ...], tuple[str, ...]] | None = None
 
-    def layer(self, name: str) -> ModuleType | None:
-        """The family's package in layer ``golden``, ``hdl`` or ``sim`` (None if the
-        family has nothing in that layer yet). Imported on first use, so a model-only
-        command never loads Amaranth or cocotb."""
-        try:
-            return importlib.import_module(f"..{name}.{self.folder}", __package__)
-        except ModuleNotFoundError as e:
-            if e.name != f"fatnet.{name}.{self.folder}":
-                raise
+
+class Family:
+    """A network family as a plug-in: its kinds and the package of each layer.
+
+    Parameters
+    ----------
+    name : str
+        The family's name, the ``family`` attribute of its golden networks (also the
+        default name of its Verilog top).
+    kinds : sequence of Kind
+    golden, commands : str
+        Dotted names of the model package and of the command-line module.
+    hardware, testbench : str, optional
+        Dotted names of the hardware and testbench packages (a family without hardware
+        leaves both out).
+    """
+
+    def __init__(self, name: str, kinds, *, golden: str, commands: str,
+                 hardware: str | None = None, testbench: str | None = None):
+        if (hardware is None) != (testbench is None):
+            raise ValueError(f"family {name!r}: hardware and testbench go together")
+        self.name = name
+        self.kinds = {k.name: k for k in kinds}
+        self._paths = {"golden": golden, "commands": commands, "hardware": hardware,
+                       "testbench": testbench}
+        self._loaded: dict[str, ModuleType] = {}
+
+    def __repr__(self):
+        return f"Family({self.name!r}, kinds={sorted(self.kinds)})"
+
+    def _layer(self, which: str) -> ModuleType | None:
+        path = self._paths[which]
+        if path is None:
             return None
+        if which not in self._loaded:
+            self._loaded[which] = importlib.import_module(path)
+        return self._loaded[which]
 
     @property
     def golden(self) -> ModuleType:
-        return self.layer("golden")
+        """The model package."""
+        return self._layer("golden")
 
     @property
     def commands(self) -> ModuleType:
-        """The family's command line, ``cli/<folder>.py``: its options, verbs and
-        experiments (the hooks below :data:`FAMILIES`' docstring lists)."""
-        return importlib.import_module(f".{self.folder}", __package__)
+        """The command-line module (:class:`fatnet.cli.family.CommandFamily`)."""
+        return self._layer("commands")
 
     @property
-    def hdl(self) -> ModuleType | None:
-        return self.layer("hdl")
+    def hardware(self) -> ModuleType | None:
+        """The hardware hooks (:class:`fatnet.hdl.family.HardwareFamily`), or None."""
+        return self._layer("hardware")
 
     @property
-    def sim(self) -> ModuleType | None:
-        return self.layer("sim")
+    def testbench(self) -> ModuleType | None:
+        """The testbench hooks (:class:`fatnet.sim.family.TestbenchFamily`), or None."""
+        return self._layer("testbench")
+
+    @property
+    def has_hardware(self) -> bool:
+        """Whether the family has hardware (without importing it)."""
+        return self._paths["hardware"] is not None
 
 
-#: Every network kind, by its command-line name.
-FAMILIES = {f.kind: f for f in (
-    Family("fat-tree", "fattree", "Leiserson's fat-tree with concentrator switches",
-           demo=(("--leaves", "16", "--root-capacity", "8", "--seed", "1"),
-                 ("--pattern", "random-permutation"))),
-    Family("butterfly", "butterfly", "the butterfly of 2x2 splitter switches"),
-    Family("dilated-butterfly", "butterfly", "the d-dilated butterfly"),
-    Family("multibutterfly", "butterfly", "randomly-wired splitter networks",
-           demo=(("--inputs", "16", "--multiplicity", "2", "--seed", "1"),
-                 ("--pattern", "random-permutation"))),
-)}
+_registered: dict[str, Family] | None = None
+
+
+def _families() -> dict[str, Family]:
+    global _registered
+    if _registered is None:
+        found = {}
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            fam = ep.load()  # a broken or missing family is an error here, not skipped
+            if not isinstance(fam, Family) or fam.name != ep.name:
+                raise RuntimeError(f"entry point {ep.name} = {ep.value} in group "
+                                   f"{ENTRY_POINT_GROUP} is not the Family named {ep.name!r}")
+            found[fam.name] = fam
+        _check_kinds(found.values())
+        _registered = found
+    return _registered
+
+
+def _check_kinds(fams) -> None:
+    seen = {}
+    for fam in fams:
+        for kind in fam.kinds:
+            if kind in seen:
+                raise RuntimeError(f"kind {kind!r} is registered by families "
+                                   f"{seen[kind]!r} and {fam.name!r}")
+            seen[kind] = fam.name
+
+
+def families() -> list[Family]:
+    """Every registered family, by name."""
+    return [f for _, f in sorted(_families().items())]
+
+
+@contextmanager
+def register(family: Family):
+    """Register ``family`` in this process for the ``with`` block (a family that is not
+    installed as a package: tests, notebooks)."""
+    fams = _families()
+    if family.name in fams:
+        raise RuntimeError(f"a family named {family.name!r} is registered already")
+    _check_kinds([*fams.values(), family])
+    fams[family.name] = family
+    try:
+        yield family
+    finally:
+        del fams[family.name]
 
 
 def kinds() -> list[str]:
-    return sorted(FAMILIES)
+    """Every registered kind, sorted."""
+    return sorted(k for f in _families().values() for k in f.kinds)
 
 
 def get_family(kind: str) -> Family:
     """The family of a kind; an unknown kind is one line naming the accepted ones."""
+    for fam in _families().values():
+        if kind in fam.kinds:
+            return fam
+    raise ParameterError(f"kind must be one of {', '.join(kinds())}, got {kind!r}")
+
+
+def family_of(net) -> Family:
+    """The registered family of a golden network (by its ``family`` attribute)."""
     try:
-        return FAMILIES[kind]
+        return _families()[net.family]
     except KeyError:
-        raise ParameterError(f"kind must be one of {', '.join(kinds())}, got {kind!r}") from None
+        raise ParameterError(f"no registered family {net.family!r}: registered are "
+                             f"{', '.join(sorted(_families()))}") from None
+
+
+def demo_kinds() -> list[str]:
+    """The kinds ``fatnet demo`` shows: one per family with hardware, by family name."""
+    return [k.name for f in families() for k in f.kinds.values() if k.demo is not None]

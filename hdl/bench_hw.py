@@ -37,6 +37,7 @@ from amaranth.back import verilog
 from ..golden.fattree.network import FatTreeNetwork
 from ..golden.fattree.spec import FatTreeSpec, min_universal_root
 
+from . import butterfly as butterfly_hw, fattree as fattree_hw
 from .butterfly import SplitterSwitch
 from .fattree import FatTreeNode
 from .gen import generate
@@ -145,7 +146,7 @@ def bfly_network_row(kind: str, inputs: int, multiplicity: int, workdir: Path,
     c = build(spec, payload_bits)
     golden_s = time.perf_counter() - t0
     out = workdir / f"bfly_{kind}_{inputs}_{multiplicity}"
-    doc = generate(c, out, harness=False)
+    doc = generate(c, out, harness=False, hardware=butterfly_hw)
     path = out / "butterfly.v"
     switches = c.depth * c.n_inputs
     message_bits = 1 + c.header_bits + c.payload_bits
@@ -232,7 +233,7 @@ def network_row(leaves: int, conc: str, workdir: Path, fmax: bool = True,
     w = min_universal_root(leaves)
     net = FatTreeNetwork(FatTreeSpec.universal(leaves, w, concentrator=conc))
     out = workdir / f"net_{leaves}_{conc}"
-    doc = generate(net, out, harness=False)
+    doc = generate(net, out, harness=False, hardware=fattree_hw)
     wires = int(net.tree.cap.sum())  # every channel wire, both directions
     path = out / "fattree.v"
     row = {"kind": "network", "ports": f"n={leaves} w={w}", "wires": wires,
@@ -262,7 +263,7 @@ def gen_row(leaves: int, conc: str, workdir: Path, mode: str = "offline") -> dic
     golden_s = time.perf_counter() - t0
     out = workdir / f"gen_{leaves}_{conc}"
     cpu0 = _cpu_seconds()
-    doc = generate(net, out, harness=False)
+    doc = generate(net, out, harness=False, hardware=fattree_hw)
     cpu = _cpu_seconds() - cpu0
     path = out / "fattree.v"
     text = path.read_text()

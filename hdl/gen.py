@@ -1,9 +1,9 @@
 """Verilog generation, for every family: the network and its test harness as Verilog,
 lint waivers and a manifest.
 
-The family's hardware package (``fatnet.hdl.<net.family>``) supplies the top
-(``top(net, library)``), its signature, what each port means and the family's manifest
-fields. Each distinct node or switch (and concentrator stage) is emitted once, as its own
+The family's hardware hooks (:class:`~fatnet.hdl.family.HardwareFamily`, handed in by
+the caller) supply the top (``top(net, library)``), its signature, what each port means
+and the family's manifest fields. Each distinct node or switch (and concentrator stage) is emitted once, as its own
 module, and instantiated wherever the network repeats it (:mod:`fatnet.hdl.modules`);
 the harness file instantiates the network top (module ``<top>`` in ``<top>.v``) instead
 of repeating it, so a simulator reads both files.
@@ -11,7 +11,6 @@ of repeating it, so a simulator reads both files.
 
 from __future__ import annotations
 
-import importlib
 import json
 import time
 from pathlib import Path
@@ -22,7 +21,7 @@ from .harness import PackedHarness, harness_manifest
 from .modules import ModuleInstance, ModuleLibrary, rtlil_to_verilog
 from .signatures import port_rows
 
-__all__ = ["generate", "manifest", "network_verilog", "check_size"]
+__all__ = ["generate", "manifest", "network_verilog", "check_size", "check_generable"]
 
 # Amaranth's Verilog carries no timescale; simulators want one.
 TIMESCALE = "`timescale 1ns/1ps\n"
@@ -53,8 +52,8 @@ CLOCK_PORTS = [
 #: What the family-agnostic keys of every manifest mean (the family documents its own).
 MANIFEST_FIELDS = {
     "top": "the network's Verilog module (in <top>.v)",
-    "family": "the family's name: fattree or butterfly (butterflies, dilated butterflies "
-              "and multibutterflies)",
+    "family": "the name of the family the network belongs to, as registered (fattree; "
+              "butterfly for butterflies, dilated butterflies and multibutterflies)",
     "fields": "what every key of this manifest means (a key inside spec is spec.<key>)",
     "cycle_length_bits": "T: bit-times in a delivery cycle (busy is high for bit-times "
                          "0 .. T - 1)",
@@ -78,12 +77,7 @@ GENERATED_FIELDS = {
 }
 
 
-def family_of(net):
-    """The hardware package of a golden network's family (``net.family`` names it)."""
-    return importlib.import_module(f".{net.family}", __package__)
-
-
-def manifest(net, top: str, dut=None, modules=None) -> dict:
+def manifest(net, top: str, dut=None, modules=None, *, hardware) -> dict:
     """The manifest of a generated network: the family's parameters, timing and
     structure, and every top-level port, derived from the top's signature.
 
@@ -98,8 +92,10 @@ def manifest(net, top: str, dut=None, modules=None) -> dict:
         for its signature only).
     modules : list of (name, key), optional
         The distinct modules emitted (:attr:`ModuleLibrary.modules`).
+    hardware : HardwareFamily
+        The family's hardware hooks.
     """
-    hw = family_of(net)
+    hw = hardware
     if dut is None:
         dut = hw.network_signature(net).create()
     T = net.cycle_length
@@ -124,7 +120,7 @@ MAX_INPUT_BITS = (1 << 16) - 2
 MAX_INSTANCE_OUTPUT_BITS = 1 << 16
 
 
-def check_size(net) -> None:
+def check_size(net, *, hardware) -> None:
     """Refuse, in one line, a network too large to convert: one whose top would have
     more input bits than Amaranth numbers in one module (clk, rst, start, every
     endpoint's ``send`` and ``recv_ack`` wires and a splitter network's
@@ -138,15 +134,14 @@ def check_size(net) -> None:
         Naming the size parameter, the bit count and the limit.
     """
     from ..golden.errors import ParameterError
-    rows = port_rows(family_of(net).network_signature(net))
+    rows = port_rows(hardware.network_signature(net))
     bits = {"in": len(CLOCK_PORTS), "out": 0}
     by_kind: dict = {}
     for row in rows:
         bits[row["dir"]] += row["width"]
         kind = row["name"].rsplit("__", 1)[-1] if row["endpoint"] else row["name"]
         by_kind[kind, row["dir"]] = by_kind.get((kind, row["dir"]), 0) + row["width"]
-    size = (f"leaves {net.n}" if net.family == "fattree"
-            else f"inputs {net.n_inputs} (multiplicity {net.network.multiplicity})")
+    size = hardware.size_text(net)
     for d, limit, what in (("in", MAX_INPUT_BITS, "input bits in one module"),
                            ("out", MAX_INSTANCE_OUTPUT_BITS,
                             "output bits of one instance")):
@@ -159,7 +154,7 @@ def check_size(net) -> None:
                 f"converts at most {limit} {what}; choose a smaller network")
 
 
-def network_verilog(net, top: str | None = None, timings: dict | None = None):
+def network_verilog(net, top: str | None = None, timings: dict | None = None, *, hardware):
     """The network as Verilog text, each distinct node and stage module once.
 
     Returns ``(text, dut, library)``: the top component (with node stand-ins) and the
@@ -171,7 +166,7 @@ def network_verilog(net, top: str | None = None, timings: dict | None = None):
     top = top or net.family
     t0 = time.perf_counter()
     library = ModuleLibrary(prefix=top)
-    dut = family_of(net).top(net, library=library)
+    dut = hardware.top(net, library=library)
     text = rtlil.convert(dut, name=top, emit_src=False)
     t1 = time.perf_counter()
     # small networks convert in-process; larger ones in forked workers (one per CPU)
@@ -184,7 +179,15 @@ def network_verilog(net, top: str | None = None, timings: dict | None = None):
     return verilog_text, dut, library
 
 
-def generate(net, out_dir, top: str | None = None, harness: bool = True) -> dict:
+def check_generable(net, *, hardware) -> None:
+    """Every refusal of :func:`generate`, before anything is built or written: a network
+    the family's hardware does not build (``check_buildable``), or one too large to
+    convert (:func:`check_size`). ``fatnet sim`` calls it before the model runs."""
+    hardware.check_buildable(net)
+    check_size(net, hardware=hardware)
+
+
+def generate(net, out_dir, top: str | None = None, harness: bool = True, *, hardware) -> dict:
     """Write ``<top>.v`` (and ``<top>_harness.v``), ``lint.vlt`` and ``<top>.json``.
 
     ``<top>_harness.v`` holds only the harness, which instantiates module ``<top>``:
@@ -192,14 +195,13 @@ def generate(net, out_dir, top: str | None = None, harness: bool = True) -> dict
     manifest, with the files written and the generation time.
     """
     top = top or net.family
-    family_of(net).check_buildable(net)  # a network the hardware refuses: nothing written
-    check_size(net)  # nor one too large to convert
+    check_generable(net, hardware=hardware)  # a network that cannot be generated: nothing written
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     files = []
     timings = {}
-    text, dut, library = network_verilog(net, top, timings)
+    text, dut, library = network_verilog(net, top, timings, hardware=hardware)
     (out / f"{top}.v").write_text(TIMESCALE + text)
     files.append(f"{top}.v")
     if harness:
@@ -210,7 +212,7 @@ def generate(net, out_dir, top: str | None = None, harness: bool = True) -> dict
         files.append(f"{top}_harness.v")
     (out / "lint.vlt").write_text(LINT_WAIVERS)
     files.append("lint.vlt")
-    doc = manifest(net, top, dut, library.modules)
+    doc = manifest(net, top, dut, library.modules, hardware=hardware)
     doc["modules"] = [name for name, _ in library.modules]
     doc["files"] = files
     doc["generation_seconds"] = round(time.perf_counter() - t0, 3)

@@ -39,12 +39,11 @@ from amaranth.hdl import MemoryData
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from .signatures import endpoints
+
 __all__ = ["PackedHarness", "endpoint_ports", "endpoint_layout", "packed_layout",
            "recv_layout", "extra_inputs", "bit_times_per_row", "harness_geometry",
            "harness_manifest", "ROW_BITS", "MEMORIES"]
-
-#: The members of an endpoint's signature (a processor's or the external channel's).
-ENDPOINT_MEMBERS = ("send", "send_ack", "recv", "recv_ack")
 
 #: Widest memory row the harness makes of several bit-times' words (one word is a row
 #: of its own when wider). Fewer, wider rows mean fewer simulator accesses per cycle.
@@ -55,32 +54,19 @@ MEMORIES = {"stim": "send", "recv_cap": "recv", "ack_cap": "send"}
 
 
 def endpoint_ports(core) -> list[tuple[str, object]]:
-    """The endpoint interfaces of a network top, in its signature's order.
-
-    Every member whose signature has ``send``, ``send_ack``, ``recv`` and ``recv_ack`` is
-    an endpoint; an array member gives one endpoint per element, named with its index
-    (``leaf[3]`` is ``leaf3``). For the fat-tree: ``leaf0`` .. ``leaf{n-1}``, ``ext``.
-    This is the one port map the harness packs by and the testbenches unpack by.
+    """The endpoint interfaces of a network top, in its signature's order, named as in
+    the Verilog (:func:`fatnet.hdl.signatures.endpoints`): an array member gives one
+    endpoint per element, ``leaf[3]`` is ``leaf__3``. For the fat-tree: ``leaf__0`` ..
+    ``leaf__{n-1}``, ``ext``. This is the one port map the harness packs by and the
+    testbenches unpack by.
     """
-    out = []
-    for name, member in core.signature.members.items():
-        if not member.is_signature:
-            continue
-        if not all(k in member.signature.members for k in ENDPOINT_MEMBERS):
-            continue
-        obj = getattr(core, name)
-        if member.dimensions:
-            (count,) = member.dimensions
-            out += [(f"{name}{i}", obj[i]) for i in range(count)]
-        else:
-            out.append((name, obj))
-    return out
+    return [(name, port) for name, port, _ in endpoints(core)]
 
 
 def endpoint_layout(core, which: str = "send") -> list[tuple[str, int, int]]:
     """(endpoint name, first bit, width) of each endpoint in one packed word, in
     signature order, by the endpoints' ``send`` widths (``which="recv"``: their ``recv``
-    widths). The fat-tree's mirror is ``FatTreeNetwork.port_layout``."""
+    widths)."""
     out, pos = [], 0
     for name, port in endpoint_ports(core):
         width = len(port.send if which == "send" else port.recv)
@@ -102,16 +88,11 @@ def extra_inputs(core) -> list[tuple[str, int]]:
             if not member.is_signature and member.flow == In and name != "start"]
 
 
-def _signature_core(net):
-    from .gen import family_of
-    return family_of(net).network_signature(net).create()
-
-
-def packed_layout(net, which: str = "send") -> list[tuple[str, int, int]]:
+def packed_layout(net, which: str = "send", *, hardware) -> list[tuple[str, int, int]]:
     """The harness's packing of ``net``'s endpoints (:func:`endpoint_layout` of the
-    network top's signature), for testbenches that pack and unpack without elaborating
-    anything."""
-    return endpoint_layout(_signature_core(net), which)
+    network top's signature, from the family's ``hardware`` hooks), for testbenches that
+    pack and unpack without elaborating anything."""
+    return endpoint_layout(hardware.network_signature(net).create(), which)
 
 
 def bit_times_per_row(T: int, W: int, Wr: int) -> int:
@@ -122,12 +103,12 @@ def bit_times_per_row(T: int, W: int, Wr: int) -> int:
     return max(1, min(-(-T // 2), ROW_BITS // max(W, Wr, 1)))
 
 
-def harness_geometry(net) -> dict:
+def harness_geometry(net, *, hardware) -> dict:
     """The harness's memories without elaborating anything: ``T``, the word widths
     ``W`` (send) and ``Wr`` (recv), ``k`` bit-times per row and ``rows`` per memory."""
     T = net.cycle_length
-    W = sum(w for _, _, w in packed_layout(net))
-    Wr = sum(w for _, _, w in packed_layout(net, "recv"))
+    W = sum(w for _, _, w in packed_layout(net, hardware=hardware))
+    Wr = sum(w for _, _, w in packed_layout(net, "recv", hardware=hardware))
     k = bit_times_per_row(T, W, Wr)
     return {"T": T, "W": W, "Wr": Wr, "k": k, "rows": -(-T // k)}
 
@@ -197,13 +178,13 @@ class PackedHarness(wiring.Component):
     Parameters
     ----------
     net : FatTreeNetwork or CircuitNetwork
-        Gives the cycle length ``T`` and the family (``net.family``).
-    core : wiring.Component, optional
-        The network top to wrap (default: the family's top of ``net``).
-        Verilog generation passes a stand-in that instantiates the separately emitted
-        top module, so the network is emitted once. Only its signature's ports are
-        used: the endpoints' ``send``/``send_ack``/``recv``/``recv_ack``, ``start``,
-        ``busy`` and the other plain inputs.
+        Gives the cycle length ``T``, and names the top's instance (``net.family``).
+    core : wiring.Component
+        The network top to wrap (the family's ``hardware.top(net)``). Verilog
+        generation passes a stand-in that instantiates the separately emitted top
+        module, so the network is emitted once. Only its signature's ports are used:
+        the endpoints' ``send``/``send_ack``/``recv``/``recv_ack``, ``start``, ``busy``
+        and the other plain inputs.
 
     Attributes
     ----------
@@ -227,15 +208,14 @@ class PackedHarness(wiring.Component):
         The endpoints' packing in a send word and in a recv word.
     word_width, recv_width, bit_times_per_row, rows : int
         ``W``, ``Wr``, ``k`` and the memories' depth.
+    core : wiring.Component
+        The network top the harness wraps (instance ``<net.family>`` in the Verilog).
     """
 
-    def __init__(self, net, core=None):
+    def __init__(self, net, core):
         self._net = net
-        if core is None:
-            from .gen import family_of
-            core = family_of(net).top(net)
         self._core = core
-        self._core_name = getattr(net, "family", "fattree")
+        self._core_name = net.family
         self.layout = endpoint_layout(self._core)
         self.recv_layout = recv_layout(self._core)
         self.word_width = W = sum(w for _, _, w in self.layout)
@@ -250,6 +230,10 @@ class PackedHarness(wiring.Component):
         self.stim = MemoryData(shape=unsigned(k * W), depth=self.rows, init=[])
         self.recv_cap = MemoryData(shape=unsigned(k * Wr), depth=self.rows, init=[])
         self.ack_cap = MemoryData(shape=unsigned(k * W), depth=self.rows, init=[])
+
+    @property
+    def core(self):
+        return self._core
 
     def elaborate(self, platform):
         m = Module()

@@ -19,7 +19,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 __all__ = ["ChannelSignature", "PortSignature", "EndpointSignature", "attach",
-           "endpoints", "port_rows"]
+           "endpoint_name", "endpoints", "port_rows"]
 
 
 def _check_width(width) -> int:
@@ -181,13 +181,22 @@ def _expand(member, value, path, dims):
                            dims[1:])
 
 
+def endpoint_name(member: str, index: int | None = None) -> str:
+    """An endpoint's name, as its ports are named in the Verilog (``leaf__3__send``): the
+    member's name, and for an element of an array member its index after ``__``
+    (``endpoint_name("leaf", 3)`` is ``leaf__3``). The one naming of endpoints: the
+    harness, the manifest, the planner, the comparator's reports and the waves use it."""
+    return member if index is None else f"{member}__{index}"
+
+
 def endpoints(obj) -> list[tuple[str, object, int]]:
     """The endpoints of a network top (a component or interface), in signature order:
-    ``(name, interface, width)`` with names as in the Verilog (``leaf__3``, ``ext``)."""
+    ``(name, interface, width)`` with names as in the Verilog (:func:`endpoint_name`:
+    ``leaf__3``, ``ext``)."""
     out = []
     for path, member, value in _walk(obj.signature, obj):
         if member.is_signature and isinstance(member.signature, EndpointSignature):
-            out.append(("__".join(map(str, path)), value, member.signature.width))
+            out.append((endpoint_name(*path), value, member.signature.width))
     return out
 
 

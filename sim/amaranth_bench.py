@@ -4,30 +4,26 @@ The bench drives the network top directly (no harness: these networks are small)
 the same plans as the cocotb runner, captures every endpoint's ``recv`` and ``send_ack``
 wire at every bit-time into the same per-port [bit-time, wire] arrays, and compares them
 with :func:`fatnet.sim.plan.compare_cycle`, the one comparison. It serves every family
-with hardware (``fatnet.hdl.<net.family>.top``).
+with hardware, through the family's hooks (:class:`~fatnet.sim.family.SimFamily`).
 
 Run-time faults (splitter networks): a plan that carries a fault mask has it set on the
-top's ``fault_mask`` input ``depth + 1`` clocks before its start strobe (the status
-registers settle one level per clock), and the settled status registers (``bad_<level>_
-<row>``, found by name in the elaborated design) are compared with the model's
-propagation as well.
+top's ``fault_mask`` input before its start strobe, with the clocks the status registers
+take to settle (the family's ``status_settle_clocks``) and one more, and the settled
+status registers are compared with the model's propagation as well.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from amaranth.hdl import Fragment
 from amaranth.sim import Simulator
 
 from ..golden.errors import FatnetInputError
-from ..hdl.gen import family_of
 from ..hdl.harness import PackedHarness, endpoint_ports
 
 from .plan import compare_cycle, pack_words, plans as make_plans, unpack_words
 from .rows import join_rows, split_rows
 
-__all__ = ["run_cycles_amaranth", "run_cycles_harness_amaranth", "status_signals",
-           "check_mask_width"]
+__all__ = ["run_cycles_amaranth", "run_cycles_harness_amaranth", "check_mask_width"]
 
 
 def _bits(value: int, width: int) -> np.ndarray:
@@ -46,38 +42,9 @@ def check_mask_width(port_width: int, plan) -> None:
             f"is not applied")
 
 
-def _walk_signals(stmts, out):
-    from amaranth.hdl._ast import Assign, Switch
-    for s in stmts:
-        if isinstance(s, Assign):
-            for sig in s.lhs._lhs_signals():
-                out[sig.name] = sig
-        elif isinstance(s, Switch):
-            for body in s.cases.values() if isinstance(s.cases, dict) else [c[1] for c in s.cases]:
-                _walk_signals(body, out)
-
-
-def status_signals(fragment, net) -> dict | None:
-    """``{(level, row): Signal}`` of the status registers of an elaborated splitter
-    network top (None for a family without them)."""
-    if net.family != "butterfly":
-        return None
-    found = {}
-    for stmts in fragment.statements.values():
-        _walk_signals(stmts, found)
-    return {(i, r): found[f"bad_{i}_{r}"] for i in range(net.depth)
-            for r in range(net.n_inputs)}
-
-
-def _find_core(fragment, name):
-    for sub, sub_name, *_ in fragment.subfragments:
-        if sub_name == name:
-            return sub
-    raise KeyError(name)
-
-
-async def _apply_mask(ctx, plan, mask_port, state, depth):
-    """Set the cycle's fault mask if it changed and let the status settle."""
+async def _apply_mask(ctx, plan, mask_port, state, settle):
+    """Set the cycle's fault mask if it changed and let the status settle (``settle``
+    clocks)."""
     if mask_port is None:
         return False
     check_mask_width(len(mask_port), plan)
@@ -86,39 +53,39 @@ async def _apply_mask(ctx, plan, mask_port, state, depth):
         return False
     ctx.set(mask_port, value)
     state["mask"] = value
-    await ctx.tick().repeat(depth + 1)
+    await ctx.tick().repeat(settle)
     return True
 
 
-def _read_status(ctx, signals, net):
+def _read_status(ctx, signals):
     if signals is None:
         return None
-    return np.array([[ctx.get(signals[i, r]) for r in range(net.n_inputs)]
-                     for i in range(net.depth)], dtype=np.uint8)
+    return np.array([[ctx.get(s) for s in level] for level in signals], dtype=np.uint8)
 
 
-def run_cycles_amaranth(net, ms, cycles, vcd: str | None = None, masks=None):
+def run_cycles_amaranth(net, ms, cycles, vcd: str | None = None, masks=None, *, family):
     """Run the given cycles one after another: the model's own ``CycleResult`` s, or
     (tests) sequences of message indices, each run through the model once; ``masks``:
-    one run-time fault mask per cycle (splitter networks).
+    one run-time fault mask per cycle (splitter networks); ``family``: the family's
+    hooks (:class:`~fatnet.sim.family.SimFamily`).
 
     Returns a list of (plan, mismatches) per cycle.
     """
-    dut = family_of(net).top(net)
-    plans = make_plans(net, ms, cycles, masks)
+    plans = make_plans(net, ms, cycles, masks, family=family)  # refusals before building
+    dut = family.hardware.top(net)
+    settle = family.testbench.status_settle_clocks(net) + 1
     ports = dict(endpoint_ports(dut))
     mask_port = getattr(dut, "fault_mask", None)
-    frag = Fragment.get(dut, None)
-    status = status_signals(frag, net)
+    status = family.testbench.status_signals(net, dut)
     results = []
 
     async def bench(ctx):
         state = {"mask": None if mask_port is None else 0}
         if mask_port is not None:  # the status after reset settles like after a change
-            await ctx.tick().repeat(net.depth + 1)
+            await ctx.tick().repeat(settle)
         for plan in plans:
-            await _apply_mask(ctx, plan, mask_port, state, getattr(net, "depth", 0))
-            got_status = _read_status(ctx, status, net)
+            await _apply_mask(ctx, plan, mask_port, state, settle)
+            got_status = _read_status(ctx, status)
             T = plan.length
             got_recv = {p: np.zeros_like(a) for p, a in plan.expect_recv.items()}
             got_ack = {p: np.zeros_like(a) for p, a in plan.expect_send_ack.items()}
@@ -141,7 +108,7 @@ def run_cycles_amaranth(net, ms, cycles, vcd: str | None = None, masks=None):
                 await ctx.tick()
             results.append((plan, compare_cycle(plan, got_recv, got_ack, got_status)))
 
-    sim = Simulator(frag)
+    sim = Simulator(dut)
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
     if vcd:
@@ -152,29 +119,28 @@ def run_cycles_amaranth(net, ms, cycles, vcd: str | None = None, masks=None):
     return results
 
 
-def run_cycles_harness_amaranth(net, ms, cycles, masks=None):
+def run_cycles_harness_amaranth(net, ms, cycles, masks=None, *, family):
     """The same cycles through the packed harness, exactly as the cocotb test drives it:
-    per cycle (after setting a changed fault mask and waiting ``depth + 1`` clocks) the
+    per cycle (after setting a changed fault mask and waiting for the status to settle) the
     stimulus rows written into the ``stim`` memory, a ``start`` pulse, ``T`` clocks, the
     rows of the two capture memories read and unpacked by the harness's layouts.
     Returns (plan, mismatches) per cycle."""
-    h = PackedHarness(net)
-    plans = make_plans(net, ms, cycles, masks)
+    plans = make_plans(net, ms, cycles, masks, family=family)  # refusals before building
+    h = PackedHarness(net, family.hardware.top(net))
+    settle = family.testbench.status_settle_clocks(net) + 1
     T, layout, rlayout = net.cycle_length, h.layout, h.recv_layout
     W, Wr, k, rows = h.word_width, h.recv_width, h.bit_times_per_row, h.rows
     mask_port = getattr(h, "fault_mask", None)
-    frag = Fragment.get(h, None)
-    status = (status_signals(_find_core(frag, net.family), net)
-              if net.family == "butterfly" else None)
+    status = family.testbench.status_signals(net, h.core)
     results = []
 
     async def bench(ctx):
         state = {"mask": None if mask_port is None else 0}
         if mask_port is not None:
-            await ctx.tick().repeat(net.depth + 1)
+            await ctx.tick().repeat(settle)
         for plan in plans:
-            await _apply_mask(ctx, plan, mask_port, state, getattr(net, "depth", 0))
-            got_status = _read_status(ctx, status, net)
+            await _apply_mask(ctx, plan, mask_port, state, settle)
+            got_status = _read_status(ctx, status)
             for r, value in enumerate(split_rows(pack_words(plan.drive, layout, T), W, k,
                                                  rows)):
                 ctx.set(h.stim[r], value)
@@ -189,7 +155,7 @@ def run_cycles_harness_amaranth(net, ms, cycles, masks=None):
             got_ack = unpack_words(ack, layout, T)
             results.append((plan, compare_cycle(plan, got_recv, got_ack, got_status)))
 
-    sim = Simulator(frag)
+    sim = Simulator(h)
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
     sim.run()

@@ -35,8 +35,17 @@ from pathlib import Path
 import numpy as np
 
 from ..golden.fattree.network import FatTreeNetwork
-from ..hdl.harness import harness_geometry, packed_layout
 from ..golden.fattree.spec import FatTreeSpec, min_universal_root
+from ..hdl.harness import harness_geometry, packed_layout
+from .family import Hooks
+
+
+def family_of(net) -> Hooks:
+    """The hooks of the benchmark's two families (a benchmark names them; the engines it
+    times do not)."""
+    from ..hdl import butterfly as hw_b, fattree as hw_f
+    from . import butterfly as tb_b, fattree as tb_f
+    return {"fattree": Hooks(hw_f, tb_f), "butterfly": Hooks(hw_b, tb_b)}[net.family]
 
 __all__ = ["native_row", "cocotb_row", "workload", "main", "bench_net"]
 
@@ -114,12 +123,12 @@ def native_row(net, build_root: Path, clocks: int) -> dict:
     from .cocotb_runner import VERILATOR_PUBLIC, build_key, harness_sources, simulator_env
     T = net.cycle_length
     top = net.family
-    d = Path(build_root).resolve() / "native" / build_key(net)
+    d = Path(build_root).resolve() / "native" / build_key(net, family=family_of(net))
     d.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     if not (d / f"{top}_harness.v").exists():
-        generate(net, d, top=top, harness=True)
-    geo = harness_geometry(net)
+        generate(net, d, top=top, harness=True, hardware=family_of(net).hardware)
+    geo = harness_geometry(net, hardware=family_of(net).hardware)
     main_cpp = NATIVE_MAIN % {"T": T, "rows": geo["rows"], "row_bits": geo["k"] * geo["W"],
                               "top": top}
     fresh = not (d / "main.cpp").exists() or (d / "main.cpp").read_text() != main_cpp
@@ -217,8 +226,8 @@ def cocotb_row(net, sim: str, build_root: Path, cycles: int) -> dict:
     else:
         ms, results = workload(net, cycles)
     t0 = time.perf_counter()
-    res = run(net, ms, results, sim=sim, build_root=build_root, seed=1,
-              replay="python -m fatnet.sim.bench_cosim")
+    res = run(net, ms, results, family=family_of(net), sim=sim, build_root=build_root,
+              seed=1, replay="python -m fatnet.sim.bench_cosim")
     total = time.perf_counter() - t0
     if not res.passed:
         raise RuntimeError("\n".join(res.failures))
@@ -271,7 +280,8 @@ def main(argv=None) -> None:
                 r["ratio"] = r["clocks_per_second"] / native["clocks_per_second"]
                 rows.append(r)
             print(f"  {net.family} {leaves}: {net.cycle_length} bit-times per cycle, "
-                  f"T x W = {net.cycle_length} x {sum(w for _, _, w in packed_layout(net))} "
+                  f"T x W = {net.cycle_length} x "
+                  f"{sum(w for _, _, w in packed_layout(net, hardware=family_of(net).hardware))} "
                   f"stimulus bits", flush=True)
             for r in rows[-3:]:
                 r["family"] = net.family

@@ -18,8 +18,9 @@ message, with the seed and the command that replays the case.
 
 Run-time fault masks (splitter networks): a plan may carry one mask per cycle. The test
 refuses a mask whose width is not the harness's ``fault_mask`` width, sets a changed
-mask, waits ``depth + 1`` clocks (the status registers settle one level per clock),
-reads every switch's settled status register (``<top>.bad_<level>_<row>``) and then
+mask, waits the clocks the status registers take to settle, plus one (the family's
+``status_settle_clocks``: lg N for a splitter network, one level per clock), reads every
+switch's settled status register (the family's ``status_paths``) and then
 runs the cycle; the runner compares the status with the model's propagation too.
 """
 
@@ -86,7 +87,7 @@ if cocotb is not None:
         cycle's; one row for a small network), a one-clock ``start`` pulse, one timer to
         the cycle's end, reads of the capture memories' rows (and, when the cycle's
         fault mask differs
-        from the last one, a write of the mask, ``depth + 1`` clocks and a read of the
+        from the last one, a write of the mask, the settling clocks and a read of the
         status registers before the start). The clock is cocotb's C-level clock.
         """
         plan = json.loads(Path(os.environ[PLAN_ENV]).read_text())
@@ -119,7 +120,7 @@ if cocotb is not None:
         if port is not None:
             port.value = 0
         await Timer(7, "ns")
-        settle = PERIOD_NS * (plan.get("depth", 0) + 1)
+        settle = PERIOD_NS * plan.get("settle", 1)
         if port is not None and mask_port is None:
             await Timer(settle, "ns")  # after reset too, the placed faults' status settles
         current = None
@@ -203,13 +204,12 @@ def simulator_env(sim: str) -> dict:
     return env
 
 
-def build_key(net) -> str:
+def build_key(net, *, family) -> str:
     """Build directory name: the parameters and the sources the Verilog comes from (every
     module of ``fatnet.hdl`` but its benchmark, and the family's model files named by
     its ``build_params`` hook), so a changed generator never reuses a stale build."""
     from .. import hdl
-    from .plan import family
-    params, model_files = family(net).build_params(net)
+    params, model_files = family.testbench.build_params(net)
     h = hashlib.sha1(json.dumps(params, sort_keys=True).encode())
     hdl_dir = Path(hdl.__file__).parent
     sources = sorted(p for p in hdl_dir.rglob("*.py") if p.name != "bench_hw.py")
@@ -307,7 +307,7 @@ def failure_report(plans_, observed, seed, replay, limit: int = 20) -> list[str]
             + f"\n  seed {seed}; replay: {replay}"]
 
 
-def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
+def run(net, ms, cycles, *, family, sim: str | None = None, build_root="build/cocotb",
         seed: int = 0, replay: str = "", waves: bool = False,
         flip_expected: tuple | None = None, masks=None,
         check_masks: bool = True) -> CocotbResult:
@@ -317,6 +317,8 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
     ----------
     net : FatTreeNetwork or CircuitNetwork
     ms : MessageSet
+    family : SimFamily
+        The family's hardware and testbench hooks (:mod:`fatnet.sim.family`).
     cycles : list
         The model's own :class:`~fatnet.golden.cycle.CycleResult` s (as ``fatnet sim``
         keeps them from its run), or sequences of message indices (tests; each is run
@@ -340,23 +342,22 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
     from cocotb_tools.runner import get_runner
 
     from ..hdl.gen import generate
-    from ..hdl.harness import harness_geometry, packed_layout
-    from .plan import pack_words, plans, unpack_words
+    from ..hdl.harness import harness_geometry
+    from .plan import endpoint_layouts, pack_words, plans, unpack_words
 
     # Plan every cycle first: a cycle the network cannot carry is an error before
     # anything is built or simulated.
-    from .plan import family
-    fam = family(net)
+    tb, hw = family.testbench, family.hardware
     if not check_masks and masks is not None:
-        plans_ = plans(net, ms, cycles)
+        plans_ = plans(net, ms, cycles, family=family)
         for p, mk in zip(plans_, masks):  # width unchecked: the testbench must refuse it
             if mk is not None:
                 arr = np.asarray(mk, dtype=bool).reshape(-1)
                 p.mask, p.mask_width = sum(1 << int(b) for b in np.flatnonzero(arr)), arr.size
     else:
-        plans_ = plans(net, ms, cycles, masks)
-    layout = packed_layout(net)  # the one port map: the network top's signature
-    rlayout = packed_layout(net, "recv")
+        plans_ = plans(net, ms, cycles, masks, family=family)
+    # the one port map: the network top's signature
+    layout, rlayout = endpoint_layouts(net, family)
     T = net.cycle_length
     if flip_expected:
         c, kind, t, bit = flip_expected
@@ -370,23 +371,22 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
 
     top = net.family
     has_status = any(p.expect_status is not None for p in plans_)
-    status_paths = ([f"{top}.bad_{i}_{r}" for i in range(net.depth)
-                     for r in range(net.n_inputs)] if has_status else [])
+    status_paths = tb.status_paths(net, top) if has_status else []
     sim = sim or os.environ.get("SIM", "icarus")
-    key = build_key(net) + ("-waves" if waves else "")
+    key = build_key(net, family=family) + ("-waves" if waves else "")
     build_dir = Path(build_root).resolve() / sim / key
     build_dir.mkdir(parents=True, exist_ok=True)
     plan_file = build_dir / f"plan_{tag}.json"
     observed_file = build_dir / f"observed_{tag}.json"
     observed_file.unlink(missing_ok=True)
-    geo = harness_geometry(net)
+    geo = harness_geometry(net, hardware=hw)
     doc = {"length": T, "stim": stim, "observed": str(observed_file),
            **{x: geo[x] for x in ("W", "Wr", "k", "rows")}}
-    if fam.mask_width(net):
+    width = tb.mask_width(net)
+    if width:
         widths = {p.mask_width for p in plans_ if p.mask is not None}
-        width = fam.mask_width(net)
-        doc.update(masks=mask_list, depth=net.depth, status=status_paths,
-                   mask_width=next(iter(widths - {width}), width))
+        doc.update(masks=mask_list, settle=tb.status_settle_clocks(net) + 1,
+                   status=status_paths, mask_width=next(iter(widths - {width}), width))
     plan_file.write_text(json.dumps(doc))
     # Another process (a pytest-xdist worker) may share build_dir: one at a time
     # generates and builds; with waves the dump's name is shared too, so the lock is
@@ -397,11 +397,11 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
     try:
         t0 = time.perf_counter()
         if not (build_dir / f"{top}.json").exists():  # the manifest is written last
-            generate(net, build_dir, top=top, harness=True)
+            generate(net, build_dir, top=top, harness=True, hardware=hw)
         sources = harness_sources(build_dir, top)
         os.environ.update(simulator_env(sim))
         runner = (_verilator_runner(public_all=False,
-                                    status_module=top if fam.mask_width(net) else None)
+                                    status_module=top if width else None)
                   if sim == "verilator" else _icarus_runner() if sim == "icarus" and waves
                   else get_runner(sim))
         # Amaranth's Verilog is linted separately (tests/test_verilog.py).
@@ -435,7 +435,7 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
     # runner.test() does not fail on a failing cocotb test outside pytest: the XML says.
     failures = _failures(results_xml)
     obs = json.loads(observed_file.read_text()) if observed_file.exists() else {}
-    shape = (net.depth, net.n_inputs) if has_status else None
+    shape = next((p.expect_status.shape for p in plans_ if p.expect_status is not None), None)
     statuses = obs.get("status") or [None] * len(obs.get("cycles", []))
     got = [(unpack_words(int(r, 16), rlayout, T), unpack_words(int(a, 16), layout, T),
             None if s is None or shape is None
@@ -452,7 +452,7 @@ def run(net, ms, cycles, *, sim: str | None = None, build_root="build/cocotb",
                         obs.get("python_seconds", 0.0), obs.get("cpu_seconds", 0.0))
 
 
-def harness_sources(build_dir: Path, top: str = "fattree") -> list[Path]:
+def harness_sources(build_dir: Path, top: str) -> list[Path]:
     """The Verilog files the harness needs, in compile order: the manifest's list when
     it gives one (``harness.sources``), else ``<top>.v`` too when the harness
     instantiates a separately emitted ``<top>`` module instead of containing it."""

@@ -193,25 +193,19 @@ def cycle_starts(vcd: VcdData, clk: str, start: str, period: int) -> list[int]:
 
 
 # ------------------------------------------------------------------------- the decoding
-def _family(net):
-    from .plan import family
-    return family(net)
-
-
-def _endpoint_signals(net) -> dict:
+def _endpoint_signals(net, family) -> dict:
     """(port, kind) -> signal name under the network top, from its signature."""
-    from ..hdl.gen import family_of
     from ..hdl.signatures import port_rows
     out = {}
-    for r in port_rows(family_of(net).network_signature(net)):
+    for r in port_rows(family.hardware.network_signature(net)):
         if r["endpoint"] is not None:
-            out[("".join(map(str, r["path"][:-1])), r["path"][-1])] = (r["name"], r["width"])
+            out[(r["endpoint"], r["path"][-1])] = (r["name"], r["width"])
     return out
 
 
-def _stream_labels(net, o) -> list[str]:
+def _stream_labels(net, o, family) -> list[str]:
     """One label per bit of the source stream of outcome ``o``: M, fields, payload."""
-    fam = _family(net)
+    fam = family.testbench
     labels = ["M"]
     for hop in fam.hop_field_labels(net, o.src, o.dst):
         labels += list(hop)
@@ -222,13 +216,12 @@ def _stream_labels(net, o) -> list[str]:
     return labels + [f"pay{pay - 1 - i}" for i in range(pay)]
 
 
-def traced_signals(net) -> tuple[dict, dict, dict]:
+def traced_signals(net, *, family) -> tuple[dict, dict, dict]:
     """What can be decoded: ``(endpoints, interior, signals)``: (port, kind) -> (signal,
     width); the family's ``interior_wires``; and every signal (under the network top)
     with a decoded trace per wire -> its width, in display order."""
-    fam = _family(net)
-    ends = _endpoint_signals(net)
-    inner = getattr(fam, "interior_wires", lambda net: {})(net)
+    ends = _endpoint_signals(net, family)
+    inner = family.testbench.interior_wires(net)
     signals = dict(ends.values())
     for wires in inner.values():
         for data, ack, bit in wires:
@@ -237,13 +230,13 @@ def traced_signals(net) -> tuple[dict, dict, dict]:
     return ends, inner, signals
 
 
-def cycle_labels(net, res, ends=None, inner=None) -> dict:
+def cycle_labels(net, res, ends=None, inner=None, *, family) -> dict:
     """One delivery cycle decoded: ``{(signal, wire): [label per bit-time]}`` for every
     wire that carries a message or its acknowledgment (the others are idle). ``res``
     is the model's :class:`~fatnet.golden.cycle.CycleResult` (or its plan)."""
-    fam = _family(net)
+    fam = family.testbench
     if ends is None or inner is None:
-        ends, inner, _ = traced_signals(net)
+        ends, inner, _ = traced_signals(net, family=family)
     res = getattr(res, "result", res)  # a CyclePlan or a CycleResult
     T = net.cycle_length
     cur = {}
@@ -257,7 +250,7 @@ def cycle_labels(net, res, ends=None, inner=None) -> dict:
             continue
         head = f"m{m}:{fam.port_name(net, o.src)}->{fam.port_name(net, o.dst)}:"
         tail = "(lost)" if o.status == "lost" else ""
-        labels = _stream_labels(net, o)
+        labels = _stream_labels(net, o, family)
         for q, occ in enumerate(o.path):
             key = (*occ.channel, occ.wire)
             wires, ack_wires = [], []  # (signal, bit) of the wire and of its reverse
@@ -293,7 +286,7 @@ def _ident(n: int) -> str:
 
 
 def decode_into_vcd(net, results, vcd_path, top: str | None = None,
-                    core: str | None = None) -> dict:
+                    core: str | None = None, *, family) -> dict:
     """Add the decoded traces of ``results`` (the model's cycle results, or plans, one
     per delivery cycle the dump holds, in order) to the VCD at ``vcd_path``, in place.
 
@@ -320,7 +313,7 @@ def decode_into_vcd(net, results, vcd_path, top: str | None = None,
     if len(starts) != len(results):
         raise WaveDecodeError(f"{len(starts)} start strobes in the dump, {len(results)} "
                               f"cycles in the model's run")
-    ends, inner, signals = traced_signals(net)
+    ends, inner, signals = traced_signals(net, family=family)
     root = f"{prefix}{top}.{core}"
     used = {v[0] for v in vars_.values()}
     counter = [0]
@@ -348,7 +341,7 @@ def decode_into_vcd(net, results, vcd_path, top: str | None = None,
         yield 0, [f"s{IDLE} {ident}" for ident in ids.values()]
         for e0, res in zip(starts, results):
             at = {}
-            for k, labels in cycle_labels(net, res, ends, inner).items():
+            for k, labels in cycle_labels(net, res, ends, inner, family=family).items():
                 if k not in ids:
                     continue
                 prev = IDLE

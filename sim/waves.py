@@ -21,16 +21,15 @@ def _vec(path: str, width: int) -> str:
     return f"{path}[{width - 1}:0]" if width > 1 else path
 
 
-def wave_groups(net, top: str | None = None, core: str | None = None):
+def wave_groups(net, top: str | None = None, core: str | None = None, *, family):
     """``[(group title, [(path, width) or (subgroup title, [(path, width)])])]`` of
     every signal shown, from the family's hook."""
-    from .plan import family
     core = core or net.family
-    return family(net).wave_groups(net, top or f"{core}_harness", core)
+    return family.testbench.wave_groups(net, top or f"{core}_harness", core)
 
 
 def write_gtkw(net, dump_file, gtkw_file, top: str | None = None,
-               decoded: dict | None = None) -> Path:
+               decoded: dict | None = None, *, family) -> Path:
     """Write a .gtkw that opens ``dump_file`` with the controller signals first, then one
     collapsed group per node or level (with a group per port or switch), then the
     endpoints.
@@ -38,6 +37,8 @@ def write_gtkw(net, dump_file, gtkw_file, top: str | None = None,
     Parameters
     ----------
     net : FatTreeNetwork or CircuitNetwork
+    family : SimFamily
+        The family's hooks (its ``testbench.wave_groups`` says what is shown).
     dump_file, gtkw_file : path-like
     top : str
         Name of the top module in the dump (default the harness, ``<family>_harness``).
@@ -57,7 +58,7 @@ def write_gtkw(net, dump_file, gtkw_file, top: str | None = None,
     dump_file, gtkw_file = Path(dump_file).resolve(), Path(gtkw_file)
     lines = [f'[dumpfile] "{dump_file}"', f'[savefile] "{gtkw_file.resolve()}"',
              "[timestart] 0"]
-    for title, items in wave_groups(net, top):
+    for title, items in wave_groups(net, top, family=family):
         if title == "controller":
             for p, w in items:
                 lines += show(p, w)
@@ -79,7 +80,7 @@ def write_gtkw(net, dump_file, gtkw_file, top: str | None = None,
 
 
 def write_waves(net, results, dump_file, out_dir, top: str | None = None,
-                name: str | None = None):
+                name: str | None = None, *, family):
     """``fatnet sim --waves``: copy the simulator's dump into ``out_dir``, merge the
     decoded message traces of the model's cycle ``results`` into it (a VCD) and write
     the .gtkw (``<name>.gtkw``, default ``<family>.gtkw``) that shows them under their
@@ -97,9 +98,9 @@ def write_waves(net, results, dump_file, out_dir, top: str | None = None,
         note = f"{dump.name} is not a VCD; no decoded message traces"
     else:
         try:
-            decoded = decode_into_vcd(net, results, dump, top=top)
+            decoded = decode_into_vcd(net, results, dump, top=top, family=family)
         except WaveDecodeError as e:
             note = f"no decoded message traces: {e}"
     gtkw = write_gtkw(net, dump, out / f"{name or net.family}.gtkw", top=top,
-                      decoded=decoded)
+                      decoded=decoded, family=family)
     return dump, gtkw, note

@@ -4,15 +4,14 @@ import shutil
 
 import pytest
 
-from fatnet.cli.demo import demo_kinds
 from fatnet.cli.main import main
-from fatnet.cli.registry import FAMILIES
+from fatnet.cli.registry import demo_kinds, families, get_family
 
 
 def test_every_family_with_hardware_has_one_demo_kind():
-    folders = {f.folder for f in FAMILIES.values() if f.hdl is not None}
-    shown = [FAMILIES[k].folder for k in demo_kinds()]
-    assert sorted(shown) == sorted(folders)
+    with_hardware = {f.name for f in families() if f.has_hardware}
+    shown = [get_family(k).name for k in demo_kinds()]
+    assert sorted(shown) == sorted(with_hardware)
 
 
 def test_demo_routes_generates_and_cosimulates_every_family(tmp_path, capsys, monkeypatch):

@@ -23,6 +23,7 @@ from fatnet.golden.fattree.spec import FatTreeSpec, min_universal_root
 from fatnet.golden.messages import MessageSet, make_pattern
 from fatnet.sim.amaranth_bench import run_cycles_harness_amaranth
 from fatnet.sim.rows import join_rows, split_rows
+from fatnet.cli.registry import family_of, get_family
 
 
 def _fattree_case():
@@ -55,11 +56,11 @@ def test_harness_rows_replay_cycles_as_modelled(case, row_bits, monkeypatch):
     captures every wire at every bit-time exactly as the model says."""
     monkeypatch.setattr(harness, "ROW_BITS", row_bits)
     net, ms, results = case()
-    geo = harness.harness_geometry(net)
+    geo = harness.harness_geometry(net, hardware=family_of(net).hardware)
     assert geo["rows"] >= 2 and geo["rows"] * geo["k"] >= geo["T"] > (geo["rows"] - 1) * geo["k"]
     if row_bits == 1:
         assert geo["k"] == 1 and geo["rows"] == geo["T"]
-    _no_mismatch(run_cycles_harness_amaranth(net, ms, results), f"ROW_BITS {row_bits}")
+    _no_mismatch(run_cycles_harness_amaranth(net, ms, results, family=family_of(net)), f"ROW_BITS {row_bits}")
 
 
 def test_rows_split_and_join_are_inverse():
@@ -107,7 +108,7 @@ def test_largest_network_generates_with_harness_and_lints(name, tmp_path, verila
     from fatnet.hdl.gen import generate
     net = LARGEST[name]()
     t0 = time.perf_counter()
-    doc = generate(net, tmp_path)
+    doc = generate(net, tmp_path, hardware=family_of(net).hardware)
     seconds = time.perf_counter() - t0
     top = doc["top"]
     assert doc["files"] == [f"{top}.v", f"{top}_harness.v", "lint.vlt"]
@@ -137,10 +138,11 @@ def test_size_limits():
     smallest that do not."""
     from fatnet.golden.errors import ParameterError
     from fatnet.hdl.gen import check_size
-    check_size(CircuitNetwork(make_network("multibutterfly", 2048, 2), 8))
-    check_size(CircuitNetwork(make_network("butterfly", 4096, 1), 8))
+    hw = get_family("butterfly").hardware
+    check_size(CircuitNetwork(make_network("multibutterfly", 2048, 2), 8), hardware=hw)
+    check_size(CircuitNetwork(make_network("butterfly", 4096, 1), 8), hardware=hw)
     with pytest.raises(ParameterError, match="inputs 8192 .* 122883 input bits"):
-        check_size(CircuitNetwork(make_network("butterfly", 8192, 1), 8))
+        check_size(CircuitNetwork(make_network("butterfly", 8192, 1), 8), hardware=hw)
 
 
 # ------------------------------------------------------------------------ cocotb
@@ -164,17 +166,17 @@ def test_cocotb_one_word_per_row(sim, tmp_path, monkeypatch):
     monkeypatch.setattr(harness, "ROW_BITS", 1)
     net, ms, results = _fattree_case()
     T = net.cycle_length
-    res = cocotb_runner.run(net, ms, results, sim=sim, build_root=tmp_path)
+    res = cocotb_runner.run(net, ms, results, sim=sim, build_root=tmp_path, family=family_of(net))
     assert res.passed, "\n".join(res.failures)
     assert res.cycles == len(results)
     res = cocotb_runner.run(net, ms, results, sim=sim, build_root=tmp_path,
-                            flip_expected=(len(results) - 1, "recv", T - 1, 0))
+                            flip_expected=(len(results) - 1, "recv", T - 1, 0), family=family_of(net))
     assert not res.passed and f"at bit-time {T - 1}" in res.failures[0]
 
 
 def _run_in_child(build_root, queue):
     net, ms, results = _fattree_case()
-    res = cocotb_runner.run(net, ms, results, sim="icarus", build_root=build_root)
+    res = cocotb_runner.run(net, ms, results, sim="icarus", build_root=build_root, family=family_of(net))
     queue.put((res.passed, res.failures))
 
 

@@ -14,6 +14,7 @@ from fatnet.golden.butterfly.cyclemodel import masked_network
 from fatnet.golden.fattree.network import FatTreeNetwork
 from fatnet.golden.fattree.spec import FatTreeSpec
 from fatnet.hdl.gen import generate
+from fatnet.cli.registry import family_of
 
 SEED = 7
 
@@ -36,7 +37,7 @@ def _doc(kind, tmp_path_factory):
     if kind not in _docs:
         net = NETS[kind]()
         out = tmp_path_factory.mktemp(kind)
-        doc = generate(net, out)
+        doc = generate(net, out, hardware=family_of(net).hardware)
         assert json.loads((out / f"{doc['top']}.json").read_text()) == doc
         _docs[kind] = (net, doc)
     return _docs[kind]
@@ -102,20 +103,17 @@ def test_status_registers_settle_in_the_clocks_the_manifest_states(tmp_path_fact
     """After a fault_mask change every status register holds its final value from the
     lg N-th rising edge on, and not before (the mask kills the last interior level, so
     the status of every level changes)."""
-    from amaranth.hdl import Fragment
     from amaranth.sim import Simulator
 
     from fatnet.hdl.butterfly import top
-    from fatnet.sim.amaranth_bench import status_signals
-    from fatnet.sim.butterfly.ports import expected_status, mask_int
+    from fatnet.sim.butterfly.ports import expected_status, mask_int, status_signals
     c, doc = _doc("multibutterfly", tmp_path_factory)
     n, N = c.depth, c.n_inputs
     mask = np.zeros((n - 1, N), dtype=bool)
     mask[n - 2] = True
     want = expected_status(c, mask)
     dut = top(c)
-    frag = Fragment.get(dut, None)
-    status = status_signals(frag, c)
+    status = status_signals(c, dut)
     settled = []
 
     async def bench(ctx):
@@ -123,10 +121,10 @@ def test_status_registers_settle_in_the_clocks_the_manifest_states(tmp_path_fact
         ctx.set(dut.fault_mask, mask_int(c, mask))
         for _ in range(n + 2):
             await ctx.tick()
-            got = np.array([[ctx.get(status[i, r]) for r in range(N)] for i in range(n)])
+            got = np.array([[ctx.get(status[i][r]) for r in range(N)] for i in range(n)])
             settled.append(bool((got == want).all()))
 
-    sim = Simulator(frag)
+    sim = Simulator(dut)
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
     sim.run()

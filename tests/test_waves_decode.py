@@ -9,11 +9,10 @@ from types import SimpleNamespace
 import pytest
 
 from fatnet.cli.main import build_parser, main
-from fatnet.cli.registry import get_family
-from fatnet.hdl.gen import family_of
+from fatnet.cli.registry import family_of, get_family
 from fatnet.hdl.signatures import port_rows
 from fatnet.sim.cocotb_runner import PERIOD_NS
-from fatnet.sim.plan import family, plans
+from fatnet.sim.plan import plans
 from fatnet.sim.wavedecode import IDLE, read_vcd
 
 CASES = {
@@ -43,9 +42,10 @@ def run(request, tmp_path_factory):
     (gtkw,) = (tmp / "waves").glob("*.gtkw")
     dump = read_vcd(vcd)
     root = f"{net.family}_harness.{net.family}"
-    signals = {("".join(map(str, r["path"][:-1])), r["path"][-1]): r["name"]
-               for r in port_rows(family_of(net).network_signature(net)) if r["endpoint"]}
-    return SimpleNamespace(net=net, ms=ms, plans=plans(net, ms, report.results), dump=dump,
+    signals = {(r["endpoint"], r["path"][-1]): r["name"]
+               for r in port_rows(fam.hardware.network_signature(net)) if r["endpoint"]}
+    return SimpleNamespace(net=net, ms=ms, plans=plans(net, ms, report.results, family=fam),
+                           dump=dump,
                            gtkw=gtkw.read_text(), root=root, signals=signals,
                            windows=_windows(dump, root, net.cycle_length))
 
@@ -91,7 +91,7 @@ def test_every_endpoint_wire_has_a_decoded_trace_shown_under_it(run):
 
 
 def test_source_wires_name_their_message_and_fields(run):
-    fam = family(run.net)
+    fam = family_of(run.net).testbench
     for c, plan in enumerate(run.plans):
         when = run.windows[c]
         owned = {(p, w): m for (p, kind, w), m in plan.owner.items() if kind == "send"}

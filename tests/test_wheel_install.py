@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from fatnet.cli.registry import FAMILIES
+from fatnet.cli.registry import demo_kinds, get_family
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ("golden", "hdl", "sim", "cli")
@@ -81,13 +81,13 @@ def test_installed_package_is_the_wheel(installed, tmp_path):
     assert Path(p.stdout.strip()).is_relative_to(bindir.parent), p.stdout
 
 
-@pytest.mark.parametrize("kind", [k for k, f in FAMILIES.items() if f.demo is not None])
+@pytest.mark.parametrize("kind", demo_kinds())
 def test_installed_gen_and_sim(installed, tmp_path, kind):
     """Every family with hardware generates and co-simulates from the installed wheel."""
     if shutil.which("iverilog") is None:
         pytest.skip("iverilog is not installed (apt-get install iverilog)")
     _, bindir = installed
-    network, traffic = FAMILIES[kind].demo
+    network, traffic = get_family(kind).kinds[kind].demo
     help_ = _run(bindir, tmp_path, "gen", "--help")
     assert kind in help_.stdout, help_.stdout + help_.stderr
     gen = _run(bindir, tmp_path, "gen", kind, *network, "-o", "out")

@@ -6,9 +6,9 @@ The names below are the family's hooks for generation (:mod:`fatnet.hdl.gen`).
 from .network import (ButterflyNetworkHW, SplitterSwitch, check_buildable, network_signature,
                       port_meaning, switch_key)
 
-__all__ = ["ButterflyNetworkHW", "SplitterSwitch", "check_buildable", "switch_key", "top",
-           "network_signature",
-           "port_meaning", "manifest_fields", "edges", "SPEC_FIELDS"]
+__all__ = ["ButterflyNetworkHW", "SplitterSwitch", "check_buildable", "size_text",
+           "switch_key", "top", "network_signature", "port_meaning", "manifest_fields",
+           "edges", "SPEC_FIELDS"]
 
 #: The manifest's ``spec``: the options the network was built from, each documented.
 SPEC_FIELDS = {
@@ -30,6 +30,11 @@ SPEC_FIELDS = {
     "expansion": "[alpha, beta] the wiring was required to have (null: none required)",
     "payload_bits": "data bits of every message",
 }
+
+
+def size_text(circuit) -> str:
+    """The network's size as the options name it, for messages."""
+    return f"inputs {circuit.n_inputs} (multiplicity {circuit.network.multiplicity})"
 
 
 def top(circuit, library=None) -> ButterflyNetworkHW:
@@ -77,16 +82,15 @@ def manifest_fields(circuit, modules) -> dict:
     faults = net.faults
     n, N, d = circuit.depth, circuit.n_inputs, net.multiplicity
     T, P = circuit.cycle_length, circuit.payload_bits
-    lg = f"lg N (= {n})"
     return {
         "spec": _spec(circuit),
         "terms": {
             "N": f"inputs = outputs = rows per level (= {N}); row r is 0 .. N - 1",
             "lg N": f"log2 N (= {n}): switch levels, address bits of a message, and "
                     f"registers on every path (what the code calls depth)",
-            "level": f"0 .. lg N: levels 0 .. lg N - 1 hold switches (level 0: the input "
-                     f"switches, one per terminal's send wire); level lg N is the outputs "
-                     f"(the terminals' recv wires: no switch)",
+            "level": "0 .. lg N: levels 0 .. lg N - 1 hold switches (level 0: the input "
+                     "switches, one per terminal's send wire); level lg N is the outputs "
+                     "(the terminals' recv wires: no switch)",
             "interior switch": "a switch at levels 1 .. lg N - 1 (the only ones faults "
                                "are placed at and fault_mask can mark)",
             "(level, row)": "a switch, level first, everywhere in this manifest",

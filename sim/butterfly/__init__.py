@@ -4,7 +4,6 @@ groups (:mod:`.waves`)."""
 
 from .ports import *  # noqa: F401,F403
 from .ports import __all__ as _ports_all
-from .ports import mask_int
 from .waves import hop_field_labels, interior_wires, wave_groups
 
-__all__ = list(_ports_all) + ["mask_int", "wave_groups", "hop_field_labels", "interior_wires"]
+__all__ = list(_ports_all) + ["wave_groups", "hop_field_labels", "interior_wires"]

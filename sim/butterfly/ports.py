@@ -1,7 +1,8 @@
-"""The splitter networks' side of the planner and the comparator (butterflies, dilated
-butterflies, multibutterflies); the hooks are described in :mod:`fatnet.sim.fattree.ports`.
+"""The splitter networks' testbench hooks (:class:`~fatnet.sim.family.TestbenchFamily`;
+butterflies, dilated butterflies, multibutterflies).
 
-Ports are the top's terminals ``term0`` .. ``term{N-1}``: terminal ``r`` sends on input
+Ports are the top's terminals ``term__0`` .. ``term__{N-1}`` (named as the signature
+names them, :func:`fatnet.hdl.signatures.endpoint_name`): terminal ``r`` sends on input
 ``r``'s one wire (channel ``(0, r)`` wire 0; its ``send_ack`` is that wire's reverse) and
 receives on output ``r``'s delivery wires (channel ``(depth, r)``, one wire per incoming
 edge, in the golden in-edge order).
@@ -15,24 +16,20 @@ switches' settled status registers must equal that propagation (:func:`expected_
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from ...golden.butterfly.cyclemodel import masked_network, simulate_cycle
 from ...golden.errors import ParameterError
+from ...hdl.signatures import endpoint_name as port
 
-__all__ = ["endpoints", "port_name", "label", "recv_port", "ack_port", "site", "prepare",
-           "simulate", "mask_width", "mask_bits", "masked_circuit", "expected_status",
+__all__ = ["port_name", "label", "recv_port", "ack_port", "site", "prepare", "simulate",
+           "mask_width", "mask_bits", "mask_int", "masked_circuit", "expected_status",
+           "status_settle_clocks", "status_paths", "status_signals", "status_site",
            "build_params"]
 
 
-def endpoints(net):
-    recv = int(net.in_degree[net.depth, 0])
-    return [(f"term{r}", 1, recv) for r in range(net.n_inputs)]
-
-
 def port_name(net, endpoint: int) -> str:
-    return f"term{int(endpoint)}"
+    return port("term", int(endpoint))
 
 
 def label(net, src: int, dst: int) -> str:
@@ -41,12 +38,12 @@ def label(net, src: int, dst: int) -> str:
 
 def recv_port(net, key):
     level, row, wire = key
-    return (f"term{row}", wire) if level == net.depth else None
+    return (port("term", row), wire) if level == net.depth else None
 
 
 def ack_port(net, key):
     level, row, wire = key
-    return (f"term{row}", wire) if level == 0 else None
+    return (port("term", row), wire) if level == 0 else None
 
 
 def _feeder(net, row: int, wire: int) -> str:
@@ -61,8 +58,8 @@ def _feeder(net, row: int, wire: int) -> str:
     return "no switch"
 
 
-def site(net, port: str, kind: str, wire: int) -> str:
-    row = int(port[len("term"):])
+def site(net, port_: str, kind: str, wire: int) -> str:
+    row = int(port_.rsplit("__", 1)[1])
     if kind == "recv":
         return _feeder(net, row, wire)
     return f"switch (level 0, row {row}) input acknowledgment"
@@ -129,6 +126,30 @@ def expected_status(net, mask):
     """(depth, N) bool: the settled ``bad`` register of every switch (levels 0..depth-1),
     faulty or declared faulty by the golden propagation of (placed faults | mask)."""
     return masked_circuit(net, mask).blocked[:net.depth].copy()
+
+
+def status_settle_clocks(net) -> int:
+    """Clocks the status registers take to settle after the mask changes: one level per
+    clock, lg N (the manifest's ``status_settle_clocks``)."""
+    return net.depth
+
+
+def status_paths(net, top: str) -> list[str]:
+    """Every switch's status register under the harness, level by level, row by row (the
+    order of :func:`expected_status`)."""
+    return [f"{top}.bad_{i}_{r}" for i in range(net.depth) for r in range(net.n_inputs)]
+
+
+def status_signals(net, dut):
+    """The status registers of the network top ``dut`` for a simulator testbench: its
+    documented :attr:`~fatnet.hdl.butterfly.network.ButterflyNetworkHW.status`,
+    ``[level][row]`` for levels 0..depth-1, in :func:`expected_status`'s order."""
+    return dut.status
+
+
+def status_site(net, index: tuple) -> str:
+    level, row = index
+    return f"switch (level {level}, row {row})"
 
 
 def prepare(net, ms, idx, mask=None):

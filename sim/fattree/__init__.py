@@ -3,7 +3,6 @@
 
 from .ports import *  # noqa: F401,F403
 from .ports import __all__ as _ports_all
-from .ports import mask_int  # noqa: F401
 from .waves import hop_field_labels, interior_wires, wave_groups
 
 __all__ = list(_ports_all) + ["wave_groups", "hop_field_labels", "interior_wires"]

@@ -1,41 +1,30 @@
-"""The fat-tree's side of the planner, the comparator and the waveform groups.
+"""The fat-tree's testbench hooks (:class:`~fatnet.sim.family.TestbenchFamily`): which
+port and wire a model waveform is, what the sources drive in a cycle (switch settings
+off-line, injection wires on-line), and reports.
 
-Every family gives :mod:`fatnet.sim.plan` the same small set of hooks (this module for
-``fatnet.sim.fattree``, :mod:`fatnet.sim.butterfly.ports` for splitter networks):
-
-``endpoints(net)``            [(port, send wires, recv wires)] in the top's signature order
-``port_name(net, endpoint)``  the port of a golden endpoint (message source/destination)
-``label(net, src, dst)``      a message's route, for reports
-``recv_port(net, key)``       waveform key (*channel, wire) -> (port, wire) of a ``recv``
-                              wire, or None
-``ack_port(net, key)``        the same for ``send_ack`` wires (acknowledgment waveforms)
-``site(net, port, kind, wire)``  which node drives a port's wire, for reports
-``prepare(net, ms, idx, mask)``  check one cycle of message indices (raises on a cycle
-                              the network cannot carry); returns what ``simulate`` needs
-``simulate(net, ms, prepared)``  run it through the model once: a ``CycleResult``
-``mask_width(net)``           bits of the run-time fault mask (0: the family has none)
-``expected_status(net, mask)``  the settled status registers the model predicts, or None
-``build_params(net)``         (parameters, model source files) of the build key
+Ports are the network top's endpoints as the signature names them
+(:func:`fatnet.hdl.signatures.endpoint_name`): ``leaf__0`` .. ``leaf__{n-1}``, ``ext``.
 """
 
 from __future__ import annotations
 
+from ...golden.errors import FatnetInputError
+from ...golden.fattree.bitstream import encode
 from ...golden.fattree.cyclemodel import simulate_cycle
+from ...golden.fattree.switching import assign_injection_wires, set_switches
 from ...golden.fattree.topology import DOWN, EXT, UP
+from ...golden.messages import endpoint_name
+from ...hdl.signatures import endpoint_name as port
 
-__all__ = ["endpoints", "port_name", "label", "recv_port", "ack_port", "site", "prepare",
-           "simulate", "mask_width", "expected_status", "build_params", "boundary_node"]
-
-
-def endpoints(net):
-    caps = net.spec.capacities
-    out = [(f"leaf{i}", caps[-1], caps[-1]) for i in range(net.n)]
-    out.append(("ext", caps[0], caps[0]))
-    return out
+__all__ = ["port_name", "label", "recv_port", "ack_port", "site", "prepare", "simulate",
+           "mask_width", "mask_int", "expected_status", "status_settle_clocks",
+           "status_paths", "status_signals", "status_site",
+           "build_params",
+           "boundary_node", "cycle_injections"]
 
 
 def port_name(net, endpoint: int) -> str:
-    return "ext" if endpoint == EXT else f"leaf{endpoint}"
+    return "ext" if endpoint == EXT else port("leaf", int(endpoint))
 
 
 def label(net, src: int, dst: int) -> str:
@@ -48,7 +37,7 @@ def _port(net, key, leaf_dir):
     direction, heap, wire = key
     first_leaf = (1 << net.L) - 1
     if direction == leaf_dir and heap >= first_leaf:
-        return f"leaf{heap - first_leaf}", wire
+        return port("leaf", heap - first_leaf), wire
     if direction != leaf_dir and heap == 0:
         return "ext", wire
     return None
@@ -62,22 +51,50 @@ def ack_port(net, key):
     return _port(net, key, UP)
 
 
-def boundary_node(net, port: str) -> str:
+def boundary_node(net, port_: str) -> str:
     """The node whose registered outputs drive a top-level port's wires: a leaf's
     ``recv`` and ``send_ack`` come from its parent's L or R port, the external
     channel's from the root's U port."""
-    if port == "ext":
+    if port_ == "ext":
         return "node 0 port U"
-    heap = (1 << net.L) - 1 + int(port[len("leaf"):])
+    heap = (1 << net.L) - 1 + int(port_.rsplit("__", 1)[1])
     return f"node {(heap - 1) // 2} port {'L' if heap % 2 else 'R'}"
 
 
-def site(net, port: str, kind: str, wire: int) -> str:
-    return boundary_node(net, port)
+def site(net, port_: str, kind: str, wire: int) -> str:
+    return boundary_node(net, port_)
+
+
+def cycle_injections(net, ms, idx) -> tuple[dict, list]:
+    """What the sources drive for messages ``idx`` in one cycle: (message -> (wire,
+    stream), local messages). Off-line networks get their switch settings; on-line ones
+    are injected in message order. A cycle the network cannot carry (more messages at a
+    source than it has wires, or off-line, no disjoint paths through some concentrator)
+    raises :class:`~fatnet.golden.errors.FatnetInputError` naming the message."""
+    idx = sorted(int(i) for i in idx)
+    for m in idx:  # endpoints out of range: one clear error before anything runs
+        net.tree.check_endpoint(f"message {m} source", int(ms.src[m]))
+        net.tree.check_endpoint(f"message {m} destination", int(ms.dst[m]))
+    if net.spec.mode == "offline":
+        st = set_switches(net, ms, idx)
+        injections = {m: (st.wire[m], encode(net, int(ms.src[m]), int(ms.dst[m]),
+                                             ms.payload[m], st.decisions[m]))
+                      for m in st.routed}
+        refused = st.unroutable
+    else:
+        wires, refused = assign_injection_wires(net, ms, idx)
+        injections = {m: (w, encode(net, int(ms.src[m]), int(ms.dst[m]), ms.payload[m]))
+                      for m, w in wires.items()}
+    if refused:
+        m, why = refused[0]
+        raise FatnetInputError(
+            f"this cycle cannot carry message {m} ({endpoint_name(ms.src[m])} -> "
+            f"{endpoint_name(ms.dst[m])}): {why}" + (f" (and {len(refused) - 1} more)"
+                                                    if len(refused) > 1 else ""))
+    return injections, [m for m in idx if ms.src[m] == ms.dst[m]]
 
 
 def prepare(net, ms, idx, mask=None):
-    from ..plan import cycle_injections
     return cycle_injections(net, ms, idx)
 
 
@@ -89,15 +106,30 @@ def mask_width(net) -> int:
     return 0
 
 
+def mask_int(net, mask) -> int:
+    raise FatnetInputError("a fat-tree has no run-time fault mask")
+
+
 def expected_status(net, mask):
     return None
+
+
+def status_settle_clocks(net) -> int:
+    return 0
+
+
+def status_paths(net, top: str) -> list[str]:
+    return []
+
+
+def status_signals(net, dut):
+    return None
+
+
+def status_site(net, index: tuple) -> str:
+    return f"status register {index}"  # a fat-tree has none: never asked
 
 
 def build_params(net):
     from ...golden.fattree import concentrator, network
     return net.spec.to_dict(), [network.__file__, concentrator.__file__]
-
-
-def mask_int(net, mask) -> int:
-    from ...golden.errors import FatnetInputError
-    raise FatnetInputError("a fat-tree has no run-time fault mask")

@@ -19,6 +19,7 @@ import pytest
 from fatnet.golden.butterfly.cyclemodel import run_circuit
 
 from test_bfly_hdl_amaranth import PATTERNS, circuit, masked_run, messages, random_mask
+from fatnet.cli.registry import family_of
 
 cocotb_runner = pytest.importorskip("fatnet.sim.cocotb_runner")
 
@@ -81,7 +82,7 @@ def test_full_load_masks_and_patterns_as_the_model_predicts(sim, name, tmp_path)
     seed = c.n_inputs
     ms, cycles, per_cycle = _workload(c, seed)
     result = cocotb_runner.run(c, ms, cycles, masks=per_cycle, sim=sim, seed=seed,
-                               replay=_replay(name, sim, seed))
+                               replay=_replay(name, sim, seed), family=family_of(c))
     assert result.passed, "\n".join(result.failures)[:4000]
     assert result.cycles == len(cycles)
     # the traffic patterns, one cycle each (messages from every input), same build
@@ -89,7 +90,7 @@ def test_full_load_masks_and_patterns_as_the_model_predicts(sim, name, tmp_path)
         pm = messages(c, pattern, seed)
         rep = run_circuit(c, pm, keep_results=True, max_cycles=2)
         result = cocotb_runner.run(c, pm, rep.results, sim=sim, seed=seed,
-                                   replay=_replay(name, sim, seed) + f" {pattern}")
+                                   replay=_replay(name, sim, seed) + f" {pattern}", family=family_of(c))
         assert result.passed, "\n".join(result.failures)[:4000] + f"\n{pattern}"
         if sim == "icarus" or c.n_inputs > 8:
             break  # the full pattern set once, on the small network on Verilator
@@ -106,10 +107,10 @@ def test_a_wrong_expectation_names_switch_wire_bit_time_and_message(sim):
     o = res.outcomes[m]
     bit = int(ms.dst[m]) * int(c.in_degree[c.depth, 0]) + o.path[-1].wire
     result = cocotb_runner.run(c, ms, [res], sim=sim, seed=1, replay="REPLAY-ME",
-                               flip_expected=(0, "recv", o.arrival, bit))
+                               flip_expected=(0, "recv", o.arrival, bit), family=family_of(c))
     assert not result.passed
     text = "\n".join(result.failures)
-    assert f"term{int(ms.dst[m])}.recv[{o.path[-1].wire}]" in text
+    assert f"term__{int(ms.dst[m])}.recv[{o.path[-1].wire}]" in text
     assert f"bit-time {o.arrival}" in text and f"message {m}" in text
     assert f"switch (level {c.depth - 1}, row" in text and "REPLAY-ME" in text
 
@@ -124,7 +125,7 @@ def test_the_testbench_refuses_a_mask_wider_or_narrower_than_the_network(sim):
         bad = np.zeros(width, dtype=bool)
         bad[0] = True
         result = cocotb_runner.run(c, ms, [range(8)], masks=[bad], sim=sim,
-                                   check_masks=False)
+                                   check_masks=False, family=family_of(c))
         assert not result.passed
         text = "\n".join(result.failures)
         assert f"fault mask of {width} bits refused" in text and word in text, text[:2000]

@@ -21,6 +21,7 @@ from fatnet.golden.messages import MessageSet
 from fatnet.sim.amaranth_bench import run_cycles_amaranth, run_cycles_harness_amaranth
 from fatnet.sim.butterfly.ports import masked_circuit, mask_width
 from fatnet.sim.plan import compare_cycle, plan_cycle, plans
+from fatnet.cli.registry import family_of
 
 PATTERNS = ["random-destinations", "random-permutation", "transpose", "bit-reversal",
             "hot-spot"]
@@ -82,7 +83,7 @@ def test_full_load_with_retries_as_the_model_predicts(kind, n, d, faults):
     ms = messages(c, "random-destinations", seed, problems=2)
     rep = run_circuit(c, ms, keep_results=True, max_cycles=6)
     assert rep.results
-    check(run_cycles_amaranth(c, ms, rep.results),
+    check(run_cycles_amaranth(c, ms, rep.results, family=family_of(c)),
           f"{kind} N={n} d={d} faults={faults} seed {seed}")
 
 
@@ -94,7 +95,7 @@ def test_patterns(kind, n, d, pattern):
     c = circuit(kind, n, d, "random", count=2, seed=seed)
     ms = messages(c, pattern, seed)
     rep = run_circuit(c, ms, keep_results=True, max_cycles=4)
-    check(run_cycles_amaranth(c, ms, rep.results), f"{kind} N={n} {pattern} seed {seed}")
+    check(run_cycles_amaranth(c, ms, rep.results, family=family_of(c)), f"{kind} N={n} {pattern} seed {seed}")
 
 
 @pytest.mark.parametrize("kind,n,d", [("multibutterfly", 8, 2), ("dilated-butterfly", 8, 3),
@@ -110,12 +111,12 @@ def test_fault_masks_changed_between_cycles(kind, n, d):
     masks = [None, random_mask(c, 2, seed), random_mask(c, max(2, w // 4), seed + 1),
              np.zeros(w, dtype=bool), random_mask(c, max(2, w // 2), seed + 2)]
     results, per_cycle = masked_run(c, ms, masks)
-    out = run_cycles_amaranth(c, ms, results, masks=per_cycle)
+    out = run_cycles_amaranth(c, ms, results, masks=per_cycle, family=family_of(c))
     check(out, f"{kind} N={n} d={d} masks seed {seed}")
     assert any(p.expect_status.any() for p, _ in out)  # the status check saw faults
     # index cycles under masks give the same plans as the masked model's results
-    for res, mk, plan in zip(results, per_cycle, plans(c, ms, results, per_cycle)):
-        again = plan_cycle(c, ms, sorted(res.outcomes), mk)
+    for res, mk, plan in zip(results, per_cycle, plans(c, ms, results, per_cycle, family=family_of(c))):
+        again = plan_cycle(c, ms, sorted(res.outcomes), mk, family=family_of(c))
         assert plan.mask == again.mask
         for a, b in ((plan.drive, again.drive), (plan.expect_recv, again.expect_recv)):
             assert all(np.array_equal(a[p], b[p]) for p in a)
@@ -128,7 +129,7 @@ def test_adversarial_mask_blocks_inputs_and_status_says_so():
     ms = messages(c, "random-permutation", 5)
     mk = np.zeros((c.depth - 1, c.n_inputs), dtype=bool)
     mk[-1, :] = True
-    out = run_cycles_amaranth(c, ms, [range(8), range(8)], masks=[mk, None])
+    out = run_cycles_amaranth(c, ms, [range(8), range(8)], masks=[mk, None], family=family_of(c))
     check(out, "all of the last interior level masked")
     assert out[0][0].expect_status[0].all() and not out[0][0].result.delivered
     assert not out[1][0].expect_status.any() and len(out[1][0].result.delivered) > 0
@@ -142,16 +143,17 @@ def test_packed_harness_replays_whole_cycles_as_modelled(kind, n, d):
     ms = messages(c, "random-destinations", 1, problems=2)
     masks = [None, random_mask(c, 3, 1)]
     results, per_cycle = masked_run(c, ms, masks, max_cycles=3)
-    check(run_cycles_harness_amaranth(c, ms, results, masks=per_cycle), f"harness {kind}")
+    check(run_cycles_harness_amaranth(c, ms, results, masks=per_cycle, family=family_of(c)), f"harness {kind}")
 
 
 def test_harness_layouts_follow_the_signature():
     from fatnet.hdl.harness import PackedHarness, packed_layout
     c = circuit("multibutterfly", 8, 2)
-    h = PackedHarness(c)
-    assert h.layout == packed_layout(c) == [(f"term{r}", r, 1) for r in range(8)]
-    assert h.recv_layout == packed_layout(c, "recv") == [(f"term{r}", 4 * r, 4)
-                                                         for r in range(8)]
+    hw = family_of(c).hardware
+    h = PackedHarness(c, hw.top(c))
+    assert h.layout == packed_layout(c, hardware=hw) == [(f"term__{r}", r, 1) for r in range(8)]
+    assert h.recv_layout == packed_layout(c, "recv", hardware=hw) \
+        == [(f"term__{r}", 4 * r, 4) for r in range(8)]
     assert h.extra == [("fault_mask", mask_width(c))]
     k, T = h.bit_times_per_row, c.cycle_length
     assert h.recv_cap.shape.width == k * 32 and h.ack_cap.shape.width == h.stim.shape.width \
@@ -161,17 +163,17 @@ def test_harness_layouts_follow_the_signature():
 def test_a_mismatch_names_switch_wire_bit_time_and_message():
     c = circuit("dilated-butterfly", 8, 2)
     ms = messages(c, "random-permutation", 2)
-    plan = plan_cycle(c, ms, range(8))
+    plan = plan_cycle(c, ms, range(8), family=family_of(c))
     assert not compare_cycle(plan, plan.expect_recv, plan.expect_send_ack)
     got = {p: a.copy() for p, a in plan.expect_recv.items()}
     m = plan.result.delivered[0]
     dst = int(ms.dst[m])
     wire = plan.result.outcomes[m].path[-1].wire
     t = plan.result.outcomes[m].arrival
-    got[f"term{dst}"][t, wire] ^= 1
+    got[f"term__{dst}"][t, wire] ^= 1
     [mm] = compare_cycle(plan, got, plan.expect_send_ack)
     text = str(mm)
-    assert f"term{dst}.recv[{wire}]" in text and f"bit-time {t}" in text
+    assert f"term__{dst}.recv[{wire}]" in text and f"bit-time {t}" in text
     assert f"message {m}" in text and f"output {dst}" in text
     assert f"switch (level {c.depth - 1}, row" in text
     # a wrong status register is named by its switch
@@ -188,22 +190,22 @@ def test_run_time_mask_of_the_wrong_width_is_refused():
     assert w == 2 * 8
     for bad in (np.zeros(w + 1, dtype=bool), np.zeros(w - 1, dtype=bool), 1 << w):
         with pytest.raises(FatnetInputError, match="fault.mask"):
-            plans(c, ms, [range(8)], [bad])
+            plans(c, ms, [range(8)], [bad], family=family_of(c))
         with pytest.raises(FatnetInputError, match="fault.mask"):
-            run_cycles_amaranth(c, ms, [range(8)], masks=[bad])
+            run_cycles_amaranth(c, ms, [range(8)], masks=[bad], family=family_of(c))
     # and the testbench's own check, against the port's width
     from fatnet.sim.amaranth_bench import check_mask_width
-    [plan] = plans(c, ms, [range(8)], [np.zeros(w, dtype=bool)])
+    [plan] = plans(c, ms, [range(8)], [np.zeros(w, dtype=bool)], family=family_of(c))
     plan.mask, plan.mask_width = 1, w + 3
     with pytest.raises(FatnetInputError, match="wider than the network"):
         check_mask_width(w, plan)
 
 
 def test_modified_networks_are_refused_in_hardware():
-    net = make_network("multibutterfly", 16, 2, modified=True, seed=0)
+    c = CircuitNetwork(make_network("multibutterfly", 16, 2, modified=True, seed=0), 4)
     with pytest.raises(ValueError, match="modified"):
-        run_cycles_amaranth(CircuitNetwork(net, 4), messages(circuit("butterfly", 16, 1),
-                                                             "transpose", 0), [range(16)])
+        run_cycles_amaranth(c, messages(circuit("butterfly", 16, 1), "transpose", 0),
+                            [range(16)], family=family_of(c))
 
 
 def test_gtkw_groups_by_level_and_switch_and_names_signals_that_exist(tmp_path,
@@ -211,9 +213,9 @@ def test_gtkw_groups_by_level_and_switch_and_names_signals_that_exist(tmp_path,
     from fatnet.hdl.gen import generate
     from fatnet.sim.waves import write_gtkw
     c = circuit("multibutterfly", 4, 2)
-    generate(c, tmp_path)
+    generate(c, tmp_path, hardware=family_of(c).hardware)
     text = (tmp_path / "butterfly_harness.v").read_text() + (tmp_path / "butterfly.v").read_text()
-    gtkw = write_gtkw(c, tmp_path / "dump.fst", tmp_path / "b.gtkw").read_text()
+    gtkw = write_gtkw(c, tmp_path / "dump.fst", tmp_path / "b.gtkw", family=family_of(c)).read_text()
     paths = gtkw_paths_exist(gtkw, "butterfly_harness", text)
     assert len(paths) > 2 * 4 * 7
     assert gtkw.count("-level_") == 2 * c.depth

@@ -19,6 +19,7 @@ from fatnet.golden.fattree.network import FatTreeNetwork
 from fatnet.golden.fattree.route import run_online
 from fatnet.golden.fattree.schedule import schedule
 from fatnet.golden.fattree.spec import FatTreeSpec
+from fatnet.cli.registry import family_of
 
 cocotb_runner = pytest.importorskip("fatnet.sim.cocotb_runner")
 
@@ -102,11 +103,11 @@ def test_offline_schedules_run_cycle_after_cycle_with_zero_loss(sim, name):
             cycles.append([offset + int(i) for i in c])
         offset += len(p)
     res = cocotb_runner.run(net, ms, cycles, sim=sim, seed=seed,
-                            replay=_replay(name, sim, "offline", seed))
+                            replay=_replay(name, sim, "offline", seed), family=family_of(net))
     _check(res, _replay(name, sim, "offline", seed))
     # the model itself says nothing was lost in these cycles
     from fatnet.sim.plan import plan_cycle
-    assert all(not plan_cycle(net, ms, c).result.lost for c in cycles[:4])
+    assert all(not plan_cycle(net, ms, c, family=family_of(net)).result.lost for c in cycles[:4])
 
 
 @pytest.mark.parametrize("sim, name", list(_cases("online")))
@@ -120,7 +121,7 @@ def test_online_losses_and_retries_as_predicted(sim, name):
         report = run_online(net, ms, keep_results=True, max_cycles=64)
         # the model's own cycle results, handed over as `fatnet sim` does
         res = cocotb_runner.run(net, ms, report.results, sim=sim, seed=seed,
-                                replay=_replay(name, sim, pattern, seed))
+                                replay=_replay(name, sim, pattern, seed), family=family_of(net))
         _check(res, _replay(name, sim, pattern, seed))
         if pattern == "hot-spot":
             assert sum(report.losses_per_cycle) > 0  # congestion really happened
@@ -134,14 +135,14 @@ def test_a_wrong_expectation_is_reported_with_wire_and_bit_time(sim):
     ms = make_pattern(net.n, "random-permutation", 3, net.spec.payload_bits)
     cycles = [list(c) for c in schedule(net.tree, ms.src, ms.dst, cap=net.effective_cap)]
     res = cocotb_runner.run(net, ms, cycles, sim=sim, seed=3, replay="the replay command",
-                            flip_expected=(0, "recv", 5, 0))
+                            flip_expected=(0, "recv", 5, 0), family=family_of(net))
     assert not res.passed
     text = "\n".join(res.failures)
     # leaf 0 is heap 7 in an 8-leaf tree: its recv wires leave node 3's L port
     into_leaf0 = [m for m in cycles[0] if ms.dst[m] == 0 and ms.src[m] != 0]
-    who = (f"message {into_leaf0[0]}, leaf{ms.src[into_leaf0[0]]} -> leaf0" if into_leaf0
+    who = (f"message {into_leaf0[0]}, leaf__{ms.src[into_leaf0[0]]} -> leaf__0" if into_leaf0
            else "no message expected")
-    assert f"leaf0.recv[0] (node 3 port L; {who}) at bit-time 5" in text, text
+    assert f"leaf__0.recv[0] (node 3 port L; {who}) at bit-time 5" in text, text
     assert "seed 3" in text
     assert "the replay command" in text
 
@@ -152,8 +153,8 @@ def test_a_cycle_the_network_cannot_carry_is_refused_before_simulating(tmp_path)
     # two messages from leaf 3 in one cycle, but leaf 3 has one wire
     ms = MessageSet.from_pairs([3, 3], [0, 5], net.spec.payload_bits)
     with pytest.raises(FatnetInputError, match=r"cannot carry message 1 \(3 -> 5\)"):
-        cocotb_runner.run(net, ms, [[0, 1]], sim="icarus", build_root=tmp_path)
+        cocotb_runner.run(net, ms, [[0, 1]], sim="icarus", build_root=tmp_path, family=family_of(net))
     assert not any(tmp_path.iterdir())  # nothing was built
     ms = MessageSet.from_pairs([3], [9], net.spec.payload_bits)
     with pytest.raises(FatnetInputError, match="destination must be a leaf index in"):
-        cocotb_runner.run(net, ms, [[0]], sim="icarus", build_root=tmp_path)
+        cocotb_runner.run(net, ms, [[0]], sim="icarus", build_root=tmp_path, family=family_of(net))

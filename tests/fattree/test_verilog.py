@@ -8,6 +8,16 @@ import re
 import pytest
 
 from fatnet.cli.main import main
+from fatnet.cli.registry import family_of
+
+
+def expected_layout(net):
+    """The fat-tree's packing from its spec alone (an independent reference): ``leaf__0``
+    .. ``leaf__{n-1}``, each the leaves' capacity wide, then ``ext``, the root's."""
+    caps = net.spec.capacities
+    leaves = [(f"leaf__{i}", i * caps[-1], caps[-1]) for i in range(net.n)]
+    return leaves + [("ext", net.n * caps[-1], caps[0])]
+
 
 GEN_CASES = [
     ["--leaves", "2", "--root-capacity", "2"],
@@ -61,9 +71,9 @@ def test_gtkw_names_signals_that_exist_in_the_design(tmp_path, gtkw_paths_exist)
     from fatnet.hdl.gen import generate
     from fatnet.sim.waves import write_gtkw
     net = FatTreeNetwork(FatTreeSpec.universal(8, 4))
-    generate(net, tmp_path)
+    generate(net, tmp_path, hardware=family_of(net).hardware)
     verilog = (tmp_path / "fattree_harness.v").read_text() + (tmp_path / "fattree.v").read_text()
-    gtkw = write_gtkw(net, tmp_path / "dump.fst", tmp_path / "f.gtkw").read_text()
+    gtkw = write_gtkw(net, tmp_path / "dump.fst", tmp_path / "f.gtkw", family=family_of(net)).read_text()
     paths = gtkw_paths_exist(gtkw, "fattree_harness", verilog)
     assert len(paths) > 7 * 12  # every node's three ports, four signals each
     groups = [ln for ln in gtkw.splitlines() if ln.startswith("-node_")]
@@ -124,7 +134,7 @@ def test_manifest_says_which_shape_sits_on_each_node_output(tmp_path):
     from fatnet.golden.fattree.topology import PORT_L, PORT_NAMES, PORT_R, PORT_U
     from fatnet.hdl.gen import generate
     net = FatTreeNetwork(FatTreeSpec.universal(16, 7))
-    doc = generate(net, tmp_path, harness=False)
+    doc = generate(net, tmp_path, harness=False, hardware=family_of(net).hardware)
     shapes = doc["concentrator_shapes"]
     assert [s["index"] for s in shapes] == list(range(len(shapes)))
     assert len(doc["node_outputs"]) == net.n - 1
@@ -149,7 +159,7 @@ def test_each_distinct_node_is_emitted_once(tmp_path):
     from fatnet.hdl.fattree.network import node_key
     net = FatTreeNetwork(FatTreeSpec.universal(32, 11))
     from fatnet.hdl.gen import generate
-    doc = generate(net, tmp_path)
+    doc = generate(net, tmp_path, hardware=family_of(net).hardware)
     text = (tmp_path / "fattree.v").read_text()
     node_modules = re.findall(r"^module (fattree_node\d+)\(", text, re.M)
     distinct = {node_key(net, h) for h in range(net.n - 1)}
@@ -172,11 +182,11 @@ def test_port_map_comes_from_the_signature():
     from fatnet.hdl.gen import manifest
     from fatnet.hdl.signatures import EndpointSignature, port_rows
     net = FatTreeNetwork(FatTreeSpec.universal(8, 4))
-    doc = manifest(net, "fattree")
+    doc = manifest(net, "fattree", hardware=family_of(net).hardware)
     rows = port_rows(network_signature(net))
     assert [p["name"] for p in doc["ports"]] == ["clk", "rst"] + [r["name"] for r in rows]
     assert [(p["port"], p["first_bit"], p["width"]) for p in doc["harness"]["packed"]] \
-        == net.port_layout()
+        == expected_layout(net)
     leaf3 = [r["name"] for r in rows if r["endpoint"] == "leaf__3"]
     assert leaf3 == ["leaf__3__send", "leaf__3__send_ack", "leaf__3__recv",
                      "leaf__3__recv_ack"]

@@ -5,7 +5,6 @@ through ``fatnet``'s own command line, and run on Amaranth's simulator."""
 import json
 import shutil
 
-import numpy as np
 import pytest
 
 from fatnet.cli.main import main

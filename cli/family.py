@@ -1,0 +1,38 @@
+"""What a network family's command-line module provides (``cli/<family>.py``).
+
+:mod:`fatnet.cli.main` builds ``fatnet <verb> <kind>`` from these members of the family's
+``commands`` module (:class:`fatnet.cli.registry.Family`); the hardware verbs ``gen`` and
+``sim`` are the same for every family with hardware and live in :mod:`fatnet.cli.main`.
+``tests/test_families.py`` checks that every registered family provides them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["CommandFamily"]
+
+
+@runtime_checkable
+class CommandFamily(Protocol):
+    """The command line of one family."""
+
+    #: Model-only verbs: name -> (one line of help, function(kind, args) -> exit status).
+    VERBS: dict
+
+    def add_arguments(self, parser, verb: str, kind: str) -> None:
+        """Add the options of ``verb`` for ``kind`` (the network's, the traffic's; the
+        hardware verbs' own options are added by :mod:`fatnet.cli.main`). ``sim`` needs a
+        ``--seed`` among them: every failure prints it with the command that replays it."""
+
+    def network_from_args(self, kind: str, args) -> Any:
+        """The golden network the options name (its ``family`` is the family's name)."""
+
+    def messages_from_args(self, args, net) -> Any:
+        """The message set a ``route`` or ``sim`` command names
+        (:class:`~fatnet.golden.messages.MessageSet`)."""
+
+    def run_model(self, net, ms, args) -> Any:
+        """The model's run for ``sim``: a :class:`~fatnet.golden.runner.RunReport` with its
+        cycle results kept (``results``) and, if it ran under run-time fault masks, the
+        mask of every cycle (``masks``)."""
