@@ -197,8 +197,10 @@ class Step:
     relays; 6: relays -> holes; 2 and 4: the enumerated nodes, ``targets`` their ranks).
     ``messages``: the indices of the messages moved (Steps 1, 3, 6). ``dimensions``: the
     order Algorithm 1 visits dimensions in (a cycle-exact model replays it).
-    ``max_messages``/``max_bits``: the most any node holds at once during the step.
-    ``crossings``: link traversals.
+    ``max_messages``/``max_bits``: the most any node holds at once during the step
+    (resident messages, packets in transit with their k-bit headers, ranks and hole
+    addresses held). ``held_after``: the most messages any node holds once the step is
+    over. ``crossings``: link traversals.
     """
 
     iteration: int
@@ -211,6 +213,7 @@ class Step:
     dimensions: tuple
     max_messages: int
     max_bits: int
+    held_after: int
     crossings: int
 
 
@@ -258,6 +261,7 @@ class BatchResult:
     violations: dict                    # kind -> (B,) bool
     max_messages: np.ndarray            # (B, k, 6): most messages any node holds
     max_bits: np.ndarray                # (B, k, 6)
+    held_after: np.ndarray              # (B, k, 6): most messages in a node after the step
 
     @property
     def ok(self) -> np.ndarray:
@@ -296,6 +300,7 @@ class _Run:
         self.viol = {v: np.zeros(self.B, dtype=bool) for v in VIOLATIONS}
         self.max_messages = np.zeros((self.B, k, 6), dtype=np.int64)
         self.max_bits = np.zeros((self.B, k, 6), dtype=np.int64)
+        self.held_after = np.zeros((self.B, k, 6), dtype=np.int64)
         self.steps: list[Step] = []
 
     # ---- helpers
@@ -317,6 +322,8 @@ class _Run:
                                                      _per_batch_max(bits, self.B, self.N))
 
     def emit(self, i, number, sources, targets, messages, dims, crossings):
+        held = self.count(self.batch, self.pos)
+        self.held_after[:, i, number - 1] = _per_batch_max(held, self.B, self.N)
         if self.record:
             self.steps.append(Step(
                 iteration=i, number=number, kind=STEP_KINDS[number],
@@ -324,7 +331,8 @@ class _Run:
                 targets=np.asarray(targets, dtype=np.int64),
                 messages=np.asarray(messages, dtype=np.int64), dimensions=tuple(dims),
                 max_messages=int(self.max_messages[0, i, number - 1]),
-                max_bits=int(self.max_bits[0, i, number - 1]), crossings=int(crossings)))
+                max_bits=int(self.max_bits[0, i, number - 1]),
+                held_after=int(self.held_after[0, i, number - 1]), crossings=int(crossings)))
 
     def alg1(self, i, number, batch, start, target, dims, resident_msgs, resident_bits,
              payload_bits, messages):
@@ -514,7 +522,7 @@ def route_batch(k, src, dst, *, reading: str = "corrected", pick: str = "arrived
     final = run.pos.reshape(src.shape)
     return BatchResult(k=k, reading=reading, final=final, delivered=final == dst,
                        violations=run.viol, max_messages=run.max_messages,
-                       max_bits=run.max_bits)
+                       max_bits=run.max_bits, held_after=run.held_after)
 
 
 def all_permutations(k: int) -> np.ndarray:
