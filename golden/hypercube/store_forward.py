@@ -131,7 +131,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ParameterError
-from .cube import check_dimension, check_routing, hamming
+from .cube import check_dimension, check_routing
 from .patterns import check_seed
 
 __all__ = ["ALGORITHMS", "StoreForwardRun", "BitTimes", "route", "ecube", "valiant",
