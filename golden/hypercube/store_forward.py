@@ -121,7 +121,8 @@ Vectorisation
 The state is per message (node, state, link or buffer entry, order key); a step sorts
 the messages in link queues by (link, order) to find the heads, and the admissions and
 refills by (queue, rank). e-cube on a random permutation of the 16-cube (65,536
-messages) runs in about a second.
+messages, 16 steps) takes about 0.3 s in :func:`route` (1.0 s for the whole command,
+imports included, on 2 cores); Valiant about 0.9 s.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import pytest
 
 from fatnet.golden.errors import ParameterError
 from fatnet.golden.hypercube.patterns import PATTERNS, make_pattern
-from fatnet.golden.hypercube.store_forward import ecube, route, valiant
+from fatnet.golden.hypercube.store_forward import ecube, next_dimension, route, valiant
 
 
 def popcount(x: int) -> int:
@@ -27,7 +27,8 @@ def reference(k, src, dst, inter=None, buffer=None, barrier=False, inter_buffer=
     """One link queue, one node buffer and one message at a time (the docstring's rules).
 
     Returns (delivery step per message (-1 lost), final node per message, the links each
-    crossed, the largest queue, completion, deadlocked)."""
+    crossed, the largest queue, completion, deadlocked, the most undelivered messages at
+    one node)."""
     M = len(src)
     cap = float("inf") if buffer is None else buffer
     queues = {(x, i): deque() for x in range(2 ** k) for i in range(k)}
@@ -68,8 +69,16 @@ def reference(k, src, dst, inter=None, buffer=None, barrier=False, inter_buffer=
                 queues[key].append(buf.popleft())
 
     release()
+    def most_at_a_node():
+        count = {}
+        for m in range(M):
+            if m not in delivered:
+                count[pos[m]] = count.get(pos[m], 0) + 1
+        return max(count.values(), default=0)
+
     refill()
     largest = max(len(q) for q in queues.values())
+    crowd = most_at_a_node()
     step, deadlock = 0, False
     while len(delivered) < M:
         step += 1
@@ -114,9 +123,11 @@ def reference(k, src, dst, inter=None, buffer=None, barrier=False, inter_buffer=
             break
         refill()
         largest = max(largest, max(len(q) for q in queues.values()))
+        crowd = max(crowd, most_at_a_node())
         assert largest <= cap
     delivery = [delivered.get(m, -1) for m in range(M)]
-    return delivery, pos, links, largest, max(delivered.values(), default=0), deadlock
+    return (delivery, pos, links, largest, max(delivered.values(), default=0), deadlock,
+            crowd)
 
 
 def random_map(k, seed, per_source):
@@ -138,12 +149,13 @@ def test_matches_the_reference(k, hc_baseline, hc_baselines):
                         None if run.intermediate is None else run.intermediate.tolist(),
                         kw.get("buffer"), kw.get("barrier", False),
                         kw.get("intermediate_buffer", True))
-        delivery, final, links, largest, completion, deadlock = ref
+        delivery, final, links, largest, completion, deadlock, crowd = ref
         assert run.delivery_step.tolist() == delivery
         assert run.final.tolist() == final
         assert run.max_queue == largest
         assert run.steps == completion
         assert run.deadlock == deadlock
+        assert run.max_messages_per_node == crowd
         got = [[] for _ in range(len(src))]
         for m, link in zip(run.crossings["message"], run.crossings["link"]):
             got[m].append((int(link) // k, int(link) % k))
@@ -187,6 +199,17 @@ def test_a_message_alone_takes_its_hamming_distance(k):
                     run = valiant(k, [s], [d], intermediate=[i], barrier=barrier,
                                   buffer=1, intermediate_buffer=not through)
                     assert run.delivery_step[0] == popcount(s ^ i) + popcount(i ^ d)
+
+
+def test_next_dimension_is_the_lowest_differing_one():
+    k = 6
+    a = np.repeat(np.arange(2 ** k), 2 ** k)
+    b = np.tile(np.arange(2 ** k), 2 ** k)
+    diff = a != b
+    got = next_dimension(a[diff], b[diff])
+    assert got.tolist() == [ecube_dims(x, y, k)[0] for x, y in zip(a[diff].tolist(),
+                                                                     b[diff].tolist())]
+    assert next_dimension(12, 4) == 3
 
 
 def test_lone_message_bit_times():
