@@ -180,20 +180,23 @@ def enumerate_set(k: int, members, *, reading: str = "corrected") -> np.ndarray:
 def offsets_within(k: int, members, fixed_mask: int = 0) -> np.ndarray:
     """For every node ``x`` (member or not), the number of members of its subcube below
     ``x``: ``o[k, x]``. For a member this is ``E - 1``, the 0-based slot a packing sends
-    it to (``subcube_node(k, fixed_mask, x, offset)``)."""
+    it to (``subcube_node(k, fixed_mask, x, offset)``). ``members`` may be a batch
+    ``(*batch, 2**k)``; the result has its shape."""
     _, o = recurrences(k, members, fixed_mask=fixed_mask)
     return o[-1]
 
 
 def totals_within(k: int, members, fixed_mask: int = 0) -> np.ndarray:
-    """For every node, the number of members in its subcube: ``t[k, x]``."""
+    """For every node, the number of members in its subcube: ``t[k, x]`` (batches as
+    :func:`offsets_within`)."""
     t, _ = recurrences(k, members, fixed_mask=fixed_mask)
     return t[-1]
 
 
 def enumerate_direct(k: int, members, fixed_mask: int = 0) -> np.ndarray:
     """``E`` within each subcube by direct counting (``O(4**k)``; a reference for
-    tests and small cubes): for a member ``x``, ``#{y member : y & F == x & F, y <= x}``."""
+    tests and small cubes; one set, not a batch): for a member ``x``,
+    ``#{y member : y & F == x & F, y <= x}``."""
     k = check_dimension(k)
     s = check_members(k, members)
     fixed_mask = _check_mask(k, fixed_mask)
