@@ -30,7 +30,7 @@ from functools import reduce
 
 import numpy as np
 
-from amaranth import Cat, Const, Module, Signal
+from amaranth import Cat, ClockSignal, Const, Instance, Module, ResetSignal, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -144,6 +144,49 @@ class SplitterSwitch(wiring.Component):
             m.d.sync += [seen.eq(seen | i), waiting.eq(i & ~seen)]
             m.d.sync += [c.eq(c | g) for c, g in zip(held, grants)]
         return m
+
+
+class _Channel:
+    """``data`` and ``ack`` of one channel of a :class:`_SwitchInstance`."""
+
+    __slots__ = ("data", "ack")
+
+    def __init__(self, prefix: str, width: int):
+        self.data = Signal(width, name=f"{prefix}__data")
+        self.ack = Signal(width, name=f"{prefix}__ack")
+
+
+class _SwitchInstance:
+    """What :class:`fatnet.hdl.modules.ModuleInstance` would make of a
+    :class:`SplitterSwitch`'s signature, built directly: the same port signals (named as
+    ``wiring`` names them: ``i__data``), connected in the same order, to an
+    :class:`~amaranth.hdl.Instance` of the library's module.
+
+    Why: the top holds one instance per switch (10240 at 1024 inputs). Creating each
+    through ``Signature.create`` and a component's elaboration cost about a tenth of the
+    top's conversion; plain signals give Amaranth exactly the same instance, port
+    signals and names, so the Verilog is byte-identical.
+    """
+
+    __slots__ = ("clear", "faulty", "i", "up", "down", "up_bad", "down_bad", "instance")
+
+    def __init__(self, module: str, inputs: int, edges: int):
+        self.clear = Signal(name="clear")
+        self.faulty = Signal(name="faulty")
+        self.i = _Channel("i", inputs)
+        self.up = _Channel("up", edges)
+        self.down = _Channel("down", edges)
+        self.up_bad = Signal(edges, name="up_bad")
+        self.down_bad = Signal(edges, name="down_bad")
+        # ModuleInstance's port order: clk, rst, then the signature's members in order,
+        # each with its flow as seen from outside the switch
+        self.instance = Instance(
+            module, ("i", "clk", ClockSignal()), ("i", "rst", ResetSignal()),
+            ("i", "clear", self.clear), ("i", "faulty", self.faulty),
+            ("i", "i__data", self.i.data), ("o", "i__ack", self.i.ack),
+            ("o", "up__data", self.up.data), ("i", "up__ack", self.up.ack),
+            ("o", "down__data", self.down.data), ("i", "down__ack", self.down.ack),
+            ("i", "up_bad", self.up_bad), ("i", "down_bad", self.down_bad))
 
 
 def switch_key(circuit, level: int, row: int) -> tuple:
@@ -265,11 +308,14 @@ class ButterflyNetworkHW(wiring.Component):
                        for i in range(self._depth)]
 
     def _switch(self, level: int, row: int):
+        """Switch ``(level, row)``: the component itself (simulation), or, for generation,
+        a :class:`_SwitchInstance` of the library's module for its key."""
         key = switch_key(self._c, level, row)
         if self._library is None:
             return SplitterSwitch(*key)
-        return self._library.instance(("switch",) + key, lambda: SplitterSwitch(*key),
-                                      "switch")
+        module = self._library.declare(("switch",) + key, lambda: SplitterSwitch(*key),
+                                       "switch")
+        return _SwitchInstance(module, *key)
 
     def elaborate(self, platform):
         m = Module()
@@ -279,7 +325,8 @@ class ButterflyNetworkHW(wiring.Component):
         sw = {}
         for i in range(D):
             for row in range(N):
-                sw[i, row] = m.submodules[f"sw_{i}_{row}"] = self._switch(i, row)
+                sw[i, row] = s = self._switch(i, row)
+                m.submodules[f"sw_{i}_{row}"] = getattr(s, "instance", s)
                 m.d.comb += sw[i, row].clear.eq(self.start)
 
         # faulty and bad status: bad[level][row]; outputs (level D) are never bad
