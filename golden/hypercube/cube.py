@@ -85,3 +85,39 @@ def hamming(src, dst) -> np.ndarray:
         out += (r & np.uint64(1)).astype(np.int64)
         r >>= np.uint64(1)
     return out
+
+
+class Hypercube:
+    """The k-cube as the golden network of ``fatnet <verb> hypercube`` (a description,
+    not a model run): ``k``, ``nodes = 2**k``, ``links`` (undirected, ``k * 2**(k-1)``),
+    ``directed_links`` (``k * 2**k``) and ``family = "hypercube"``. The family has no
+    hardware yet, so no ``cycle_length``."""
+
+    family = "hypercube"
+
+    def __init__(self, k):
+        self.k = check_dimension(k)
+
+    def __repr__(self):
+        return f"Hypercube(k={self.k})"
+
+    def __eq__(self, other):
+        return isinstance(other, Hypercube) and other.k == self.k
+
+    def __hash__(self):
+        return hash(("hypercube", self.k))
+
+    @property
+    def nodes(self) -> int:
+        return 1 << self.k
+
+    @property
+    def links(self) -> int:
+        return self.k << (self.k - 1)
+
+    @property
+    def directed_links(self) -> int:
+        return self.k << self.k
+
+
+__all__ += ["Hypercube"]
