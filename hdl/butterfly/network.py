@@ -322,39 +322,60 @@ class ButterflyNetworkHW(wiring.Component):
         c, net, D, N = self._c, self._c.network, self._depth, self._n
         add_cycle_controller(m, self.start, self.bit_time, self.busy, self._T)
 
+        # Why the assignments below are gathered into a few wide statements: the top has
+        # about ten one-bit assignments per switch (10240 switches at 1024 inputs), and
+        # Amaranth's cost per statement (checks when added, visits when lowered and
+        # emitted) dominated over its cost per bit. ``Cat(lhs...).eq(Cat(rhs...))`` makes
+        # exactly the same per-bit assignments in the same order, creates the same cells
+        # in the same order, and meets every signal first in the same order (left-hand
+        # sides first, and every right-hand side here is a port or was met before), so
+        # Amaranth names everything as before and the Verilog is byte-identical.
         sw = {}
         for i in range(D):
             for row in range(N):
                 sw[i, row] = s = self._switch(i, row)
                 m.submodules[f"sw_{i}_{row}"] = getattr(s, "instance", s)
-                m.d.comb += sw[i, row].clear.eq(self.start)
+        m.d.comb += Cat(sw[key].clear for key in sw).eq(self.start.replicate(len(sw)))
 
         # faulty and bad status: bad[level][row]; outputs (level D) are never bad
         faulty = {}
         bad = {}
+        mask_lhs, mask_rhs = [], []
         for i in range(D + 1):
             for row in range(N):
                 fixed = int(self._fixed[i, row])
                 if 1 <= i < D:
                     f = Signal(name=f"faulty_{i}_{row}")
-                    m.d.comb += f.eq(self.fault_mask[(i - 1) * N + row] | fixed)
+                    mask_lhs.append(f)
+                    mask_rhs.append(self.fault_mask[(i - 1) * N + row] | fixed)
                     faulty[i, row] = f
                 else:
                     faulty[i, row] = Const(fixed, 1)
                 bad[i, row] = self.status[i][row] if i < D else Const(0, 1)
+        if mask_lhs:
+            m.d.comb += Cat(mask_lhs).eq(Cat(mask_rhs))
         e_of = [int(net.edges_per_group[i]) for i in range(D)]
+        port_lhs, port_rhs = [], []  # each switch's faulty, up_bad and down_bad inputs
+        status_next = []
         for i in range(D):
             e = e_of[i]
             for row in range(N):
                 s = sw[i, row]
-                m.d.comb += s.faulty.eq(faulty[i, row])
+                port_lhs.append(s.faulty)
+                port_rhs.append(faulty[i, row])
                 dirs_bad = []
                 for g, port_bad in ((0, s.up_bad), (1, s.down_bad)):
                     targets = [int(t) for t in net.heads[i, row, g * e:(g + 1) * e]]
-                    m.d.comb += port_bad.eq(Cat(bad[i + 1, t] for t in targets))
-                    dirs_bad.append(Cat(bad[i + 1, t] for t in targets).all())
-                # registered: the status settles backward one level per clock
-                m.d.sync += bad[i, row].eq(faulty[i, row] | dirs_bad[0] | dirs_bad[1])
+                    # one Cat for the port and the reduction (Amaranth emits it once)
+                    to = Cat(bad[i + 1, t] for t in targets)
+                    port_lhs.append(port_bad)
+                    port_rhs.append(to)
+                    dirs_bad.append(to.all())
+                status_next.append(faulty[i, row] | dirs_bad[0] | dirs_bad[1])
+        m.d.comb += Cat(port_lhs).eq(Cat(port_rhs))
+        # registered: the status settles backward one level per clock
+        m.d.sync += Cat(bad[i, row] for i in range(D) for row in range(N)).eq(
+            Cat(status_next))
 
         # links: edge (i, row, slot) -> input wire rank of switch (i + 1, target)
         inputs = {(i, row): [None] * int(c.in_degree[i, row])
