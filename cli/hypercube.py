@@ -1,0 +1,397 @@
+"""The hypercube family's command-line hooks: options, model-only verbs, the Kuszmaul
+experiment.
+
+:mod:`fatnet.cli.main` builds the parser from :func:`add_arguments` and calls
+:data:`VERBS` and :data:`EXPERIMENTS`; the data behind them is
+:mod:`fatnet.golden.hypercube.api` (one routing's report, the cube's costs) and
+:mod:`fatnet.golden.hypercube.experiment` (the tables). The family has no hardware yet
+(``gen`` and ``sim`` are not its verbs; ``fatnet demo`` does not show it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from ..golden.errors import MessageFileError, ParameterError
+from ..golden.hypercube import experiment as hx
+from ..golden.hypercube.alg1 import check_order
+from ..golden.hypercube.alg2 import READINGS
+from ..golden.hypercube.api import (ALG2_BIT_TIMES_NOTE, ALGORITHMS, check_message_bits,
+                                    info_report, route_report)
+from ..golden.hypercube.cube import MAX_DIMENSION, MIN_DIMENSION, Hypercube, check_dimension
+from ..golden.hypercube.patterns import MAX_PROBLEMS, PATTERNS, make_pattern
+from ..golden.messages import MessageSet
+from .registry import Family, Kind
+
+__all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "network_from_args",
+           "messages_from_args", "run_model"]
+
+#: The family as a plug-in (the entry point ``hypercube`` of ``fatnet.families``); no
+#: hardware yet, so no ``demo`` entry.
+FAMILY = Family(
+    "hypercube",
+    [Kind("hypercube", "Kuszmaul's k-cube routing, e-cube and Valiant")],
+    golden="fatnet.golden.hypercube", commands="fatnet.cli.hypercube")
+
+def _order(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated dimensions (a permutation of 0..k-1), got {text!r}"
+        ) from None
+
+
+def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
+    """The options of one verb for the k-cube (``--json`` is added by the main parser)."""
+    p.add_argument("--dimension", type=int, required=True, metavar="K",
+                   help=f"k, the cube's dimension: 2**k nodes, an integer in "
+                        f"[{MIN_DIMENSION}, {MAX_DIMENSION}]")
+    p.add_argument("--message-bits", type=int, default=None, metavar="M",
+                   help="message length M in bits (default 2k): alg1's pipeline counts the "
+                        "k address bits in M (M >= k + 1); alg2's storage figures take "
+                        "M-bit messages (M >= k) with a k-bit header in transit; e-cube and "
+                        "Valiant add a k- or 2k-bit header to M")
+    if verb != "route":
+        return
+    p.add_argument("--algorithm", choices=ALGORITHMS, default="alg2",
+                   help="alg1: Kuszmaul's Algorithm 1, dimensions in order, collisions "
+                        "detected; alg2: Algorithm 2, any partial permutation; ecube, "
+                        "valiant: synchronous store-and-forward baselines (default alg2)")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--messages", metavar="FILE",
+                     help='JSON file {"messages": [[src, dst], ...]} (a third, payload '
+                          "column is accepted and ignored)")
+    src.add_argument("--pattern", help="one of: " + ", ".join(PATTERNS))
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the random patterns and of Valiant's intermediate nodes "
+                        "(default 0)")
+    p.add_argument("--problems", type=int, default=1, metavar="H",
+                   help=f"--pattern: H problems at once, every node the source of H "
+                        f"messages (1..{MAX_PROBLEMS}; more than 1 only for ecube and "
+                        f"valiant, default 1)")
+    p.add_argument("--hot-fraction", type=float, default=0.1,
+                   help="hot-spot pattern: fraction of the nodes sending to node 0 "
+                        "(default 0.1)")
+    p.add_argument("--buffer", type=int, default=None, metavar="B",
+                   help="ecube, valiant: bound every link queue to B messages, with "
+                        "back-pressure (default unbounded)")
+    p.add_argument("--phased", action="store_true",
+                   help="valiant: a barrier between the two phases")
+    p.add_argument("--reading", choices=READINGS, default="corrected",
+                   help="alg2: the reading of Definition 5 (default corrected; the others "
+                        "are the paper's literal text and fail, kept to show it)")
+    p.add_argument("--order", type=_order, default=None, metavar="D0,D1,...",
+                   help="alg1: the order of the dimensions (default 0,1,...,k-1)")
+    p.add_argument("--allow-loss", action="store_true",
+                   help="exit 0 even if messages are not delivered (alg1: collided)")
+
+
+def network_from_args(kind: str, args) -> Hypercube:
+    """The k-cube the options name."""
+    return Hypercube(check_dimension(args.dimension))
+
+
+def load_messages(path, n: int) -> tuple[list[int], list[int]]:
+    """``(src, dst)`` of a message file ``{"messages": [[src, dst(, payload)], ...]}``
+    (the other families' format; a payload column is ignored) on ``n`` nodes. A file
+    that cannot be read or parsed, or an entry that is not a pair of nodes in
+    ``[0, n - 1]``, is one line naming the file, the entry and the accepted range."""
+    name = f"messages file {path}"
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise MessageFileError(f"{name}: cannot read ({e.strerror})") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise MessageFileError(f"{name}: not valid JSON (line {e.lineno}, column {e.colno}: "
+                               f"{e.msg})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
+        raise MessageFileError(f"{name}: expected a JSON object with a \"messages\" list "
+                               f"of [src, dst] pairs")
+    if not doc["messages"]:
+        raise MessageFileError(f"{name}: \"messages\" is empty; give at least one "
+                               f"[src, dst] pair")
+    src, dst = [], []
+    for i, e in enumerate(doc["messages"]):
+        where = f"{name}: messages[{i}]"
+        if not isinstance(e, list) or len(e) not in (2, 3):
+            raise MessageFileError(f"{where}: expected [src, dst] or [src, dst, payload], "
+                                   f"got {json.dumps(e)}")
+        for v in e[:2]:
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < n:
+                raise MessageFileError(f"{where}: node must be an integer in [0, {n - 1}], "
+                                       f"got {json.dumps(v)}")
+        src.append(e[0])
+        dst.append(e[1])
+    return src, dst
+
+
+def messages_from_args(args, net: Hypercube) -> MessageSet:
+    """The routing a ``route`` command names: a message file (:func:`load_messages`) or
+    a pattern (``--problems`` problems, problem 0's messages first); payloads 0."""
+    if args.messages is not None:
+        src, dst = load_messages(args.messages, net.nodes)
+    else:
+        options = {"problems": args.problems}
+        if args.pattern == "hot-spot":
+            options["fraction"] = args.hot_fraction
+        src, dst = make_pattern(net.k, args.pattern, args.seed, **options)
+    return MessageSet.from_pairs(src, dst, 0, payload=[0] * len(src))
+
+
+def _report(net: Hypercube, ms: MessageSet, args) -> dict:
+    if args.order is not None and args.algorithm != "alg1":
+        raise ParameterError(f"order must be left out for {args.algorithm} (an alg1 "
+                             f"option)")
+    if args.reading != "corrected" and args.algorithm != "alg2":
+        raise ParameterError(f"reading must be left out for {args.algorithm} (an alg2 "
+                             f"option)")
+    order = check_order(net.k, args.order) if args.order is not None else None
+    return route_report(net.k, ms.src, ms.dst, args.algorithm,
+                        message_bits=args.message_bits, buffer=args.buffer,
+                        phased=args.phased, seed=args.seed, reading=args.reading,
+                        order=order)
+
+
+def run_model(net: Hypercube, ms: MessageSet, args) -> dict:
+    """The model's run of ``--algorithm`` on the messages (its ``route --json``
+    report). The family has no hardware, so ``sim`` never calls this; it is the same
+    run as ``route``."""
+    return _report(net, ms, args)
+
+
+# ---------------------------------------------------------------------- verbs
+def cmd_route(kind: str, args) -> int:
+    net = network_from_args(kind, args)
+    check_message_bits(net.k, args.algorithm, args.message_bits)  # before any work
+    ms = messages_from_args(args, net)
+    t0 = time.perf_counter()
+    doc = _report(net, ms, args)
+    seconds = time.perf_counter() - t0
+    doc["source"] = (args.messages if args.messages is not None else
+                     {"pattern": args.pattern, "seed": args.seed, "problems": args.problems})
+    if args.json:
+        print(json.dumps(doc))
+    else:
+        _print_route(doc, seconds)
+    lost = doc["messages"] - doc["delivered"]
+    return 0 if not lost or args.allow_loss else 1
+
+
+def _print_route(doc: dict, seconds: float) -> None:
+    k, alg = doc["dimension"], doc["algorithm"]
+    src = doc["source"]
+    what = src if isinstance(src, str) else (
+        f"{src['pattern']}, seed {src['seed']}"
+        + (f", {src['problems']} problems" if src["problems"] > 1 else ""))
+    name = {"alg1": "Algorithm 1", "alg2": f"Algorithm 2 ({doc.get('reading')} reading)",
+            "ecube": "e-cube store-and-forward",
+            "valiant": "Valiant store-and-forward"
+                       + (" with a barrier" if doc.get("phased") else "")}[alg]
+    print(f"hypercube: k = {k} ({doc['nodes']} nodes), {name}; {what}: "
+          f"{doc['messages']} messages, M = {doc['message_bits']} bits")
+    print(f"delivered {doc['delivered']}/{doc['messages']}, not delivered "
+          f"{len(doc['lost'])}; {doc['steps']} steps; at most "
+          f"{doc['max_messages_per_node']} message{'' if doc['max_messages_per_node'] == 1 else 's'} in a node"
+          + (f" ({doc['max_bits']} bits)" if "max_bits" in doc else "")
+          + f"; model {seconds:.2f} s")
+    if alg == "alg1":
+        c = doc["collisions"]
+        print(f"pipelined router chain: {doc['bit_times']} bit-times (M + k); "
+              f"{len(c)} collisions" + (": " + "; ".join(
+                  f"{x['kind']} at step {x['step']}, node {x['node']}, dimension "
+                  f"{x['dimension']}, messages {x['messages']}" for x in c[:3])
+                  + (" ..." if len(c) > 3 else "") if c else ""))
+    elif alg == "alg2":
+        ops = doc["operations"]
+        bad = [v for v, b in doc["violations"].items() if b]
+        print("operations: " + ", ".join(f"{n} {c}" for n, c in ops.items())
+              + (f"; violations: {', '.join(bad)}" if bad else "; no violation"))
+        print(f"bit-times: n/a ({ALG2_BIT_TIMES_NOTE.rsplit(':', 1)[0]})")
+    else:
+        lat = doc["latency"]
+        print(f"largest link queue {doc['max_queue']}"
+              + (f" (bound {doc['buffer']})" if doc["buffer"] is not None else "")
+              + f", stopped: {doc['stopped']}; latency mean "
+              + (f"{lat['mean']:.2f}, max {lat['max']}" if lat["mean"] is not None
+                 else "-"))
+        print(f"bit-times with a {doc['header_bits']}-bit header: store-and-forward "
+              f"{doc['store_forward_bit_times']}, cut-through "
+              f"{doc['cut_through_bit_times']}")
+
+
+def cmd_info(kind: str, args) -> int:
+    net = network_from_args(kind, args)
+    doc = info_report(net.k, args.message_bits)
+    if args.json:
+        print(json.dumps(doc))
+        return 0
+    k, M, node, bt = doc["dimension"], doc["message_bits"], doc["per_node"], doc["bit_times"]
+    print(f"hypercube: k = {k}, {doc['nodes']} nodes, {doc['links']} links "
+          f"({doc['directed_links']} directed), M = {M} bits")
+    print(f"per node: {node['dimension_routers']} dimension routers "
+          f"({node['router_register_bits']} register bits), "
+          f"{node['enumeration_serial_adders']} serial adders for the enumeration, "
+          f"buffers: Algorithm 1 {node['alg1_buffer_messages']} message, Algorithm 2 "
+          f"{node['alg2_buffer_messages']} messages / {node['alg2_buffer_bits']} bits "
+          f"(2M + 2k), store-and-forward {node['link_queues']} link queues")
+    print(f"bit-times: Algorithm 1 pipeline {bt['alg1_pipeline']} (M + k), enumeration "
+          f"{bt['enumeration']} (2k + 1), Algorithm 2 n/a (cycle-exact model not built "
+          f"yet); a lone e-cube message across k dimensions: store-and-forward "
+          f"{bt['ecube_lone_message_store_forward']}, cut-through "
+          f"{bt['ecube_lone_message_cut_through']}")
+    return 0
+
+
+#: Model-only verbs: name -> (help, function(kind, args) -> exit status).
+VERBS = {
+    "route": ("route messages: Kuszmaul's Algorithms 1 and 2, e-cube, Valiant", cmd_route),
+    "info": ("nodes, links, per-node hardware, bit-time costs", cmd_info),
+}
+
+
+# ---------------------------------------------------------------------- experiments
+def _dimensions(what):
+    def parse(text):
+        try:
+            return hx.parse_dimensions(text, what)
+        except ParameterError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    return parse
+
+
+def _kuszmaul_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dimensions", type=_dimensions("dimensions"), default=hx.DEFAULT_DIMENSIONS,
+                   metavar="A..B",
+                   help="k of the census (k <= 3), the Algorithm 1 classes, the bit-times "
+                        "and the Algorithm 2 sweep: A..B or A,B,C (default 2..12, at most "
+                        f"{hx.MAX_EXPERIMENT_DIMENSION})")
+    p.add_argument("--compare", type=_dimensions("compare"), default=hx.DEFAULT_COMPARE,
+                   metavar="K,K,...",
+                   help="k of the comparison of Algorithm 2 with e-cube and Valiant on every "
+                        "pattern (default 6,8,10)")
+    p.add_argument("--trials", type=int, default=5,
+                   help="random draws per cell (default 5)")
+    p.add_argument("--seed", type=int, default=0, help="trial t uses seed + t (default 0)")
+    p.add_argument("--json", action="store_true", help="print the tables as JSON")
+    p.add_argument("--plot", default=None, metavar="FILE",
+                   help="write steps and node storage against k per algorithm and pattern "
+                        "(PNG)")
+
+
+def _progress_bar():
+    """A rich progress bar on stderr, as a ``progress(done, total, what)`` callback."""
+    from rich.progress import Progress
+    bar = Progress(transient=True)
+    task = {}
+
+    def progress(done, total, what=""):
+        if not task:
+            bar.start()
+            task["id"] = bar.add_task(what or "tables", total=total)
+        bar.update(task["id"], completed=done, description=what or "tables")
+        if done >= total:
+            bar.stop()
+    return progress, bar
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def _table(title, rows, columns) -> list[str]:
+    cells = [[_fmt(r.get(key)) for _, key in columns] for r in rows]
+    widths = [max([len(c)] + [len(row[j]) for row in cells])
+              for j, (c, _) in enumerate(columns)]
+    out = [title, "  ".join(f"{c:>{w}}" for (c, _), w in zip(columns, widths))]
+    out += ["  ".join(f"{v:>{w}}" for v, w in zip(row, widths)) for row in cells]
+    return out
+
+
+def format_kuszmaul(doc: dict) -> str:
+    lines = [f"Kuszmaul 1990 on the k-cube: dimensions {doc['dimensions']}, comparison at "
+             f"{doc['compare_dimensions']}, {doc['trials']} trials, seed {doc['seed']}", ""]
+    if doc["census"]:
+        lines += _table("Algorithm 1 census, every partial permutation (Theorem 1: every "
+                        "semi-contraction collision-free)", doc["census"],
+                        [("k", "k"), ("partial", "partial_permutations"),
+                         ("free", "collision_free"), ("packings", "packings"),
+                         ("free", "packings_collision_free"),
+                         ("semi-contr", "semi_contractions"),
+                         ("free", "semi_contractions_collision_free"),
+                         ("other free", "other_collision_free"),
+                         ("perms", "permutations"), ("free", "permutations_collision_free")])
+        lines.append("")
+    if doc["readings"]:
+        lines += _table("Algorithm 2 under each reading, every permutation", doc["readings"],
+                        [("k", "k"), ("reading", "reading"), ("perms", "permutations"),
+                         ("failed", "failed"), ("misrouted", "misrouted"),
+                         ("collision", "collision"), ("unpaired", "unpaired"),
+                         ("overfull6", "overfull6")])
+        lines.append("")
+    lines += _table("Algorithm 1 on random routings: fraction collision-free",
+                    doc["alg1_classes"],
+                    [("k", "k"), ("trials", "trials"), ("packing", "packing"),
+                     ("semi-contr", "semi_contraction"),
+                     ("partial perm", "partial_permutation")])
+    lines.append("")
+    rows = [{**b, **{f"a2_{key}": v for key, v in a.items()}}
+            for b, a in zip(doc["bit_times"], doc["alg2"])]
+    lines += _table("Bit-times and Algorithm 2 on random permutations (M = 2k; Algorithm 2's "
+                    "bit-times await the cycle-exact model)", rows,
+                    [("k", "k"), ("alg1 M=2k", "alg1_pipeline_2k"),
+                     ("alg1 M=4k", "alg1_pipeline_4k"), ("enumeration", "enumeration"),
+                     ("alg2 bits", "alg2"), ("alg2 ok", "a2_delivered"),
+                     ("of", "a2_trials"), ("alg2 steps", "a2_steps"),
+                     ("max msgs", "a2_max_messages"), ("max bits", "a2_max_bits"),
+                     ("bits/k", "a2_bits_per_k")])
+    lines.append("")
+    cmp_rows = [r if r.get("routed") else {**r, "delivered": "n/a"} for r in doc["compare"]]
+    lines += _table("Algorithm 2 against e-cube and Valiant (steps: store-and-forward steps; "
+                    "alg2: dimension steps in sequence; storage at M = 2k with headers)",
+                    cmp_rows,
+                    [("k", "k"), ("pattern", "pattern"), ("algorithm", "algorithm"),
+                     ("delivered", "delivered"), ("steps", "steps_mean"),
+                     ("max", "steps_max"), ("msgs/node", "max_messages"),
+                     ("bits/node", "max_bits"), ("SAF bit-times", "store_forward_bit_times"),
+                     ("CT bit-times", "cut_through_bit_times")])
+    lines.append("")
+    lines += _table("Where each wins (among the algorithms that delivered everything)",
+                    doc["wins"],
+                    [("k", "k"), ("pattern", "pattern"), ("fewest steps", "fewest_steps"),
+                     ("steps", "steps"), ("least storage", "smallest_storage"),
+                     ("bits", "storage_bits")])
+    return "\n".join(lines)
+
+
+def cmd_kuszmaul(args) -> int:
+    progress, bar = _progress_bar()
+    try:
+        doc = hx.run(args.dimensions, args.compare, args.trials, args.seed, progress)
+    finally:
+        bar.stop()
+    if args.plot:
+        hx.plot(doc, args.plot)
+    if args.json:
+        print(json.dumps(doc))
+    else:
+        print(format_kuszmaul(doc))
+        if args.plot:
+            print(f"plot written to {args.plot}")
+    return 0
+
+
+#: Experiments: name -> (help, add_arguments(parser), run(args) -> exit status).
+EXPERIMENTS = {
+    "kuszmaul": ("Kuszmaul's hypercube routing: Algorithm 1 census, enumeration, "
+                 "Algorithm 2 against e-cube and Valiant", _kuszmaul_options, cmd_kuszmaul),
+}
