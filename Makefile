@@ -28,12 +28,14 @@ test:
 demo:
 	$(VENV)/bin/fatnet demo
 
-# Scheduler time and d/ceil(lambda) for n = 64, 256, 1024; the Leighton-Maggs tables
+# Scheduler time and d/ceil(lambda) for n = 64, 256, 1024; the hypercube model's speed
+# (Algorithm 2 on the 12- and 16-cube, e-cube on the 16-cube); the Leighton-Maggs tables
 # with their run time; `fatnet gen` of the 1024-leaf fat-tree and the 1024-input
 # multibutterfly, harness included; generation, synthesis and place-and-route figures;
 # co-simulation speed against a native Verilator loop.
 bench:
 	$(PY) -m fatnet.golden.fattree.bench_schedule
+	$(PY) -m fatnet.golden.hypercube.bench
 	$(MAKE) bench-experiments
 	$(PY) -m fatnet.hdl.bench_hw --gen-1024
 	$(PY) -m fatnet.hdl.bench_hw
