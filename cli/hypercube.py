@@ -285,9 +285,11 @@ def _kuszmaul_options(p: argparse.ArgumentParser) -> None:
 
 
 def _progress_bar():
-    """A rich progress bar on stderr, as a ``progress(done, total, what)`` callback."""
+    """A rich progress bar on stderr (stdout keeps the tables or the JSON alone), as a
+    ``progress(done, total, what)`` callback, and ``stop()``."""
+    from rich.console import Console
     from rich.progress import Progress
-    bar = Progress(transient=True)
+    bar = Progress(console=Console(stderr=True), transient=True)
     task = {}
 
     def progress(done, total, what=""):
@@ -295,9 +297,11 @@ def _progress_bar():
             bar.start()
             task["id"] = bar.add_task(what or "tables", total=total)
         bar.update(task["id"], completed=done, description=what or "tables")
-        if done >= total:
+
+    def stop():
+        if task:
             bar.stop()
-    return progress, bar
+    return progress, stop
 
 
 def _fmt(v) -> str:
@@ -374,11 +378,11 @@ def format_kuszmaul(doc: dict) -> str:
 
 
 def cmd_kuszmaul(args) -> int:
-    progress, bar = _progress_bar()
+    progress, stop = _progress_bar()
     try:
         doc = hx.run(args.dimensions, args.compare, args.trials, args.seed, progress)
     finally:
-        bar.stop()
+        stop()
     if args.plot:
         hx.plot(doc, args.plot)
     if args.json:
