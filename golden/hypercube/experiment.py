@@ -263,6 +263,9 @@ def plot(doc: dict, path) -> None:
             "steps)", yscale="log", title="Steps to deliver every message")
     ax2.set(xlabel="k (dimension)", ylabel="bits", yscale="log",
             title="Largest node storage at M = 2k")
+    ks = sorted({r["k"] for r in doc["compare"]})
+    for ax in (ax1, ax2):
+        ax.set_xticks(ks)
     ax2.legend(fontsize=6, ncol=2)
     fig.tight_layout()
     fig.savefig(path)
