@@ -15,6 +15,8 @@ from ...golden.fattree.switching import assign_injection_wires, set_switches
 from ...golden.fattree.topology import DOWN, EXT, UP
 from ...golden.messages import endpoint_name
 from ...hdl.signatures import endpoint_name as port
+from ..faultless import (expected_status, mask_int, mask_width, status_paths,  # noqa: F401
+                         status_settle_clocks, status_signals, status_site)
 
 __all__ = ["port_name", "label", "recv_port", "ack_port", "site", "prepare", "simulate",
            "mask_width", "mask_int", "expected_status", "status_settle_clocks",
@@ -100,34 +102,6 @@ def prepare(net, ms, idx, mask=None):
 
 def simulate(net, ms, prepared):
     return simulate_cycle(net, ms, *prepared)
-
-
-def mask_width(net) -> int:
-    return 0
-
-
-def mask_int(net, mask) -> int:
-    raise FatnetInputError("a fat-tree has no run-time fault mask")
-
-
-def expected_status(net, mask):
-    return None
-
-
-def status_settle_clocks(net) -> int:
-    return 0
-
-
-def status_paths(net, top: str) -> list[str]:
-    return []
-
-
-def status_signals(net, dut):
-    return None
-
-
-def status_site(net, index: tuple) -> str:
-    return f"status register {index}"  # a fat-tree has none: never asked
 
 
 def build_params(net):

@@ -7,8 +7,10 @@ Model waveform keys are ``("in", i, 0)`` (terminal ``i``'s send wire; its revers
 
 from __future__ import annotations
 
-from fatnet.golden.errors import FatnetInputError
 from fatnet.hdl.signatures import endpoint_name, port_rows
+from fatnet.sim.faultless import (expected_status, mask_int, mask_width,  # noqa: F401
+                                  status_paths, status_settle_clocks, status_signals,
+                                  status_site)
 
 from . import golden
 from .hardware import network_signature
@@ -41,34 +43,6 @@ def prepare(net, ms, idx, mask=None):
 
 def simulate(net, ms, prepared):
     return golden.simulate_cycle(net, ms, prepared)
-
-
-def mask_width(net) -> int:
-    return 0
-
-
-def mask_int(net, mask) -> int:
-    raise FatnetInputError("a toy crossbar has no run-time fault mask")
-
-
-def expected_status(net, mask):
-    return None
-
-
-def status_settle_clocks(net) -> int:
-    return 0
-
-
-def status_paths(net, top: str) -> list[str]:
-    return []
-
-
-def status_site(net, index: tuple) -> str:
-    return f"status register {index}"  # the crossbar has none: never asked
-
-
-def status_signals(net, dut):
-    return None
 
 
 def build_params(net) -> tuple[dict, list]:
