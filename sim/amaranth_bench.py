@@ -20,6 +20,7 @@ from amaranth.sim import Simulator
 from ..golden.errors import FatnetInputError
 from ..hdl.harness import PackedHarness, endpoint_ports
 
+from .masks import mask_refusal
 from .plan import compare_cycle, pack_words, plans as make_plans, unpack_words
 from .rows import join_rows, split_rows
 
@@ -34,12 +35,9 @@ def check_mask_width(port_width: int, plan) -> None:
     """A testbench's refusal of a fault mask wider or narrower than the network's."""
     if plan.mask is None:
         return
-    if plan.mask_width != port_width or plan.mask >> port_width:
-        raise FatnetInputError(
-            f"fault mask of {plan.mask_width} bits ({plan.mask:#x}) refused: the network's "
-            f"fault_mask has {port_width} bits (one per interior switch); a mask "
-            f"{'wider' if plan.mask_width > port_width else 'narrower'} than the network "
-            f"is not applied")
+    why = mask_refusal(port_width, plan.mask_width, plan.mask)
+    if why:
+        raise FatnetInputError(why)
 
 
 async def _apply_mask(ctx, plan, mask_port, state, settle):

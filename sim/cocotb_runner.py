@@ -53,23 +53,11 @@ try:
     from cocotb.handle import Deposit, Immediate
     from cocotb.triggers import Timer
 
+    from .masks import mask_refusal
     from .rows import join_rows, split_rows
     CLOCK_ACTION = {"immediate": Immediate, "deposit": Deposit}
 except ImportError:  # the runner side works without the simulator
     cocotb = None
-
-
-def mask_refusal(port_width, plan_width) -> str | None:
-    """Why the testbench refuses the plan's fault masks (None: it does not)."""
-    if port_width is None:
-        return (f"the plan sets a fault mask of {plan_width} bits, but the design has no "
-                f"fault_mask input")
-    if plan_width != port_width:
-        return (f"fault mask of {plan_width} bits refused: the design's fault_mask has "
-                f"{port_width} bits (one per interior switch); a mask "
-                f"{'wider' if plan_width > port_width else 'narrower'} than the network is "
-                f"not applied")
-    return None
 
 
 if cocotb is not None:

@@ -21,6 +21,7 @@ import numpy as np
 from ...golden.butterfly.cyclemodel import masked_network, simulate_cycle
 from ...golden.errors import ParameterError
 from ...hdl.signatures import endpoint_name as port
+from ..masks import mask_refusal
 
 __all__ = ["port_name", "label", "recv_port", "ack_port", "site", "prepare", "simulate",
            "mask_width", "mask_bits", "mask_int", "masked_circuit", "expected_status",
@@ -77,19 +78,14 @@ def mask_bits(net, mask) -> np.ndarray:
     width = mask_width(net)
     shape = (net.depth - 1, net.n_inputs)
     if isinstance(mask, (int, np.integer)) and not isinstance(mask, bool):
-        if mask < 0 or int(mask) >> width:
-            raise ParameterError(
-                f"fault mask {int(mask):#x} is wider than the network's fault_mask of "
-                f"{width} bits (one per interior switch: levels 1..{net.depth - 1} x "
-                f"{net.n_inputs} rows)")
+        why = mask_refusal(width, width, int(mask))
+        if why:
+            raise ParameterError(why)
         return np.array([(int(mask) >> b) & 1 for b in range(width)], dtype=bool).reshape(shape)
     arr = np.asarray(mask, dtype=bool)
-    if arr.size != width:
-        raise ParameterError(
-            f"fault mask has {arr.size} bits, the network's fault_mask has {width} "
-            f"(one per interior switch: levels 1..{net.depth - 1} x {net.n_inputs} rows)"
-            f"; a mask {'wider' if arr.size > width else 'narrower'} than the network is "
-            f"refused")
+    why = mask_refusal(width, arr.size)
+    if why:
+        raise ParameterError(why)
     return arr.reshape(shape)
 
 
