@@ -23,6 +23,7 @@ from ..golden.butterfly.store_forward import EDGE_CHOICES, QUEUES, TIES
 from ..golden.butterfly.topology import WIRINGS
 from ..golden.errors import ParameterError
 from ..golden.messages import MessageSet
+from .progress import progress_bar
 from .registry import Family, Kind
 
 __all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "spec_from_args", "build",
@@ -291,22 +292,6 @@ VERBS = {
 
 
 # ---------------------------------------------------------------------- experiments
-def _progress_bar():
-    """A rich progress bar on stderr, as a ``progress(done, total, what)`` callback."""
-    from rich.progress import Progress
-    bar = Progress(transient=True)
-    task = {}
-
-    def progress(done, total, what=""):
-        if not task:
-            bar.start()
-            task["id"] = bar.add_task(what or "trials", total=total)
-        bar.update(task["id"], completed=done, description=what or "trials")
-        if done >= total:
-            bar.stop()
-    return progress, bar
-
-
 def _leighton_maggs_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--table", default="all", choices=("1", "2", "3", "all"),
                    help="which table (default all)")
@@ -321,11 +306,11 @@ def _leighton_maggs_options(p: argparse.ArgumentParser) -> None:
 
 def cmd_leighton_maggs(args) -> int:
     table = args.table if args.table == "all" else int(args.table)
-    progress, bar = _progress_bar()
+    progress, stop = progress_bar("trials")
     try:
         cells = bf.experiment(table, args.inputs, args.trials, args.seed, progress)
     finally:
-        bar.stop()
+        stop()
     if args.plot:
         bf.sweep(min(args.inputs, 256), seed=args.seed, plot=args.plot)
     if args.json:

@@ -24,6 +24,7 @@ from ..golden.hypercube.api import (ALG2_BIT_TIMES_NOTE, ALGORITHMS, check_messa
 from ..golden.hypercube.cube import MAX_DIMENSION, MIN_DIMENSION, Hypercube, check_dimension
 from ..golden.hypercube.patterns import MAX_PROBLEMS, PATTERNS, make_pattern
 from ..golden.messages import MessageSet
+from .progress import progress_bar
 from .registry import Family, Kind
 
 __all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "network_from_args",
@@ -284,26 +285,6 @@ def _kuszmaul_options(p: argparse.ArgumentParser) -> None:
                         "(PNG)")
 
 
-def _progress_bar():
-    """A rich progress bar on stderr (stdout keeps the tables or the JSON alone), as a
-    ``progress(done, total, what)`` callback, and ``stop()``."""
-    from rich.console import Console
-    from rich.progress import Progress
-    bar = Progress(console=Console(stderr=True), transient=True)
-    task = {}
-
-    def progress(done, total, what=""):
-        if not task:
-            bar.start()
-            task["id"] = bar.add_task(what or "tables", total=total)
-        bar.update(task["id"], completed=done, description=what or "tables")
-
-    def stop():
-        if task:
-            bar.stop()
-    return progress, stop
-
-
 def _fmt(v) -> str:
     if v is None:
         return "-"
@@ -378,7 +359,7 @@ def format_kuszmaul(doc: dict) -> str:
 
 
 def cmd_kuszmaul(args) -> int:
-    progress, stop = _progress_bar()
+    progress, stop = progress_bar("tables")
     try:
         doc = hx.run(args.dimensions, args.compare, args.trials, args.seed, progress)
     finally:
