@@ -11,8 +11,10 @@ of repeating it, so a simulator reads both files.
 
 from __future__ import annotations
 
+import gc
 import json
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from amaranth.back import rtlil
@@ -154,6 +156,21 @@ def check_size(net, *, hardware) -> None:
                 f"converts at most {limit} {what}; choose a smaller network")
 
 
+@contextmanager
+def _without_cycle_collection():
+    """Amaranth's conversion of a large design allocates millions of small objects that
+    all live until it ends; Python's cycle collector rescans the growing heap again and
+    again meanwhile (about a third of the 1024-input multibutterfly top's conversion).
+    Collection resumes afterwards; explicit ``gc.collect()`` calls still run."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def network_verilog(net, top: str | None = None, timings: dict | None = None, *, hardware):
     """The network as Verilog text, each distinct node and stage module once.
 
@@ -166,11 +183,14 @@ def network_verilog(net, top: str | None = None, timings: dict | None = None, *,
     top = top or net.family
     t0 = time.perf_counter()
     library = ModuleLibrary(prefix=top)
-    dut = hardware.top(net, library=library)
-    text = rtlil.convert(dut, name=top, emit_src=False)
+    with _without_cycle_collection():
+        dut = hardware.top(net, library=library)
+        text = rtlil.convert(dut, name=top, emit_src=False)
     t1 = time.perf_counter()
     # small networks convert in-process; larger ones in forked workers (one per CPU)
-    text = "\n".join([text, library.rtlil(jobs=1 if len(library.modules) < 48 else None)])
+    with _without_cycle_collection():
+        modules = library.rtlil(jobs=1 if len(library.modules) < 48 else None)
+    text = "\n".join([text, modules])
     t2 = time.perf_counter()
     verilog_text = rtlil_to_verilog(text)
     t3 = time.perf_counter()
