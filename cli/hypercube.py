@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 
 from ..golden.errors import MessageFileError, ParameterError
 from ..golden.hypercube import experiment as hx
@@ -23,7 +22,7 @@ from ..golden.hypercube.api import (ALG2_BIT_TIMES_NOTE, ALGORITHMS, check_messa
                                     info_report, route_report)
 from ..golden.hypercube.cube import MAX_DIMENSION, MIN_DIMENSION, Hypercube, check_dimension
 from ..golden.hypercube.patterns import MAX_PROBLEMS, PATTERNS, make_pattern
-from ..golden.messages import MessageSet
+from ..golden.messages import MessageSet, message_entries, read_message_file
 from .progress import progress_bar
 from .registry import Family, Kind
 
@@ -101,28 +100,8 @@ def load_messages(path, n: int) -> tuple[list[int], list[int]]:
     (the other families' format; a payload column is ignored) on ``n`` nodes. A file
     that cannot be read or parsed, or an entry that is not a pair of nodes in
     ``[0, n - 1]``, is one line naming the file, the entry and the accepted range."""
-    name = f"messages file {path}"
-    try:
-        text = Path(path).read_text()
-    except OSError as e:
-        raise MessageFileError(f"{name}: cannot read ({e.strerror})") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise MessageFileError(f"{name}: not valid JSON (line {e.lineno}, column {e.colno}: "
-                               f"{e.msg})") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
-        raise MessageFileError(f"{name}: expected a JSON object with a \"messages\" list "
-                               f"of [src, dst] pairs")
-    if not doc["messages"]:
-        raise MessageFileError(f"{name}: \"messages\" is empty; give at least one "
-                               f"[src, dst] pair")
     src, dst = [], []
-    for i, e in enumerate(doc["messages"]):
-        where = f"{name}: messages[{i}]"
-        if not isinstance(e, list) or len(e) not in (2, 3):
-            raise MessageFileError(f"{where}: expected [src, dst] or [src, dst, payload], "
-                                   f"got {json.dumps(e)}")
+    for where, e in message_entries(read_message_file(path), f"messages file {path}"):
         for v in e[:2]:
             if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < n:
                 raise MessageFileError(f"{where}: node must be an integer in [0, {n - 1}], "

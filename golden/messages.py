@@ -16,7 +16,7 @@ import numpy as np
 from .errors import MessageFileError, ParameterError
 
 __all__ = ["EXT", "MessageSet", "PATTERNS", "make_pattern", "load_message_file",
-           "message_set_to_json", "endpoint_name"]
+           "read_message_file", "message_entries", "message_set_to_json", "endpoint_name"]
 
 #: Endpoint index of a network's external interface (the fat-tree root's channel).
 EXT = -1
@@ -142,8 +142,10 @@ def _parse_endpoint(value, n: int, where: str) -> int:
     return value
 
 
-def parse_messages(doc, n: int, payload_bits: int, seed: int, name: str) -> MessageSet:
-    """Validate a decoded message document ``{"messages": [[src, dst(, payload)], ...]}``."""
+def message_entries(doc, name: str):
+    """``(where, entry)`` of every entry of a decoded message document ``{"messages":
+    [[src, dst(, payload)], ...]}``, its shape checked (one-line MessageFileErrors); each
+    family checks the endpoints itself."""
     if not isinstance(doc, dict) or "messages" not in doc:
         raise MessageFileError(
             f"{name}: expected a JSON object with a \"messages\" list of [src, dst] pairs")
@@ -152,12 +154,18 @@ def parse_messages(doc, n: int, payload_bits: int, seed: int, name: str) -> Mess
         raise MessageFileError(f"{name}: \"messages\" must be a list of [src, dst] pairs")
     if not entries:
         raise MessageFileError(f"{name}: \"messages\" is empty; give at least one [src, dst] pair")
-    src, dst, payload = [], [], []
     for i, e in enumerate(entries):
         where = f"{name}: messages[{i}]"
         if not isinstance(e, list) or len(e) not in (2, 3):
             raise MessageFileError(
                 f"{where}: expected [src, dst] or [src, dst, payload], got {json.dumps(e)}")
+        yield where, e
+
+
+def parse_messages(doc, n: int, payload_bits: int, seed: int, name: str) -> MessageSet:
+    """Validate a decoded message document ``{"messages": [[src, dst(, payload)], ...]}``."""
+    src, dst, payload = [], [], []
+    for where, e in message_entries(doc, name):
         s = _parse_endpoint(e[0], n, where)
         d = _parse_endpoint(e[1], n, where)
         if s == EXT and d == EXT:
@@ -178,20 +186,25 @@ def parse_messages(doc, n: int, payload_bits: int, seed: int, name: str) -> Mess
     return MessageSet.from_pairs(src, dst, payload_bits, payload=payload)
 
 
-def load_message_file(path, n: int, payload_bits: int = 8, seed: int = 0) -> MessageSet:
-    """Read and validate a JSON message file; errors are one-line MessageFileErrors."""
-    p = Path(path)
+def read_message_file(path):
+    """The decoded JSON of a message file; a file that cannot be read or is not JSON is
+    one line (MessageFileError)."""
     try:
-        text = p.read_text()
+        text = Path(path).read_text()
     except OSError as e:
         raise MessageFileError(f"messages file {path}: cannot read ({e.strerror})") from None
     try:
-        doc = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as e:
         raise MessageFileError(
             f"messages file {path}: not valid JSON (line {e.lineno}, column {e.colno}: "
             f"{e.msg})") from None
-    return parse_messages(doc, n, payload_bits, seed, f"messages file {path}")
+
+
+def load_message_file(path, n: int, payload_bits: int = 8, seed: int = 0) -> MessageSet:
+    """Read and validate a JSON message file; errors are one-line MessageFileErrors."""
+    return parse_messages(read_message_file(path), n, payload_bits, seed,
+                          f"messages file {path}")
 
 
 def message_set_to_json(ms: MessageSet) -> dict:
