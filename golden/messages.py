@@ -16,7 +16,7 @@ import numpy as np
 from .errors import MessageFileError, ParameterError
 
 __all__ = ["EXT", "MessageSet", "PATTERNS", "make_pattern", "load_message_file",
-           "read_message_file", "message_entries", "message_set_to_json", "endpoint_name"]
+           "read_message_file", "message_entries", "bit_reverse", "message_set_to_json", "endpoint_name"]
 
 #: Endpoint index of a network's external interface (the fat-tree root's channel).
 EXT = -1
@@ -69,7 +69,9 @@ def _rotate_left(x: np.ndarray, r: int, width: int) -> np.ndarray:
     return ((x << r) | (x >> (width - r))) & mask
 
 
-def _bit_reverse(x: np.ndarray, width: int) -> np.ndarray:
+def bit_reverse(x: np.ndarray, width: int) -> np.ndarray:
+    """``x`` with its low ``width`` bits in reverse order (the bit-reversal pattern of
+    every family)."""
     out = np.zeros_like(x)
     for b in range(width):
         out |= ((x >> b) & 1) << (width - 1 - b)
@@ -86,7 +88,7 @@ def _pattern(n: int, name: str, rng: np.random.Generator, hot_fraction: float):
     if name == "transpose":
         return leaves, _rotate_left(leaves, L // 2, L) if L > 1 else leaves ^ 1
     if name == "bit-reversal":
-        return leaves, _bit_reverse(leaves, L)
+        return leaves, bit_reverse(leaves, L)
     if name == "bit-complement":
         return leaves, leaves ^ (n - 1)
     if name == "half-shift":

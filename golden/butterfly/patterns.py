@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ParameterError
+from ..messages import bit_reverse
 
 __all__ = [
     "PATTERNS",
@@ -59,12 +60,7 @@ def transpose(inputs: int) -> np.ndarray:
 
 def bit_reversal(inputs: int) -> np.ndarray:
     """Reverse the ``n`` address bits."""
-    n = address_bits(inputs)
-    rows = np.arange(inputs, dtype=np.int64)
-    out = np.zeros_like(rows)
-    for bit in range(n):
-        out |= ((rows >> bit) & 1) << (n - 1 - bit)
-    return out
+    return bit_reverse(np.arange(inputs, dtype=np.int64), address_bits(inputs))
 
 
 def bit_complement(inputs: int) -> np.ndarray:

@@ -47,6 +47,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ParameterError
+from ..messages import bit_reverse
 from .cube import check_dimension
 
 __all__ = ["PATTERNS", "MAX_PROBLEMS", "random_permutation", "random_destinations",
@@ -104,10 +105,7 @@ def transpose(k, seed=0) -> tuple[np.ndarray, np.ndarray]:
 def bit_reversal(k, seed=0) -> tuple[np.ndarray, np.ndarray]:
     """Reverse the ``k`` address bits."""
     src = _nodes(k)
-    dst = np.zeros_like(src)
-    for bit in range(int(k)):
-        dst |= ((src >> bit) & 1) << (int(k) - 1 - bit)
-    return src, dst
+    return src, bit_reverse(src, int(k))
 
 
 def complement(k, seed=0) -> tuple[np.ndarray, np.ndarray]:
