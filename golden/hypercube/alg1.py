@@ -32,7 +32,8 @@ router per dimension, chained in the routing order; router ``s`` handles dimensi
 ``order[s]``, consumes the first bit it receives (the message's address bit for that
 dimension), strips it, and passes the rest on through one register. The full bit-time
 model is in :func:`pipeline_timing`'s docstring; in short, an ``M``-bit message (``k``
-address bits, then ``M - k`` payload bits) is delivered in ``M + k`` bit-times.
+address bits, then ``M - k`` payload bits) behind its M bit is delivered in ``M + k + 1``
+bit-times.
 
 Pure Python + numpy, vectorised over messages; :func:`collision_free_batch` and the
 ``*_batch`` classifiers are vectorised over many routings at once (the census).
@@ -391,45 +392,46 @@ class PipelineTiming:
     register_bits_per_node: int
 
     def bit_time(self, router: int, bit: int) -> int:
-        """The bit-time during which message bit ``bit`` is at router ``router``'s input
-        (``router = k``: delivered to the destination node); bits below ``router`` have
-        been stripped."""
-        if not (0 <= router <= self.k and router <= bit < self.message_bits):
+        """The bit-time during which stream index ``bit`` (0 the M bit, then the address
+        bits, then the payload) is at router ``router``'s input (``router = k``: delivered
+        to the destination node); indices below ``router`` have been consumed, and index
+        ``router`` is the M bit the previous router put in its address bit's slot."""
+        if not (0 <= router <= self.k and router <= bit <= self.message_bits):
             raise ParameterError(f"router must be in [0, {self.k}] and bit in "
-                                 f"[router, {self.message_bits - 1}], got router {router}, "
+                                 f"[router, {self.message_bits}], got router {router}, "
                                  f"bit {bit}")
         return bit + router
 
 
 def pipeline_timing(k: int, message_bits: int) -> PipelineTiming:
     """The pipelined Algorithm 1's bit-times for an ``M``-bit message through ``k``
-    dimensions.
+    dimensions, in the shared framing (:mod:`fatnet.golden.bitstream`) and the cycle
+    engine's timing (:mod:`fatnet.golden.cycle`); :mod:`.bitserial` runs it.
 
-    The message is ``M = message_bits`` bits sent LSB-style, one bit per bit-time: bits
-    ``0 .. k-1`` are the relative address, bit ``s`` the one for dimension ``order[s]``
-    (in the default order, address bit ``s`` is dimension ``s``'s), then ``M - k >= 1``
-    payload bits. Each node has ``k`` routers chained in the routing order; router ``s``
-    handles dimension ``order[s]`` and has one one-bit register (plus a direction
-    flip-flop). Wires (across a dimension, or on to the node's next router) are
-    combinational. Bit-time by bit-time:
+    A message is ``M = message_bits`` bits: ``k`` relative-address bits, the one for
+    dimension ``order[s]`` at position ``s``, then ``M - k >= 1`` payload bits. The
+    source drives the stream ``1`` (the M bit: a message is present), the address bits,
+    the payload: stream index ``p`` (``p = 0 .. M``) during bit-time ``p``. Each node has
+    ``k`` routers chained in the routing order; router ``s`` handles dimension
+    ``order[s]`` and has one one-bit register and a direction flip-flop; wires (across
+    a dimension, or on to the node's next router) are combinational. Bit-time by
+    bit-time:
 
-    * the source injects message bit ``b`` into its router 0 during bit-time ``b``
-      (``b = 0 .. M-1``);
-    * router ``s`` receives message bit ``b`` (``b >= s``; bits ``0 .. s-1`` were stripped
-      by routers ``0 .. s-1``) during bit-time ``b + s``;
-    * router ``s`` *reads* its address bit (bit ``s``) during bit-time ``2s``: it sets the
-      direction flip-flop (cross dimension ``order[s]`` if the bit is 1, else stay) and does
-      not forward the bit;
-    * every later bit ``b > s`` is latched in router ``s``'s register at the end of
-      bit-time ``b + s`` and driven during bit-time ``b + s + 1`` onto dimension
-      ``order[s]``'s wire (crossing) or the node's own path (staying), into router
-      ``s + 1`` of the node it reaches; so dimension ``order[s]``'s wire carries a crossing
-      message during bit-times ``2s + 1 .. M + s``;
-    * router ``k - 1``'s register delivers payload bit ``b`` (``b = k .. M-1``) to the
-      destination during bit-time ``b + k``: the first at ``2k``, the last at ``M - 1 + k``.
+    * router ``s`` receives stream index ``p`` (``p >= s``) during bit-time ``p + s``:
+      its M bit (index ``s``, the slot of the address bit router ``s - 1`` consumed)
+      during ``2s``, its address bit (index ``s + 1``) during ``2s + 1``;
+    * reading the address bit it sets the direction flip-flop (cross dimension
+      ``order[s]`` if 1, else stay) and puts a fresh M bit in that slot; every index
+      ``p >= s + 1`` is latched at the end of bit-time ``p + s`` and driven during
+      ``p + s + 1`` across dimension ``order[s]``'s wire or on to the node's own next
+      router (a crossing message holds that wire during bit-times ``2s + 2 .. M + s + 1``);
+    * two messages reaching one router in one bit-time is a collision (:mod:`.bitserial`
+      keeps one and reports the other lost);
+    * the destination gets the M bit during ``2k`` and payload bit ``j`` (``j = 0 .. M -
+      k - 1``) during ``2k + 1 + j``, the last during ``M + k``.
 
-    So the message takes ``M + k`` bit-times (bit-times ``0 .. M + k - 1``), ``k`` more than
-    its length; a node holds ``k`` bits of messages in flight (one per router register).
+    So the message takes ``M + k + 1`` bit-times (``0 .. M + k``): its stream's ``M + 1``
+    bits and one per router; a node holds ``k`` bits of messages in flight.
     """
     k = check_dimension(k)
     if isinstance(message_bits, bool) or not isinstance(message_bits, (int, np.integer)) or \
@@ -440,8 +442,8 @@ def pipeline_timing(k: int, message_bits: int) -> PipelineTiming:
     return PipelineTiming(
         k=k, message_bits=m, payload_bits=m - k,
         router_first_in=tuple(2 * s for s in range(k)),
-        router_reads=tuple(2 * s for s in range(k)),
-        router_last_in=tuple(m - 1 + s for s in range(k)),
-        wire_busy=tuple((2 * s + 1, m + s) for s in range(k)),
-        delivery_first=2 * k, delivery_last=m - 1 + k, total=m + k,
+        router_reads=tuple(2 * s + 1 for s in range(k)),
+        router_last_in=tuple(m + s for s in range(k)),
+        wire_busy=tuple((2 * s + 2, m + s + 1) for s in range(k)),
+        delivery_first=2 * k, delivery_last=m + k, total=m + k + 1,
         register_bits_per_node=k)

@@ -242,22 +242,40 @@ def enumeration_timing(k: int) -> EnumerationTiming:
                              last_result=k + w - 1, total=k + w, serial_adders_per_node=2 * k)
 
 
-def enumerate_bitserial(k: int, members, fixed_mask: int = 0) -> dict:
+def enumerate_bitserial(k: int, members, fixed_mask: int = 0, *, dims=None) -> dict:
     """Run the corrected recurrences bit-serially, bit-time by bit-time, with a full adder
     and a carry flip-flop per adder (module docstring). Returns a dict:
 
     * ``E``: the enumeration within the subcubes (as :func:`enumerate_within`);
-    * ``t``, ``o``: shape ``(k + 1, 2**k)``, every rank's values reassembled from its bits;
-    * ``bit_times``: shape ``(k + 1, W)``, the bit-time at which each rank's register held
+    * ``t``, ``o``: shape ``(ranks, 2**k)``, every rank's values reassembled from its bits;
+    * ``bit_times``: shape ``(ranks, W)``, the bit-time at which each rank's register held
       each bit (observed, for checking against :func:`enumeration_timing`);
-    * ``total``: the number of bit-times run (``2k + 1``).
+    * ``total``: the number of bit-times run (``2 (ranks - 1) + 1``).
+
+    ``dims``: by default there is a rank for every dimension ``0 .. k - 1`` (``k + 1``
+    ranks, ``W = k + 1``; a dimension in ``fixed_mask`` adds zero), as in Theorem 2.
+    Given a sequence of dimensions, rank ``j`` combines ``dims[j - 1]`` and there are no
+    other ranks: the enumeration within the subcubes spanned by ``dims`` (every other bit
+    fixed; ``fixed_mask`` must then be 0), ``len(dims) + 1`` ranks of
+    ``W = len(dims) + 1`` bits, ``2 len(dims) + 1`` bit-times. Algorithm 2's cycle-exact
+    model enumerates this way, over the free dimensions of an iteration's subcubes only.
     """
     k = check_dimension(k)
     s = check_members(k, members)
     fixed_mask = _check_mask(k, fixed_mask)
-    n, w = 1 << k, k + 1
+    if dims is None:
+        rank_dims = list(range(k))
+    else:
+        rank_dims = [int(d) for d in dims]
+        if fixed_mask or len(set(rank_dims)) != len(rank_dims) or any(
+                not 0 <= d < k for d in rank_dims):
+            raise ParameterError(f"dims must be distinct dimensions in [0, {k - 1}] (with "
+                                 f"fixed_mask 0), got {tuple(dims)!r}")
+        fixed_mask = ((1 << k) - 1) & ~sum(1 << d for d in rank_dims)
+    n = 1 << k
+    ranks = len(rank_dims) + 1
+    w = ranks
     nodes = np.arange(n, dtype=np.int64)
-    ranks = k + 1
     t_reg = np.zeros((ranks, n), dtype=np.int64)   # registered sum bits, one per rank
     o_reg = np.zeros((ranks, n), dtype=np.int64)
     t_carry = np.zeros((ranks, n), dtype=np.int64)  # carry flip-flops (rank 0 unused)
@@ -265,7 +283,7 @@ def enumerate_bitserial(k: int, members, fixed_mask: int = 0) -> dict:
     t_val = np.zeros((ranks, n), dtype=np.int64)   # reassembled values, for the caller
     o_val = np.zeros((ranks, n), dtype=np.int64)
     seen = np.full((ranks, w), -1, dtype=np.int64)
-    total = k + w
+    total = ranks - 1 + w
     for tau in range(total):
         new_t = np.zeros_like(t_reg)
         new_o = np.zeros_like(o_reg)
@@ -276,7 +294,7 @@ def enumerate_bitserial(k: int, members, fixed_mask: int = 0) -> dict:
             l = tau - j                             # the bit rank j's register gets now
             if not (0 <= l < w):
                 continue
-            d = j - 1
+            d = rank_dims[j - 1]
             if l == 0:                              # first bit: clear the carries
                 t_carry[j] = 0
                 o_carry[j] = 0
@@ -298,6 +316,6 @@ def enumerate_bitserial(k: int, members, fixed_mask: int = 0) -> dict:
                 t_val[j] |= t_reg[j] << l
                 o_val[j] |= o_reg[j] << l
                 seen[j, l] = tau
-    e = np.where(s, o_val[k] + 1, 0)
+    e = np.where(s, o_val[-1] + 1, 0)
     return {"E": e, "t": t_val, "o": o_val, "bit_times": seen, "total": total}
 

@@ -233,22 +233,25 @@ def test_a_random_permutation_of_a_big_cube_collides():
 
 def pipeline_sim(k, src, dst, M, seed):
     """Every node has routers 0..k-1 (dimension s; default order), one register each.
-    Message bits: 0..k-1 the relative address, then a random payload. Returns
-    (arrivals {(msg, router, bit): bit-time}, delivered {msg: (node, payload bits, times)},
+    Stream: index 0 the M bit (1), indices 1..k the relative address (index s + 1 for
+    dimension s), then a random payload. Router r gets index r (the M bit the router
+    before put in its address bit's slot), then its address bit (index r + 1), which it
+    replaces by a fresh M bit. Returns (streams, arrivals {(msg, router, index):
+    bit-time}, delivered {msg: [node, bits after the M bit, their bit-times]},
     conflicts: bit-times at which one router input got two bits)."""
     rng = np.random.default_rng(seed)
     msgs = []
     for s, d in zip(src, dst):
         rel = int(s) ^ int(d)
-        bits = [rel >> i & 1 for i in range(k)] + rng.integers(0, 2, M - k).tolist()
-        msgs.append(bits)
-    reg = {}           # (node, router) -> (msg, bit index, value)
+        msgs.append([1] + [rel >> i & 1 for i in range(k)]
+                    + rng.integers(0, 2, M - k).tolist())
+    reg = {}           # (node, router) -> (msg, stream index, value)
     crossing = {}      # (msg, router) -> bool, set when the router reads its address bit
     arrivals, delivered, conflicts = {}, {}, []
-    for tau in range(M + k + 2):
-        inputs = {}    # (node, router) -> list of (msg, bit, value)
+    for tau in range(M + k + 3):
+        inputs = {}    # (node, router) -> list of (msg, index, value)
         for m, s in enumerate(src):
-            if tau < M:
+            if tau <= M:
                 inputs.setdefault((int(s), 0), []).append((m, tau, msgs[m][tau]))
         for (node, r), (m, b, v) in reg.items():
             nxt = node ^ (1 << r) if crossing[(m, r)] else node
@@ -261,11 +264,13 @@ def pipeline_sim(k, src, dst, M, seed):
                 arrivals[(m, r, b)] = tau
                 if r == k:
                     delivered.setdefault(m, [node, [], []])
-                    delivered[m][1].append(v)
-                    delivered[m][2].append(tau)
-                elif b == r:
+                    if b > k:
+                        delivered[m][1].append(v)
+                        delivered[m][2].append(tau)
+                elif b == r + 1:
                     crossing[(m, r)] = v == 1
-                else:
+                    new[(node, r)] = (m, b, 1)
+                elif b > r + 1:
                     new[(node, r)] = (m, b, v)
         reg = new
     return msgs, arrivals, delivered, conflicts
@@ -282,13 +287,14 @@ def test_pipeline_bit_times_by_simulation(seed):
     assert not conflicts, seed
     for m in range(len(src)):
         for r in range(k + 1):
-            for b in range(r, M):
+            for b in range(r, M + 1):
                 assert arrivals[(m, r, b)] == tm.bit_time(r, b) == b + r, (seed, m, r, b)
         node, payload, times = delivered[m]
-        assert node == dst[m] and payload == msgs[m][k:], seed
-        assert times[0] == tm.delivery_first == 2 * k and times[-1] == tm.delivery_last, seed
-    assert tm.total == M + k == tm.delivery_last + 1
-    assert tm.router_reads == tuple(arrivals[(0, r, r)] for r in range(k))
+        assert node == dst[m] and payload == msgs[m][k + 1:], seed
+        assert arrivals[(m, k, k)] == tm.delivery_first == 2 * k, seed
+        assert times[-1] == tm.delivery_last, seed
+    assert tm.total == M + k + 1 == tm.delivery_last + 1
+    assert tm.router_reads == tuple(arrivals[(0, r, r + 1)] for r in range(k))
     assert tm.payload_bits == M - k
 
 
