@@ -18,7 +18,7 @@ from ..golden.errors import MessageFileError, ParameterError
 from ..golden.hypercube import experiment as hx
 from ..golden.hypercube.alg1 import check_order
 from ..golden.hypercube.alg2 import READINGS
-from ..golden.hypercube.api import (ALG2_BIT_TIMES_NOTE, ALGORITHMS, check_message_bits,
+from ..golden.hypercube.api import (ALG2_BIT_TIMES_FORMULA, ALGORITHMS, check_message_bits,
                                     info_report, route_report)
 from ..golden.hypercube.cube import MAX_DIMENSION, MIN_DIMENSION, Hypercube, check_dimension
 from ..golden.hypercube.patterns import MAX_PROBLEMS, PATTERNS, make_pattern
@@ -182,7 +182,7 @@ def _print_route(doc: dict, seconds: float) -> None:
           + f"; model {seconds:.2f} s")
     if alg == "alg1":
         c = doc["collisions"]
-        print(f"pipelined router chain: {doc['bit_times']} bit-times (M + k); "
+        print(f"pipelined router chain: {doc['bit_times']} bit-times (M + k + 1); "
               f"{len(c)} collisions" + (": " + "; ".join(
                   f"{x['kind']} at step {x['step']}, node {x['node']}, dimension "
                   f"{x['dimension']}, messages {x['messages']}" for x in c[:3])
@@ -192,7 +192,13 @@ def _print_route(doc: dict, seconds: float) -> None:
         bad = [v for v, b in doc["violations"].items() if b]
         print("operations: " + ", ".join(f"{n} {c}" for n, c in ops.items())
               + (f"; violations: {', '.join(bad)}" if bad else "; no violation"))
-        print(f"bit-times: n/a ({ALG2_BIT_TIMES_NOTE.rsplit(':', 1)[0]})")
+        if doc["bit_times"] is None:
+            print("bit-times: n/a (the cycle-exact model runs the corrected reading only)")
+        else:
+            per = doc["bit_times_per_iteration"]
+            print(f"bit-times (cycle-exact schedule): {doc['bit_times']} "
+                  f"({ALG2_BIT_TIMES_FORMULA}); per iteration "
+                  + ", ".join(str(b) for b in per))
     else:
         lat = doc["latency"]
         print(f"largest link queue {doc['max_queue']}"
@@ -220,11 +226,14 @@ def cmd_info(kind: str, args) -> int:
           f"buffers: Algorithm 1 {node['alg1_buffer_messages']} message, Algorithm 2 "
           f"{node['alg2_buffer_messages']} messages / {node['alg2_buffer_bits']} bits "
           f"(2M + 2k), store-and-forward {node['link_queues']} link queues")
-    print(f"bit-times: Algorithm 1 pipeline {bt['alg1_pipeline']} (M + k), enumeration "
-          f"{bt['enumeration']} (2k + 1), Algorithm 2 n/a (cycle-exact model not built "
-          f"yet); a lone e-cube message across k dimensions: store-and-forward "
+    print(f"bit-times: Algorithm 1 pipeline {bt['alg1_pipeline']} (M + k + 1), enumeration "
+          f"{bt['enumeration']} (2k + 1), Algorithm 2 {bt['alg2']} ({bt['alg2_formula']}); "
+          f"a lone e-cube message across k dimensions: store-and-forward "
           f"{bt['ecube_lone_message_store_forward']}, cut-through "
           f"{bt['ecube_lone_message_cut_through']}")
+    print(f"Algorithm 2, batches in flight (Sec. IV: d + 1 wires across dimension d, a "
+          f"stage per iteration): a batch every {bt['alg2_batches_period']} bit-times, "
+          f"{bt['alg2_batches_buffer_bits']} message-buffer bits per node")
     return 0
 
 
@@ -255,13 +264,17 @@ def _kuszmaul_options(p: argparse.ArgumentParser) -> None:
                    metavar="K,K,...",
                    help="k of the comparison of Algorithm 2 with e-cube and Valiant on every "
                         "pattern (default 6,8,10)")
+    p.add_argument("--sweep", type=_dimensions("sweep"), default=hx.DEFAULT_SWEEP,
+                   metavar="A..B",
+                   help="k of the bit-time sweep of Algorithm 2, e-cube and Valiant on the "
+                        "permutation patterns (default 2..14)")
     p.add_argument("--trials", type=int, default=5,
                    help="random draws per cell (default 5)")
     p.add_argument("--seed", type=int, default=0, help="trial t uses seed + t (default 0)")
     p.add_argument("--json", action="store_true", help="print the tables as JSON")
     p.add_argument("--plot", default=None, metavar="FILE",
-                   help="write steps and node storage against k per algorithm and pattern "
-                        "(PNG)")
+                   help="write bit-times, steps and node storage against k per algorithm "
+                        "and pattern (PNG)")
 
 
 def _fmt(v) -> str:
@@ -279,6 +292,13 @@ def _table(title, rows, columns) -> list[str]:
     out = [title, "  ".join(f"{c:>{w}}" for (c, _), w in zip(columns, widths))]
     out += ["  ".join(f"{v:>{w}}" for v, w in zip(row, widths)) for row in cells]
     return out
+
+
+def _poly(a: float, b: float, c: float) -> str:
+    """``a k^2 + b k + c`` with the signs written once (``11 k^2 - 3 k - 5``)."""
+    def term(v, unit):
+        return f" {'-' if v < 0 else '+'} {abs(v):.4g}{unit}"
+    return f"{a:.4g} k^2" + term(b, " k") + term(c, "")
 
 
 def format_kuszmaul(doc: dict) -> str:
@@ -308,17 +328,55 @@ def format_kuszmaul(doc: dict) -> str:
                      ("semi-contr", "semi_contraction"),
                      ("partial perm", "partial_permutation")])
     lines.append("")
-    rows = [{**b, **{f"a2_{key}": v for key, v in a.items()}}
-            for b, a in zip(doc["bit_times"], doc["alg2"])]
-    lines += _table("Bit-times and Algorithm 2 on random permutations (M = 2k; Algorithm 2's "
-                    "bit-times await the cycle-exact model)", rows,
+    rows = [{**b, **b["alg2_per_step"]} for b in doc["bit_times"]]
+    lines += _table("Bit-times (cycle-exact model): Algorithm 1's pipeline, the enumeration, "
+                    "Algorithm 2's schedule (per step kind summed over the iterations, "
+                    "M = 2k)", rows,
                     [("k", "k"), ("alg1 M=2k", "alg1_pipeline_2k"),
                      ("alg1 M=4k", "alg1_pipeline_4k"), ("enumeration", "enumeration"),
-                     ("alg2 bits", "alg2"), ("alg2 ok", "a2_delivered"),
-                     ("of", "a2_trials"), ("alg2 steps", "a2_steps"),
-                     ("max msgs", "a2_max_messages"), ("max bits", "a2_max_bits"),
-                     ("bits/k", "a2_bits_per_k")])
+                     ("cross", "cross"), ("enum doubles", "enumerate doubles"),
+                     ("pack", "pack"), ("enum holes", "enumerate holes"),
+                     ("pack addr", "pack hole addresses"), ("rendezvous", "rendezvous"),
+                     ("iter 0", "alg2_iteration0"), ("alg2 M=2k", "alg2"),
+                     ("alg2 M=4k", "alg2_4k")])
+    for f in doc["alg2_fit"]:
+        lines.append(f"fit, M = {f['message_bits']}: {_poly(f['a'], f['b'], f['c'])} "
+                     f"(largest residual {f['max_residual']:.2g})")
     lines.append("")
+    lines += _table("Algorithm 2 on random permutations (M = 2k; cycle-checked: also run bit "
+                    "by bit, same nodes after every step)", doc["alg2"],
+                    [("k", "k"), ("delivered", "delivered"), ("of", "trials"),
+                     ("cycle-checked", "cycle_checked"), ("steps", "steps"),
+                     ("max msgs", "max_messages"), ("max bits", "max_bits"),
+                     ("bits/k", "bits_per_k")])
+    lines.append("")
+    lines += _table("Second formulation (Sec. IV): batches in flight, a stage per iteration "
+                    "(M = 2k)", doc["batches"],
+                    [("k", "k"), ("batches", "batches"), ("delivered", "delivered"),
+                     ("bit-times/batch", "period"), ("latency", "latency"),
+                     ("speed-up", "speedup"),
+                     ("buffer bits/node", "buffer_bits"), ("wires/node", "wires_per_node")])
+    lines.append("")
+    if doc["sweep"]:
+        ks = doc["sweep_dimensions"]
+        table = {(r["k"], r["pattern"], r["algorithm"]): r for r in doc["sweep"]}
+        srows = []
+        for k in ks:
+            row = {"k": k, "alg2": table[(k, "complement", "alg2")]["bit_times"]}
+            for r in doc["sweep"]:
+                if r["k"] == k and r["algorithm"] != "alg2":
+                    row[f"{r['algorithm']} {r['pattern']}"] = r["bit_times"]
+            srows.append(row)
+        cols = [("k", "k"), ("alg2 (any)", "alg2")] + [
+            (key, key) for key in srows[0] if key not in ("k", "alg2")]
+        lines += _table("Bit-times against k at M = 2k: Algorithm 2's schedule, the baselines' "
+                        "cut-through (mean over the trials)", srows, cols)
+        for o in doc["overtakes"]:
+            since = o["alg2_fewer_from_k"]
+            lines.append(f"{o['pattern']}: Algorithm 2 takes fewer bit-times than "
+                         f"{o['baseline']} " + (f"from k = {since} on" if since is not None
+                                                else "at no k of the sweep's end"))
+        lines.append("")
     cmp_rows = [r if r.get("routed") else {**r, "delivered": "n/a"} for r in doc["compare"]]
     lines += _table("Algorithm 2 against e-cube and Valiant (steps: store-and-forward steps; "
                     "alg2: dimension steps in sequence; storage at M = 2k with headers)",
@@ -326,13 +384,15 @@ def format_kuszmaul(doc: dict) -> str:
                     [("k", "k"), ("pattern", "pattern"), ("algorithm", "algorithm"),
                      ("delivered", "delivered"), ("steps", "steps_mean"),
                      ("max", "steps_max"), ("msgs/node", "max_messages"),
-                     ("bits/node", "max_bits"), ("SAF bit-times", "store_forward_bit_times"),
+                     ("bits/node", "max_bits"), ("bit-times", "bit_times"),
+                     ("SAF bit-times", "store_forward_bit_times"),
                      ("CT bit-times", "cut_through_bit_times")])
     lines.append("")
     lines += _table("Where each wins (among the algorithms that delivered everything)",
                     doc["wins"],
                     [("k", "k"), ("pattern", "pattern"), ("fewest steps", "fewest_steps"),
-                     ("steps", "steps"), ("least storage", "smallest_storage"),
+                     ("steps", "steps"), ("fewest bit-times", "fewest_bit_times"),
+                     ("bit-times", "bit_times"), ("least storage", "smallest_storage"),
                      ("bits", "storage_bits")])
     return "\n".join(lines)
 
@@ -340,7 +400,8 @@ def format_kuszmaul(doc: dict) -> str:
 def cmd_kuszmaul(args) -> int:
     progress, stop = progress_bar("tables")
     try:
-        doc = hx.run(args.dimensions, args.compare, args.trials, args.seed, progress)
+        doc = hx.run(args.dimensions, args.compare, args.trials, args.seed, progress,
+                     sweep=args.sweep)
     finally:
         stop()
     if args.plot:

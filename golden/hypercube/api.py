@@ -8,14 +8,21 @@ every algorithm shares (``kind``, ``dimension``, ``algorithm``, ``messages``,
 
 * ``alg1`` (:mod:`.alg1`): ``collisions``, a list of ``{kind, step, node, dimension,
   messages}``; ``bit_times`` the pipelined router chain's total for an ``M``-bit message
-  (``pipeline_timing(k, M).total = M + k``; ``M`` counts the ``k`` address bits);
-  ``steps = k``.
-* ``alg2`` (:mod:`.alg2`): ``operations`` (cross, enumerate, pack, rendezvous),
-  ``reading``, ``violations``, ``max_bits`` and ``per_step`` (storage per step);
-  ``steps`` the dimension steps in sequence (``k`` iterations of one crossing and three
-  Algorithm 1 passes of ``k`` dimensions: ``k (3k + 1)``; the enumerations are not
-  counted); ``bit_times`` is ``null``: the cycle-exact bit-serial model (issue 15,
-  section 5) is not built yet.
+  (``pipeline_timing(k, M).total = M + k + 1``; ``M`` counts the ``k`` address bits, the
+  stream adds its M bit); ``steps = k``.
+* ``alg2`` (:mod:`.alg2`): ``operations`` (cross, enumerate, pack, rendezvous: the
+  steps the cycle-exact schedule runs; the last iteration only crosses),
+  ``reading``, ``violations``, ``max_bits`` and ``per_step`` (storage per step, and each
+  step's ``start`` and ``bit_times`` in the cycle-exact model's fixed schedule);
+  ``steps`` the dimension steps in sequence (iteration ``i``: one crossing and three
+  Algorithm 1 passes over its ``k - 1 - i`` free dimensions: ``k + 3k(k - 1)/2``; the
+  enumerations are not counted); ``bit_times`` the cycle-exact model's total
+  (:func:`.bitserial.schedule`: ``5k^2 + (3M + 1)k - 2M - 5``, the same for every
+  routing), with ``bit_times_per_iteration``. The schedule is the corrected reading's;
+  the paper's readings fail, and their ``bit_times`` is ``null``. ``cycle_model``: for
+  ``k <= CYCLE_CHECK_DIMENSION`` the routing run bit by bit too (``delivered``: how many
+  arrived intact; ``same_positions``: every message at the step-level model's node after
+  every step), else ``null``.
 * ``ecube``, ``valiant`` (:mod:`.store_forward`): ``bit_times`` ``null`` (no bit-serial
   model); ``store_forward_bit_times`` and ``cut_through_bit_times`` at ``M`` message bits
   plus the header (``k`` bits e-cube, ``2k`` Valiant), ``max_queue``, ``latency``,
@@ -30,22 +37,24 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ParameterError
-from . import alg1, alg2
+from . import alg1, alg2, bitserial
 from . import store_forward as sf
 from .cube import Hypercube, check_dimension, check_routing
 from .enumeration import enumeration_timing
 
 __all__ = ["ALGORITHMS", "default_message_bits", "check_message_bits", "route_report",
-           "alg2_steps", "info_report", "ALG2_BIT_TIMES_NOTE"]
+           "alg2_steps", "info_report", "ALG2_BIT_TIMES_FORMULA"]
 
 #: ``--algorithm`` choices.
 ALGORITHMS = ("alg1", "alg2", "ecube", "valiant")
 
-#: Why Algorithm 2 has no bit-time figure yet.
-ALG2_BIT_TIMES_NOTE = ("Algorithm 2's bit-times come from the cycle-exact bit-serial "
-                       "model (issue 15, section 5), not built yet: null")
+#: Algorithm 2's bit-times in the cycle-exact model's fixed schedule.
+ALG2_BIT_TIMES_FORMULA = "5k^2 + (3M + 1)k - 2M - 5"
 
 MAX_MESSAGE_BITS = 1 << 20
+#: ``route`` also runs Algorithm 2 bit by bit (:func:`.bitserial.run_alg2`) up to this k
+#: (about 0.5 s at k = 10; beyond, the step-level model alone).
+CYCLE_CHECK_DIMENSION = 10
 
 
 def default_message_bits(k: int) -> int:
@@ -69,9 +78,22 @@ def check_message_bits(k: int, algorithm: str, message_bits) -> int:
 
 
 def alg2_steps(k: int) -> int:
-    """Algorithm 2's dimension steps in sequence: ``k`` iterations of one crossing and
-    three Algorithm 1 passes (Steps 3, 5, 6) of ``k`` dimensions each."""
-    return int(k) * (3 * int(k) + 1)
+    """Algorithm 2's dimension steps in sequence: per iteration ``i`` one crossing and
+    three Algorithm 1 passes (Steps 3, 5, 6) over its ``k - 1 - i`` free dimensions."""
+    k = int(k)
+    return k + 3 * k * (k - 1) // 2
+
+
+def _operations(sched) -> dict:
+    """The operations the cycle-exact schedule runs (steps of non-zero length): the last
+    iteration has no free dimension and only crosses."""
+    kinds = {"cross": "cross", "enumerate doubles": "enumerate", "pack": "pack",
+             "enumerate holes": "enumerate", "pack hole addresses": "pack",
+             "rendezvous": "rendezvous"}
+    ops = dict.fromkeys(("cross", "enumerate", "pack", "rendezvous"), 0)
+    for st in sched.steps:
+        ops[kinds[st.kind]] += st.length > 0
+    return ops
 
 
 def _final(src, final) -> list:
@@ -112,12 +134,27 @@ def route_report(k, src, dst, algorithm: str = "alg2", *, message_bits=None, buf
     elif algorithm == "alg2":
         res = alg2.route(k, src, dst, reading=reading, message_bits=M)
         delivered = res.delivered
-        doc.update(reading=reading, bit_times=None, bit_times_note=ALG2_BIT_TIMES_NOTE,
+        sched = bitserial.schedule(k, M)
+        timed = reading == "corrected"
+        cycle = None
+        if timed and k <= CYCLE_CHECK_DIMENSION:
+            run = bitserial.run_alg2(k, src, dst, message_bits=M)
+            cycle = {"delivered": int(np.count_nonzero(run.delivered)),
+                     "same_positions": all(np.array_equal(a[3], b[3]) for a, b in
+                                           zip(run.trace(), res.trace()))}
+        doc.update(reading=reading, bit_times=sched.total if timed else None,
+                   cycle_model=cycle,
+                   bit_times_formula=ALG2_BIT_TIMES_FORMULA,
+                   bit_times_per_iteration=sched.iteration_lengths() if timed else None,
                    steps=alg2_steps(k), max_messages_per_node=int(res.max_messages),
                    max_bits=int(res.max_bits), collisions=None,
-                   operations=dict(res.operations),
+                   operations=_operations(sched) if timed else dict(res.operations),
                    violations={v: bool(b) for v, b in res.violations.items()},
                    per_step=[{"iteration": s.iteration, "step": s.number, "kind": s.kind,
+                              "start": sched.step(s.iteration, s.number).start
+                              if timed else None,
+                              "bit_times": sched.step(s.iteration, s.number).length
+                              if timed else None,
                               "max_messages": s.max_messages, "max_bits": s.max_bits,
                               "held_after": s.held_after, "crossings": s.crossings}
                              for s in res.steps],
@@ -147,6 +184,7 @@ def info_report(k, message_bits=None) -> dict:
     M = check_message_bits(k, "alg1", message_bits)
     pipe = alg1.pipeline_timing(k, M)
     enum = enumeration_timing(k)
+    sched = bitserial.schedule(k, M)
     return {
         "kind": "hypercube", "dimension": k, "nodes": net.nodes, "links": net.links,
         "directed_links": net.directed_links, "message_bits": M,
@@ -160,15 +198,23 @@ def info_report(k, message_bits=None) -> dict:
             # Algorithm 2's storage accounting (alg2.Step.max_bits): at most two resident
             # messages and one k-bit address packet with its k-bit header (Step 5)
             "alg2_buffer_bits": 2 * M + 2 * k,
+            # the cycle-exact model's registers: two M-bit message buffers and the hole
+            # address a relay receives in Step 5 (at most k - 1 free bits)
+            "alg2_message_buffer_bits": 2 * M,
+            "alg2_hole_address_bits": k - 1,
             "link_queues": k,
         },
         "bit_times": {
             "alg1_pipeline": pipe.total,
-            "alg1_pipeline_formula": "M + k",
+            "alg1_pipeline_formula": "M + k + 1",
             "enumeration": enum.total,
             "enumeration_formula": "2k + 1",
-            "alg2": None,
-            "alg2_note": ALG2_BIT_TIMES_NOTE,
+            "alg2": sched.total,
+            "alg2_formula": ALG2_BIT_TIMES_FORMULA,
+            "alg2_per_iteration": sched.iteration_lengths(),
+            # Sec. IV: a stage per iteration, a batch every iteration-0 length
+            "alg2_batches_period": max(sched.iteration_lengths()),
+            "alg2_batches_buffer_bits": 2 * M * k,
             "ecube_lone_message_store_forward": k * (M + k),
             "ecube_lone_message_cut_through": (k - 1) + M + k,
         },

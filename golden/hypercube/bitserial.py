@@ -216,13 +216,13 @@ class ChainCollision:
     lost: tuple
 
 
-def _check_payloads(payloads, n: int, bits: int, default) -> list[int]:
+def _check_payloads(payloads, n: int, bits: int, default, name: str = "payloads") -> list[int]:
     if payloads is None:
         return [int(p) & ((1 << bits) - 1) for p in default]
     p = np.asarray(payloads, dtype=object).reshape(-1)
     if p.size != n or any(isinstance(v, bool) or not isinstance(v, (int, np.integer))
                           or not 0 <= int(v) < (1 << bits) for v in p):
-        raise ParameterError(f"payloads must be {n} integers in [0, 2^{bits} - 1], one per "
+        raise ParameterError(f"{name} must be {n} integers in [0, 2^{bits} - 1], one per "
                              f"message")
     return [int(v) for v in p]
 
@@ -438,7 +438,7 @@ def run_alg2(k: int, src, dst, *, message_bits=None, data=None) -> Alg2Cycle:
     k = check_dimension(k)
     M = _check_message_bits(k, message_bits)
     src, dst = check_routing(k, src, dst, injective=True)
-    data = _check_payloads(data, src.size, M - k, src)
+    data = _check_payloads(data, src.size, M - k, src, "data")
     sched = schedule(k, M)
     st = _Alg2State(k, src, dst, M, data)
     steps: list[StepRecord] = []

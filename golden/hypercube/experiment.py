@@ -14,13 +14,36 @@ Tables (every entry a dict; :func:`run` returns them under these keys):
     permutations per ``k`` (``m`` messages uniform in ``[1, 2**k]``): the fraction routed
     without collision.
 ``bit_times``
-    per ``k``: the pipelined Algorithm 1 at ``M = 2k`` and ``4k`` (``M + k``), the
-    enumeration (``2k + 1``); Algorithm 2's is ``None`` (the cycle-exact model, section 5,
-    is not built yet).
+    per ``k``: the pipelined Algorithm 1 at ``M = 2k`` and ``4k`` (``M + k + 1``), the
+    enumeration of the k-cube (``2k + 1``), and Algorithm 2 in the cycle-exact model's
+    fixed schedule (:func:`.bitserial.schedule`): the total at ``M = 2k`` and ``4k``,
+    iteration 0's length, and per step kind the bit-times summed over the iterations
+    (``M = 2k``).
+``alg2_fit``
+    per ``M`` (``2k`` and ``4k``): ``a k^2 + b k + c`` fitted by least squares
+    (``numpy.polyfit``) to Algorithm 2's totals over ``dimensions`` (three or more),
+    with the largest residual.
 ``alg2``
     per ``k``: Algorithm 2 on ``trials`` random permutations: how many delivered, the
-    dimension steps in sequence (``k (3k + 1)``), the most messages and bits in a node
-    (``M = 2k``), bits per ``k``.
+    dimension steps in sequence (``k + 3k(k - 1)/2``), the most messages and bits in a
+    node (``M = 2k``), bits per ``k``; ``cycle_checked``: how many of them the
+    cycle-exact model (:func:`.bitserial.run_alg2`, bit by bit) delivered intact, with
+    every message at the step-level model's node after every step (run for
+    ``k <= CYCLE_CHECK_DIMENSION``, else ``None``).
+``batches``
+    per ``k``: the second formulation (Sec. IV, :func:`.bitserial.pipelined_batches`),
+    ``BATCHES`` random permutations in flight at ``M = 2k``: bit-times per batch in steady
+    state (``period``), one batch's latency, the first formulation's bit-times per batch
+    (its total) and the ratio, message-buffer bits and dimension wires per node.
+``sweep``
+    per ``k`` in ``sweep`` (default ``2 .. 14``), permutation pattern and algorithm:
+    bit-times at ``M = 2k``: Algorithm 2's schedule total; e-cube's and Valiant's
+    store-and-forward and cut-through (:meth:`.store_forward.StoreForwardRun.bit_times`,
+    mean over the trials where random). The figure's data.
+``overtakes``
+    per pattern of the sweep and baseline: the smallest ``k`` from which Algorithm 2 takes
+    fewer bit-times than the baseline's cut-through (its faster) on every larger ``k``
+    of the sweep, or ``None``.
 ``compare``
     per ``k`` in ``compare`` (default 6, 8, 10), pattern and algorithm (alg2, ecube,
     valiant, valiant with a barrier): delivered fraction, steps (mean and max over the
@@ -31,8 +54,9 @@ Tables (every entry a dict; :func:`run` returns them under these keys):
     (``routed: False``).
 ``wins``
     per ``k`` and pattern, among the algorithms that delivered every message: the
-    one(s) with the fewest steps (mean) and with the smallest node storage (bits), ties
-    listed together.
+    one(s) with the fewest steps (mean), with the fewest bit-times at ``M = 2k``
+    (Algorithm 2's schedule; the baselines' cut-through) and with the smallest node
+    storage (bits), ties listed together.
 
 Randomness: trial ``t`` draws its pattern and Valiant's intermediates from ``seed + t``;
 deterministic algorithms on deterministic patterns run once.
@@ -43,18 +67,23 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ParameterError
-from . import alg1, alg2
+from . import alg1, alg2, bitserial
 from . import store_forward as sf
 from .api import alg2_steps
 from .cube import check_dimension
 from .enumeration import enumeration_timing
 from .patterns import PATTERNS, check_seed, make_pattern
 
-__all__ = ["DEFAULT_DIMENSIONS", "DEFAULT_COMPARE", "COMPARED", "parse_dimensions", "run",
-           "plot"]
+__all__ = ["DEFAULT_DIMENSIONS", "DEFAULT_COMPARE", "DEFAULT_SWEEP", "COMPARED",
+           "parse_dimensions", "run", "plot"]
 
 DEFAULT_DIMENSIONS = tuple(range(2, 13))
 DEFAULT_COMPARE = (6, 8, 10)
+DEFAULT_SWEEP = tuple(range(2, 15))
+#: The largest k whose random permutations the experiment also runs bit by bit.
+CYCLE_CHECK_DIMENSION = 8
+#: Batches in flight per k in the second formulation's table.
+BATCHES = 4
 #: The algorithms of the comparison: name -> (model, options).
 COMPARED = {"alg2": ("alg2", {}), "ecube": ("ecube", {}), "valiant": ("valiant", {}),
             "valiant-phased": ("valiant", {"barrier": True})}
@@ -123,9 +152,30 @@ def _alg1_classes(k, trials, seed) -> dict:
 
 def _bit_times(k) -> dict:
     e = enumeration_timing(k)
+    s2, s4 = bitserial.schedule(k, 2 * k), bitserial.schedule(k, 4 * k)
+    per_kind = {}
+    for st in s2.steps:
+        per_kind[st.kind] = per_kind.get(st.kind, 0) + st.length
     return {"k": k, "alg1_pipeline_2k": alg1.pipeline_timing(k, 2 * k).total,
             "alg1_pipeline_4k": alg1.pipeline_timing(k, 4 * k).total,
-            "enumeration": e.total, "alg2": None}
+            "enumeration": e.total, "alg2": s2.total, "alg2_4k": s4.total,
+            "alg2_iteration0": s2.iteration_lengths()[0],
+            "alg2_per_step": per_kind}
+
+
+def _fit(rows) -> list:
+    """``a k^2 + b k + c`` through Algorithm 2's totals, per message length."""
+    if len(rows) < 3:
+        return []
+    ks = np.array([r["k"] for r in rows], dtype=float)
+    out = []
+    for label, key in (("2k", "alg2"), ("4k", "alg2_4k")):
+        y = np.array([r[key] for r in rows], dtype=float)
+        a, b, c = np.polyfit(ks, y, 2)
+        resid = float(np.abs(np.polyval((a, b, c), ks) - y).max())
+        out.append({"message_bits": label, "a": float(a), "b": float(b), "c": float(c),
+                    "max_residual": resid})
+    return out
 
 
 def _alg2_sweep(k, trials, seed) -> dict:
@@ -134,10 +184,68 @@ def _alg2_sweep(k, trials, seed) -> dict:
     dst = np.stack([make_pattern(k, "random-permutation", seed + t)[1]
                     for t in range(trials)])
     res = alg2.route_batch(k, src, dst, message_bits=2 * k)
+    checked = None
+    if k <= CYCLE_CHECK_DIMENSION:
+        checked = 0
+        for t in range(trials):
+            cyc = bitserial.run_alg2(k, src[t], dst[t], message_bits=2 * k)
+            ref = alg2.route(k, src[t], dst[t], message_bits=2 * k)
+            same = all(np.array_equal(a[3], b[3]) for a, b in zip(cyc.trace(), ref.trace()))
+            checked += int(cyc.ok and same)
     return {"k": k, "trials": trials, "delivered": int(res.ok.sum()),
+            "cycle_checked": checked,
             "steps": alg2_steps(k), "max_messages": int(res.max_messages.max()),
             "max_bits": int(res.max_bits.max()),
             "bits_per_k": float(res.max_bits.max()) / k}
+
+
+def _batches(k, seed) -> dict:
+    routings = [(np.arange(1 << k), make_pattern(k, "random-permutation", seed + b)[1])
+                for b in range(BATCHES)]
+    run = bitserial.pipelined_batches(k, routings, message_bits=2 * k,
+                                      cycle_exact=k <= CYCLE_CHECK_DIMENSION)
+    return {"k": k, "batches": run.batches, "delivered": int(run.delivered.sum()),
+            "period": run.period, "latency": run.latency,
+            "first_formulation": run.latency, "speedup": run.latency / run.period,
+            "buffer_bits": run.buffer_bits, "wires_per_node": run.wires_per_node}
+
+
+def _sweep(k, trials, seed) -> list:
+    rows = []
+    M = 2 * k
+    for pattern in sorted(_PERMUTATIONS):
+        rows.append({"k": k, "pattern": pattern, "algorithm": "alg2",
+                     "bit_times": bitserial.schedule(k, M).total,
+                     "store_forward_bit_times": None, "cut_through_bit_times": None})
+        for name in ("ecube", "valiant"):
+            runs = trials if (pattern in _RANDOM_PATTERNS or name == "valiant") else 1
+            saf, ct = [], []
+            for t in range(runs):
+                s, d = make_pattern(k, pattern, seed + t)
+                bt = sf.route(k, s, d, algorithm=name, seed=seed + t).bit_times(M)
+                saf.append(bt.store_forward)
+                ct.append(bt.cut_through)
+            rows.append({"k": k, "pattern": pattern, "algorithm": name,
+                         "bit_times": float(np.mean(ct)),
+                         "store_forward_bit_times": float(np.mean(saf)),
+                         "cut_through_bit_times": float(np.mean(ct))})
+    return rows
+
+
+def _overtakes(rows) -> list:
+    table = {(r["k"], r["pattern"], r["algorithm"]): r["bit_times"] for r in rows}
+    ks = sorted({r["k"] for r in rows})
+    out = []
+    for pattern in sorted({r["pattern"] for r in rows}):
+        for name in ("ecube", "valiant"):
+            since = None
+            for k in reversed(ks):
+                if table[(k, pattern, "alg2")] < table[(k, pattern, name)]:
+                    since = k
+                else:
+                    break
+            out.append({"pattern": pattern, "baseline": name, "alg2_fewer_from_k": since})
+    return out
 
 
 def _compare_cell(k, pattern, name, trials, seed) -> dict:
@@ -155,6 +263,7 @@ def _compare_cell(k, pattern, name, trials, seed) -> dict:
         if model == "alg2":
             res = alg2.route_batch(k, s[None, :], d[None, :], message_bits=M)
             steps.append(alg2_steps(k))
+            ct.append(bitserial.schedule(k, M).total)
             delivered.append(float(res.delivered.mean()))
             msgs.append(int(res.max_messages.max()))
             bits.append(int(res.max_bits.max()))
@@ -171,8 +280,8 @@ def _compare_cell(k, pattern, name, trials, seed) -> dict:
                steps_mean=float(np.mean(steps)), steps_max=int(max(steps)),
                max_messages=int(max(msgs)), max_bits=int(max(bits)),
                store_forward_bit_times=float(np.mean(saf)) if saf else None,
-               cut_through_bit_times=float(np.mean(ct)) if ct else None,
-               bit_times=None)
+               cut_through_bit_times=float(np.mean(ct)) if saf else None,
+               bit_times=float(np.mean(ct)))
     return row
 
 
@@ -185,11 +294,15 @@ def _wins(rows) -> list:
     for (k, pattern), rs in sorted(cells.items()):
         full = [r for r in rs if r["delivered"] == 1.0] or rs
         fewest = min(r["steps_mean"] for r in full)
+        quickest = min(r["bit_times"] for r in full)
         smallest = min(r["max_bits"] for r in full)
         out.append({"k": k, "pattern": pattern,
                     "fewest_steps": ", ".join(r["algorithm"] for r in full
                                               if r["steps_mean"] == fewest),
                     "steps": fewest,
+                    "fewest_bit_times": ", ".join(r["algorithm"] for r in full
+                                                  if r["bit_times"] == quickest),
+                    "bit_times": quickest,
                     "smallest_storage": ", ".join(r["algorithm"] for r in full
                                                   if r["max_bits"] == smallest),
                     "storage_bits": smallest})
@@ -197,23 +310,26 @@ def _wins(rows) -> list:
 
 
 def run(dimensions=DEFAULT_DIMENSIONS, compare=DEFAULT_COMPARE, trials: int = 5,
-        seed: int = 0, progress=None) -> dict:
+        seed: int = 0, progress=None, sweep=DEFAULT_SWEEP) -> dict:
     """Every table (module docstring). ``progress(done, total, what)`` is called as the
     work goes (the command line's progress bar)."""
     dimensions = tuple(check_dimension(k) for k in dimensions)
     compare = tuple(check_dimension(k) for k in compare)
-    for what, ks in (("dimensions", dimensions), ("compare", compare)):
+    sweep = tuple(check_dimension(k) for k in sweep)
+    for what, ks in (("dimensions", dimensions), ("compare", compare), ("sweep", sweep)):
         if not ks or max(ks) > MAX_EXPERIMENT_DIMENSION:
             raise ParameterError(f"{what} must be integers in [1, "
                                  f"{MAX_EXPERIMENT_DIMENSION}], got {list(ks)}")
     trials = _check_trials(trials)
     seed = check_seed(seed)
-    jobs = ([("census", None)] + [("sweep", k) for k in dimensions]
+    jobs = ([("census", None)] + [("alg2", k) for k in dimensions]
+            + [("sweep", k) for k in sweep]
             + [("compare", (k, p, a)) for k in compare for p in PATTERNS for a in COMPARED])
     done = 0
     out = {"dimensions": list(dimensions), "compare_dimensions": list(compare),
-           "trials": trials, "seed": seed, "census": [], "readings": [],
-           "alg1_classes": [], "bit_times": [], "alg2": [], "compare": []}
+           "sweep_dimensions": list(sweep), "trials": trials, "seed": seed,
+           "census": [], "readings": [], "alg1_classes": [], "bit_times": [],
+           "alg2_fit": [], "alg2": [], "batches": [], "sweep": [], "compare": []}
 
     def tick(what):
         nonlocal done
@@ -228,7 +344,13 @@ def run(dimensions=DEFAULT_DIMENSIONS, compare=DEFAULT_COMPARE, trials: int = 5,
         out["alg1_classes"].append(_alg1_classes(k, trials, seed))
         out["bit_times"].append(_bit_times(k))
         out["alg2"].append(_alg2_sweep(k, trials, seed))
+        out["batches"].append(_batches(k, seed))
         tick(f"k = {k}: Algorithm 1 classes, Algorithm 2")
+    out["alg2_fit"] = _fit(out["bit_times"])
+    for k in sweep:
+        out["sweep"].extend(_sweep(k, trials, seed))
+        tick(f"k = {k}: bit-times of every algorithm")
+    out["overtakes"] = _overtakes(out["sweep"])
     for k in compare:
         for p in PATTERNS:
             for a in COMPARED:
@@ -239,33 +361,50 @@ def run(dimensions=DEFAULT_DIMENSIONS, compare=DEFAULT_COMPARE, trials: int = 5,
 
 
 def plot(doc: dict, path) -> None:
-    """Two panels against k, one line per algorithm and pattern of the comparison: steps
-    (log scale) and the largest node storage in bits. matplotlib is imported here only."""
+    """Three panels against k, one line per algorithm and pattern: bit-times at
+    ``M = 2k`` (the sweep: Algorithm 2's schedule, the baselines' cut-through), steps and
+    the largest node storage (the comparison). matplotlib is imported here only."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 5))
+    fig, (ax0, ax1, ax2) = plt.subplots(1, 3, figsize=(17, 5))
     styles = {"alg2": "-", "ecube": "--", "valiant": ":", "valiant-phased": "-."}
     colours = dict(zip(PATTERNS, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
-    lines = {}
-    for r in doc["compare"]:
-        if r.get("routed"):
-            lines.setdefault((r["algorithm"], r["pattern"]), []).append(r)
-    for (alg, pattern), rs in sorted(lines.items()):
+
+    def lines(rows, key):
+        out = {}
+        for r in rows:
+            if r.get("routed", True):
+                out.setdefault((r["algorithm"], r["pattern"]), []).append(r)
+        return out
+
+    for (alg, pattern), rs in sorted(lines(doc.get("sweep", []), "bit_times").items()):
+        if alg == "alg2" and pattern != "random-permutation":
+            continue                  # the same schedule for every pattern: one line
+        rs = sorted(rs, key=lambda r: r["k"])
+        label = "alg2 (every pattern)" if alg == "alg2" else f"{alg}, {pattern}"
+        ax0.plot([r["k"] for r in rs], [r["bit_times"] for r in rs],
+                 linestyle=styles[alg], color="black" if alg == "alg2" else colours[pattern],
+                 marker="o", label=label)
+    for (alg, pattern), rs in sorted(lines(doc["compare"], "steps_mean").items()):
         rs = sorted(rs, key=lambda r: r["k"])
         ks = [r["k"] for r in rs]
         kw = {"linestyle": styles[alg], "color": colours[pattern], "marker": "o",
               "label": f"{alg}, {pattern}"}
         ax1.plot(ks, [r["steps_mean"] for r in rs], **kw)
         ax2.plot(ks, [r["max_bits"] for r in rs], **kw)
+    ax0.set(xlabel="k (dimension)", ylabel="bit-times (baselines: cut-through)",
+            yscale="log", title="Bit-times to deliver every message, M = 2k")
     ax1.set(xlabel="k (dimension)", ylabel="steps (store-and-forward; alg2: dimension "
             "steps)", yscale="log", title="Steps to deliver every message")
     ax2.set(xlabel="k (dimension)", ylabel="bits", yscale="log",
             title="Largest node storage at M = 2k")
+    ax0.set_xticks(sorted({r["k"] for r in doc.get("sweep", [])}))
     ks = sorted({r["k"] for r in doc["compare"]})
     for ax in (ax1, ax2):
         ax.set_xticks(ks)
+    ax0.legend(fontsize=6)
     ax2.legend(fontsize=6, ncol=2)
     fig.tight_layout()
     fig.savefig(path)

@@ -9,7 +9,7 @@ import pytest
 
 from fatnet.cli.main import main
 from fatnet.cli.registry import demo_kinds, get_family
-from fatnet.golden.hypercube import alg1, alg2
+from fatnet.golden.hypercube import alg1, alg2, bitserial
 from fatnet.golden.hypercube import store_forward as sf
 from fatnet.golden.hypercube.cube import Hypercube
 from fatnet.golden.hypercube.enumeration import enumeration_timing
@@ -60,13 +60,21 @@ def test_alg2_json_matches_the_model(capsys, k, pattern):
     assert doc["messages"] == src.size == doc["delivered"] and doc["lost"] == []
     assert doc["final"] == [[int(s), int(x)] for s, x in zip(src, res.final)]
     assert [x for _, x in doc["final"]] == dst.tolist()
-    assert doc["bit_times"] is None and "bit_times_note" in doc
-    assert doc["steps"] == k * (3 * k + 1) == sum(len(s.dimensions) for s in res.steps)
+    M = doc["message_bits"]
+    assert doc["bit_times"] == bitserial.schedule(k, M).total == 5 * k * k + (3 * M + 1) * k \
+        - 2 * M - 5
+    assert sum(doc["bit_times_per_iteration"]) == doc["bit_times"]
+    # per iteration i: one crossing and three passes over its k - 1 - i free dimensions
+    assert doc["steps"] == sum(1 + 3 * (k - 1 - i) for i in range(k))
     assert doc["max_messages_per_node"] == res.max_messages <= 2
-    assert doc["max_bits"] == res.max_bits <= 2 * doc["message_bits"] + 2 * k
-    assert doc["operations"] == {"cross": k, "enumerate": 2 * k, "pack": 2 * k,
-                                 "rendezvous": k}
+    assert doc["max_bits"] == res.max_bits <= 2 * M + 2 * k
+    assert doc["operations"] == {"cross": k, "enumerate": 2 * (k - 1), "pack": 2 * (k - 1),
+                                 "rendezvous": k - 1}
+    assert doc["cycle_model"] == {"delivered": src.size, "same_positions": True}
     assert not any(doc["violations"].values()) and len(doc["per_step"]) == 6 * k
+    starts = [s["start"] for s in doc["per_step"]]
+    ends = [s["start"] + s["bit_times"] for s in doc["per_step"]]
+    assert starts[0] == 0 and starts[1:] == ends[:-1] and ends[-1] == doc["bit_times"]
 
 
 @pytest.mark.parametrize("pattern", ["random-destinations", "hot-spot"])
@@ -114,7 +122,7 @@ def test_alg1_json_matches_the_model(capsys, pattern):
     res = alg1.route(k, *make_pattern(k, pattern, 1))
     status = 0 if res.ok else 1
     doc = _route(capsys, k, "alg1", "--pattern", pattern, "--seed", "1", status=status)
-    assert doc["bit_times"] == alg1.pipeline_timing(k, 2 * k).total == 3 * k
+    assert doc["bit_times"] == alg1.pipeline_timing(k, 2 * k).total == 3 * k + 1
     assert doc["steps"] == k
     assert doc["delivered"] == int(res.delivered.sum())
     assert doc["lost"] == np.flatnonzero(~res.delivered).tolist()
@@ -154,7 +162,8 @@ def test_message_file_with_payloads(capsys, tmp_path):
 def test_human_readable_route_and_info(capsys):
     assert main(["route", "hypercube", "--dimension", "6", "--pattern", "transpose"]) == 0
     out = capsys.readouterr().out
-    assert "Algorithm 2" in out and "delivered 64/64" in out and "rendezvous 6" in out
+    assert "Algorithm 2" in out and "delivered 64/64" in out and "rendezvous 5" in out
+    assert f"bit-times (cycle-exact schedule): {bitserial.schedule(6).total} " in out
     assert main(["route", "hypercube", "--dimension", "6", "--algorithm", "ecube",
                  "--pattern", "bit-reversal"]) == 0
     assert "store-and-forward" in capsys.readouterr().out
@@ -172,8 +181,11 @@ def test_info_json(capsys):
     assert doc["per_node"]["enumeration_serial_adders"] == enumeration_timing(k) \
         .serial_adders_per_node == 2 * k
     assert doc["per_node"]["alg2_buffer_bits"] == 2 * 20 + 2 * k
-    assert doc["bit_times"]["alg1_pipeline"] == 20 + k
-    assert doc["bit_times"]["enumeration"] == 2 * k + 1 and doc["bit_times"]["alg2"] is None
+    assert doc["bit_times"]["alg1_pipeline"] == 20 + k + 1
+    assert doc["bit_times"]["enumeration"] == 2 * k + 1
+    assert doc["bit_times"]["alg2"] == bitserial.schedule(k, 20).total
+    assert doc["bit_times"]["alg2_batches_period"] == bitserial.schedule(k, 20) \
+        .iteration_lengths()[0]
 
 
 @pytest.mark.parametrize("argv, words", [
@@ -241,8 +253,8 @@ def test_unreadable_message_file(capsys, tmp_path):
 def test_experiment_kuszmaul_json_and_plot(capsys, tmp_path):
     plot = tmp_path / "k.png"
     doc = _json(capsys, ["experiment", "kuszmaul", "--dimensions", "1..2,4", "--compare",
-                         "3,4", "--trials", "2", "--seed", "1", "--json", "--plot",
-                         str(plot)])
+                         "3,4", "--sweep", "2..3", "--trials", "2", "--seed", "1", "--json",
+                         "--plot", str(plot)])
     assert plot.stat().st_size > 0
     assert doc["dimensions"] == [1, 2, 4] and doc["compare_dimensions"] == [3, 4]
     (c1, c2) = doc["census"]
@@ -252,14 +264,29 @@ def test_experiment_kuszmaul_json_and_plot(capsys, tmp_path):
         (2, "corrected"): 0, (2, "literal"): 8, (2, "strided"): 8, (2, "interval"): 8}
     assert all(r["packing"] == r["semi_contraction"] == 1.0 for r in doc["alg1_classes"])
     assert [b["enumeration"] for b in doc["bit_times"]] == [3, 5, 9]
-    assert [b["alg1_pipeline_2k"] for b in doc["bit_times"]] == [3, 6, 12]
+    assert [b["alg1_pipeline_2k"] for b in doc["bit_times"]] == [4, 7, 13]
+    assert [b["alg2"] for b in doc["bit_times"]] == [bitserial.schedule(k).total
+                                                     for k in (1, 2, 4)]
+    # the closed form at M = 2k is 11 k^2 - 3 k - 5, at M = 4k 17 k^2 - 7 k - 5
+    fits = {f["message_bits"]: (f["a"], f["b"], f["c"]) for f in doc["alg2_fit"]}
+    assert np.allclose(fits["2k"], (11, -3, -5)) and np.allclose(fits["4k"], (17, -7, -5))
+    assert all(a["cycle_checked"] == a["trials"] for a in doc["alg2"])
+    for b, k in zip(doc["batches"], (1, 2, 4)):
+        sched = bitserial.schedule(k)
+        assert b["delivered"] == b["batches"] and b["latency"] == sched.total
+        assert b["period"] == max(sched.iteration_lengths())
+    sweep = {(r["k"], r["pattern"], r["algorithm"]): r for r in doc["sweep"]}
+    assert sweep[(3, "transpose", "alg2")]["bit_times"] == bitserial.schedule(3).total
+    assert sweep[(3, "transpose", "ecube")]["store_forward_bit_times"] == sf.route(
+        3, *make_pattern(3, "transpose", 1)).bit_times(6).store_forward
     assert all(a["delivered"] == a["trials"] == 2 and a["max_messages"] <= 2
                for a in doc["alg2"])
     cells = {(r["k"], r["pattern"], r["algorithm"]): r for r in doc["compare"]}
     assert len(cells) == 2 * len(PATTERNS) * 4
     assert not cells[(4, "hot-spot", "alg2")]["routed"]
     a2 = cells[(4, "transpose", "alg2")]
-    assert a2["delivered"] == 1.0 and a2["steps_mean"] == 52 and a2["bit_times"] is None
+    assert a2["delivered"] == 1.0 and a2["steps_mean"] == 4 + 3 * (3 + 2 + 1)
+    assert a2["bit_times"] == bitserial.schedule(4).total
     e = cells[(4, "transpose", "ecube")]
     src, dst = make_pattern(4, "transpose")
     run = sf.route(4, src, dst)
