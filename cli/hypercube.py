@@ -199,6 +199,11 @@ def _print_route(doc: dict, seconds: float) -> None:
             print(f"bit-times (cycle-exact schedule): {doc['bit_times']} "
                   f"({ALG2_BIT_TIMES_FORMULA}); per iteration "
                   + ", ".join(str(b) for b in per))
+            cyc = doc["cycle_model"]
+            if cyc is not None:
+                print(f"bit by bit: {cyc['delivered']}/{doc['messages']} delivered intact, "
+                      + ("every message at the same node after every step"
+                         if cyc["same_positions"] else "POSITIONS DIFFER from the step model"))
     else:
         lat = doc["latency"]
         print(f"largest link queue {doc['max_queue']}"
@@ -374,8 +379,9 @@ def format_kuszmaul(doc: dict) -> str:
         for o in doc["overtakes"]:
             since = o["alg2_fewer_from_k"]
             lines.append(f"{o['pattern']}: Algorithm 2 takes fewer bit-times than "
-                         f"{o['baseline']} " + (f"from k = {since} on" if since is not None
-                                                else "at no k of the sweep's end"))
+                         f"{o['baseline']} from k = {since} on" if since is not None else
+                         f"{o['pattern']}: Algorithm 2 takes more bit-times than "
+                         f"{o['baseline']} at k = {ks[-1]}")
         lines.append("")
     cmp_rows = [r if r.get("routed") else {**r, "delivered": "n/a"} for r in doc["compare"]]
     lines += _table("Algorithm 2 against e-cube and Valiant (steps: store-and-forward steps; "

@@ -59,9 +59,10 @@ Iteration ``k - 1`` has no free dimension (every subcube is one node, every mess
 at its destination after Step 1), so its Steps 2-6 take 0 bit-times. Per iteration with
 ``f >= 1``: ``3M + 10f + 6`` bit-times; in all ``5k^2 + (3M + 1)k - 2M - 5``.
 
-Conservation: every message is in exactly one place after every step (a node's buffer,
-or reported lost with the step, rank and node of its collision); :attr:`Alg2Cycle.steps`
-gives every message's node after every step, and what each step drove on which wire.
+Conservation: every message is in exactly one place after every step: a node's buffer,
+or reported lost (:attr:`Alg2Cycle.lost`: message, iteration, step; the step's
+:attr:`StepRecord.collisions` give the rank and node). :attr:`Alg2Cycle.steps` gives
+every message's node after every step, and what each step drove on which wire.
 
 **Second formulation** (Sec. IV, :func:`pipelined_batches`): the quadratic hypercube
 (``d + 1`` wires across dimension ``d``: iteration ``i`` uses copy ``i`` of dimensions
@@ -410,7 +411,9 @@ class Alg2Cycle:
         return bool(self.delivered.all()) and not self.lost
 
     def trace(self) -> list:
-        """``[(iteration, step, kind, positions)]``, as :meth:`.alg2.Alg2Result.trace`."""
+        """``[(iteration, step, kind, positions)]``, as :meth:`.alg2.Alg2Result.trace`
+        (the kinds are :data:`STEP_KINDS`, which name the two enumerations and the two
+        packs apart)."""
         return [(s.iteration, s.number, s.timing.kind, s.positions) for s in self.steps]
 
 
