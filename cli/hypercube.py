@@ -20,7 +20,8 @@ from ..golden.hypercube.alg1 import check_order
 from ..golden.hypercube.alg2 import READINGS
 from ..golden.hypercube.api import (ALG2_BIT_TIMES_FORMULA, ALGORITHMS, check_message_bits,
                                     info_report, route_report)
-from ..golden.hypercube.cube import MAX_DIMENSION, MIN_DIMENSION, Hypercube, check_dimension
+from ..golden.hypercube.circuit import HypercubeCircuit
+from ..golden.hypercube.cube import MAX_DIMENSION, MIN_DIMENSION, check_dimension
 from ..golden.hypercube.patterns import MAX_PROBLEMS, PATTERNS, make_pattern
 from ..golden.messages import MessageSet, message_entries, read_message_file
 from .progress import progress_bar
@@ -29,12 +30,14 @@ from .registry import Family, Kind
 __all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "network_from_args",
            "messages_from_args", "run_model"]
 
-#: The family as a plug-in (the entry point ``hypercube`` of ``fatnet.families``); no
-#: hardware yet, so no ``demo`` entry.
+#: The family as a plug-in (the entry point ``hypercube`` of ``fatnet.families``). Its
+#: hardware is Algorithm 1's router chain (``gen``, ``sim`` with ``--algorithm alg1``).
 FAMILY = Family(
     "hypercube",
-    [Kind("hypercube", "Kuszmaul's k-cube routing, e-cube and Valiant")],
-    golden="fatnet.golden.hypercube", commands="fatnet.cli.hypercube")
+    [Kind("hypercube", "Kuszmaul's k-cube routing, e-cube and Valiant",
+          demo=(("--dimension", "4", "--algorithm", "alg1"), ("--pattern", "complement")))],
+    golden="fatnet.golden.hypercube", commands="fatnet.cli.hypercube",
+    hardware="fatnet.hdl.hypercube", testbench="fatnet.sim.hypercube")
 
 def _order(text: str) -> list[int]:
     try:
@@ -55,6 +58,9 @@ def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
                         "k address bits in M (M >= k + 1); alg2's storage figures take "
                         "M-bit messages (M >= k) with a k-bit header in transit; e-cube and "
                         "Valiant add a k- or 2k-bit header to M")
+    if verb in ("gen", "sim"):
+        _hardware_arguments(p, verb)
+        return
     if verb != "route":
         return
     p.add_argument("--algorithm", choices=ALGORITHMS, default="alg2",
@@ -90,17 +96,46 @@ def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
                    help="exit 0 even if messages are not delivered (alg1: collided)")
 
 
-def network_from_args(kind: str, args) -> Hypercube:
-    """The k-cube the options name."""
-    return Hypercube(check_dimension(args.dimension))
+def _hardware_arguments(p: argparse.ArgumentParser, verb: str) -> None:
+    """gen and sim: what the hardware routes, and (sim) the traffic."""
+    p.add_argument("--algorithm", choices=ALGORITHMS, default="alg1",
+                   help="what the hardware routes: alg1, Algorithm 1's router chain (the "
+                        "only one built so far; default alg1)")
+    p.add_argument("--order", type=_order, default=None, metavar="D0,D1,...",
+                   help="the dimension each rank of routers handles (default 0,1,...,k-1)")
+    if verb != "sim":
+        return
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--messages", metavar="FILE",
+                     help='JSON file {"messages": [[src, dst], ...]} (a third column, if '
+                          "given, is the payload; else payloads are drawn from --seed)")
+    src.add_argument("--pattern", help="one of: " + ", ".join(PATTERNS))
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the random patterns and payloads (default 0)")
+    p.add_argument("--hot-fraction", type=float, default=0.1,
+                   help="hot-spot pattern: fraction of the nodes sending to node 0 "
+                        "(default 0.1)")
+    p.add_argument("--max-cycles", type=int, default=1000,
+                   help="delivery cycles before what is left is reported lost (default "
+                        "1000; a lost message is sent again in the next cycle)")
 
 
-def load_messages(path, n: int) -> tuple[list[int], list[int]]:
-    """``(src, dst)`` of a message file ``{"messages": [[src, dst(, payload)], ...]}``
-    (the other families' format; a payload column is ignored) on ``n`` nodes. A file
-    that cannot be read or parsed, or an entry that is not a pair of nodes in
-    ``[0, n - 1]``, is one line naming the file, the entry and the accepted range."""
-    src, dst = [], []
+def network_from_args(kind: str, args) -> HypercubeCircuit:
+    """The k-cube the options name, with the hardware's options (``gen``, ``sim``)."""
+    return HypercubeCircuit(check_dimension(args.dimension),
+                            algorithm=getattr(args, "algorithm", "alg1"),
+                            message_bits=getattr(args, "message_bits", None),
+                            order=getattr(args, "order", None))
+
+
+def load_messages(path, n: int, payload_bits: int | None = None):
+    """``(src, dst, payload)`` of a message file ``{"messages": [[src, dst(, payload)],
+    ...]}`` (the other families' format) on ``n`` nodes; ``payload`` is None unless every
+    entry has a third column, which is then checked against ``payload_bits`` (``route``
+    passes None: it ignores payloads). A file that cannot be read or parsed, or an entry
+    that is not a pair of nodes in ``[0, n - 1]``, is one line naming the file, the entry
+    and the accepted range."""
+    src, dst, payload = [], [], []
     for where, e in message_entries(read_message_file(path), f"messages file {path}"):
         for v in e[:2]:
             if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < n:
@@ -108,23 +143,37 @@ def load_messages(path, n: int) -> tuple[list[int], list[int]]:
                                        f"got {json.dumps(v)}")
         src.append(e[0])
         dst.append(e[1])
-    return src, dst
+        if len(e) > 2 and payload_bits is not None:
+            v = e[2]
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < (
+                    1 << payload_bits):
+                raise MessageFileError(f"{where}: payload must be an integer in [0, "
+                                       f"2^{payload_bits} - 1], got {json.dumps(v)}")
+            payload.append(v)
+    return src, dst, (payload if payload and len(payload) == len(src) else None)
 
 
-def messages_from_args(args, net: Hypercube) -> MessageSet:
-    """The routing a ``route`` command names: a message file (:func:`load_messages`) or
-    a pattern (``--problems`` problems, problem 0's messages first); payloads 0."""
+def messages_from_args(args, net: HypercubeCircuit) -> MessageSet:
+    """The routing a ``route`` or ``sim`` command names: a message file
+    (:func:`load_messages`) or a pattern (``--problems`` problems, problem 0's messages
+    first). ``sim``: payloads from the file's third column or drawn from ``--seed``;
+    ``route``: payloads 0 (no model reads them)."""
+    bits = net.payload_bits if net.chain is not None and hasattr(args, "max_cycles") \
+        else None
     if args.messages is not None:
-        src, dst = load_messages(args.messages, net.nodes)
+        src, dst, payload = load_messages(args.messages, net.nodes, bits)
     else:
-        options = {"problems": args.problems}
+        options = {"problems": getattr(args, "problems", 1)}
         if args.pattern == "hot-spot":
             options["fraction"] = args.hot_fraction
         src, dst = make_pattern(net.k, args.pattern, args.seed, **options)
-    return MessageSet.from_pairs(src, dst, 0, payload=[0] * len(src))
+        payload = None
+    if bits is None:
+        return MessageSet.from_pairs(src, dst, 0, payload=[0] * len(src))
+    return MessageSet.from_pairs(src, dst, bits, args.seed, payload=payload)
 
 
-def _report(net: Hypercube, ms: MessageSet, args) -> dict:
+def _report(net: HypercubeCircuit, ms: MessageSet, args) -> dict:
     if args.order is not None and args.algorithm != "alg1":
         raise ParameterError(f"order must be left out for {args.algorithm} (an alg1 "
                              f"option)")
@@ -138,11 +187,12 @@ def _report(net: Hypercube, ms: MessageSet, args) -> dict:
                         order=order)
 
 
-def run_model(net: Hypercube, ms: MessageSet, args) -> dict:
-    """The model's run of ``--algorithm`` on the messages (its ``route --json``
-    report). The family has no hardware, so ``sim`` never calls this; it is the same
-    run as ``route``."""
-    return _report(net, ms, args)
+def run_model(net: HypercubeCircuit, ms: MessageSet, args):
+    """``sim``'s model run: the hardware's delivery cycles (:meth:`HypercubeCircuit.run`,
+    on-line, a lost message sent again), every cycle's result kept."""
+    if args.max_cycles < 1:
+        raise ParameterError(f"max-cycles must be an integer >= 1, got {args.max_cycles}")
+    return net.run(ms, keep_results=True, max_cycles=args.max_cycles)
 
 
 # ---------------------------------------------------------------------- verbs

@@ -13,6 +13,7 @@ from fatnet.golden.butterfly.api import spec_from_options
 from fatnet.golden.butterfly.cyclemodel import masked_network
 from fatnet.golden.fattree.network import FatTreeNetwork
 from fatnet.golden.fattree.spec import FatTreeSpec
+from fatnet.golden.hypercube.circuit import HypercubeCircuit
 from fatnet.hdl.gen import generate
 from fatnet.cli.registry import family_of
 
@@ -29,6 +30,7 @@ NETS = {
     "dilated-butterfly": lambda: _butterfly("dilated-butterfly"),
     "multibutterfly": lambda: _butterfly("multibutterfly", 16, faults=2),
     "fat-tree": lambda: FatTreeNetwork(FatTreeSpec.universal(8, 4)),
+    "hypercube": lambda: HypercubeCircuit(3, order=(2, 0, 1)),
 }
 _docs = {}
 

@@ -39,13 +39,14 @@ def _route(capsys, k, algorithm, *extra, status=0):
                           algorithm, *extra, "--json"], status)
 
 
-def test_registered_without_hardware_or_demo():
+def test_registered_with_algorithm_1_hardware_and_a_demo():
     fam = get_family("hypercube")
-    assert fam.name == "hypercube" and not fam.has_hardware
-    assert fam.hardware is None and fam.testbench is None
-    assert "hypercube" not in demo_kinds()
-    assert fam.commands.network_from_args("hypercube", type("A", (), {"dimension": 5})) \
-        == Hypercube(5)
+    assert fam.name == "hypercube" and fam.has_hardware
+    assert fam.hardware.__name__ == "fatnet.hdl.hypercube"
+    assert fam.testbench.__name__ == "fatnet.sim.hypercube"
+    assert "hypercube" in demo_kinds()
+    net = fam.commands.network_from_args("hypercube", type("A", (), {"dimension": 5}))
+    assert net == Hypercube(5) and net.algorithm == "alg1" and net.cycle_length == 2 * 5 + 5 + 1
     assert Hypercube(5).family == "hypercube" and Hypercube(5).nodes == 32
 
 

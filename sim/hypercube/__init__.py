@@ -1,0 +1,102 @@
+"""The hypercube's testbench hooks (:class:`~fatnet.sim.family.TestbenchFamily`).
+
+Ports are the top's nodes ``node__0`` .. ``node__{2^k - 1}`` (named as the signature names
+them, :func:`fatnet.hdl.signatures.endpoint_name`). The model's channel ``("rank", r, x)``
+(:class:`~fatnet.golden.hypercube.bitserial.RouterChain`) is node ``x``'s rank-``r``
+router input: ``("rank", 0, x)`` is node ``x``'s send wire (its reverse is ``send_ack``),
+``("rank", k, x)`` its recv wire; the ranks between are the routers' registers. No
+run-time faults: the mask and status hooks are :mod:`fatnet.sim.faultless`'s.
+"""
+
+from __future__ import annotations
+
+from ...hdl.hypercube.network import network_signature
+from ...hdl.hypercube.router import router_signature
+from ...hdl.signatures import endpoint_name, port_rows
+from ..faultless import (expected_status, mask_int, mask_width,  # noqa: F401
+                         status_paths, status_settle_clocks, status_signals, status_site)
+
+__all__ = ["port_name", "label", "recv_port", "ack_port", "site", "prepare", "simulate",
+           "mask_width", "mask_int", "expected_status", "status_settle_clocks",
+           "status_paths", "status_signals", "status_site", "build_params", "wave_groups",
+           "hop_field_labels", "interior_wires"]
+
+
+def port_name(net, endpoint) -> str:
+    return endpoint_name("node", int(endpoint))
+
+
+def label(net, src, dst) -> str:
+    return f"node {int(src)} -> node {int(dst)}"
+
+
+def recv_port(net, key):
+    _, r, x, wire = key
+    return (port_name(net, x), wire) if r == net.k else None
+
+
+def ack_port(net, key):
+    _, r, x, wire = key
+    return (port_name(net, x), wire) if r == 0 else None
+
+
+def site(net, port: str, kind: str, wire: int) -> str:
+    x = int(port.rsplit("__", 1)[1])
+    if kind == "recv":
+        return f"node {x}'s rank-{net.k - 1} router register (rt_{net.k - 1}_{x})"
+    return f"node {x}'s rank-0 router acknowledgment (rt_0_{x})"
+
+
+def prepare(net, ms, idx, mask=None):
+    net.check_messages(ms)
+    return net.injections(ms, idx)
+
+
+def simulate(net, ms, prepared):
+    return net.simulate_cycle(ms, prepared)
+
+
+def build_params(net) -> tuple[dict, list]:
+    from ...golden.hypercube import bitserial, circuit
+    return net.params(), [circuit.__file__, bitserial.__file__]
+
+
+def wave_groups(net, top: str = "hypercube_harness", core: str = "hypercube") -> list:
+    """The controller, then one group per node (its routers rank by rank: the members of
+    the router's signature and its collision flag), then the nodes' ports."""
+    root = f"{top}.{core}"
+    rows = port_rows(network_signature(net))
+    router_rows = port_rows(router_signature())
+    groups = [("controller", [(f"{top}.clk", 1)] + [(f"{root}.{r['name']}", r["width"])
+                                                    for r in rows if r["endpoint"] is None])]
+    for x in range(net.nodes):
+        routers = []
+        for r in range(net.k):
+            name = f"rt_{r}_{x}"
+            sigs = [(f"{root}.{name}.{row['name']}", row["width"]) for row in router_rows]
+            sigs.append((f"{root}.collision_{r}_{x}", 1))
+            routers.append((f"{name} (dimension {net.order[r]})", sigs))
+        groups.append((f"node_{x}", routers))
+    groups.append(("nodes", [(f"{root}.{r['name']}", r["width"])
+                             for r in rows if r["endpoint"] is not None]))
+    return groups
+
+
+def hop_field_labels(net, src, dst) -> list[list[str]]:
+    """Per rank, the one address bit its router reads (``dim<d>``)."""
+    return [[f"dim{d}"] for d in net.order]
+
+
+def interior_wires(net) -> dict:
+    """Model channel wire ``("rank", r, x, 0)`` -> the router ports that carry it: the
+    register of rank ``r - 1`` (``o``) and the input of rank ``r`` (``i``)."""
+    out = {}
+    for x in range(net.nodes):
+        for r in range(net.k + 1):
+            sigs = []
+            if r > 0:
+                sigs.append((f"rt_{r - 1}_{x}.o__data", f"rt_{r - 1}_{x}.o__ack", 0))
+            if r < net.k:
+                sigs.append((f"rt_{r}_{x}.i__data", f"rt_{r}_{x}.i__ack", 0))
+            out[("rank", r, x, 0)] = sigs
+    return out
