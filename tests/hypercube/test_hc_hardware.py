@@ -1,0 +1,184 @@
+"""The hypercube's Algorithm 1 hardware on Amaranth's own simulator against the cycle-exact
+model (:class:`fatnet.golden.hypercube.circuit.HypercubeCircuit`, its
+:class:`~fatnet.golden.hypercube.bitserial.RouterChain`): every recv and send_ack wire at
+every bit-time through the shared planner and comparator, the collision flags against the
+model's collisions, and the reverse wires run backwards (Algorithm 2's rendezvous) with one
+register per router. The cocotb runs are tests/hypercube/test_hc_cosim.py.
+
+Replay a failure with ``python -m pytest tests/hypercube/test_hc_hardware.py -k <id>``;
+the seed is in the test id and the message.
+"""
+
+import numpy as np
+import pytest
+from amaranth.sim import Simulator
+
+from fatnet.cli.registry import family_of
+from fatnet.golden.errors import ParameterError
+from fatnet.golden.hypercube import alg1
+from fatnet.golden.hypercube.circuit import HypercubeCircuit, check_buildable
+from fatnet.golden.hypercube.patterns import PATTERNS, make_pattern
+from fatnet.golden.messages import MessageSet
+from fatnet.hdl.hypercube import DimensionRouter, HypercubeNetworkHW
+from fatnet.sim.amaranth_bench import run_cycles_amaranth, run_cycles_harness_amaranth
+
+
+def check(results, why):
+    bad = [f"cycle {i}: {mm}" for i, (_, mms) in enumerate(results) for mm in mms]
+    assert not bad, "RTL differs from the model:\n  " + "\n  ".join(bad[:20]) + f"\n{why}"
+
+
+def messages(net, src, dst, seed):
+    return MessageSet.from_pairs(src, dst, net.payload_bits, seed)
+
+
+def _order(k, seed):
+    return tuple(int(d) for d in np.random.default_rng([seed, 7]).permutation(k))
+
+
+CASES = [(k, seed) for k in (1, 2, 3, 4, 5) for seed in (0, 1)]
+
+
+@pytest.mark.parametrize("k,seed", CASES, ids=[f"k{k}-seed{s}" for k, s in CASES])
+def test_random_partial_permutations_with_collisions_and_retries(k, seed):
+    """Random partial permutations, a random order and message length: the model's on-line
+    run (collisions lose messages, which are sent again) replayed cycle after cycle."""
+    rng = np.random.default_rng(seed)
+    net = HypercubeCircuit(k, message_bits=k + 1 + int(rng.integers(0, 2 * k)),
+                           order=_order(k, seed))
+    src, dst = alg1.random_partial_permutation(k, int(rng.integers(1, (1 << k) + 1)), rng)
+    ms = messages(net, src, dst, seed)
+    rep = net.run(ms, keep_results=True)
+    assert rep.delivered == len(ms) and not rep.lost
+    check(run_cycles_amaranth(net, ms, rep.results, family=family_of(net)),
+          f"k={k} order={net.order} M={net.M} seed {seed}")
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_patterns_on_the_4_cube(pattern):
+    seed = 5
+    net = HypercubeCircuit(4)
+    src, dst = make_pattern(4, pattern, seed)
+    ms = messages(net, src, dst, seed)
+    rep = net.run(ms, keep_results=True)
+    check(run_cycles_amaranth(net, ms, rep.results, family=family_of(net)),
+          f"{pattern} seed {seed}")
+
+
+def test_packed_harness_replays_whole_cycles_as_modelled():
+    net = HypercubeCircuit(3, message_bits=5)
+    src, dst = make_pattern(3, "random-destinations", 2)
+    ms = messages(net, src, dst, 2)
+    rep = net.run(ms, keep_results=True)
+    assert len(rep.results) > 1          # collisions, so retries
+    check(run_cycles_harness_amaranth(net, ms, rep.results, family=family_of(net)),
+          "harness, random destinations seed 2")
+
+
+def _drive(net, ms, result, extra=0, reverse=None):
+    """Run one modelled cycle on the top, acknowledging from each M bit on, and then
+    ``extra`` bit-times more; ``reverse``: node -> bits to drive on its recv_ack from
+    bit-time ``T`` on instead of the level. Returns (collision flags [rank][node] at the
+    end, per-node send_ack bits over every bit-time)."""
+    dut = HypercubeNetworkHW(net)
+    T = net.cycle_length
+    streams = {int(ms.src[m]): stream for m, (_, stream) in result.injections.items()}
+    out = {}
+
+    async def bench(ctx):
+        ctx.set(dut.start, 1)
+        await ctx.tick()
+        ctx.set(dut.start, 0)
+        acking = [0] * net.nodes
+        acks = np.zeros((net.nodes, T + extra), dtype=np.uint8)
+        for t in range(T + extra):
+            for x in range(net.nodes):
+                port = dut.node[x]
+                s = streams.get(x, [])
+                ctx.set(port.send, s[t] if t < len(s) else 0)
+                if reverse is not None and t >= T and x in reverse:
+                    bits = reverse[x]
+                    ctx.set(port.recv_ack, bits[t - T] if t - T < len(bits) else 0)
+                else:
+                    acking[x] |= ctx.get(port.recv)
+                    ctx.set(port.recv_ack, acking[x])
+                acks[x, t] = ctx.get(port.send_ack)
+            if t == T - 1:
+                out["flags"] = [[ctx.get(f) for f in rank] for rank in dut.collision]
+            await ctx.tick()
+        out["acks"] = acks
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    return out["flags"], out["acks"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_collision_flags_are_the_models_collisions(seed):
+    """collision_<r>_<x> is set exactly at the routers whose register the model says was
+    claimed by a message that lost there."""
+    rng = np.random.default_rng(seed)
+    k = 3
+    net = HypercubeCircuit(k, order=_order(k, seed))
+    src, dst = alg1.random_partial_permutation(k, int(rng.integers(2, 9)), rng)
+    ms = messages(net, src, dst, seed)
+    result = net.simulate_cycle(ms, net.injections(ms, range(len(ms))))
+    flags, _ = _drive(net, ms, result)
+    want = {(c.rank, c.node) for c in net.chain.collisions(result)}
+    got = {(r, x) for r in range(k) for x in range(net.nodes) if flags[r][x]}
+    assert got == want, f"seed {seed}: order {net.order}, {list(zip(src, dst))}"
+    # a routing with no collision in Algorithm 1's functional model sets no flag
+    assert (not want) == alg1.route(k, src, dst, order=net.order).ok, seed
+
+
+def test_a_collision_worked_by_hand():
+    """2-cube: node 0 -> 1 crosses dimension 0 into node 1's register while node 1 -> 3
+    stays there: a tie at rank 0, node 1. Node 0 has bit 0 = 0, so its message keeps the
+    register; node 1's is lost there and retried alone in the next cycle."""
+    net = HypercubeCircuit(2)
+    ms = messages(net, [0, 1], [1, 3], 0)
+    result = net.simulate_cycle(ms, net.injections(ms, [0, 1]))
+    assert result.delivered == [0] and result.lost == [1]
+    flags, acks = _drive(net, ms, result)
+    assert flags == [[0, 1, 0, 0], [0, 0, 0, 0]]
+    assert acks[0].any() and not acks[1].any()     # only the kept message is acknowledged
+    rep = net.run(ms, keep_results=True)
+    assert rep.cycles == 2 and rep.retries == 1 and rep.delivered == 2
+    check(run_cycles_amaranth(net, ms, rep.results, family=family_of(net)), "by hand")
+
+
+@pytest.mark.parametrize("k", [1, 3, 4])
+def test_reverse_wires_run_the_circuit_backwards(k):
+    """After a cycle the circuits stay; a stream driven on a destination's recv_ack comes
+    out of its source's send_ack k bit-times later, bit for bit: the reverse wires are
+    Algorithm 2's rendezvous (Step 6: Step 5's routing run backwards, one register per
+    router; golden.hypercube.bitserial)."""
+    seed = k
+    net = HypercubeCircuit(k)
+    src, dst = make_pattern(k, "complement", seed)   # collision-free: every circuit held
+    ms = messages(net, src, dst, seed)
+    result = net.simulate_cycle(ms, net.injections(ms, range(len(ms))))
+    assert not result.lost
+    rng = np.random.default_rng(seed)
+    back = {int(d): [1] + rng.integers(0, 2, size=2 * k).tolist() for d in dst}
+    T, L = net.cycle_length, 2 * k + 1
+    _, acks = _drive(net, ms, result, extra=L + k + 1, reverse=back)
+    for s, d in zip(src, dst):
+        seen = acks[int(s), T + k:T + k + L].tolist()
+        assert seen == back[int(d)], f"k={k}: node {d} -> node {s}"
+        assert not acks[int(s), T + k + L:].any(), (k, s)
+
+
+def test_bad_parameters_are_refused():
+    with pytest.raises(ValueError, match="high must be a bool"):
+        DimensionRouter(1)
+    with pytest.raises(ParameterError, match="algorithm must be alg1"):
+        check_buildable(HypercubeCircuit(3, algorithm="alg2"))
+    with pytest.raises(ParameterError, match=r"message-bits must be an integer in \[4, "):
+        check_buildable(HypercubeCircuit(3, message_bits=3))
+    with pytest.raises(ParameterError, match="order"):
+        check_buildable(HypercubeCircuit(3, order=(0, 0, 1)))
+    with pytest.raises(ParameterError, match="algorithm"):
+        HypercubeNetworkHW(HypercubeCircuit(3, algorithm="ecube"))
