@@ -256,7 +256,9 @@ def enumerate_bitserial(k: int, members, fixed_mask: int = 0, *, dims=None) -> d
     ranks, ``W = k + 1``; a dimension in ``fixed_mask`` adds zero), as in Theorem 2.
     Given a sequence of dimensions, rank ``j`` combines ``dims[j - 1]`` and there are no
     other ranks: the enumeration within the subcubes spanned by ``dims`` (every other bit
-    fixed; ``fixed_mask`` must then be 0), ``len(dims) + 1`` ranks of
+    fixed; ``fixed_mask`` must then be 0; a subcube's nodes counted in the order of their
+    bits ``dims[0]`` (least significant), ``dims[1]``, ..., which is node order when
+    ``dims`` increase), ``len(dims) + 1`` ranks of
     ``W = len(dims) + 1`` bits, ``2 len(dims) + 1`` bit-times. Algorithm 2's cycle-exact
     model enumerates this way, over the free dimensions of an iteration's subcubes only.
     """
