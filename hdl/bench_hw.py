@@ -17,6 +17,11 @@ skips them): the splitter switches alone (the 2x2 butterfly switch, the level-0 
 multibutterflies (d = 2) of N = 16 .. 256 inputs as ``fatnet gen`` writes them (seed 0,
 no faults), with cost per switch and the zero-load latency; nextpnr gets
 ``--pnr-timeout`` seconds per network (Fmax "-" past it).
+
+The hypercube rows follow (``--hypercube-only`` runs them alone): the dimension router
+(both priorities) and the enumeration cell alone, then Algorithm 1's router chains of
+the k-cube for k = 2 .. 8 (``--hc-dimensions``) as ``fatnet gen hypercube --algorithm
+alg1`` writes them (M = 2k), with cost per node and the zero-load latency.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ from .fattree import FatTreeNode
 from .gen import generate
 
 __all__ = ["synth_counts", "ecp5_fmax", "node_row", "network_row", "gen_row",
-           "bfly_switch_row", "bfly_network_row", "main"]
+           "bfly_switch_row", "bfly_network_row", "hc_cell_row", "hc_network_row", "main"]
 
 #: Butterfly rows: (kind, multiplicity) and the inputs N of the network rows.
 BFLY_KINDS = (("butterfly", 1), ("dilated-butterfly", 2), ("multibutterfly", 2))
@@ -340,6 +345,88 @@ def _table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+HC_DIMENSIONS = (2, 3, 4, 5, 6, 7, 8)
+HC_HEAD = ("design", "k", "nodes", "routers", "gen s", "Verilog KiB", "iCE40 LUT",
+           "iCE40 FF", "ECP5 LUT", "ECP5 FF", "LUT/node", "FF/node", "ECP5 Fmax MHz",
+           "latency")
+
+
+def hc_cell_row(name: str, component, workdir: Path, fmax: bool = True) -> dict:
+    """One hypercube cell alone: a :class:`~fatnet.hdl.hypercube.DimensionRouter` or an
+    :class:`~fatnet.hdl.hypercube.enumerator.Enumerator`."""
+    path = workdir / f"hc_{name}.v"
+    t0 = time.perf_counter()
+    path.write_text(verilog.convert(component, name="cell", emit_src=False))
+    row = {"design": name, "k": None, "nodes": None, "routers": None,
+           "gen_seconds": round(time.perf_counter() - t0, 2),
+           "verilog_kib": path.stat().st_size // 1024}
+    row.update(_synthesize(path, "cell", fmax))
+    return row
+
+
+def hc_network_row(k: int, workdir: Path, fmax: bool = True, synth: bool = True,
+                   pnr_timeout: int = BFLY_PNR_TIMEOUT) -> dict:
+    """``fatnet gen hypercube --dimension k --algorithm alg1`` (M = 2k): generation,
+    synthesis, Fmax, cost per node and the zero-load latency (bit-time 0 to the last
+    payload bit's arrival, inclusive: M + k + 1)."""
+    from ..golden.hypercube.circuit import HypercubeCircuit
+    from . import hypercube as hypercube_hw
+    net = HypercubeCircuit(k)
+    out = workdir / f"hc_{k}"
+    doc = generate(net, out, harness=False, hardware=hypercube_hw)
+    path = out / "hypercube.v"
+    latency = net.arrival + net.payload_bits + 1
+    row = {"design": "alg1 network", "k": k, "nodes": net.nodes, "routers": k * net.nodes,
+           "message_bits": net.M, "latency": latency,
+           "latency_is_m_plus_k_plus_1": latency == net.M + k + 1,
+           "gen_seconds": doc["generation_seconds"], "modules": len(doc["modules"]),
+           "verilog_kib": path.stat().st_size // 1024}
+    if synth:
+        row.update(_synthesize(path, "hypercube", fmax, pnr_timeout))
+    shutil.rmtree(out)
+    return row
+
+
+def _hc_line(r: dict | None = None) -> str:
+    if r is None:
+        return "  ".join(f"{h:>13}" for h in HC_HEAD)
+    per = (lambda key: f"{r[key] / r['nodes']:.1f}"
+           if r.get(key) is not None and r.get("nodes") else None)
+    cells = (r["design"], r.get("k"), r.get("nodes"), r.get("routers"), r["gen_seconds"],
+             r["verilog_kib"], r.get("ice40_luts"), r.get("ice40_ffs"), r.get("ecp5_luts"),
+             r.get("ecp5_ffs"), per("ice40_luts"), per("ice40_ffs"), r.get("ecp5_fmax_mhz"),
+             r.get("latency"))
+    return "  ".join(f"{'-' if c is None else str(c):>13}" for c in cells)
+
+
+def hc_main(args) -> list[dict]:
+    """The hypercube rows: the dimension router (both priorities) and the enumeration
+    cell alone, then Algorithm 1's networks for k in ``--hc-dimensions``."""
+    from .hypercube import DimensionRouter
+    from .hypercube.enumerator import Enumerator
+    ks = tuple(args.hc_dimensions) if args.hc_dimensions else (
+        (2, 3) if args.quick else HC_DIMENSIONS)
+    print("Hypercube (python -m fatnet.hdl.bench_hw --hypercube-only): the cells alone, "
+          "then Algorithm 1's router chains (M = 2k); LUT/node and FF/node are iCE40; "
+          "latency = zero-load bit-times = M + k + 1", flush=True)
+    print(_hc_line(), flush=True)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="fatnet-bench-hc-") as tmp:
+        work = Path(tmp)
+        for name, cell in (("router (bit 0)", DimensionRouter(False)),
+                           ("router (bit 1)", DimensionRouter(True)),
+                           ("enumerator", Enumerator(True))):
+            rows.append(hc_cell_row(name.replace(" ", "_").strip("()"), cell, work,
+                                    fmax=not args.no_fmax))
+            rows[-1]["design"] = name
+            print(_hc_line(rows[-1]), flush=True)
+        for k in ks:
+            rows.append(hc_network_row(k, work, fmax=not args.no_fmax,
+                                       synth=not args.no_synth, pnr_timeout=args.pnr_timeout))
+            print(_hc_line(rows[-1]), flush=True)
+    return rows
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="python -m fatnet.hdl.bench_hw",
                                  description=__doc__.splitlines()[0])
@@ -361,6 +448,11 @@ def main(argv=None) -> None:
     ap.add_argument("--pnr-timeout", type=int, default=BFLY_PNR_TIMEOUT,
                     help=f"butterfly networks: nextpnr's limit in seconds (default "
                          f"{BFLY_PNR_TIMEOUT}; past it Fmax is '-')")
+    ap.add_argument("--hypercube-only", action="store_true",
+                    help="only the hypercube rows (cells, Algorithm 1 networks)")
+    ap.add_argument("--hc-dimensions", type=int, nargs="+", metavar="K",
+                    help=f"hypercube network dimensions (default "
+                         f"{' '.join(map(str, HC_DIMENSIONS))})")
     ap.add_argument("--gen-1024", action="store_true",
                     help="only `fatnet gen` of the 1024-leaf fat-tree (w = 102) and the "
                          "1024-input multibutterfly (d = 2), harness included")
@@ -382,6 +474,11 @@ def main(argv=None) -> None:
                   f"{r['harness_bit_times_per_row']} bit-times; {sizes}", flush=True)
         if args.json:
             Path(args.json).write_text(json.dumps({"gen_1024": rows}, indent=2))
+        return
+    if args.hypercube_only:
+        hc_rows = hc_main(args)
+        if args.json:
+            Path(args.json).write_text(json.dumps({"hypercube": hc_rows}, indent=2))
         return
     if args.butterfly_only:
         bfly_rows = bfly_main(args)
@@ -424,9 +521,12 @@ def main(argv=None) -> None:
     print(_table(rows))
     print()
     bfly_rows = [] if args.no_butterfly else bfly_main(args)
+    print()
+    hc_rows = hc_main(args)
     if args.json:
         Path(args.json).write_text(json.dumps({"generation": gen_rows, "synthesis": rows,
-                                               "butterfly": bfly_rows}, indent=2))
+                                               "butterfly": bfly_rows, "hypercube": hc_rows},
+                                              indent=2))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """Co-simulation speed: cocotb against a native Verilator loop, on the same Verilog.
 
 Run as ``python -m fatnet.sim.bench_cosim`` (``make bench``; ``--quick`` for the 16-leaf
-tree only, ``--butterfly-only`` / ``--no-butterfly``). For each smallest-universal
-fat-tree (16 and 64 leaves, off-line, seed 0) and the 64-input butterfly it builds the
+tree only, ``--butterfly-only`` / ``--no-butterfly``, ``--hypercube-only`` /
+``--no-hypercube``). For each smallest-universal fat-tree (16 and 64 leaves, off-line,
+seed 0), the 64-input butterfly and the 6-cube's Algorithm 1 router chains it builds the
 packed harness (:class:`fatnet.hdl.harness.PackedHarness`) and measures, in
 one run:
 
@@ -43,9 +44,10 @@ from .family import Hooks
 def family_of(net) -> Hooks:
     """The hooks of the benchmark's two families (a benchmark names them; the engines it
     times do not)."""
-    from ..hdl import butterfly as hw_b, fattree as hw_f
-    from . import butterfly as tb_b, fattree as tb_f
-    return {"fattree": Hooks(hw_f, tb_f), "butterfly": Hooks(hw_b, tb_b)}[net.family]
+    from ..hdl import butterfly as hw_b, fattree as hw_f, hypercube as hw_h
+    from . import butterfly as tb_b, fattree as tb_f, hypercube as tb_h
+    return {"fattree": Hooks(hw_f, tb_f), "butterfly": Hooks(hw_b, tb_b),
+            "hypercube": Hooks(hw_h, tb_h)}[net.family]
 
 __all__ = ["native_row", "cocotb_row", "workload", "main", "bench_net"]
 
@@ -213,8 +215,25 @@ def butterfly_workload(circuit, cycles_wanted: int, seed: int = 1):
     return ms, results, accept
 
 
+def hypercube_workload(net, cycles_wanted: int, seed: int = 1):
+    """Full-load random permutations (every node sends one message) through Algorithm
+    1's router chains, run on-line in the model, collisions retried, until
+    ``cycles_wanted`` cycles: (messages, the model's CycleResults)."""
+    from ..golden.messages import MessageSet
+    rng = np.random.default_rng(seed)
+    n = net.nodes
+
+    def next_run():
+        ms = MessageSet.from_pairs(np.arange(n), rng.permutation(n), net.payload_bits,
+                                   int(rng.integers(1 << 30)))
+        return ms, net.run(ms, keep_results=True)
+
+    ms, results, _ = _concatenated_runs(next_run, cycles_wanted)
+    return ms, results
+
+
 def _size(net) -> int:
-    return getattr(net, "n_inputs", None) or net.n
+    return getattr(net, "n_inputs", None) or getattr(net, "n", None) or net.nodes
 
 
 def cocotb_row(net, sim: str, build_root: Path, cycles: int) -> dict:
@@ -223,6 +242,8 @@ def cocotb_row(net, sim: str, build_root: Path, cycles: int) -> dict:
     accept = None
     if net.family == "butterfly":
         ms, results, accept = butterfly_workload(net, cycles)
+    elif net.family == "hypercube":
+        ms, results = hypercube_workload(net, cycles)
     else:
         ms, results = workload(net, cycles)
     t0 = time.perf_counter()
@@ -245,6 +266,16 @@ CASES = ((16, 2_000_000, 2000, 300), (64, 400_000, 600, 60))
 BUTTERFLY_CASES = ((64, 2_000_000, 3000, 300),)
 
 
+#: the hypercube's Algorithm 1 router chains: (k, ...)
+HYPERCUBE_CASES = ((6, 2_000_000, 3000, 300),)
+
+
+def bench_hypercube(k: int):
+    """Algorithm 1's router chains on the k-cube, M = 2k."""
+    from ..golden.hypercube.circuit import HypercubeCircuit
+    return HypercubeCircuit(k)
+
+
 def bench_butterfly(inputs: int):
     """The butterfly of ``inputs`` rows, 8 payload bits, no faults."""
     from ..golden.butterfly.cyclemodel import CircuitNetwork
@@ -260,17 +291,22 @@ def main(argv=None) -> None:
                     help="only these trees (repeatable; default all)")
     ap.add_argument("--no-butterfly", action="store_true", help="fat-trees only")
     ap.add_argument("--butterfly-only", action="store_true", help="the butterfly only")
+    ap.add_argument("--no-hypercube", action="store_true", help="skip the 6-cube")
+    ap.add_argument("--hypercube-only", action="store_true", help="the 6-cube only")
     ap.add_argument("--build-dir", default=None,
                     help="keep the builds here (default: a temporary directory)")
     args = ap.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory(prefix="fatnet-cosim-") as tmp:
         root = Path(args.build_dir or tmp)
-        cases = [] if args.butterfly_only else [
+        only = args.butterfly_only or args.hypercube_only
+        cases = [] if only else [
             (bench_net, c) for c in CASES
             if (c[0] == 16 if args.quick else not args.leaves or c[0] in args.leaves)]
-        if not (args.no_butterfly or args.quick):
+        if not (args.no_butterfly or args.quick or args.hypercube_only):
             cases += [(bench_butterfly, c) for c in BUTTERFLY_CASES]
+        if not (args.no_hypercube or args.quick or args.butterfly_only):
+            cases += [(bench_hypercube, c) for c in HYPERCUBE_CASES]
         for make, (leaves, native_clocks, ver_cycles, ic_cycles) in cases:
             net = make(leaves)
             native = native_row(net, root, native_clocks)
@@ -286,9 +322,10 @@ def main(argv=None) -> None:
             for r in rows[-3:]:
                 r["family"] = net.family
     print("co-simulation speed: the smallest universal fat-trees, off-line (cocotb: random-"
-          "destinations schedules), and the butterfly of 2x2 switches (cocotb: full-load "
-          "random destinations, losses retried); every recv/send_ack wire checked at every "
-          "bit-time:")
+          "destinations schedules), the butterfly of 2x2 switches (cocotb: full-load "
+          "random destinations, losses retried) and the 6-cube's Algorithm 1 router chains "
+          "(N = nodes; cocotb: full-load random permutations, collisions retried); every "
+          "recv/send_ack wire checked at every bit-time:")
     print(f"{'family':>9}  {'N':>5}  {'how':>16}  {'build s':>7}  {'clocks':>8}  {'sim s':>6}  "
           f"{'clocks/s':>9}  {'vs native':>9}  {'clocks/cpu-s':>12}  {'vs native':>9}  "
           f"{'py s':>5}  {'startup s':>9}  {'check s':>7}")

@@ -90,8 +90,9 @@ def hamming(src, dst) -> np.ndarray:
 class Hypercube:
     """The k-cube as the golden network of ``fatnet <verb> hypercube`` (a description,
     not a model run): ``k``, ``nodes = 2**k``, ``links`` (undirected, ``k * 2**(k-1)``),
-    ``directed_links`` (``k * 2**k``) and ``family = "hypercube"``. The family has no
-    hardware yet, so no ``cycle_length``."""
+    ``directed_links`` (``k * 2**k``) and ``family = "hypercube"``. The hardware's
+    network, with its ``cycle_length``, is the subclass
+    :class:`~fatnet.golden.hypercube.circuit.HypercubeCircuit`."""
 
     family = "hypercube"
 
