@@ -31,7 +31,8 @@ __all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "network_from_args
            "messages_from_args", "run_model"]
 
 #: The family as a plug-in (the entry point ``hypercube`` of ``fatnet.families``). Its
-#: hardware is Algorithm 1's router chain (``gen``, ``sim`` with ``--algorithm alg1``).
+#: hardware: Algorithm 1's router chains and Algorithm 2's nodes (``gen``, ``sim``
+#: ``--algorithm alg1|alg2``).
 FAMILY = Family(
     "hypercube",
     [Kind("hypercube", "Kuszmaul's k-cube routing, e-cube and Valiant",
@@ -99,10 +100,13 @@ def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
 def _hardware_arguments(p: argparse.ArgumentParser, verb: str) -> None:
     """gen and sim: what the hardware routes, and (sim) the traffic."""
     p.add_argument("--algorithm", choices=ALGORITHMS, default="alg1",
-                   help="what the hardware routes: alg1, Algorithm 1's router chain (the "
-                        "only one built so far; default alg1)")
+                   help="what the hardware routes: alg1, Algorithm 1's router chain "
+                        "(collisions lose messages, which are sent again); alg2, Algorithm "
+                        "2's nodes (any partial permutation, one delivery cycle); ecube and "
+                        "valiant are not built yet (default alg1)")
     p.add_argument("--order", type=_order, default=None, metavar="D0,D1,...",
-                   help="the dimension each rank of routers handles (default 0,1,...,k-1)")
+                   help="alg1: the dimension each rank of routers handles (default "
+                        "0,1,...,k-1)")
     if verb != "sim":
         return
     src = p.add_mutually_exclusive_group(required=True)

@@ -31,6 +31,7 @@ NETS = {
     "multibutterfly": lambda: _butterfly("multibutterfly", 16, faults=2),
     "fat-tree": lambda: FatTreeNetwork(FatTreeSpec.universal(8, 4)),
     "hypercube": lambda: HypercubeCircuit(3, order=(2, 0, 1)),
+    "hypercube-alg2": lambda: HypercubeCircuit(3, algorithm="alg2", message_bits=5),
 }
 _docs = {}
 

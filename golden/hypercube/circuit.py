@@ -29,17 +29,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..cycle import CycleResult, run_cycle
+from ..bitstream import int_to_bits
+from ..cycle import CycleResult, Occupancy, Outcome, run_cycle
 from ..errors import FatnetInputError, ParameterError
 from ..runner import ChannelUsage, RunReport, drive_online
 from .alg1 import check_order
-from .bitserial import RouterChain
+from .bitserial import RouterChain, run_alg2, schedule
 from .cube import Hypercube
 
 __all__ = ["HARDWARE_ALGORITHMS", "HypercubeCircuit", "check_buildable"]
 
 #: The algorithms built in hardware (``fatnet gen|sim hypercube --algorithm``).
-HARDWARE_ALGORITHMS = ("alg1",)
+HARDWARE_ALGORITHMS = ("alg1", "alg2")
 
 
 class HypercubeCircuit(Hypercube):
@@ -79,14 +80,34 @@ class HypercubeCircuit(Hypercube):
     def _build(self) -> None:
         k = self.k
         M = 2 * k if self.message_bits is None else self.message_bits
+        low = k + 1 if self.algorithm == "alg1" else k
         if isinstance(M, bool) or not isinstance(M, (int, np.integer)) or not (
-                k + 1 <= M <= k + 1024):
-            raise ParameterError(f"message-bits must be an integer in [{k + 1}, {k + 1024}] "
-                                 f"for the hardware (k address bits and 1 .. 1024 payload "
-                                 f"bits), got {M!r}")
-        self.order = check_order(k, self.order_given)
+                low <= M <= k + 1024):
+            raise ParameterError(f"message-bits must be an integer in [{low}, {k + 1024}] "
+                                 f"for the {self.algorithm} hardware (k address bits and "
+                                 f"{low - k} .. 1024 payload bits), got {M!r}")
         self.M = int(M)
         self.payload_bits = self.M - k
+        if self.algorithm == "alg2":
+            if self.order_given is not None and tuple(self.order_given) != tuple(range(k)):
+                raise ParameterError(f"order must be left out for alg2 (its passes cross "
+                                     f"the free dimensions in increasing order), got "
+                                     f"{self.order_given!r}")
+            self.order = tuple(range(k))
+            sched = schedule(k, self.M)
+            kinds = {1: "cross", 2: "enum2", 3: "pack3", 4: "enum4", 5: "pack5", 6: "rdv"}
+            #: the sequencer's program: (kind, iteration, bit-times), non-empty phases
+            self.phases = ([("inject", -1, self.M + 1)]
+                           + [(kinds[st.number], st.iteration, st.length)
+                              for st in sched.steps if st.length]
+                           + [("deliver", -1, self.M + 1)])
+            self.schedule_start = self.M + 1
+            self.arrival = self.M + 1 + sched.total    # the deliver phase's first bit-time
+            self.ack_latency = 0
+            self.cycle_length = self.arrival + self.M + 1
+            self.chain = RouterChain(k, self.order)
+            return
+        self.order = check_order(k, self.order_given)
         self.chain = RouterChain(k, self.order)
         self.arrival = 2 * k
         self.ack_latency = k
@@ -98,7 +119,12 @@ class HypercubeCircuit(Hypercube):
 
     # ---- one delivery cycle and whole runs
     def encode(self, src: int, dst: int, payload: int) -> list[int]:
-        """The stream node ``src`` drives for a message to ``dst``."""
+        """The stream node ``src`` drives for a message to ``dst``: alg1 ``1``, the
+        relative address, the payload; alg2 ``1``, the destination (MSB first), the
+        payload (the message's data)."""
+        if self.algorithm == "alg2":
+            return [1] + int_to_bits(int(dst), self.k) + int_to_bits(int(payload),
+                                                                      self.payload_bits)
         return self.chain.encode(src, dst, payload, self.payload_bits)
 
     def check_messages(self, ms) -> None:
@@ -127,9 +153,37 @@ class HypercubeCircuit(Hypercube):
         return out
 
     def simulate_cycle(self, ms, injections: dict) -> CycleResult:
+        if self.algorithm == "alg2":
+            return self._alg2_cycle(ms, injections)
         messages = {m: (int(ms.src[m]), int(ms.dst[m]),
                         self.chain.channel(0, int(ms.src[m]))) for m in injections}
         return run_cycle(self.chain, self.cycle_length, messages, injections)
+
+    def _alg2_cycle(self, ms, injections: dict) -> CycleResult:
+        """One delivery cycle of Algorithm 2: the messages shift in (bit-times 0 .. M),
+        :func:`.bitserial.run_alg2` routes them bit by bit, and every node holding one
+        drives it on ``recv`` from :attr:`arrival` on; ``send_ack`` rises then at every
+        node that injected (nothing is lost: Theorem 3)."""
+        idx = sorted(injections)
+        src = np.array([int(ms.src[m]) for m in idx], dtype=np.int64)
+        dst = np.array([int(ms.dst[m]) for m in idx], dtype=np.int64)
+        data = [int(ms.payload[m]) for m in idx]
+        run = run_alg2(self.k, src, dst, message_bits=self.M, data=data)
+        outcomes = {}
+        for j, m in enumerate(idx):
+            stream = list(injections[m][1])
+            o = Outcome(m, int(src[j]), int(dst[j]), "lost", stream)
+            o.path.append(Occupancy(self.chain.channel(0, int(src[j])), 0, 0, 0))
+            if run.delivered[j]:
+                o.status = "delivered"
+                o.path.append(Occupancy(self.chain.channel(self.k, int(dst[j])), 0,
+                                        self.arrival, 0))
+                o.hop_registers = [0, 0]
+                o.arrival = o.ack_time = self.arrival
+            else:
+                o.lost_at = ("node", "buffer", -1, "lost in Algorithm 2's cycle model")
+            outcomes[m] = o
+        return CycleResult(self.cycle_length, outcomes, dict(injections))
 
     def run(self, ms, keep_results: bool = False, max_cycles: int = 1000) -> RunReport:
         """On-line: every node sends its oldest undelivered message each cycle; a message
@@ -153,7 +207,6 @@ def check_buildable(net: HypercubeCircuit) -> None:
     if net.algorithm not in HARDWARE_ALGORITHMS:
         raise ParameterError(
             f"algorithm must be {' or '.join(HARDWARE_ALGORITHMS)} for gen and sim (the "
-            f"hardware builds Algorithm 1's router chain; Algorithm 2's node and the "
-            f"e-cube router are not built yet), got {net.algorithm!r}")
+            f"e-cube and Valiant routers are not built yet), got {net.algorithm!r}")
     if net.chain is None:
         net._build()                   # raises the option's one-line error

@@ -5,10 +5,11 @@ The names below are the family's hooks for generation (:mod:`fatnet.hdl.gen`).
 """
 
 from ...golden.hypercube.circuit import check_buildable
+from .alg2 import Alg2NetworkHW, Alg2Node
 from .network import HypercubeNetworkHW, network_signature, port_meaning, router_key
 from .router import DimensionRouter, router_signature
 
-__all__ = ["DimensionRouter", "HypercubeNetworkHW", "check_buildable", "size_text", "top",
+__all__ = ["Alg2NetworkHW", "Alg2Node", "DimensionRouter", "HypercubeNetworkHW", "check_buildable", "size_text", "top",
            "network_signature", "port_meaning", "manifest_fields", "router_key",
            "router_signature", "SPEC_FIELDS"]
 
@@ -17,9 +18,10 @@ SPEC_FIELDS = {
     "kind": "hypercube",
     "dimension": "k: 2^k nodes, dimension i joins node x and node x xor 2^i",
     "algorithm": "what the hardware routes: alg1 (Kuszmaul's Algorithm 1, the router "
-                 "chain; the only one built so far)",
-    "message_bits": "M: the k relative-address bits and the payload",
-    "order": "the dimension each rank of routers handles, rank 0 first",
+                 "chain) or alg2 (Algorithm 2, any partial permutation)",
+    "message_bits": "M: alg1, the k relative-address bits and the payload; alg2, the "
+                    "k-bit destination and the data",
+    "order": "the dimension each rank of routers handles, rank 0 first (alg2: 0 .. k - 1)",
 }
 
 
@@ -28,14 +30,20 @@ def size_text(net) -> str:
     return f"dimension {net.k}"
 
 
-def top(net, library=None) -> HypercubeNetworkHW:
-    """The network top of a golden :class:`HypercubeCircuit` (``library``: generation)."""
+def top(net, library=None):
+    """The network top of a golden :class:`HypercubeCircuit` (``library``: generation):
+    Algorithm 1's router chains, or Algorithm 2's network."""
+    check_buildable(net)
+    if net.algorithm == "alg2":
+        return Alg2NetworkHW(net, library=library)
     return HypercubeNetworkHW(net, library=library)
 
 
 def manifest_fields(net, modules) -> dict:
     """The k-cube's part of the manifest: parameters, terms, timing, wiring and the
-    distinct router modules."""
+    distinct modules (Algorithm 1's routers, or Algorithm 2's node)."""
+    if net.algorithm == "alg2":
+        return _alg2_manifest(net, modules)
     k, N, P, T = net.k, net.nodes, net.payload_bits, net.cycle_length
     return {
         "spec": {"kind": "hypercube", **net.params()},
@@ -96,5 +104,71 @@ def manifest_fields(net, modules) -> dict:
             "wiring": "how the routers are named and joined",
             "router_modules": "the distinct router modules: high is the node's bit of the "
                               "rank's dimension (it sets who wins a tie)",
+        },
+    }
+
+
+def _alg2_manifest(net, modules) -> dict:
+    from ...golden.hypercube.bitserial import schedule
+    k, N, M, P, T = net.k, net.nodes, net.M, net.payload_bits, net.cycle_length
+    sched = schedule(k, M)
+    S, D = sched.total, net.arrival
+    return {
+        "spec": {"kind": "hypercube", **net.params()},
+        "terms": {
+            "k": f"the dimension (= {k}); nodes x = 0 .. 2^k - 1 = {N - 1}",
+            "M": f"message bits (= {M}): the destination's k bits, then P data bits",
+            "P": f"data bits of a message (= {P}) = M - k",
+            "f": "an iteration's free dimensions: iteration i works in the subcubes "
+                 "spanned by dimensions i + 1 .. k - 1, f = k - 1 - i",
+            "S": f"the schedule's bit-times (= {S}) = 5k^2 + (3M + 1)k - 2M - 5",
+            "T": f"the delivery cycle's length in bit-times (= {T}) = 2(M + 1) + S = "
+                 f"cycle_length_bits",
+        },
+        "payload_bits": P,
+        "arrival_bit_time": D,
+        "ack_latency": 0,
+        "message_format": (
+            f"node x drives on node{{x}}.send: M = 1 at bit-time 0 (a node with no "
+            f"message drives 0 throughout), then its message's M = {M} bits: the "
+            f"destination's k = {k} bits (MSB first), then the {P} data bits (MSB first), "
+            f"bit p of the stream during bit-time p; the messages of one cycle must be a "
+            f"partial permutation (no destination twice)"),
+        "timing": (
+            f"one bit-time per clock; bit-time 0 is the clock after the start strobe. A "
+            f"global sequencer runs the phases in 'phases': inject (bit-times 0 .. M = "
+            f"{M}: each node shifts its message into a buffer), then Algorithm 2's "
+            f"steps, iteration by iteration (the cycle-exact model's fixed schedule, S = "
+            f"{S} bit-times from bit-time M + 1 = {M + 1}; docs/hypercube.md gives every "
+            f"step's wires and bit-times), then deliver (bit-times {D} .. {T - 1}): every "
+            f"node holding a message drives on node{{x}}.recv M = 1 at bit-time {D}, then "
+            f"the message's M bits (destination, data), and every node that injected a "
+            f"message raises node{{x}}.send_ack at bit-time {D} and holds it to the "
+            f"cycle's end (Theorem 3: every message of a partial permutation is "
+            f"delivered, none is retried). recv_ack is not used. Delivery cycle T = "
+            f"2(M + 1) + S = {T}; busy is high for bit-times 0 .. {T - 1}; bit_time then "
+            f"stays at {T}; the next start strobe begins a new cycle."),
+        "phases": [[kind, i, length] for kind, i, length in net.phases],
+        "wiring": (
+            "node x is instance node_<x> of the one node module; its cx_out[d], en_out[d] "
+            "and xo[d] feed node_<x xor 2^d>'s cx_in[d], en_in[d] and xi[d] (Step 1's "
+            "wire, the enumeration's t, the router of dimension d); inside a node, "
+            "rt_<d> and en_<d> are dimension d's router and enumeration cell"),
+        "node_modules": [{"module": name} for name, key in modules if key[0] == "alg2node"],
+        "fields": {
+            "spec": "the options the network was built from; spec.<name> below",
+            **{f"spec.{key}": v for key, v in SPEC_FIELDS.items()},
+            "terms": "the terms every other field and text uses, each defined once",
+            "payload_bits": "P = M - k: data bits after the destination",
+            "arrival_bit_time": "the deliver phase's first bit-time: M + 1 + S",
+            "ack_latency": "0: send_ack rises with the deliver phase, at every node that "
+                           "injected",
+            "message_format": "what a node drives on its send wire",
+            "timing": "the phases, delivery, acknowledgment and the delivery cycle",
+            "phases": "the sequencer's program: [phase, iteration (-1: none), bit-times] "
+                      "in order; phases cross, enum2, pack3, enum4, pack5, rdv are Steps "
+                      "1 .. 6 (steps of length 0 are left out)",
+            "wiring": "how the nodes are named and joined",
+            "node_modules": "the one node module",
         },
     }

@@ -18,7 +18,7 @@ members of its subcube (spanned by ``dims``) below it: ``2 len(dims) + 1`` bit-t
 
 from __future__ import annotations
 
-from amaranth import Module, Signal
+from amaranth import Const, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -30,12 +30,14 @@ class Enumerator(wiring.Component):
 
     Parameters
     ----------
-    high : bool
+    high : bool or None
         The node's bit of the rank's dimension: the partner's ``t`` is added to ``o``
-        only when it is 1.
+        only when it is 1. None: it is the input ``high``.
 
     Members
     -------
+    high : ``In(1)``
+        Only with ``high=None``: the node's bit of the rank's dimension.
     first : ``In(1)``
         The inputs carry bit 0 this bit-time: the carries start from 0.
     fixed : ``In(1)``
@@ -55,14 +57,15 @@ class Enumerator(wiring.Component):
         If ``high`` is not a bool.
     """
 
-    def __new__(cls, high: bool):
-        if not isinstance(high, bool):
-            raise ValueError(f"high must be a bool, not {high!r}")
+    def __new__(cls, high):
+        if high is not None and not isinstance(high, bool):
+            raise ValueError(f"high must be a bool or None, not {high!r}")
         return super().__new__(cls, src_loc_at=1)
 
-    def __init__(self, high: bool):
+    def __init__(self, high):
         self._high = high
         super().__init__({
+            **({"high": In(1)} if high is None else {}),
             "first": In(1), "fixed": In(1), "t_in": In(1), "o_in": In(1),
             "t_across": In(1), "t": Out(1), "o": Out(1), "first_out": Out(1),
         })
@@ -76,7 +79,7 @@ class Enumerator(wiring.Component):
         ct = Signal(name="ct")
         co = Signal(name="co")
         m.d.comb += [b_t.eq(self.t_across & ~self.fixed),
-                     b_o.eq(b_t if self._high else 0),
+                     b_o.eq(b_t & (self.high if self._high is None else Const(int(self._high), 1))),
                      ct.eq(t_carry & ~self.first), co.eq(o_carry & ~self.first)]
         st = Signal(2, name="st")
         so = Signal(2, name="so")

@@ -26,7 +26,7 @@ delivery port, reads), and it decides for the message on its input ``i``:
 
 from __future__ import annotations
 
-from amaranth import Module, Signal
+from amaranth import Const, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -35,9 +35,11 @@ from ..signatures import ChannelSignature
 __all__ = ["DimensionRouter", "router_signature"]
 
 
-def router_signature() -> wiring.Signature:
-    """The signature of every :class:`DimensionRouter` (without building one)."""
+def router_signature(high_port: bool = False) -> wiring.Signature:
+    """The signature of a :class:`DimensionRouter` (without building one); ``high_port``:
+    the priority is an input (``DimensionRouter(None)``)."""
     return wiring.Signature({
+        **({"high": In(1)} if high_port else {}),
         "clear": In(1),
         "i": In(ChannelSignature(1)),
         "o": Out(ChannelSignature(1)),
@@ -52,13 +54,16 @@ class DimensionRouter(wiring.Component):
 
     Parameters
     ----------
-    high : bool
+    high : bool or None
         Bit ``d`` of the node's address. It sets the priority: a node with bit 0 keeps its
         register for its own staying message in a tie; a node with bit 1 gives it to the
-        neighbour's crossing message.
+        neighbour's crossing message. None: it is the input ``high`` (one module for
+        every node, whose address is an input).
 
     Members
     -------
+    high : ``In(1)``
+        Only with ``high=None``: bit ``d`` of the node's address.
     clear : ``In(1)``
         Start of a delivery cycle: drop the connection.
     i : ``In(ChannelSignature(1))``
@@ -80,18 +85,18 @@ class DimensionRouter(wiring.Component):
     Raises
     ------
     ValueError
-        If ``high`` is not a bool.
+        If ``high`` is neither a bool nor None.
     """
 
-    def __new__(cls, high: bool):
+    def __new__(cls, high):
         # refused before the component exists, so Amaranth has no unused one to report
-        if not isinstance(high, bool):
-            raise ValueError(f"high must be a bool, not {high!r}")
+        if high is not None and not isinstance(high, bool):
+            raise ValueError(f"high must be a bool or None, not {high!r}")
         return super().__new__(cls, src_loc_at=1)  # "created at": our caller's line
 
-    def __init__(self, high: bool):
+    def __init__(self, high):
         self._high = high
-        super().__init__(router_signature())
+        super().__init__(router_signature(high is None))
 
     def elaborate(self, platform):
         m = Module()
@@ -110,10 +115,10 @@ class DimensionRouter(wiring.Component):
         grant_x = Signal(name="grant_x")
         free = ~own & ~other
         m.d.comb += [req_own.eq(waiting & ~i), req_x.eq(xi & ~xseen)]
-        if self._high:        # the neighbour (bit 0) wins a tie
-            m.d.comb += [grant_x.eq(req_x & free), grant_own.eq(req_own & free & ~req_x)]
-        else:                 # this node (bit 0) wins a tie
-            m.d.comb += [grant_own.eq(req_own & free), grant_x.eq(req_x & free & ~req_own)]
+        high = self.high if self._high is None else Const(int(self._high), 1)
+        # a node with bit 1 gives a tie to the neighbour (bit 0), a node with bit 0 keeps it
+        m.d.comb += [grant_x.eq(req_x & free & (high | ~req_own)),
+                     grant_own.eq(req_own & free & (~high | ~req_x))]
         m.d.comb += [
             self.lost.eq((req_own & ~grant_own) | (req_x & ~grant_x)),
             self.xo.data.eq(i & (waiting | cross)),

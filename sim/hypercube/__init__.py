@@ -42,6 +42,8 @@ def ack_port(net, key):
 
 def site(net, port: str, kind: str, wire: int) -> str:
     x = int(port.rsplit("__", 1)[1])
+    if net.algorithm == "alg2":
+        return f"node {x}'s {'delivery' if kind == 'recv' else 'acknowledgment'} (node_{x})"
     if kind == "recv":
         return f"node {x}'s rank-{net.k - 1} router register (rt_{net.k - 1}_{x})"
     return f"node {x}'s rank-0 router acknowledgment (rt_0_{x})"
@@ -66,6 +68,8 @@ def wave_groups(net, top: str = "hypercube_harness", core: str = "hypercube") ->
     the router's signature and its collision flag), then the nodes' ports."""
     root = f"{top}.{core}"
     rows = port_rows(network_signature(net))
+    if net.algorithm == "alg2":
+        return _alg2_wave_groups(net, top, root, rows)
     router_rows = port_rows(router_signature())
     groups = [("controller", [(f"{top}.clk", 1)] + [(f"{root}.{r['name']}", r["width"])
                                                     for r in rows if r["endpoint"] is None])]
@@ -82,15 +86,44 @@ def wave_groups(net, top: str = "hypercube_harness", core: str = "hypercube") ->
     return groups
 
 
+def _alg2_wave_groups(net, top, root, rows) -> list:
+    """Algorithm 2: the controller and the sequencer, then one group per node (its
+    ports, buffers and valid bits), then the nodes' ports."""
+    from ...hdl.hypercube.alg2 import node_signature
+    t_max = max(length for *_, length in net.phases) - 1
+    node_rows = port_rows(node_signature(net.k, t_max))
+    seq = [(f"{root}.{name}", w) for name, w in (("phase", max(1, len(net.phases).bit_length())),
+                                                 ("phase_t", max(1, t_max.bit_length())),
+                                                 ("iteration", max(1, (net.k - 1).bit_length())))]
+    groups = [("controller", [(f"{top}.clk", 1)] + [(f"{root}.{r['name']}", r["width"])
+                                                    for r in rows if r["endpoint"] is None]
+               + seq)]
+    for x in range(net.nodes):
+        sigs = [(f"{root}.node_{x}.{r['name']}", r["width"]) for r in node_rows
+                if not r["name"].startswith(("xo", "xi"))]
+        sigs += [(f"{root}.node_{x}.{name}", w) for name, w in
+                 (("valid_a", 1), ("buf_a", net.M), ("valid_b", 1), ("buf_b", net.M))]
+        groups.append((f"node_{x}", sigs))
+    groups.append(("nodes", [(f"{root}.{r['name']}", r["width"])
+                             for r in rows if r["endpoint"] is not None]))
+    return groups
+
+
 def hop_field_labels(net, src, dst) -> list[list[str]]:
-    """Per rank, the one address bit its router reads (``dim<d>``)."""
+    """Per rank, the one address bit its router reads (``dim<d>``); Algorithm 2's stream
+    is the destination then the data (one "hop": the network as a whole)."""
+    if net.algorithm == "alg2":
+        return [[f"dst{b}" for b in range(net.k - 1, -1, -1)]]
     return [[f"dim{d}"] for d in net.order]
 
 
 def interior_wires(net) -> dict:
     """Model channel wire ``("rank", r, x, 0)`` -> the router ports that carry it: the
-    register of rank ``r - 1`` (``o``) and the input of rank ``r`` (``i``)."""
+    register of rank ``r - 1`` (``o``) and the input of rank ``r`` (``i``). Algorithm 2's
+    model names no interior wire (its cycle result has the ports only)."""
     out = {}
+    if net.algorithm == "alg2":
+        return out
     for x in range(net.nodes):
         for r in range(net.k + 1):
             sigs = []

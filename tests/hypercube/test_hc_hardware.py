@@ -174,11 +174,120 @@ def test_reverse_wires_run_the_circuit_backwards(k):
 def test_bad_parameters_are_refused():
     with pytest.raises(ValueError, match="high must be a bool"):
         DimensionRouter(1)
-    with pytest.raises(ParameterError, match="algorithm must be alg1"):
-        check_buildable(HypercubeCircuit(3, algorithm="alg2"))
+    with pytest.raises(ParameterError, match="algorithm must be alg1 or alg2"):
+        check_buildable(HypercubeCircuit(3, algorithm="valiant"))
     with pytest.raises(ParameterError, match=r"message-bits must be an integer in \[4, "):
         check_buildable(HypercubeCircuit(3, message_bits=3))
     with pytest.raises(ParameterError, match="order"):
         check_buildable(HypercubeCircuit(3, order=(0, 0, 1)))
     with pytest.raises(ParameterError, match="algorithm"):
         HypercubeNetworkHW(HypercubeCircuit(3, algorithm="ecube"))
+
+
+# --------------------------------------------------------------------------- Algorithm 2
+
+from fatnet.golden.hypercube import bitserial  # noqa: E402
+from fatnet.hdl.hypercube import Alg2NetworkHW  # noqa: E402
+
+STEP_OF = {"cross": 1, "enum2": 2, "pack3": 3, "enum4": 4, "pack5": 5, "rdv": 6}
+
+
+def _alg2_positions(net, ms, idx):
+    """Run one cycle of messages ``idx`` on Algorithm 2's top and read every node's two
+    buffers at the end of every phase: [(kind, iteration, {message: node})], messages
+    named by the destination field their buffer holds (a partial permutation's
+    destinations are distinct) and checked intact (the data bits are the payload's)."""
+    dut = Alg2NetworkHW(net)
+    inj = net.injections(ms, idx)
+    streams = {int(ms.src[m]): s for m, (_, s) in inj.items()}
+    by_dst = {int(ms.dst[m]): m for m in idx}
+    k, M = net.k, net.M
+    ends, b = {}, 0
+    for n, (kind, i, length) in enumerate(net.phases):
+        b += length
+        ends[b - 1] = (kind, i)
+    seen = []
+
+    async def bench(ctx):
+        ctx.set(dut.start, 1)
+        await ctx.tick()
+        ctx.set(dut.start, 0)
+        for t in range(net.cycle_length):
+            for x in range(net.nodes):
+                s = streams.get(x, [])
+                ctx.set(dut.node[x].send, s[t] if t < len(s) else 0)
+            await ctx.tick()
+            if t in ends:
+                where = {}
+                for x, nd in enumerate(dut.nodes):
+                    for buf, valid in ((nd.buf_a, nd.valid_a), (nd.buf_b, nd.valid_b)):
+                        if ctx.get(valid):
+                            word = ctx.get(buf)
+                            d, data = word >> (M - k), word & ((1 << (M - k)) - 1)
+                            m = by_dst[d]
+                            assert data == ms.payload[m], (t, x, m)
+                            assert m not in where, f"message {m} twice, bit-time {t}"
+                            where[m] = x
+                seen.append((*ends[t], where))
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    return seen
+
+
+# k = 5 and 6 on Verilator (test_hc_cosim.py): Amaranth's simulator takes half a minute
+A2_CASES = [(k, s) for k in (1, 2, 3) for s in (0, 1)] + [(4, 0)]
+
+
+@pytest.mark.parametrize("k,seed", A2_CASES, ids=[f"k{k}-seed{s}" for k, s in A2_CASES])
+def test_alg2_every_message_is_where_the_model_puts_it_after_every_step(k, seed):
+    """Random partial permutations: after every step of every iteration the two buffers
+    of every node hold exactly the messages the cycle-exact model
+    (bitserial.run_alg2) has there, intact; the ports equal the model's at every
+    bit-time."""
+    rng = np.random.default_rng([seed, k])
+    M = k + int(rng.integers(0, k + 2))
+    net = HypercubeCircuit(k, algorithm="alg2", message_bits=M)
+    n = 1 << k
+    src, dst = alg1.random_partial_permutation(k, int(rng.integers(1, n + 1)), rng)
+    ms = messages(net, src, dst, seed)
+    model = bitserial.run_alg2(k, src, dst, message_bits=M, data=ms.payload)
+    want = {(s.iteration, s.number): s.positions for s in model.steps}
+    seen = _alg2_positions(net, ms, range(len(ms)))
+    assert [p for p, *_ in seen] == [kind for kind, *_ in net.phases]
+    for kind, i, where in seen:
+        if kind in STEP_OF:
+            pos = want[(i, STEP_OF[kind])]
+            assert where == {m: int(pos[m]) for m in range(len(ms))}, (k, seed, kind, i)
+    assert seen[-2][2] == {m: int(dst[m]) for m in range(len(ms))}   # after the last step
+    assert seen[-1][2] == {}                    # delivered: the buffers are empty
+    rep = net.run(ms, keep_results=True)
+    assert rep.cycles == 1 and rep.delivered == len(ms)
+    check(run_cycles_amaranth(net, ms, rep.results, family=family_of(net)),
+          f"alg2 k={k} M={M} seed {seed}")
+
+
+def test_alg2_patterns_on_the_4_cube():
+    """Every permutation pattern, one delivery cycle each, in one simulation."""
+    net = HypercubeCircuit(4, algorithm="alg2")
+    pairs = [make_pattern(4, p, 3) for p in ("transpose", "bit-reversal", "complement",
+                                             "random-permutation")]
+    ms = messages(net, np.concatenate([s for s, _ in pairs]),
+                  np.concatenate([d for _, d in pairs]), 3)
+    cycles = [range(16 * j, 16 * (j + 1)) for j in range(len(pairs))]
+    check(run_cycles_amaranth(net, ms, cycles, family=family_of(net)), "patterns")
+
+
+def test_alg2_cycle_is_the_schedule_between_injection_and_delivery():
+    k, M = 3, 7
+    net = HypercubeCircuit(k, algorithm="alg2", message_bits=M)
+    sched = bitserial.schedule(k, M)
+    assert net.arrival == M + 1 + sched.total
+    assert net.cycle_length == net.arrival + M + 1
+    assert sum(length for *_, length in net.phases) == net.cycle_length
+    with pytest.raises(ParameterError, match="order must be left out for alg2"):
+        check_buildable(HypercubeCircuit(3, algorithm="alg2", order=(1, 0, 2)))
+    with pytest.raises(ParameterError, match=r"message-bits must be an integer in \[3, "):
+        check_buildable(HypercubeCircuit(3, algorithm="alg2", message_bits=2))
