@@ -31,8 +31,9 @@ demo:
 # Scheduler time and d/ceil(lambda) for n = 64, 256, 1024; the hypercube model's speed
 # (Algorithm 2 on the 12- and 16-cube, e-cube on the 16-cube); the Leighton-Maggs tables
 # with their run time; `fatnet gen` of the 1024-leaf fat-tree and the 1024-input
-# multibutterfly, harness included; generation, synthesis and place-and-route figures;
-# co-simulation speed against a native Verilator loop.
+# multibutterfly, harness included; generation, synthesis and place-and-route figures
+# (the hypercube's among them); co-simulation speed against a native Verilator loop, and
+# Algorithm 2's hardware on all 40,320 permutations of the 3-cube in one simulation.
 bench:
 	$(PY) -m fatnet.golden.fattree.bench_schedule
 	$(PY) -m fatnet.golden.hypercube.bench
@@ -40,6 +41,7 @@ bench:
 	$(PY) -m fatnet.hdl.bench_hw --gen-1024
 	$(PY) -m fatnet.hdl.bench_hw
 	$(PY) -m fatnet.sim.bench_cosim
+	$(PY) -m fatnet.sim.bench_cosim --hc-permutations
 
 # Leighton-Maggs Tables I-III at N = 1024 with the paper's trial counts, timed.
 bench-experiments:

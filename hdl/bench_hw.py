@@ -346,6 +346,8 @@ def _table(rows: list[dict]) -> str:
 
 
 HC_DIMENSIONS = (2, 3, 4, 5, 6, 7, 8)
+#: Algorithm 2's whole networks are synthesized up to this k (its nodes to every k)
+HC_ALG2_NETWORK_MAX = 5
 HC_HEAD = ("design", "k", "nodes", "routers", "gen s", "Verilog KiB", "iCE40 LUT",
            "iCE40 FF", "ECP5 LUT", "ECP5 FF", "LUT/node", "FF/node", "ECP5 Fmax MHz",
            "latency")
@@ -387,6 +389,44 @@ def hc_network_row(k: int, workdir: Path, fmax: bool = True, synth: bool = True,
     return row
 
 
+def hc_alg2_node_row(k: int, workdir: Path, fmax: bool = True) -> dict:
+    """Algorithm 2's node alone (M = 2k; the module ``fatnet gen hypercube --algorithm
+    alg2`` emits once): its cost is the per-node cost, without the sequencer."""
+    from ..golden.hypercube.circuit import HypercubeCircuit
+    from .hypercube.alg2 import Alg2Node
+    net = HypercubeCircuit(k, algorithm="alg2")
+    t_max = max(length for *_, length in net.phases) - 1
+    path = workdir / f"hc_alg2_node_{k}.v"
+    t0 = time.perf_counter()
+    path.write_text(verilog.convert(Alg2Node(k, net.M, t_max), name="cell", emit_src=False))
+    row = {"design": "alg2 node", "k": k, "nodes": 1, "routers": k,
+           "gen_seconds": round(time.perf_counter() - t0, 2),
+           "verilog_kib": path.stat().st_size // 1024, "message_bits": net.M,
+           "buffer_ffs": 2 * net.M}
+    row.update(_synthesize(path, "cell", fmax))
+    return row
+
+
+def hc_alg2_network_row(k: int, workdir: Path, fmax: bool = True, synth: bool = True,
+                        pnr_timeout: int = BFLY_PNR_TIMEOUT) -> dict:
+    """``fatnet gen hypercube --dimension k --algorithm alg2`` (M = 2k): generation,
+    synthesis, Fmax, cost per node, and the delivery cycle (2(M + 1) + S)."""
+    from ..golden.hypercube.circuit import HypercubeCircuit
+    from . import hypercube as hypercube_hw
+    net = HypercubeCircuit(k, algorithm="alg2")
+    out = workdir / f"hc_alg2_{k}"
+    doc = generate(net, out, harness=False, hardware=hypercube_hw)
+    path = out / "hypercube.v"
+    row = {"design": "alg2 network", "k": k, "nodes": net.nodes, "routers": k * net.nodes,
+           "message_bits": net.M, "latency": net.cycle_length,
+           "gen_seconds": doc["generation_seconds"], "modules": len(doc["modules"]),
+           "verilog_kib": path.stat().st_size // 1024}
+    if synth:
+        row.update(_synthesize(path, "hypercube", fmax, pnr_timeout))
+    shutil.rmtree(out)
+    return row
+
+
 def _hc_line(r: dict | None = None) -> str:
     if r is None:
         return "  ".join(f"{h:>13}" for h in HC_HEAD)
@@ -407,8 +447,9 @@ def hc_main(args) -> list[dict]:
     ks = tuple(args.hc_dimensions) if args.hc_dimensions else (
         (2, 3) if args.quick else HC_DIMENSIONS)
     print("Hypercube (python -m fatnet.hdl.bench_hw --hypercube-only): the cells alone, "
-          "then Algorithm 1's router chains (M = 2k); LUT/node and FF/node are iCE40; "
-          "latency = zero-load bit-times = M + k + 1", flush=True)
+          "Algorithm 1's router chains (M = 2k), Algorithm 2's node alone and its "
+          "networks (M = 2k); LUT/node and FF/node are iCE40; latency = alg1: zero-load "
+          "bit-times = M + k + 1; alg2: the delivery cycle 2(M + 1) + S", flush=True)
     print(_hc_line(), flush=True)
     rows = []
     with tempfile.TemporaryDirectory(prefix="fatnet-bench-hc-") as tmp:
@@ -420,9 +461,19 @@ def hc_main(args) -> list[dict]:
                                     fmax=not args.no_fmax))
             rows[-1]["design"] = name
             print(_hc_line(rows[-1]), flush=True)
+        if not args.hc_alg2_only:
+            for k in ks:
+                rows.append(hc_network_row(k, work, fmax=not args.no_fmax,
+                                           synth=not args.no_synth,
+                                           pnr_timeout=args.pnr_timeout))
+                print(_hc_line(rows[-1]), flush=True)
         for k in ks:
-            rows.append(hc_network_row(k, work, fmax=not args.no_fmax,
-                                       synth=not args.no_synth, pnr_timeout=args.pnr_timeout))
+            rows.append(hc_alg2_node_row(k, work, fmax=not args.no_fmax))
+            print(_hc_line(rows[-1]), flush=True)
+        for k in [k for k in ks if k <= HC_ALG2_NETWORK_MAX]:
+            rows.append(hc_alg2_network_row(k, work, fmax=not args.no_fmax,
+                                            synth=not args.no_synth,
+                                            pnr_timeout=args.pnr_timeout))
             print(_hc_line(rows[-1]), flush=True)
     return rows
 
@@ -450,6 +501,8 @@ def main(argv=None) -> None:
                          f"{BFLY_PNR_TIMEOUT}; past it Fmax is '-')")
     ap.add_argument("--hypercube-only", action="store_true",
                     help="only the hypercube rows (cells, Algorithm 1 networks)")
+    ap.add_argument("--hc-alg2-only", action="store_true",
+                    help="hypercube: only Algorithm 2's node and network rows")
     ap.add_argument("--hc-dimensions", type=int, nargs="+", metavar="K",
                     help=f"hypercube network dimensions (default "
                          f"{' '.join(map(str, HC_DIMENSIONS))})")
