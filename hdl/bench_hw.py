@@ -367,22 +367,25 @@ def hc_cell_row(name: str, component, workdir: Path, fmax: bool = True) -> dict:
 
 
 def hc_network_row(k: int, workdir: Path, fmax: bool = True, synth: bool = True,
-                   pnr_timeout: int = BFLY_PNR_TIMEOUT) -> dict:
-    """``fatnet gen hypercube --dimension k --algorithm alg1`` (M = 2k): generation,
-    synthesis, Fmax, cost per node and the zero-load latency (bit-time 0 to the last
-    payload bit's arrival, inclusive: M + k + 1)."""
+                   pnr_timeout: int = BFLY_PNR_TIMEOUT, algorithm: str = "alg1") -> dict:
+    """``fatnet gen hypercube --dimension k --algorithm alg1|alg2`` (M = 2k):
+    generation, synthesis, Fmax, cost per node, and the latency (alg1: zero-load
+    bit-times, bit-time 0 to the last payload bit's arrival inclusive, M + k + 1; alg2:
+    the delivery cycle, 2(M + 1) + S)."""
     from ..golden.hypercube.circuit import HypercubeCircuit
     from . import hypercube as hypercube_hw
-    net = HypercubeCircuit(k)
-    out = workdir / f"hc_{k}"
+    net = HypercubeCircuit(k, algorithm=algorithm)
+    out = workdir / f"hc_{algorithm}_{k}"
     doc = generate(net, out, harness=False, hardware=hypercube_hw)
     path = out / "hypercube.v"
-    latency = net.arrival + net.payload_bits + 1
-    row = {"design": "alg1 network", "k": k, "nodes": net.nodes, "routers": k * net.nodes,
-           "message_bits": net.M, "latency": latency,
-           "latency_is_m_plus_k_plus_1": latency == net.M + k + 1,
+    latency = (net.arrival + net.payload_bits + 1 if algorithm == "alg1"
+               else net.cycle_length)
+    row = {"design": f"{algorithm} network", "k": k, "nodes": net.nodes,
+           "routers": k * net.nodes, "message_bits": net.M, "latency": latency,
            "gen_seconds": doc["generation_seconds"], "modules": len(doc["modules"]),
            "verilog_kib": path.stat().st_size // 1024}
+    if algorithm == "alg1":
+        row["latency_is_m_plus_k_plus_1"] = latency == net.M + k + 1
     if synth:
         row.update(_synthesize(path, "hypercube", fmax, pnr_timeout))
     shutil.rmtree(out)
@@ -404,26 +407,6 @@ def hc_alg2_node_row(k: int, workdir: Path, fmax: bool = True) -> dict:
            "verilog_kib": path.stat().st_size // 1024, "message_bits": net.M,
            "buffer_ffs": 2 * net.M}
     row.update(_synthesize(path, "cell", fmax))
-    return row
-
-
-def hc_alg2_network_row(k: int, workdir: Path, fmax: bool = True, synth: bool = True,
-                        pnr_timeout: int = BFLY_PNR_TIMEOUT) -> dict:
-    """``fatnet gen hypercube --dimension k --algorithm alg2`` (M = 2k): generation,
-    synthesis, Fmax, cost per node, and the delivery cycle (2(M + 1) + S)."""
-    from ..golden.hypercube.circuit import HypercubeCircuit
-    from . import hypercube as hypercube_hw
-    net = HypercubeCircuit(k, algorithm="alg2")
-    out = workdir / f"hc_alg2_{k}"
-    doc = generate(net, out, harness=False, hardware=hypercube_hw)
-    path = out / "hypercube.v"
-    row = {"design": "alg2 network", "k": k, "nodes": net.nodes, "routers": k * net.nodes,
-           "message_bits": net.M, "latency": net.cycle_length,
-           "gen_seconds": doc["generation_seconds"], "modules": len(doc["modules"]),
-           "verilog_kib": path.stat().st_size // 1024}
-    if synth:
-        row.update(_synthesize(path, "hypercube", fmax, pnr_timeout))
-    shutil.rmtree(out)
     return row
 
 
@@ -471,9 +454,9 @@ def hc_main(args) -> list[dict]:
             rows.append(hc_alg2_node_row(k, work, fmax=not args.no_fmax))
             print(_hc_line(rows[-1]), flush=True)
         for k in [k for k in ks if k <= HC_ALG2_NETWORK_MAX]:
-            rows.append(hc_alg2_network_row(k, work, fmax=not args.no_fmax,
-                                            synth=not args.no_synth,
-                                            pnr_timeout=args.pnr_timeout))
+            rows.append(hc_network_row(k, work, fmax=not args.no_fmax,
+                                       synth=not args.no_synth,
+                                       pnr_timeout=args.pnr_timeout, algorithm="alg2"))
             print(_hc_line(rows[-1]), flush=True)
     return rows
 
