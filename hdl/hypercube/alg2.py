@@ -105,11 +105,15 @@ class Alg2Node(wiring.Component):
         Per dimension, the router's wires to and from the neighbour's router.
     """
 
-    def __init__(self, k: int, message_bits: int, t_max: int):
+    def __new__(cls, k: int, message_bits: int, t_max: int):
+        # refused before the component exists, so Amaranth has no unused one to report
         if not isinstance(k, int) or k < 1 or not isinstance(message_bits, int) \
                 or message_bits < k:
             raise ValueError(f"k must be >= 1 and message_bits >= k, got {k!r}, "
                              f"{message_bits!r}")
+        return super().__new__(cls, src_loc_at=1)
+
+    def __init__(self, k: int, message_bits: int, t_max: int):
         self._k, self._M, self._t_max = k, message_bits, t_max
         super().__init__(node_signature(k, t_max))
         #: the two message buffers and their valid bits (not ports: testbenches read them)

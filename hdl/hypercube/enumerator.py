@@ -116,12 +116,17 @@ class EnumerationArray(wiring.Component):
         ``ranks[j][x]``: node ``x``'s rank-``j`` ``(t, o)`` registers.
     """
 
-    def __init__(self, k: int, dims):
+    def __new__(cls, k: int, dims):
+        # refused before the component exists, so Amaranth has no unused one to report
         dims = tuple(int(d) for d in dims)
         if not isinstance(k, int) or k < 1 or len(set(dims)) != len(dims) or any(
                 not 0 <= d < k for d in dims):
             raise ValueError(f"k must be >= 1 and dims distinct dimensions in [0, k - 1], "
                              f"got k={k!r}, dims={dims!r}")
+        return super().__new__(cls, src_loc_at=1)
+
+    def __init__(self, k: int, dims):
+        dims = tuple(int(d) for d in dims)
         self._k, self._dims = k, dims
         n = 1 << k
         super().__init__({"start": In(1), "member": In(n), "t": Out(n), "o": Out(n)})

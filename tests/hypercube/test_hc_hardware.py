@@ -182,6 +182,9 @@ def test_bad_parameters_are_refused():
         check_buildable(HypercubeCircuit(3, order=(0, 0, 1)))
     with pytest.raises(ParameterError, match="algorithm"):
         HypercubeNetworkHW(HypercubeCircuit(3, algorithm="ecube"))
+    from fatnet.hdl.hypercube import Alg2Node
+    with pytest.raises(ValueError, match="message_bits >= k"):
+        Alg2Node(3, 2, 10)
 
 
 # --------------------------------------------------------------------------- Algorithm 2
