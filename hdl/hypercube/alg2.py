@@ -60,6 +60,7 @@ def node_signature(k: int, t_max: int) -> wiring.Signature:
     return wiring.Signature({
         **{p: In(1) for p in PHASES},
         "it": In(w), "f": In(w), "t": In(w), "msg": In(w),
+        "f_m": In(w), "f_2": In(w), "f2_m": In(w), "it_t": In(w), "t_f": In(w),
         "addr": In(k),
         "port": Out(EndpointSignature(1)),
         "cx_out": Out(k), "cx_in": In(k),
@@ -93,6 +94,10 @@ class Alg2Node(wiring.Component):
     msg : ``In(W)``
         M, wired as a constant by the top (an input, so that every comparison with it
         is between two W-bit signals).
+    f_m, f_2, f2_m, it_t, t_f : ``In(W)``
+        f + M, 2f, 2f + M, it + t and t - f (mod 2^W), registered in the sequencer
+        beside it, f and t, so that no adder lies between its registers and a node's
+        comparisons.
     addr : ``In(k)``
         The node's address.
     port : ``Out(EndpointSignature(1))``
@@ -136,11 +141,6 @@ class Alg2Node(wiring.Component):
         def eq(x, v):                  # x == v, v a constant
             return ~(x ^ Const(v, len(x))).any()
 
-        def wide(name, expr):          # a W-bit value of t, f, it and msg
-            sig = Signal(W, name=name)
-            m.d.comb += sig.eq(expr)
-            return sig
-
         def pick(bits, idx, offset=0, shift=0):
             """bits[idx - shift + offset] for a W-bit index (an OR of ANDs)."""
             return Cat(bits[j + offset] & eq(idx, j + shift)
@@ -148,11 +148,9 @@ class Alg2Node(wiring.Component):
 
         t_zero = ~t.any()
         msg = self.msg
-        fM = wide("f_m", f + msg)
-        f2 = wide("f_2", f + f)
-        f2M = wide("f2_m", f2 + msg)
-        tmf = wide("t_f", t - f)               # read only when t >= f
-        it_t = wide("it_t", it + t)
+        fM, f2, f2M = self.f_m, self.f_2, self.f2_m
+        tmf = self.t_f                         # read only when t >= f
+        it_t = self.it_t
 
         A, B, va, vb = self.buf_a, self.buf_b, self.valid_a, self.valid_b
         injected = Signal(name="injected")
@@ -357,40 +355,65 @@ class Alg2NetworkHW(wiring.Component):
         phases = net.phases
         W = counter_width(k, self._t_max)
         P = len(phases)
-        # idle (no phase) until the first start strobe, which changes both: a simulator
-        # that evaluates combinational logic only on a change (Icarus) then decodes them
-        ph = Signal(range(P + 1), name="phase", init=P)
-        t = Signal(W, name="phase_t", init=self._t_max)
-        it = Signal(W, name="iteration")
-        f = Signal(W, name="free")
-        kinds = {p: Signal(name=f"is_{p}") for p in PHASES}
-        last = Signal(name="phase_last")
+        M = net.M
+
         def eq(x, v):                  # x == v, written so that Verilator's -Wall is clean
             return ~(x ^ Const(v, len(x))).any()
 
+        # The sequencer: the phase and the bit-time in it, and everything the nodes read
+        # decoded from the *next* phase and bit-time into registers beside them, so that
+        # the broadcast comes straight from registers. The phase starts idle (P) and the
+        # decoded registers at values the first start strobe changes: a simulator that
+        # evaluates combinational logic only on a change (Icarus) then evaluates it.
+        ph = Signal(range(P + 1), name="phase", init=P)
+        t = Signal(W, name="phase_t", init=self._t_max)
+        nph = Signal(range(P + 1), name="next_phase")
+        nt = Signal(W, name="next_t")
+        last = Signal(name="phase_last")
         at = [eq(ph, n) for n in range(P)]
-        for kind in PHASES:
-            m.d.comb += kinds[kind].eq(Cat(at[n] for n, ph_ in enumerate(phases)
-                                           if ph_[0] == kind).any())
-        it_val, f_val, last_val = Const(0, W), Const(0, W), Const(0, 1)
-        for n, (kind, i, length) in enumerate(phases):
-            it_val = Mux(at[n], Const(max(i, 0), W), it_val)
-            f_val = Mux(at[n], Const(k - 1 - max(i, 0), W), f_val)
+        last_val = Const(0, 1)
+        for n, (_, _, length) in enumerate(phases):
             last_val = Mux(at[n], eq(t, length - 1), last_val)
-        m.d.comb += [it.eq(it_val), f.eq(f_val), last.eq(last_val)]
+        m.d.comb += [last.eq(last_val), nph.eq(ph), nt.eq(t)]
         with m.If(self.start):
-            m.d.sync += [ph.eq(0), t.eq(0)]
+            m.d.comb += [nph.eq(0), nt.eq(0)]
         with m.Elif(~eq(ph, P)):
             with m.If(last):
-                m.d.sync += [ph.eq(ph + 1), t.eq(0)]
+                m.d.comb += [nph.eq(ph + 1), nt.eq(0)]
             with m.Else():
-                m.d.sync += t.eq(t + 1)
+                m.d.comb += nt.eq(t + 1)
+        m.d.sync += [ph.eq(nph), t.eq(nt)]
+        nat = [eq(nph, n) for n in range(P)]
+        # per phase, its iteration and the constants the nodes compare with (a constant
+        # operand of an adder would be printed narrower than W)
+        per = {"it": lambda i, fr: i, "f": lambda i, fr: fr, "f_m": lambda i, fr: fr + M,
+               "f_2": lambda i, fr: 2 * fr, "f2_m": lambda i, fr: 2 * fr + M}
+        nxt = {name: Const(0, W) for name in per}
+        for n, (kind, i, length) in enumerate(phases):
+            i = max(i, 0)
+            for name, fn in per.items():
+                nxt[name] = Mux(nat[n], Const(fn(i, k - 1 - i), W), nxt[name])
+        it_n, f_n = nxt["it"], nxt["f"]
+        kinds = {p: Signal(name=f"is_{p}") for p in PHASES}
+        for kind in PHASES:
+            m.d.sync += kinds[kind].eq(Cat(nat[n] for n, ph_ in enumerate(phases)
+                                           if ph_[0] == kind).any())
+        it = Signal(W, name="iteration", init=k)
+        f = Signal(W, name="free", init=k)
+        f_m = Signal(W, name="free_m", init=k)
+        f_2 = Signal(W, name="free_2", init=k)
+        f2_m = Signal(W, name="free2_m", init=k)
+        it_t = Signal(W, name="iteration_t", init=k)
+        t_f = Signal(W, name="t_free", init=k)
+        m.d.sync += [it.eq(it_n), f.eq(f_n), f_m.eq(nxt["f_m"]), f_2.eq(nxt["f_2"]),
+                     f2_m.eq(nxt["f2_m"]), it_t.eq(it_n + nt), t_f.eq(nt - f_n)]
         nodes = self.nodes
         for x in range(N):
             nd = m.submodules[f"node_{x}"] = nodes[x]
             m.d.comb += [getattr(nd, p).eq(kinds[p]) for p in PHASES]
             m.d.comb += [nd.it.eq(it), nd.f.eq(f), nd.t.eq(t), nd.msg.eq(Const(net.M, W)),
-                         nd.addr.eq(x)]
+                         nd.f_m.eq(f_m), nd.f_2.eq(f_2), nd.f2_m.eq(f2_m),
+                         nd.it_t.eq(it_t), nd.t_f.eq(t_f), nd.addr.eq(x)]
             port = self.node[x]
             m.d.comb += [nd.port.send.eq(port.send), port.send_ack.eq(nd.port.send_ack),
                          port.recv.eq(nd.port.recv), nd.port.recv_ack.eq(port.recv_ack)]
