@@ -3,10 +3,18 @@
 
 One class for every verb: :class:`HypercubeCircuit` is a :class:`.cube.Hypercube` (what
 ``route`` and ``info`` read) that also records the options the hardware takes
-(``--algorithm``, ``--message-bits``, ``--order``). Only Algorithm 1's router chain is
-built in hardware so far (:func:`check_buildable` refuses the others in one line); its
-delivery cycle is the cycle-exact model's pass (:class:`.bitserial.RouterChain`), with the
-acknowledgment every family's cycle has:
+(``--algorithm``, ``--message-bits``, ``--order``). Algorithms 1 and 2 are built in
+hardware (:func:`check_buildable` refuses e-cube and Valiant in one line).
+
+**Algorithm 2** (``algorithm="alg2"``): one delivery cycle routes a partial permutation:
+the nodes shift their messages in (bit-times ``0 .. M``), the cycle-exact model
+:func:`.bitserial.run_alg2` routes them on its fixed schedule (``S`` bit-times), and every
+node holding a message drives it out from :attr:`arrival` ``= M + 1 + S`` on, when
+``send_ack`` rises at every node that injected; ``phases`` is the sequencer's program
+(:meth:`HypercubeCircuit._alg2_cycle`). Delivery cycle ``T = 2(M + 1) + S``.
+
+**Algorithm 1**: the delivery cycle is the cycle-exact model's pass
+(:class:`.bitserial.RouterChain`), with the acknowledgment every family's cycle has:
 
 * node ``x`` drives on its ``send`` wire ``1`` (the M bit), the ``k`` relative-address bits
   of its message (``src ^ dst``, the bit of dimension ``order[r]`` at position ``r``), then

@@ -1,5 +1,6 @@
 """The hypercube's hardware: Algorithm 1's dimension routers at every node of the k-cube
-(:mod:`.router`, :mod:`.network`).
+(:mod:`.router`, :mod:`.network`), the enumeration's serial adders (:mod:`.enumerator`)
+and Algorithm 2's nodes with their global sequencer (:mod:`.alg2`).
 
 The names below are the family's hooks for generation (:mod:`fatnet.hdl.gen`).
 """

@@ -4,8 +4,9 @@ Ports are the top's nodes ``node__0`` .. ``node__{2^k - 1}`` (named as the signa
 them, :func:`fatnet.hdl.signatures.endpoint_name`). The model's channel ``("rank", r, x)``
 (:class:`~fatnet.golden.hypercube.bitserial.RouterChain`) is node ``x``'s rank-``r``
 router input: ``("rank", 0, x)`` is node ``x``'s send wire (its reverse is ``send_ack``),
-``("rank", k, x)`` its recv wire; the ranks between are the routers' registers. No
-run-time faults: the mask and status hooks are :mod:`fatnet.sim.faultless`'s.
+``("rank", k, x)`` its recv wire; the ranks between are the routers' registers
+(Algorithm 2's cycle names the two port channels only). No run-time faults: the mask and
+status hooks are :mod:`fatnet.sim.faultless`'s.
 """
 
 from __future__ import annotations
