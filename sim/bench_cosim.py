@@ -311,22 +311,26 @@ def hc_all_permutations(build_root: Path, sim: str = "verilator") -> dict:
 
 
 def hc_alg2_patterns(k: int, build_root: Path, sim: str = "verilator") -> dict:
-    """Algorithm 2's hardware on the k-cube (M = 2k): the permutation patterns and two
-    random permutations, one delivery cycle each, in one simulation, checked against the
-    model on every wire and bit-time."""
+    """Algorithm 2's hardware on the k-cube (M = 2k): the permutation patterns, two more
+    random permutations and two random partial permutations, one delivery cycle each, in
+    one simulation, checked against the model on every wire and bit-time."""
     from ..golden.hypercube.circuit import HypercubeCircuit
     from ..golden.hypercube.patterns import make_pattern
     from ..golden.messages import MessageSet
     from .cocotb_runner import run
     net = HypercubeCircuit(k, algorithm="alg2")
     names = ("transpose", "bit-reversal", "complement", "random-permutation")
-    pairs = [make_pattern(k, p, 1) for p in names] + [
-        make_pattern(k, "random-permutation", s) for s in (2, 3)]
+    from ..golden.hypercube.alg1 import random_partial_permutation
+    rng = np.random.default_rng([1, k])
     n = net.nodes
+    pairs = [make_pattern(k, p, 1) for p in names] + [
+        make_pattern(k, "random-permutation", s) for s in (2, 3)] + [
+        random_partial_permutation(k, int(rng.integers(1, n)), rng) for _ in range(2)]
     ms = MessageSet.from_pairs(np.concatenate([s_ for s_, _ in pairs]),
                                np.concatenate([d for _, d in pairs]), net.payload_bits, 1)
+    bounds = np.cumsum([0] + [len(s_) for s_, _ in pairs])
     t0 = time.perf_counter()
-    results = [net.simulate_cycle(ms, net.injections(ms, range(n * j, n * j + n)))
+    results = [net.simulate_cycle(ms, net.injections(ms, range(bounds[j], bounds[j + 1])))
                for j in range(len(pairs))]
     model_s = time.perf_counter() - t0
     t0 = time.perf_counter()
@@ -349,8 +353,8 @@ def main(argv=None) -> None:
     ap.add_argument("--no-hypercube", action="store_true", help="skip the 6-cube")
     ap.add_argument("--hc-permutations", action="store_true",
                     help="only Algorithm 2's hardware: all 40,320 permutations of the "
-                         "3-cube in one simulation, then the patterns on the 5-, 6- and "
-                         "8-cube (Verilator)")
+                         "3-cube in one simulation, then permutations and partial "
+                         "permutations on the 4-, 5-, 6- and 8-cube (Verilator)")
     ap.add_argument("--hypercube-only", action="store_true", help="the 6-cube only")
     ap.add_argument("--build-dir", default=None,
                     help="keep the builds here (default: a temporary directory)")
@@ -365,11 +369,12 @@ def main(argv=None) -> None:
               f"{r['clocks']:,} clocks at {r['clocks_per_second']:,.0f} clocks/s")
         for f in r["failures"]:
             print(f)
-        for k in (5, 6, 8):
+        for k in (4, 5, 6, 8):
             with tempfile.TemporaryDirectory(prefix="fatnet-cosim-") as tmp:
                 r = hc_alg2_patterns(k, Path(args.build_dir or tmp) / "cocotb")
             print(f"Algorithm 2 on the {k}-cube (transpose, bit-reversal, complement, 3 "
-                  f"random permutations; T = {r['cycle_length']} bit-times; cocotb on "
+                  f"random permutations, 2 random partial permutations; T = "
+                  f"{r['cycle_length']} bit-times; cocotb on "
                   f"Verilator): {'PASS' if r['passed'] else 'FAIL'}; build "
                   f"{r['build_seconds']:.0f} s, model {r['model_seconds']:.1f} s, "
                   f"{r['clocks_per_second']:,.0f} clocks/s", flush=True)
