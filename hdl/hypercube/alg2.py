@@ -5,7 +5,9 @@ bit-time for bit-time.
 **A global sequencer, broadcast** (:class:`Alg2NetworkHW`). The schedule is fixed: it
 depends on k and M only (:func:`~fatnet.golden.hypercube.bitserial.schedule`), so one
 counter in the top (the phase and the bit-time in it) broadcast to every node replaces a
-sequencer per node: smaller (the nodes keep no step counters) and the same behaviour. The
+sequencer per node: smaller (the nodes keep no step counters) and the same behaviour.
+Everything the nodes read is decoded from the next phase and bit-time into registers, so
+the broadcast leaves registers and no decode or adder lies before a node's logic. The
 phases of one delivery cycle: *inject* (M + 1 bit-times: node x shifts ``1`` and its
 message, destination then data, from ``node__<x>__send`` into buffer A), every non-empty
 step of every iteration (Steps 1-6), *deliver* (M + 1: every node holding a message drives
