@@ -17,6 +17,7 @@ from ..golden.fattree.network import FatTreeNetwork
 from ..golden.fattree.schedule import METHODS
 from ..golden.fattree.spec import CONCENTRATORS, MODES, FatTreeSpec
 from ..golden.messages import PATTERNS, load_message_file, make_pattern
+from .options import comma_ints
 from .registry import Family, Kind
 
 __all__ = ["FAMILY", "VERBS", "add_arguments", "spec_from_args", "build",
@@ -32,20 +33,13 @@ FAMILY = Family(
     hardware="fatnet.hdl.fattree", testbench="fatnet.sim.fattree")
 
 
-def _int_list(text: str) -> list[int]:
-    try:
-        return [int(x) for x in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers (levels 0..lg n), got {text!r}") from None
-
-
 def _add_network_options(p: argparse.ArgumentParser, *, hardware: bool = True):
     p.add_argument("--leaves", type=int, required=True, help="processors n (a power of two >= 2)")
     caps = p.add_mutually_exclusive_group(required=True)
     caps.add_argument("--root-capacity", type=int, metavar="W",
                       help="universal fat-tree with root capacity W, n^(2/3) <= W <= n")
-    caps.add_argument("--capacities", type=_int_list, metavar="C0,C1,...",
+    caps.add_argument("--capacities", type=comma_ints("integers (levels 0..lg n)"),
+                      metavar="C0,C1,...",
                       help="explicit capacity per level, root (level 0) first, lg n + 1 values")
     caps.add_argument("--capacity", type=int, metavar="C",
                       help="constant capacity C on every channel")

@@ -24,6 +24,7 @@ from ..golden.hypercube.circuit import HypercubeCircuit
 from ..golden.hypercube.cube import MAX_DIMENSION, MIN_DIMENSION, check_dimension
 from ..golden.hypercube.patterns import MAX_PROBLEMS, PATTERNS, make_pattern
 from ..golden.messages import MessageSet, message_entries, read_message_file
+from .options import comma_ints
 from .progress import progress_bar
 from .registry import Family, Kind
 
@@ -40,13 +41,9 @@ FAMILY = Family(
     golden="fatnet.golden.hypercube", commands="fatnet.cli.hypercube",
     hardware="fatnet.hdl.hypercube", testbench="fatnet.sim.hypercube")
 
-def _order(text: str) -> list[int]:
-    try:
-        return [int(x) for x in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated dimensions (a permutation of 0..k-1), got {text!r}"
-        ) from None
+
+#: ``--order``: comma-separated dimensions (checked against k by ``check_order``)
+_order = comma_ints("dimensions (a permutation of 0..k-1)")
 
 
 def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
@@ -68,21 +65,12 @@ def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
                    help="alg1: Kuszmaul's Algorithm 1, dimensions in order, collisions "
                         "detected; alg2: Algorithm 2, any partial permutation; ecube, "
                         "valiant: synchronous store-and-forward baselines (default alg2)")
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--messages", metavar="FILE",
-                     help='JSON file {"messages": [[src, dst], ...]} (a third, payload '
-                          "column is accepted and ignored)")
-    src.add_argument("--pattern", help="one of: " + ", ".join(PATTERNS))
-    p.add_argument("--seed", type=int, default=0,
-                   help="seed of the random patterns and of Valiant's intermediate nodes "
-                        "(default 0)")
+    _traffic_arguments(p, "a third, payload column is accepted and ignored",
+                       "the random patterns and Valiant's intermediate nodes")
     p.add_argument("--problems", type=int, default=1, metavar="H",
                    help=f"--pattern: H problems at once, every node the source of H "
                         f"messages (1..{MAX_PROBLEMS}; more than 1 only for ecube and "
                         f"valiant, default 1)")
-    p.add_argument("--hot-fraction", type=float, default=0.1,
-                   help="hot-spot pattern: fraction of the nodes sending to node 0 "
-                        "(default 0.1)")
     p.add_argument("--buffer", type=int, default=None, metavar="B",
                    help="ecube, valiant: bound every link queue to B messages, with "
                         "back-pressure (default unbounded)")
@@ -97,6 +85,20 @@ def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
                    help="exit 0 even if messages are not delivered (alg1: collided)")
 
 
+def _traffic_arguments(p: argparse.ArgumentParser, payload_column: str,
+                       seeded: str) -> None:
+    """route and sim: a message file or a pattern, its seed, the hot-spot's fraction;
+    the verbs differ in what the file's payload column and the seed are for."""
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--messages", metavar="FILE",
+                     help=f'JSON file {{"messages": [[src, dst], ...]}} ({payload_column})')
+    src.add_argument("--pattern", help="one of: " + ", ".join(PATTERNS))
+    p.add_argument("--seed", type=int, default=0, help=f"seed of {seeded} (default 0)")
+    p.add_argument("--hot-fraction", type=float, default=0.1,
+                   help="hot-spot pattern: fraction of the nodes sending to node 0 "
+                        "(default 0.1)")
+
+
 def _hardware_arguments(p: argparse.ArgumentParser, verb: str) -> None:
     """gen and sim: what the hardware routes, and (sim) the traffic."""
     p.add_argument("--algorithm", choices=ALGORITHMS, default="alg1",
@@ -109,16 +111,8 @@ def _hardware_arguments(p: argparse.ArgumentParser, verb: str) -> None:
                         "0,1,...,k-1)")
     if verb != "sim":
         return
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--messages", metavar="FILE",
-                     help='JSON file {"messages": [[src, dst], ...]} (a third column, if '
-                          "given, is the payload; else payloads are drawn from --seed)")
-    src.add_argument("--pattern", help="one of: " + ", ".join(PATTERNS))
-    p.add_argument("--seed", type=int, default=0,
-                   help="seed of the random patterns and payloads (default 0)")
-    p.add_argument("--hot-fraction", type=float, default=0.1,
-                   help="hot-spot pattern: fraction of the nodes sending to node 0 "
-                        "(default 0.1)")
+    _traffic_arguments(p, "a third column, if given, is the payload; else payloads are "
+                          "drawn from --seed", "the random patterns and payloads")
     p.add_argument("--max-cycles", type=int, default=1000,
                    help="delivery cycles before what is left is reported lost (default "
                         "1000; a lost message is sent again in the next cycle)")

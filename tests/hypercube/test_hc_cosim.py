@@ -30,6 +30,7 @@ from fatnet.golden.hypercube.circuit import HypercubeCircuit
 from fatnet.golden.hypercube.patterns import PATTERNS, make_pattern
 from fatnet.golden.messages import MessageSet
 from simulators import SIMS, require as require_simulator
+from test_waves_decode import _windows
 
 cocotb_runner = pytest.importorskip("fatnet.sim.cocotb_runner")
 
@@ -250,21 +251,6 @@ def test_a_flipped_expectation_names_the_wire_bit_time_and_message(sim, kind):
 
 
 # ------------------------------------------------------------------ fatnet sim
-def _windows(dump, root, T, period):
-    """Per delivery cycle, the middle of every bit-time (busy rises at bit-time 0; the
-    controller's bit_time must count them)."""
-    rises, level = [], "0"
-    for t, v in dump.changes[f"{root}.busy"]:
-        if v == "1" and level != "1":
-            rises.append(t)
-        level = v
-    out = [[r + t * period + period // 2 for t in range(T)] for r in rises]
-    for cycle in out:
-        for t, when in enumerate(cycle):
-            assert int(dump.value_at(f"{root}.bit_time", when), 2) == t
-    return out
-
-
 def test_fatnet_sim_with_payloads_and_waves(tmp_path, capsys):
     """A message file with a payload column (a collision at rank 0, then a retry): PASS;
     the dump shows the file's payloads on the destinations' recv wires and every
@@ -272,7 +258,6 @@ def test_fatnet_sim_with_payloads_and_waves(tmp_path, capsys):
     if shutil.which("iverilog") is None:
         pytest.skip("icarus is not installed (apt-get install iverilog)")
     pytest.importorskip("cocotb_tools")
-    from fatnet.sim.cocotb_runner import PERIOD_NS
     from fatnet.sim.wavedecode import read_vcd
     k, M = 3, 7
     net = HypercubeCircuit(k, message_bits=M)
@@ -309,8 +294,7 @@ def test_fatnet_sim_with_payloads_and_waves(tmp_path, capsys):
         assert path.split("[")[0] in dump.vars, path
     assert {f"{root}.collision_{r}_{x}" for r in range(k) for x in range(net.nodes)} <= \
         set(shown)
-    period = round(PERIOD_NS * 1e-9 / dump.timescale)
-    windows = _windows(dump, root, net.cycle_length, period)
+    windows = _windows(dump, root, net.cycle_length)
     assert len(windows) == rep.cycles
     for c, (r, when) in enumerate(zip(rep.results, windows)):
         for m in r.delivered:  # the file's payload, MSB first, after the M bit
