@@ -58,7 +58,7 @@ from .cube import check_dimension, check_routing
 
 __all__ = ["READINGS", "VIOLATIONS", "STEP_KINDS", "Subcubes", "subcubes", "Step",
            "ENUMERATORS", "Alg2Result", "BatchResult", "route", "route_batch", "failures",
-           "all_permutations"]
+           "all_permutations", "check_message_bits"]
 
 #: The selectable readings of Definition 5 / Algorithm 2 (see the module docstring).
 READINGS = ("corrected", "literal", "strided", "interval")
@@ -478,13 +478,19 @@ def _check_common(k, reading, pick, message_bits, enumerator):
     reading = _check_reading(reading)
     if pick not in _PICKS:
         raise ParameterError(f"pick must be one of {', '.join(_PICKS)}, got {pick!r}")
+    return k, reading, check_message_bits(k, message_bits)
+
+
+def check_message_bits(k: int, message_bits) -> int:
+    """M for Algorithm 2 (None: ``2k``): an integer in ``[k, 2**20]``, the k-bit
+    destination and the data (the step-level and the cycle-exact model take the same)."""
     if message_bits is None:
-        message_bits = 2 * k
+        return 2 * k
     if isinstance(message_bits, bool) or not isinstance(message_bits, (int, np.integer)) \
             or not (k <= int(message_bits) <= 1 << 20):
         raise ParameterError(f"message_bits must be an integer in [{k}, {1 << 20}] "
-                             f"(at least the k-bit address), got {message_bits!r}")
-    return k, reading, int(message_bits)
+                             f"(at least the k-bit destination), got {message_bits!r}")
+    return int(message_bits)
 
 
 def route(k, src, dst, *, reading: str = "corrected", pick: str = "arrived",

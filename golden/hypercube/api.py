@@ -138,10 +138,8 @@ def route_report(k, src, dst, algorithm: str = "alg2", *, message_bits=None, buf
         timed = reading == "corrected"
         cycle = None
         if timed and k <= CYCLE_CHECK_DIMENSION:
-            run = bitserial.run_alg2(k, src, dst, message_bits=M)
-            cycle = {"delivered": int(np.count_nonzero(run.delivered)),
-                     "same_positions": all(np.array_equal(a[3], b[3]) for a, b in
-                                           zip(run.trace(), res.trace()))}
+            intact, same = bitserial.cross_check(k, src, dst, M, res)
+            cycle = {"delivered": intact, "same_positions": same}
         doc.update(reading=reading, bit_times=sched.total if timed else None,
                    cycle_model=cycle,
                    bit_times_formula=ALG2_BIT_TIMES_FORMULA,

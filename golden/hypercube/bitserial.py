@@ -80,14 +80,14 @@ from ..bitstream import bits_to_int, frame, int_to_bits
 from ..cycle import CycleResult, run_cycle
 from ..errors import ParameterError
 from .alg1 import check_order, pipeline_timing
+from .alg2 import check_message_bits, subcubes
 from .alg2 import route as route_functional
-from .alg2 import subcubes
 from .cube import check_dimension, check_routing
 from .enumeration import enumerate_bitserial
 
 __all__ = ["RouterChain", "ChainCollision", "Alg1Cycle", "run_alg1", "STEP_KINDS",
            "StepTiming", "Schedule", "schedule", "StepRecord", "Alg2Cycle", "run_alg2",
-           "PipelinedBatches", "pipelined_batches"]
+           "cross_check", "PipelinedBatches", "pipelined_batches"]
 
 
 class _Register:
@@ -325,20 +325,10 @@ def step_lengths(free: int, message_bits: int) -> tuple:
     return (M + 1, 2 * f + 1, 2 * f + M + 1, 2 * f + 1, 3 * f + 1, f + M + 1)
 
 
-def _check_message_bits(k: int, message_bits) -> int:
-    if message_bits is None:
-        return 2 * k
-    if isinstance(message_bits, bool) or not isinstance(message_bits, (int, np.integer)) \
-            or not (k <= int(message_bits) <= 1 << 20):
-        raise ParameterError(f"message_bits must be an integer in [{k}, {1 << 20}] (at "
-                             f"least the k-bit destination), got {message_bits!r}")
-    return int(message_bits)
-
-
 def schedule(k: int, message_bits=None) -> Schedule:
     """The sequencer's fixed schedule (module docstring): every step's start and length."""
     k = check_dimension(k)
-    M = _check_message_bits(k, message_bits)
+    M = check_message_bits(k, message_bits)
     steps, t = [], 0
     for i in range(k):
         f = k - 1 - i
@@ -439,7 +429,7 @@ def run_alg2(k: int, src, dst, *, message_bits=None, data=None) -> Alg2Cycle:
     bit-serially (module docstring). ``data``: each message's ``M - k`` data bits
     (default: its source's low bits)."""
     k = check_dimension(k)
-    M = _check_message_bits(k, message_bits)
+    M = check_message_bits(k, message_bits)
     src, dst = check_routing(k, src, dst, injective=True)
     data = _check_payloads(data, src.size, M - k, src, "data")
     sched = schedule(k, M)
@@ -570,6 +560,15 @@ def _iteration(st: _Alg2State, sched: Schedule, i: int) -> list:
     return out
 
 
+def cross_check(k: int, src, dst, message_bits, step_level) -> tuple:
+    """Run ``src -> dst`` bit by bit and compare it with the step-level model's run of the
+    same routing (:func:`.alg2.route`): ``(messages delivered intact, whether every
+    message is at the same node after every step)``."""
+    run = run_alg2(k, src, dst, message_bits=message_bits)
+    same = all(np.array_equal(a[3], b[3]) for a, b in zip(run.trace(), step_level.trace()))
+    return int(np.count_nonzero(run.delivered)), same
+
+
 # --------------------------------------------------------------------------- Section IV
 
 @dataclass
@@ -606,7 +605,7 @@ def pipelined_batches(k: int, routings, *, message_bits=None,
     stages share no wire or buffer (the check below), so a batch's routing is the same as
     alone."""
     k = check_dimension(k)
-    M = _check_message_bits(k, message_bits)
+    M = check_message_bits(k, message_bits)
     if not routings:
         raise ParameterError("routings must hold at least one (src, dst) batch")
     lengths = schedule(k, M).iteration_lengths()
