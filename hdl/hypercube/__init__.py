@@ -1,16 +1,19 @@
 """The hypercube's hardware: Algorithm 1's dimension routers at every node of the k-cube
-(:mod:`.router`, :mod:`.network`), the enumeration's serial adders (:mod:`.enumerator`)
-and Algorithm 2's nodes with their global sequencer (:mod:`.alg2`).
+(:mod:`.router`, :mod:`.network`), the enumeration's serial adders (:mod:`.enumerator`),
+Algorithm 2's nodes with their global sequencer (:mod:`.alg2`) and the store-and-forward
+baselines, the e-cube router with small buffers and Valiant's two phases (:mod:`.ecube`).
 
 The names below are the family's hooks for generation (:mod:`fatnet.hdl.gen`).
 """
 
 from ...golden.hypercube.circuit import check_buildable
 from .alg2 import Alg2NetworkHW, Alg2Node
+from .ecube import EcubeNetworkHW, EcubeRouter
 from .network import HypercubeNetworkHW, network_signature, port_meaning, router_key
 from .router import DimensionRouter, router_signature
 
-__all__ = ["Alg2NetworkHW", "Alg2Node", "DimensionRouter", "HypercubeNetworkHW", "check_buildable", "size_text", "top",
+__all__ = ["Alg2NetworkHW", "Alg2Node", "DimensionRouter", "EcubeNetworkHW", "EcubeRouter",
+           "HypercubeNetworkHW", "check_buildable", "size_text", "top",
            "network_signature", "port_meaning", "manifest_fields", "router_key",
            "router_signature", "SPEC_FIELDS"]
 
@@ -19,10 +22,18 @@ SPEC_FIELDS = {
     "kind": "hypercube",
     "dimension": "k: 2^k nodes, dimension i joins node x and node x xor 2^i",
     "algorithm": "what the hardware routes: alg1 (Kuszmaul's Algorithm 1, the router "
-                 "chain) or alg2 (Algorithm 2, any partial permutation)",
-    "message_bits": "M: alg1, the k relative-address bits and the payload; alg2, the "
-                    "k-bit destination and the data",
-    "order": "the dimension each rank of routers handles, rank 0 first (alg2: 0 .. k - 1)",
+                 "chain), alg2 (Algorithm 2, any partial permutation), ecube (the e-cube "
+                 "router, store-and-forward with link queues of B messages) or valiant "
+                 "(the same router, two phases through an intermediate node)",
+    "message_bits": "M: alg1, the k relative-address bits and the payload; alg2, ecube "
+                    "and valiant, the k-bit destination and the data",
+    "order": "the dimension each rank of routers handles, rank 0 first (alg2, ecube, "
+             "valiant: 0 .. k - 1)",
+    "buffer": "ecube, valiant: B, messages per link queue",
+    "steps": "ecube, valiant: store-and-forward steps per delivery cycle",
+    "seed": "valiant: the seed of the intermediate nodes the harness and the model "
+            "draw (numpy default_rng(seed).integers(0, 2^k, messages)); the hardware "
+            "takes each message's intermediate from its stream",
 }
 
 
@@ -37,6 +48,8 @@ def top(net, library=None):
     check_buildable(net)
     if net.algorithm == "alg2":
         return Alg2NetworkHW(net, library=library)
+    if net.algorithm in ("ecube", "valiant"):
+        return EcubeNetworkHW(net, library=library)
     return HypercubeNetworkHW(net, library=library)
 
 
@@ -45,6 +58,8 @@ def manifest_fields(net, modules) -> dict:
     distinct modules (Algorithm 1's routers, or Algorithm 2's node)."""
     if net.algorithm == "alg2":
         return _alg2_manifest(net, modules)
+    if net.algorithm in ("ecube", "valiant"):
+        return _store_forward_manifest(net, modules)
     k, N, P, T = net.k, net.nodes, net.payload_bits, net.cycle_length
     return {
         "spec": {"kind": "hypercube", **net.params()},
@@ -171,5 +186,91 @@ def _alg2_manifest(net, modules) -> dict:
                       "1 .. 6 (steps of length 0 are left out)",
             "wiring": "how the nodes are named and joined",
             "node_modules": "the one node module",
+        },
+    }
+
+
+def _store_forward_manifest(net, modules) -> dict:
+    k, N, M, P, T = net.k, net.nodes, net.M, net.payload_bits, net.cycle_length
+    B, n, S, Wd, h = net.buffer, net.steps, net.step_length, net.word_bits, net.header_bits
+    valiant = net.algorithm == "valiant"
+    fields_text = ("the intermediate node's k bits, then the destination's k bits, then "
+                   "the data" if valiant else "the destination's k bits, then the data")
+    return {
+        "spec": {"kind": "hypercube", **net.params()},
+        "terms": {
+            "k": f"the dimension (= {k}); nodes x = 0 .. 2^k - 1 = {N - 1}",
+            "M": f"message bits (= {M}): the destination's k bits, then P data bits",
+            "P": f"data bits of a message (= {P}) = M - k",
+            "B": f"messages per link queue (= {B})",
+            "h": f"header bits (= {h}): " + ("the intermediate node and the destination, "
+                                             "2k" if valiant else "the destination, k"),
+            "Wd": f"a stored message (= {Wd}) = h + P",
+            "S": f"bit-times per step (= {S}) = Wd + 3",
+            "n": f"steps per delivery cycle (= {n}) = spec.steps",
+            "T": f"the delivery cycle's length in bit-times (= {T}) = n*S + Wd + 3 + "
+                 f"max(M, 2) = cycle_length_bits",
+        },
+        "payload_bits": P,
+        "arrival_bit_time": net.arrival,
+        "ack_latency": 0,
+        "message_format": (
+            f"node x drives on node{{x}}.send: 1 at bit-time 0 (a node with no message "
+            f"drives 0 throughout), then its {Wd} bits: {fields_text} (MSB first each), "
+            f"bit p of the stream during bit-time p; the messages of one cycle must be a "
+            f"partial permutation (no destination twice)"),
+        "timing": (
+            f"one bit-time per clock; bit-time 0 is the clock after the start strobe. "
+            f"Step s (s = 0 .. n) takes bit-times s*S .. s*S + S - 1. Step 0 is the "
+            f"injection (send, bit-times 0 .. Wd = {Wd}). In every step s >= 1 the head "
+            f"of every non-empty link queue crosses its link (a valid bit, then its word, "
+            f"bit-serial), and at bit-time s*S + Wd + 1 every node decides, by the rules "
+            f"of fatnet.golden.hypercube.store_forward (docs/hypercube.md): a message that "
+            f"reached its destination is delivered; " + (
+                "a message that reached its intermediate node goes on to its destination "
+                "(phase 2, straight on: no buffer at the intermediate node); " if valiant
+                else "") +
+            f"any other message wants the queue of the lowest dimension in which the "
+            f"node and its target differ, and the candidates for one queue are admitted "
+            f"lowest arrival dimension first while the queue had room at the step's "
+            f"start (B = {B}); a head not admitted stays, and its queue sends nothing "
+            f"else in that step. A message delivered in step s drives on node{{dst}}.recv "
+            f"1 at bit-time s*S + Wd + 2 (= {net.arrival} for step 0), then its M = {M} "
+            f"bits: the destination's k bits and the data, MSB first. send_ack rises at "
+            f"every node that injected a message at bit-time (c + 1)*S + 1, c the step of "
+            f"the cycle's last delivery, when every message is delivered (the network is "
+            f"empty at a step's start), and holds to the cycle's end; a cycle that ends "
+            f"with messages still in the network (n too small" +
+            (", or a deadlock of bounded queues: Valiant straight on can deadlock" if valiant
+             else "") +
+            f") acknowledges none, and its undelivered messages are lost (the model's "
+            f"on-line runs send them again in the next cycle). recv_ack is not used. "
+            f"Delivery cycle T = {T}; busy is high for bit-times 0 .. {T - 1}; bit_time "
+            f"then stays at {T}; the next start strobe clears every queue."),
+        "step_bit_times": S,
+        "steps": n,
+        "wiring": (
+            "node x is instance node_<x> of the one router module; its xo[d] (data: the "
+            "link to node x xor 2^d; ack: that node's grant back) feeds node_<x xor "
+            "2^d>'s xi[d]; inside a router, q<j>_s<p> is slot p of dimension j's link "
+            "queue (slot 0 the head), q<j>_full its full slots, stage<i> the word "
+            "arriving across dimension i, inj the injected word, dlv the delivery"),
+        "node_modules": [{"module": name} for name, key in modules if key[0] == "ecube"],
+        "fields": {
+            "spec": "the options the network was built from; spec.<name> below",
+            **{f"spec.{key}": v for key, v in SPEC_FIELDS.items()},
+            "terms": "the terms every other field and text uses, each defined once",
+            "payload_bits": "P = M - k: data bits after the destination",
+            "arrival_bit_time": "Wd + 2: the bit-time a message delivered in step 0 (to "
+                                "its own node) reaches recv; step s adds s*S",
+            "ack_latency": "0: send_ack rises for the whole cycle at once, at "
+                           "(c + 1)*S + 1",
+            "message_format": "what a node drives on its send wire",
+            "timing": "the steps, arbitration, delivery, acknowledgment and the delivery "
+                      "cycle",
+            "step_bit_times": "S: bit-times per step",
+            "steps": "n: the steps of one delivery cycle",
+            "wiring": "how the routers are named and joined",
+            "node_modules": "the one router module",
         },
     }

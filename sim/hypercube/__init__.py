@@ -5,7 +5,7 @@ them, :func:`fatnet.hdl.signatures.endpoint_name`). The model's channel ``("rank
 (:class:`~fatnet.golden.hypercube.bitserial.RouterChain`) is node ``x``'s rank-``r``
 router input: ``("rank", 0, x)`` is node ``x``'s send wire (its reverse is ``send_ack``),
 ``("rank", k, x)`` its recv wire; the ranks between are the routers' registers
-(Algorithm 2's cycle names the two port channels only). No run-time faults: the mask and
+(Algorithm 2's, e-cube's and Valiant's cycles name the two port channels only). No run-time faults: the mask and
 status hooks are :mod:`fatnet.sim.faultless`'s.
 """
 
@@ -43,6 +43,10 @@ def ack_port(net, key):
 
 def site(net, port: str, kind: str, wire: int) -> str:
     x = int(port.rsplit("__", 1)[1])
+    if net.algorithm in ("ecube", "valiant"):
+        what = f"delivery register (node_{x}.dlv)" if kind == "recv" else \
+            "acknowledgment (the network-empty flag)"
+        return f"node {x}'s {what}"
     if net.algorithm == "alg2":
         return f"node {x}'s {'delivery' if kind == 'recv' else 'acknowledgment'} (node_{x})"
     if kind == "recv":
@@ -71,6 +75,8 @@ def wave_groups(net, top: str = "hypercube_harness", core: str = "hypercube") ->
     rows = port_rows(network_signature(net))
     if net.algorithm == "alg2":
         return _alg2_wave_groups(net, top, root, rows)
+    if net.algorithm in ("ecube", "valiant"):
+        return _store_forward_wave_groups(net, top, root, rows)
     router_rows = port_rows(router_signature())
     groups = [("controller", [(f"{top}.clk", 1)] + [(f"{root}.{r['name']}", r["width"])
                                                     for r in rows if r["endpoint"] is None])]
@@ -110,11 +116,44 @@ def _alg2_wave_groups(net, top, root, rows) -> list:
     return groups
 
 
+def _store_forward_wave_groups(net, top, root, rows) -> list:
+    """e-cube and Valiant: the controller and the step sequencer, then one group per node
+    (its ports, then per dimension its link queue, the links and the staging register),
+    then the nodes' ports."""
+    from ...hdl.hypercube.ecube import SEQUENCER
+    k, W = net.k, net.word_bits
+    seq = [(f"{root}.step", max(1, (net.steps + 1).bit_length())),
+           (f"{root}.step_t", max(1, (net.step_length - 1).bit_length()))]
+    seq += [(f"{root}.seq_{name}", 1) for name in SEQUENCER if name != "done"]
+    seq.append((f"{root}.done", 1))
+    groups = [("controller", [(f"{top}.clk", 1)] + [(f"{root}.{r['name']}", r["width"])
+                                                    for r in rows if r["endpoint"] is None]
+               + seq)]
+    for x in range(net.nodes):
+        nd = f"{root}.node_{x}"
+        ports = [(f"{nd}.port__{w}", 1) for w in ("send", "send_ack", "recv")]
+        ports += [(f"{nd}.inj", W), (f"{nd}.injected", 1), (f"{nd}.dlv", 1 + net.M)]
+        dims = []
+        for d in range(k):
+            sigs = [(f"{nd}.q{d}_full", net.buffer)]
+            sigs += [(f"{nd}.q{d}_s{p}", W) for p in range(net.buffer)]
+            sigs += [(f"{nd}.xo__{d}__data", 1), (f"{nd}.xo__{d}__ack", 1),
+                     (f"{nd}.xi__{d}__data", 1), (f"{nd}.stage{d}", W)]
+            dims.append((f"dimension {d}", sigs))
+        groups.append((f"node_{x}", [("port", ports)] + dims))
+    groups.append(("nodes", [(f"{root}.{r['name']}", r["width"])
+                             for r in rows if r["endpoint"] is not None]))
+    return groups
+
+
 def hop_field_labels(net, src, dst) -> list[list[str]]:
     """Per rank, the one address bit its router reads (``dim<d>``); Algorithm 2's stream
     is the destination then the data (one "hop": the network as a whole)."""
-    if net.algorithm == "alg2":
+    if net.algorithm in ("alg2", "ecube"):
         return [[f"dst{b}" for b in range(net.k - 1, -1, -1)]]
+    if net.algorithm == "valiant":
+        return [[f"via{b}" for b in range(net.k - 1, -1, -1)]
+                + [f"dst{b}" for b in range(net.k - 1, -1, -1)]]
     return [[f"dim{d}"] for d in net.order]
 
 
@@ -123,7 +162,7 @@ def interior_wires(net) -> dict:
     register of rank ``r - 1`` (``o``) and the input of rank ``r`` (``i``). Algorithm 2's
     model names no interior wire (its cycle result has the ports only)."""
     out = {}
-    if net.algorithm == "alg2":
+    if net.algorithm in ("alg2", "ecube", "valiant"):
         return out
     for x in range(net.nodes):
         for r in range(net.k + 1):
