@@ -20,7 +20,7 @@ from ..golden.hypercube.alg1 import check_order
 from ..golden.hypercube.alg2 import READINGS
 from ..golden.hypercube.api import (ALG2_BIT_TIMES_FORMULA, ALGORITHMS, check_message_bits,
                                     info_report, route_report)
-from ..golden.hypercube.circuit import HypercubeCircuit
+from ..golden.hypercube.circuit import MAX_HW_BUFFER, MAX_HW_STEPS, HypercubeCircuit
 from ..golden.hypercube.cube import MAX_DIMENSION, MIN_DIMENSION, check_dimension
 from ..golden.hypercube.patterns import MAX_PROBLEMS, PATTERNS, make_pattern
 from ..golden.messages import MessageSet, message_entries, read_message_file
@@ -104,11 +104,20 @@ def _hardware_arguments(p: argparse.ArgumentParser, verb: str) -> None:
     p.add_argument("--algorithm", choices=ALGORITHMS, default="alg1",
                    help="what the hardware routes: alg1, Algorithm 1's router chain "
                         "(collisions lose messages, which are sent again); alg2, Algorithm "
-                        "2's nodes (any partial permutation, one delivery cycle); ecube and "
-                        "valiant are not built yet (default alg1)")
+                        "2's nodes (any partial permutation, one delivery cycle); ecube, "
+                        "the e-cube router, store-and-forward with link queues of B "
+                        "messages; valiant, the same router through random intermediate "
+                        "nodes (default alg1)")
     p.add_argument("--order", type=_order, default=None, metavar="D0,D1,...",
                    help="alg1: the dimension each rank of routers handles (default "
                         "0,1,...,k-1)")
+    p.add_argument("--buffer", type=int, default=None, metavar="B",
+                   help=f"ecube, valiant: messages per link queue, 1..{MAX_HW_BUFFER} "
+                        f"(default 1)")
+    p.add_argument("--steps", type=int, default=None, metavar="N",
+                   help=f"ecube, valiant: store-and-forward steps per delivery cycle, "
+                        f"1..{MAX_HW_STEPS} (default k*2^k for ecube, which delivers every "
+                        f"partial permutation; 2k*2^k for valiant)")
     if verb != "sim":
         return
     _traffic_arguments(p, "a third column, if given, is the payload; else payloads are "
@@ -120,10 +129,15 @@ def _hardware_arguments(p: argparse.ArgumentParser, verb: str) -> None:
 
 def network_from_args(kind: str, args) -> HypercubeCircuit:
     """The k-cube the options name, with the hardware's options (``gen``, ``sim``)."""
-    return HypercubeCircuit(check_dimension(args.dimension),
-                            algorithm=getattr(args, "algorithm", "alg1"),
+    algorithm = getattr(args, "algorithm", "alg1")
+    hardware = hasattr(args, "steps")          # gen and sim
+    return HypercubeCircuit(check_dimension(args.dimension), algorithm=algorithm,
                             message_bits=getattr(args, "message_bits", None),
-                            order=getattr(args, "order", None))
+                            order=getattr(args, "order", None),
+                            buffer=getattr(args, "buffer", None) if hardware else None,
+                            steps=getattr(args, "steps", None),
+                            seed=getattr(args, "seed", None) if hardware and
+                            algorithm == "valiant" else None)
 
 
 def load_messages(path, n: int, payload_bits: int | None = None):

@@ -32,6 +32,9 @@ NETS = {
     "fat-tree": lambda: FatTreeNetwork(FatTreeSpec.universal(8, 4)),
     "hypercube": lambda: HypercubeCircuit(3, order=(2, 0, 1)),
     "hypercube-alg2": lambda: HypercubeCircuit(3, algorithm="alg2", message_bits=5),
+    "hypercube-ecube": lambda: HypercubeCircuit(3, algorithm="ecube", buffer=2),
+    "hypercube-valiant": lambda: HypercubeCircuit(2, algorithm="valiant", message_bits=3,
+                                                  buffer=1, steps=6),
 }
 _docs = {}
 

@@ -37,6 +37,12 @@ SPEC_FIELDS = {
 }
 
 
+def _spec_fields(net) -> dict:
+    """The documentation of the spec's fields this network has."""
+    have = {"kind", *net.params()}
+    return {f"spec.{key}": v for key, v in SPEC_FIELDS.items() if key in have}
+
+
 def size_text(net) -> str:
     """The network's size as the options name it, for messages."""
     return f"dimension {net.k}"
@@ -107,7 +113,7 @@ def manifest_fields(net, modules) -> dict:
                            if key[0] == "router"],
         "fields": {
             "spec": "the options the network was built from; spec.<name> below",
-            **{f"spec.{key}": v for key, v in SPEC_FIELDS.items()},
+            **_spec_fields(net),
             "terms": "the terms every other field and text uses, each defined once",
             "payload_bits": "P = M - k: data bits after the address",
             "arrival_bit_time": "2k: the bit-time a message's M bit reaches its "
@@ -173,7 +179,7 @@ def _alg2_manifest(net, modules) -> dict:
         "node_modules": [{"module": name} for name, key in modules if key[0] == "alg2node"],
         "fields": {
             "spec": "the options the network was built from; spec.<name> below",
-            **{f"spec.{key}": v for key, v in SPEC_FIELDS.items()},
+            **_spec_fields(net),
             "terms": "the terms every other field and text uses, each defined once",
             "payload_bits": "P = M - k: data bits after the destination",
             "arrival_bit_time": "the deliver phase's first bit-time: M + 1 + S",
@@ -258,7 +264,7 @@ def _store_forward_manifest(net, modules) -> dict:
         "node_modules": [{"module": name} for name, key in modules if key[0] == "ecube"],
         "fields": {
             "spec": "the options the network was built from; spec.<name> below",
-            **{f"spec.{key}": v for key, v in SPEC_FIELDS.items()},
+            **_spec_fields(net),
             "terms": "the terms every other field and text uses, each defined once",
             "payload_bits": "P = M - k: data bits after the destination",
             "arrival_bit_time": "Wd + 2: the bit-time a message delivered in step 0 (to "
