@@ -410,6 +410,28 @@ def hc_alg2_node_row(k: int, workdir: Path, fmax: bool = True) -> dict:
     return row
 
 
+def hc_ecube_node_row(k: int, buffer: int, workdir: Path, fmax: bool = True,
+                      algorithm: str = "ecube") -> dict:
+    """The store-and-forward router of one node alone (M = 2k; the module ``fatnet gen
+    hypercube --algorithm ecube|valiant --buffer B`` emits once): the per-node cost of
+    the baseline, its queues holding k * B words of h + M - k bits."""
+    from ..golden.hypercube.circuit import HypercubeCircuit
+    from .hypercube.ecube import EcubeRouter
+    net = HypercubeCircuit(k, algorithm=algorithm, buffer=buffer)
+    path = workdir / f"hc_{algorithm}_node_{k}_{buffer}.v"
+    t0 = time.perf_counter()
+    path.write_text(verilog.convert(
+        EcubeRouter(k, buffer, net.payload_bits, algorithm == "valiant"), name="cell",
+        emit_src=False))
+    row = {"design": f"{algorithm} B={buffer} node", "k": k, "nodes": 1, "routers": 1,
+           "gen_seconds": round(time.perf_counter() - t0, 2),
+           "verilog_kib": path.stat().st_size // 1024, "message_bits": net.M,
+           "buffer": buffer, "buffer_ffs": k * buffer * net.word_bits,
+           "latency": net.step_length}
+    row.update(_synthesize(path, "cell", fmax))
+    return row
+
+
 def _hc_line(r: dict | None = None) -> str:
     if r is None:
         return "  ".join(f"{h:>13}" for h in HC_HEAD)
@@ -429,6 +451,19 @@ def hc_main(args) -> list[dict]:
     from .hypercube.enumerator import Enumerator
     ks = tuple(args.hc_dimensions) if args.hc_dimensions else (
         (2, 3) if args.quick else HC_DIMENSIONS)
+    if args.hc_ecube_only:
+        print("Hypercube store-and-forward router of one node (python -m fatnet.hdl.bench_hw "
+              "--hypercube-only --hc-ecube-only; M = 2k; latency column: bit-times per "
+              "step S = Wd + 3)", flush=True)
+        print(_hc_line(), flush=True)
+        rows = []
+        with tempfile.TemporaryDirectory(prefix="fatnet-bench-hc-") as tmp:
+            for k in ks:
+                for buffer in (1, 4):
+                    rows.append(hc_ecube_node_row(k, buffer, Path(tmp),
+                                                  fmax=not args.no_fmax))
+                    print(_hc_line(rows[-1]), flush=True)
+        return rows
     print("Hypercube (python -m fatnet.hdl.bench_hw --hypercube-only): the cells alone, "
           "Algorithm 1's router chains (M = 2k), Algorithm 2's node alone and its "
           "networks (M = 2k); LUT/node and FF/node are iCE40; latency = alg1: zero-load "
@@ -486,6 +521,8 @@ def main(argv=None) -> None:
                     help="only the hypercube rows (cells, Algorithm 1 networks)")
     ap.add_argument("--hc-alg2-only", action="store_true",
                     help="hypercube: only Algorithm 2's node and network rows")
+    ap.add_argument("--hc-ecube-only", action="store_true",
+                    help="hypercube: only the e-cube router of one node at B = 1 and 4")
     ap.add_argument("--hc-dimensions", type=int, nargs="+", metavar="K",
                     help=f"hypercube network dimensions (default "
                          f"{' '.join(map(str, HC_DIMENSIONS))})")

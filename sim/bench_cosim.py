@@ -342,6 +342,100 @@ def hc_alg2_patterns(k: int, build_root: Path, sim: str = "verilator") -> dict:
             "clocks_per_second": res.clocks_per_second}
 
 
+#: Kuszmaul's comparison in hardware: (label, algorithm, buffer)
+HC_COMPARE = (("alg2", "alg2", None), ("e-cube B=1", "ecube", 1), ("e-cube B=4", "ecube", 4),
+              ("Valiant B=4", "valiant", 4))
+HC_COMPARE_PATTERNS = ("transpose", "bit-reversal", "random-permutation")
+#: random permutations per k in the comparison (seeds 1 ..)
+HC_COMPARE_RANDOM = 3
+
+
+def hc_compare(k: int, algorithm: str, buffer, build_root: Path, sim: str = "verilator",
+               seed: int = 1) -> dict:
+    """One design of the comparison on the k-cube (M = 2k): transpose, bit-reversal and
+    random permutations, each on-line until delivered, in one simulation checked against
+    the model on every wire and bit-time; per routing, the RTL's bit-times: the cycles
+    before the last, whole, and the last one's send_ack (every message delivered)."""
+    from ..golden.hypercube.circuit import HypercubeCircuit, run_blocks
+    from ..golden.hypercube.patterns import make_pattern
+    from ..golden.messages import MessageSet
+    from .cocotb_runner import run
+    net = HypercubeCircuit(k, algorithm=algorithm, buffer=buffer,
+                           seed=seed if algorithm == "valiant" else None)
+    names = [p for p in HC_COMPARE_PATTERNS if p != "random-permutation"]
+    pairs = [make_pattern(k, p, seed) for p in names]
+    pairs += [make_pattern(k, "random-permutation", seed + j) for j in range(HC_COMPARE_RANDOM)]
+    names += [f"random-permutation {seed + j}" for j in range(HC_COMPARE_RANDOM)]
+    ms = MessageSet.from_pairs(np.concatenate([s_ for s_, _ in pairs]),
+                               np.concatenate([d for _, d in pairs]), net.payload_bits, seed)
+    bounds = np.cumsum([0] + [len(s_) for s_, _ in pairs])
+    t0 = time.perf_counter()
+    per_block = run_blocks(net, ms, [range(bounds[j], bounds[j + 1])
+                                     for j in range(len(pairs))])
+    model_s = time.perf_counter() - t0
+    bit_times = {}
+    for name, cycles in zip(names, per_block):
+        last = cycles[-1]
+        acks = [o.ack_time for o in last.outcomes.values()]
+        done = not last.lost and all(a is not None for a in acks)
+        bit_times[name] = (len(cycles) - 1) * net.cycle_length + max(acks) if done else None
+    results = [r for cycles in per_block for r in cycles]
+    t0 = time.perf_counter()
+    res = run(net, ms, results, family=family_of(net), sim=sim, build_root=build_root,
+              seed=seed, replay=f"python -m fatnet.sim.bench_cosim --hc-compare (k = {k}, "
+                                f"{algorithm}, buffer {buffer})")
+    return {"k": k, "algorithm": algorithm, "buffer": buffer, "passed": res.passed,
+            "failures": res.failures[:5], "bit_times": bit_times,
+            "cycles": [len(c) for c in per_block], "cycle_length": net.cycle_length,
+            "model_seconds": model_s, "cosim_seconds": time.perf_counter() - t0,
+            "build_seconds": res.build_seconds}
+
+
+def _hc_compare_report(rows, plot) -> None:
+    """The comparison's table (RTL bit-times, random permutations as their mean) and its
+    plot of bit-times against k."""
+    dims = sorted({r["k"] for r in rows})
+    print("Kuszmaul's comparison in RTL (M = 2k; bit-times from the start strobe to "
+          "send_ack, every message delivered; cocotb on Verilator, every recv and "
+          "send_ack wire checked at every bit-time):")
+    print(f"{'k':>2}  {'hardware':>12}  {'transpose':>9}  {'bit-rev':>8}  "
+          f"{'random (mean)':>13}  {'cycles':>14}  {'PASS':>4}  {'build s':>7}  {'sim s':>6}")
+    series = {}
+    for r in rows:
+        label = next(lb for lb, a, b in HC_COMPARE if a == r["algorithm"] and b == r["buffer"])
+        bt = r["bit_times"]
+        rnd = [v for name, v in bt.items() if name.startswith("random")]
+        mean = float(np.mean(rnd)) if rnd and None not in rnd else None
+        row = [bt.get("transpose"), bt.get("bit-reversal"), mean]
+        series.setdefault(label, {})[r["k"]] = row
+        cells = ["lost" if v is None else f"{v:,.0f}" for v in row]
+        print(f"{r['k']:>2}  {label:>12}  {cells[0]:>9}  {cells[1]:>8}  {cells[2]:>13}  "
+              f"{','.join(map(str, r['cycles'])):>14}  {'PASS' if r['passed'] else 'FAIL':>4}  "
+              f"{r['build_seconds']:>7.0f}  {r['cosim_seconds']:>6.0f}", flush=True)
+        for f in r["failures"]:
+            print(f)
+    if plot:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, axes = plt.subplots(1, 3, figsize=(13, 4), sharey=True)
+        for ax, (j, title) in zip(axes, enumerate(("transpose", "bit-reversal",
+                                                   "random permutations (mean)"))):
+            for label, by_k in series.items():
+                ks = [k for k in dims if k in by_k and by_k[k][j] is not None]
+                ax.plot(ks, [by_k[k][j] for k in ks], marker="o", label=label)
+            ax.set_title(title)
+            ax.set_xlabel("k (2^k nodes)")
+            ax.set_yscale("log")
+            ax.grid(True, alpha=0.3)
+        axes[0].set_ylabel("RTL bit-times (M = 2k)")
+        axes[0].legend()
+        fig.suptitle("Algorithm 2 against e-cube and Valiant, bit-times measured in RTL")
+        fig.tight_layout()
+        fig.savefig(plot, dpi=120)
+        print(f"plot: {plot}")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="python -m fatnet.sim.bench_cosim",
                                  description=__doc__.splitlines()[0])
@@ -355,10 +449,38 @@ def main(argv=None) -> None:
                     help="only Algorithm 2's hardware: all 40,320 permutations of the "
                          "3-cube in one simulation, then permutations and partial "
                          "permutations on the 4-, 5-, 6- and 8-cube (Verilator)")
+    ap.add_argument("--hc-compare", action="store_true",
+                    help="only Kuszmaul's comparison in RTL: Algorithm 2, e-cube at B = 1 "
+                         "and 4, Valiant at B = 4, on transpose, bit-reversal and random "
+                         "permutations (Verilator), with --hc-compare-dims and --plot")
+    ap.add_argument("--hc-compare-dims", default="3,4,5,6,8",
+                    help="the comparison's dimensions (default 3,4,5,6,8)")
+    ap.add_argument("--plot", default=None, metavar="FILE",
+                    help="--hc-compare: write the plot of bit-times against k here")
     ap.add_argument("--hypercube-only", action="store_true", help="the 6-cube only")
     ap.add_argument("--build-dir", default=None,
                     help="keep the builds here (default: a temporary directory)")
     args = ap.parse_args(argv)
+    if args.hc_compare:
+        try:
+            dims = [int(v) for v in args.hc_compare_dims.split(",")]
+        except ValueError:
+            ap.error(f"hc-compare-dims must be comma-separated integers, got "
+                     f"{args.hc_compare_dims!r}")
+        rows = []
+        for k in dims:
+            for _, algorithm, buffer in HC_COMPARE:
+                with tempfile.TemporaryDirectory(prefix="fatnet-cosim-") as tmp:
+                    rows.append(hc_compare(k, algorithm, buffer,
+                                           Path(args.build_dir or tmp) / "cocotb"))
+                r = rows[-1]
+                print(f"  k = {k} {algorithm} B={buffer}: {'PASS' if r['passed'] else 'FAIL'}"
+                      f" build {r['build_seconds']:.0f} s, co-simulation "
+                      f"{r['cosim_seconds']:.0f} s", flush=True)
+        _hc_compare_report(rows, args.plot)
+        if not all(r["passed"] for r in rows):
+            raise SystemExit(1)
+        return
     if args.hc_permutations:
         with tempfile.TemporaryDirectory(prefix="fatnet-cosim-") as tmp:
             r = hc_all_permutations(Path(args.build_dir or tmp) / "cocotb")

@@ -75,7 +75,7 @@ from .cube import Hypercube
 from .patterns import check_seed
 from .store_forward import route as store_forward_route
 
-__all__ = ["HARDWARE_ALGORITHMS", "HypercubeCircuit", "check_buildable"]
+__all__ = ["HARDWARE_ALGORITHMS", "HypercubeCircuit", "check_buildable", "run_blocks"]
 
 #: The algorithms built in hardware (``fatnet gen|sim hypercube --algorithm``).
 HARDWARE_ALGORITHMS = ("alg1", "alg2", "ecube", "valiant")
@@ -374,3 +374,28 @@ def check_buildable(net: HypercubeCircuit) -> None:
             f"got {net.algorithm!r}")
     if net.chain is None:
         net._build()                   # raises the option's one-line error
+
+
+def run_blocks(net: HypercubeCircuit, ms, blocks, max_cycles: int = 50) -> list[list]:
+    """Delivery cycles for ``blocks`` of message indices of ``ms``, each block on-line on
+    its own, block after block (as :meth:`HypercubeCircuit.run` runs one set: every
+    source sends its oldest undelivered message each cycle, a message left out or lost
+    goes again in the next). A cycle that delivers nothing ends its block, its messages
+    lost: for Valiant a deadlock, which the same messages with the same intermediate
+    nodes would repeat. Returns one list of :class:`~fatnet.golden.cycle.CycleResult`
+    per block (for one testbench run: concatenate them)."""
+    out = []
+    for block in blocks:
+        left, cycles = [int(m) for m in block], []
+        while left and len(cycles) < max_cycles:
+            firsts: dict = {}
+            for m in left:
+                firsts.setdefault(int(ms.src[m]), m)
+            res = net.simulate_cycle(ms, net.injections(ms, sorted(firsts.values())))
+            cycles.append(res)
+            if not res.delivered:
+                break
+            done = set(res.delivered)
+            left = [m for m in left if m not in done]
+        out.append(cycles)
+    return out

@@ -18,7 +18,7 @@ import pytest
 from fatnet.cli.main import main
 from fatnet.cli.registry import family_of
 from fatnet.golden.hypercube import alg1
-from fatnet.golden.hypercube.circuit import HypercubeCircuit
+from fatnet.golden.hypercube.circuit import HypercubeCircuit, run_blocks
 from fatnet.golden.hypercube.patterns import PATTERNS, make_pattern
 from fatnet.golden.hypercube.store_forward import route
 from fatnet.golden.messages import MessageSet
@@ -31,35 +31,20 @@ HERE = "tests/hypercube/test_hc_ecube_hw.py"
 
 
 def online(net, blocks):
-    """(messages, the model's cycles): each block of (src, dst) pairs is run on-line on
-    its own (every source sends its oldest undelivered message each cycle; a message
-    left out, or lost when the cycle's steps end, goes again in the next), block after
-    block, as :meth:`HypercubeCircuit.run` runs one. A Valiant cycle that delivers
-    nothing is a deadlock that would repeat (the same messages, the same intermediate
-    nodes): the block ends there, its messages lost."""
+    """(messages, the model's cycles): each block of (src, dst) pairs on-line on its own
+    (:func:`run_blocks`). A cycle that delivers nothing must be Valiant's deadlock."""
     ms = MessageSet.from_pairs(np.concatenate([np.asarray(s) for s, _ in blocks]),
                                np.concatenate([np.asarray(d) for _, d in blocks]),
                                net.payload_bits, 5)
-    results, at = [], 0
-    for s, _ in blocks:
-        left = list(range(at, at + len(s)))
-        at += len(s)
-        for _ in range(50):
-            if not left:
-                break
-            firsts = {}
-            for m in left:
-                firsts.setdefault(int(ms.src[m]), m)
-            res = net.simulate_cycle(ms, net.injections(ms, sorted(firsts.values())))
-            results.append(res)
-            if not res.delivered:
-                assert net.algorithm == "valiant" and all(
-                    "deadlock" in o.lost_at[3] for o in res.outcomes.values()), res.outcomes
-                break
-            left = [m for m in left if m not in set(res.delivered)]
-        else:
-            assert not left, "the model did not deliver a block in 50 cycles"
-    return ms, results
+    bounds = np.cumsum([0] + [len(s) for s, _ in blocks])
+    per_block = run_blocks(net, ms, [range(bounds[j], bounds[j + 1])
+                                     for j in range(len(blocks))])
+    for cycles in per_block:
+        if not cycles[-1].delivered or cycles[-1].lost:
+            assert net.algorithm == "valiant" and all(
+                "deadlock" in o.lost_at[3] for o in cycles[-1].outcomes.values()
+                if o.status == "lost"), cycles[-1].outcomes
+    return ms, [r for cycles in per_block for r in cycles]
 
 
 def check(net, ms, results, why):
@@ -250,3 +235,49 @@ def test_bad_input_to_gen_and_sim_is_one_line_exit_2(argv, param, capsys, tmp_pa
         assert status == 2 and cap.out == "" and cap.err.count("\n") == 1 and \
             param in cap.err, (verb, cap.err)
     assert not (tmp_path / "out").exists() and not (tmp_path / "build").exists()
+
+
+# ------------------------------------------------------------------ fatnet sim --waves
+@pytest.mark.parametrize("algorithm", ["ecube", "valiant"])
+def test_fatnet_sim_with_payloads_and_waves(algorithm, tmp_path, capsys):
+    """A message file with payloads through ``fatnet sim --waves`` on Icarus: PASS; every
+    signal the .gtkw shows is in the dump, and each destination's recv carries the
+    file's payload after its destination bits, from the arrival the model gives."""
+    require_simulator("icarus")
+    from test_waves_decode import _windows
+    from fatnet.sim.wavedecode import read_vcd
+    k, B, seed = 3, 1, 9
+    rng = np.random.default_rng(seed)
+    dst = rng.permutation(1 << k)
+    net = HypercubeCircuit(k, algorithm, buffer=B, steps=12,
+                           seed=seed if algorithm == "valiant" else None)
+    P = net.payload_bits
+    payload = [int(p) for p in rng.integers(0, 1 << P, size=dst.size)]
+    f = tmp_path / "messages.json"
+    f.write_text(json.dumps({"messages": [[x, int(d), p] for x, (d, p) in
+                                          enumerate(zip(dst, payload))]}))
+    ms = MessageSet.from_pairs(np.arange(1 << k), dst, P, payload=payload)
+    rep = net.run(ms, keep_results=True)
+    waves = tmp_path / "waves"
+    assert main(["sim", "hypercube", "--dimension", str(k), "--algorithm", algorithm,
+                 "--buffer", str(B), "--steps", "12", "--seed", str(seed), "--messages",
+                 str(f), "--sim", "icarus", "--waves", str(waves), "--build-dir",
+                 str(tmp_path / "build")]) == 0
+    out = capsys.readouterr().out
+    assert "icarus: PASS" in out, out
+    (vcd,) = waves.glob("*.vcd")
+    (gtkw,) = waves.glob("*.gtkw")
+    root = "hypercube_harness.hypercube"
+    dump = read_vcd(vcd)
+    shown = [ln for ln in gtkw.read_text().splitlines() if ln.startswith(root)]
+    assert f"{root}.node_0.q0_full" in {p.split("[")[0] for p in shown}
+    for path in shown:
+        assert path.split("[")[0] in dump.vars, path
+    windows = _windows(dump, root, net.cycle_length)
+    assert len(windows) == rep.cycles
+    for r, when in zip(rep.results, windows):
+        for m in r.delivered:
+            o = r.outcomes[m]
+            wire = f"{root}.node__{int(ms.dst[m])}__recv"
+            got = [int(dump.value_at(wire, when[o.arrival + 1 + k + j])) for j in range(P)]
+            assert got == [(payload[m] >> (P - 1 - j)) & 1 for j in range(P)], (m, seed)
