@@ -177,21 +177,26 @@ class EcubeRouter(wiring.Component):
         adm_any = [Const(0, 1)] * (k + 1)
         for j in range(k):
             full = self.full[j]
-            # one-hot insertion pointer: the first free slot, up one per admission
-            ptr = Cat(~full[q] & (full[q - 1] if q else 1) for q in range(B))
+            # one-hot insertion pointer: the first free slot, up one per admission (a
+            # signal per candidate, so the Verilog names each step once)
+            ptr = Signal(B, name=f"q{j}_ptr0")
+            m.d.comb += ptr.eq(Cat(~full[q] & (full[q - 1] if q else 1) for q in range(B)))
             writes = []
             for c in range(k + 1):
                 w = want[c][j]
                 writes.append((w, ptr, words[c]))
                 adm_any[c] = adm_any[c] | (w & ptr.any())
-                ptr = Mux(w, Cat(Const(0, 1), ptr[:-1]), ptr)
+                nxt = Signal(B, name=f"q{j}_ptr{c + 1}")
+                m.d.comb += nxt.eq(Mux(w, Cat(Const(0, 1), ptr[:-1]), ptr))
+                ptr = nxt
             with m.If(self.decide):
                 for q in range(B):
-                    we = Cat(w & pt[q] for w, pt, _ in writes).any()
+                    sel = Signal(k + 1, name=f"q{j}_s{q}_sel")
+                    m.d.comb += sel.eq(Cat(w & pt[q] for w, pt, _ in writes))
                     data = Const(0, W)
-                    for w, pt, word in writes:
-                        data = Mux(w & pt[q], word, data)
-                    with m.If(we):
+                    for c, (_, _, word) in enumerate(writes):
+                        data = Mux(sel[c], word, data)
+                    with m.If(sel.any()):
                         m.d.sync += [self.slots[j][q].eq(data), full[q].eq(1)]
             with m.If(self.pop & self.xo[j].ack & full[0]):
                 m.d.sync += full.eq(Cat(full[1:], 0))
