@@ -1,0 +1,136 @@
+"""The self-testing top's arithmetic, shared by the hardware (:mod:`fatnet.hdl.bist`) and
+the model that predicts its reports (:mod:`fatnet.sim.bist`): the random number
+generator, the destinations, the payload's fields, and the UART report line.
+
+Every function here is the specification the hardware is built from, bit for bit:
+
+* **Generator.** Terminal ``s`` keeps a 32-bit xorshift state (Marsaglia's
+  ``x ^= x << 13; x ^= x >> 17; x ^= x << 5``), seeded with :func:`initial_state`. A
+  terminal with no message waiting draws once per delivery cycle: it offers a new
+  message when the draw's low 16 bits are below ``threshold(load)`` (``round(load *
+  65536)``, so load 1 offers every cycle).
+* **Destinations.** ``random``: ``d = s xor v`` with ``v`` the draw's bits 16 ..
+  16 + n - 1, and ``v = 0`` read as 1 (never the terminal itself; ``s xor 1`` is twice
+  as likely as each other terminal). The fixed patterns map ``s`` to one destination
+  (:data:`FIXED_PATTERNS`); a terminal the pattern maps to itself never sends.
+* **Payload** (P bits, MSB first on the wire): the source (n bits), a sequence number
+  (``q = P - 2n`` bits, counting the source's acknowledged messages mod 2^q), and a
+  check (n bits): the XOR of the n-bit chunks of ``source xor destination xor
+  sequence``. The destination recomputes the check with its own address, so a message
+  at the wrong terminal or with a flipped bit fails it.
+* **Report.** One text line (:func:`report_line`) of the seven counters in hexadecimal.
+"""
+
+from __future__ import annotations
+
+from .errors import ParameterError
+
+__all__ = ["FIXED_PATTERNS", "PATTERNS", "COUNTERS", "xorshift32", "initial_state",
+           "threshold", "draw", "payload_fields", "make_payload", "check_bits",
+           "report_line", "REPORT_FIELDS", "check_payload_bits"]
+
+MASK32 = (1 << 32) - 1
+
+#: The counters of a report, in the line's order: completed delivery cycles, messages
+#: offered (new), sent (every attempt), delivered (intact, at the right terminal),
+#: acknowledged, lost (sent and not acknowledged: sent again), errors.
+COUNTERS = ("cycles", "offered", "sent", "delivered", "acknowledged", "lost", "errors")
+#: The one-letter keys of the report line, in :data:`COUNTERS` order.
+REPORT_FIELDS = ("C", "O", "S", "D", "A", "L", "E")
+
+
+def _bit_reverse(s: int, n: int) -> int:
+    return int(format(s, f"0{n}b")[::-1], 2) if n else 0
+
+
+#: Fixed patterns: name -> (s, n) -> destination of terminal s among 2^n.
+FIXED_PATTERNS = {
+    "complement": lambda s, n: s ^ ((1 << n) - 1),
+    "bit-reversal": _bit_reverse,
+    "shift": lambda s, n: (s + 1) % (1 << n),
+}
+#: Every pattern the self-testing top draws by.
+PATTERNS = ("random",) + tuple(FIXED_PATTERNS)
+
+
+def xorshift32(x: int) -> int:
+    """One step of Marsaglia's 32-bit xorshift (13, 17, 5)."""
+    x ^= (x << 13) & MASK32
+    x ^= x >> 17
+    x ^= (x << 5) & MASK32
+    return x & MASK32
+
+
+def initial_state(seed: int, terminal: int) -> int:
+    """Terminal ``terminal``'s first state: a splitmix-style hash of (seed, terminal),
+    never 0 (xorshift's fixed point)."""
+    z = (seed * 0x9E3779B97F4A7C15 + (terminal + 1) * 0xBF58476D1CE4E5B9) & ((1 << 64) - 1)
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & ((1 << 64) - 1)
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & ((1 << 64) - 1)
+    z ^= z >> 31
+    return (z & MASK32) or 1
+
+
+def threshold(load: float) -> int:
+    """The 17-bit offer threshold of an offered load in [0, 1]."""
+    if isinstance(load, bool) or not isinstance(load, (int, float)) or not 0 <= load <= 1:
+        raise ParameterError(f"load must be a number in [0, 1], got {load!r}")
+    return int(round(load * 65536))
+
+
+def draw(x: int, s: int, n: int, thr: int, pattern: str) -> tuple[int, bool, int]:
+    """One draw of terminal ``s``: (next state, offers a message, destination)."""
+    x = xorshift32(x)
+    offers = (x & 0xFFFF) < thr
+    if pattern == "random":
+        v = (x >> 16) & ((1 << n) - 1)
+        d = s ^ (v or 1)
+    else:
+        d = FIXED_PATTERNS[pattern](s, n)
+        offers = offers and d != s
+    return x, offers, d
+
+
+def payload_fields(P: int, n: int) -> tuple[int, int, int]:
+    """(source bits, sequence bits, check bits) of a P-bit payload among 2^n terminals."""
+    return n, P - 2 * n, n
+
+
+def check_payload_bits(P: int, n: int) -> None:
+    """Refuse a payload too short for the source, a 4-bit sequence and the check."""
+    if P < 2 * n + 4:
+        raise ParameterError(f"payload-bits must be >= 2n + 4 = {2 * n + 4} for the "
+                             f"self-testing top (source, sequence and check fields "
+                             f"among 2^{n} terminals), got {P}")
+
+
+def check_bits(src: int, dst: int, seq: int, n: int) -> int:
+    """The check field: the XOR of the n-bit chunks of ``src ^ dst ^ seq``."""
+    v, out = src ^ dst ^ seq, 0
+    if n == 0:
+        return 0
+    while v:
+        out ^= v & ((1 << n) - 1)
+        v >>= n
+    return out
+
+
+def make_payload(src: int, dst: int, seq: int, P: int, n: int) -> int:
+    """The payload terminal ``src`` sends to ``dst`` with sequence number ``seq``."""
+    _, q, _ = payload_fields(P, n)
+    seq &= (1 << q) - 1
+    return (src << (q + n)) | (seq << n) | check_bits(src, dst, seq, n)
+
+
+def payload_ok(payload: int, dst: int, P: int, n: int) -> bool:
+    """Whether a payload received at ``dst`` passes its check."""
+    _, q, _ = payload_fields(P, n)
+    src = payload >> (q + n)
+    seq = (payload >> n) & ((1 << q) - 1)
+    return (payload & ((1 << n) - 1)) == check_bits(src, dst, seq, n)
+
+
+def report_line(counts: dict) -> str:
+    """The UART line of one report (without its CR LF): ``fatnet C=0000012c O=...``."""
+    return "fatnet " + " ".join(f"{key}={counts[name] & MASK32:08x}"
+                                for key, name in zip(REPORT_FIELDS, COUNTERS))

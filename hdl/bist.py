@@ -1,0 +1,306 @@
+"""The self-testing top (BIST) around any family's network top: per terminal a traffic
+generator and a checker, counters, and a UART report; family-agnostic (it sees the
+network's controller and endpoints only, and each terminal's headers as the model
+gives them).
+
+One *BIST period* is ``T + 2`` clocks, T the network's delivery cycle:
+
+* clock 0, *prepare*: the cycle that just ended is counted (per terminal: acknowledged,
+  or lost and kept to be sent again; per destination: a complete payload that passes its
+  check is delivered, one that fails it is an error), then every terminal with no
+  message waiting draws (:func:`fatnet.golden.bist.draw`), and every terminal with a
+  message loads its stream: ``1``, the header for its destination (from a table per
+  terminal, the model's own streams), the payload
+  (:func:`fatnet.golden.bist.make_payload`);
+* clock 1: the network's ``start`` strobe;
+* clocks 2 .. T + 1: the network's bit-times 0 .. T - 1: each terminal drives its
+  stream on ``send`` (bit p at bit-time p) and watches ``send_ack``; each destination
+  raises ``recv_ack`` from its message's first bit (the M bit) on, skips the ``prefix``
+  bits the network leaves before the payload, and shifts the payload in.
+
+Counts per cycle also give two errors: acknowledged but not delivered, and delivered but
+not acknowledged (the source sends it again: delivered twice); errors add
+``|acknowledged - delivered|``. Every ``report_cycles`` completed cycles the seven
+counters (:data:`fatnet.golden.bist.COUNTERS`) are copied and sent as one line,
+``fatnet C=xxxxxxxx O=... E=xxxxxxxx`` and CR LF, 8N1 at ``clock / baud_divisor``
+baud.
+"""
+
+from __future__ import annotations
+
+from amaranth import Array, Cat, Const, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import Out
+
+from ..golden.bist import COUNTERS, REPORT_FIELDS, payload_fields
+
+__all__ = ["BistCore", "line_template"]
+
+
+def line_template() -> list:
+    """The report line as a list of items: an int (a character) or ``(counter,
+    nibble)`` (nibble 7 is the most significant hex digit), ending in CR LF."""
+    items = [ord(c) for c in "fatnet"]
+    for key, name in zip(REPORT_FIELDS, COUNTERS):
+        items += [ord(" "), ord(key), ord("=")]
+        items += [(name, nib) for nib in range(7, -1, -1)]
+    return items + [13, 10]
+
+
+class BistCore(wiring.Component):
+    """The BIST around a network top (module docstring).
+
+    Parameters
+    ----------
+    network : wiring.Component
+        The family's network top (``start``, ``busy`` and one endpoint per terminal).
+    ports : list
+        Terminal s's endpoint interface (``send``, ``send_ack``, ``recv``,
+        ``recv_ack``), s = 0 .. 2^n - 1.
+    cycle_length : int
+        T, the network's delivery cycle in bit-times.
+    headers : list of dict
+        Per terminal, destination -> the header bits it drives after the M bit (the
+        destinations it can draw: every other terminal for ``random``, one for a fixed
+        pattern).
+    pattern : str
+        ``random`` or a fixed pattern (:data:`fatnet.golden.bist.FIXED_PATTERNS`).
+    prefix : int
+        Bits the network delivers between the M bit and the payload.
+    payload_bits : int
+        P (>= 2n + 4).
+    states : list of int
+        Per terminal, the generator's first state.
+    offer_threshold : int
+        The 17-bit threshold of the offered load.
+    report_cycles : int
+        Completed cycles between reports.
+    baud_divisor : int
+        Clocks per UART bit.
+    flip_cycle : int or None
+        Fault injection: in this cycle (counted from 0) terminal 0's payload goes out
+        with its last bit flipped.
+    """
+
+    def __init__(self, network, ports, cycle_length, headers, pattern, prefix,
+                 payload_bits, states, offer_threshold, report_cycles, baud_divisor,
+                 flip_cycle=None):
+        N = len(ports)
+        n = (N - 1).bit_length()
+        if N < 2 or N != 1 << n:
+            raise ValueError(f"the terminals must be a power of two >= 2, got {N}")
+        if baud_divisor < 2:
+            raise ValueError(f"baud_divisor must be >= 2, got {baud_divisor}")
+        self._network, self._ports, self._T = network, ports, cycle_length
+        self._headers, self._pattern, self._prefix = headers, pattern, prefix
+        self._P, self._n = payload_bits, n
+        self._states, self._thr = states, offer_threshold
+        self._R, self._div, self._flip = report_cycles, baud_divisor, flip_cycle
+        super().__init__({"uart_tx": Out(1, init=1), "led_heartbeat": Out(1),
+                          "led_error": Out(1)})
+        #: the counters (32 bits each), in :data:`~fatnet.golden.bist.COUNTERS` order
+        self.counters = {name: Signal(32, name=f"count_{name}") for name in COUNTERS}
+
+    def elaborate(self, platform):
+        m = Module()
+        net = self._network
+        m.submodules.network = net
+        N, n, P, T = len(self._ports), self._n, self._P, self._T
+        _, q, _ = payload_fields(P, n)
+        H = max((len(h) for hs in self._headers for h in hs.values()), default=0)
+        Hb = max(1, H.bit_length())
+
+        # ---- the BIST period: clock 0 prepare, 1 strobe, 2 .. T + 1 the bit-times
+        t = Signal(range(T + 2), name="period_t")
+        prep = Signal(name="prep")
+        live = Signal(name="live")        # a network bit-time
+        m.d.comb += [prep.eq(t == 0), live.eq(t >= 2)]
+        m.d.sync += t.eq(Mux(t == T + 1, 0, t + 1))
+        m.d.comb += net.start.eq(t == 1)
+        ran = Signal(name="ran")          # a cycle has run since reset
+        loading = Signal(32, name="loading")  # the index of the cycle being prepared
+        m.d.comb += loading.eq(self.counters["cycles"] + ran)
+
+        acked, lost, ok, bad, offered, sending = [], [], [], [], [], []
+        for s, port in enumerate(self._ports):
+            hs = self._headers[s]
+            x = Signal(32, name=f"t{s}_x", init=self._states[s])
+            pending = Signal(name=f"t{s}_pending")
+            dst = Signal(n, name=f"t{s}_dst")
+            seq = Signal(max(q, 1), name=f"t{s}_seq")
+            active = Signal(name=f"t{s}_active")
+            ack_seen = Signal(name=f"t{s}_ack_seen")
+            mbit = Signal(name=f"t{s}_mbit")
+            hcnt = Signal(Hb + 1, name=f"t{s}_hcnt")
+            hdr = Signal(max(H, 1), name=f"t{s}_hdr")
+            pay = Signal(P, name=f"t{s}_pay")
+            # ---- what the cycle that ended did
+            a = Signal(name=f"t{s}_acked")
+            lo = Signal(name=f"t{s}_lost")
+            m.d.comb += [a.eq(ran & active & ack_seen), lo.eq(ran & active & ~ack_seen)]
+            keep = Signal(name=f"t{s}_keep")
+            m.d.comb += keep.eq(pending & ~a)
+            seq_next = Signal(max(q, 1), name=f"t{s}_seq_next")
+            m.d.comb += seq_next.eq(seq + a)
+            # ---- the draw
+            x1 = Signal(32, name=f"t{s}_x1")
+            y = x ^ (x << 13)[:32]
+            y = y ^ (y >> 17)
+            m.d.comb += x1.eq(y ^ (y << 5)[:32])
+            offer = Signal(name=f"t{s}_offer")
+            new_dst = Signal(n, name=f"t{s}_new_dst")
+            below = Cat(x1[:16], Const(0, 1)) < Const(self._thr, 17)
+            if self._pattern == "random":
+                v = x1[16:16 + n]
+                m.d.comb += [new_dst.eq(s ^ Mux(v.any(), v, 1)), offer.eq(below)]
+            elif hs:
+                (d_fixed,) = hs
+                m.d.comb += [new_dst.eq(d_fixed), offer.eq(below)]
+            else:                          # the pattern maps s to itself: never sends
+                m.d.comb += [new_dst.eq(s), offer.eq(0)]
+            new = Signal(name=f"t{s}_new")
+            m.d.comb += new.eq(~keep & offer)
+            d_now = Signal(n, name=f"t{s}_d_now")
+            m.d.comb += d_now.eq(Mux(keep, dst, new_dst))
+            # ---- the stream for d_now: header table, payload
+            table = [(Const(0, max(H, 1)), Const(0, Hb + 1))] * N
+            for d, bits in hs.items():
+                val = int("".join(map(str, bits)), 2) << (H - len(bits)) if bits else 0
+                table[d] = (Const(val, max(H, 1)), Const(len(bits), Hb + 1))
+            hdr_v = Array(c for c, _ in table)[d_now]
+            hlen_v = Array(c for _, c in table)[d_now]
+            seq_chunks = [seq_next[i:i + n] for i in range(0, max(q, 1), n)] if q else []
+            chk = Const(s, n) ^ d_now
+            for c in seq_chunks:
+                chk = chk ^ Cat(c, Const(0, n - len(c)))
+            payload = Signal(P, name=f"t{s}_payload")
+            m.d.comb += payload.eq(Cat(chk, seq_next[:q] if q else Cat(), Const(s, n)))
+            if self._flip is not None and s == 0:
+                flip = loading == self._flip
+                m.d.comb += payload.eq(Cat(chk ^ Cat(flip, Const(0, n - 1)),
+                                           seq_next[:q] if q else Cat(), Const(s, n)))
+            go = Signal(name=f"t{s}_go")
+            m.d.comb += go.eq(keep | new)
+            drew = Signal(name=f"t{s}_drew")     # the running cycle's message is new
+            with m.If(prep):
+                m.d.sync += [pending.eq(go), active.eq(go), dst.eq(d_now), seq.eq(seq_next),
+                             drew.eq(new),
+                             ack_seen.eq(0), mbit.eq(go),
+                             hcnt.eq(Mux(go, hlen_v, 0)), hdr.eq(hdr_v),
+                             pay.eq(Mux(go, payload, 0))]
+                with m.If(~keep):
+                    m.d.sync += x.eq(x1)
+            with m.Elif(live):
+                m.d.sync += ack_seen.eq(ack_seen | port.send_ack[0])
+                with m.If(mbit):
+                    m.d.sync += mbit.eq(0)
+                with m.Elif(hcnt.any()):
+                    m.d.sync += [hcnt.eq(hcnt - 1), hdr.eq(hdr << 1)]
+                with m.Else():
+                    m.d.sync += pay.eq(pay << 1)
+            # wire 0 of the terminal's send wires (the model's first wire)
+            m.d.comb += port.send[0].eq(live & Mux(mbit, 1, Mux(hcnt.any(), hdr[-1], pay[-1])))
+
+            # ---- the destination's checkers, one per recv wire (a dilated network
+            # can deliver a message on each)
+            for w in range(len(port.recv)):
+                recv = port.recv[w]
+                got = Signal(name=f"t{s}_w{w}_got")
+                skip = Signal(range(self._prefix + 1), name=f"t{s}_w{w}_skip")
+                take = Signal(range(P + 1), name=f"t{s}_w{w}_take")
+                rin = Signal(P, name=f"t{s}_w{w}_rin")
+                done = Signal(name=f"t{s}_w{w}_done")
+                m.d.comb += port.recv_ack[w].eq(live & (got | recv))
+                with m.If(prep):
+                    m.d.sync += [got.eq(0), done.eq(0)]
+                with m.Elif(live):
+                    with m.If(~got):
+                        with m.If(recv):
+                            m.d.sync += [got.eq(1), skip.eq(self._prefix), take.eq(P)]
+                    with m.Elif(skip.any()):
+                        m.d.sync += skip.eq(skip - 1)
+                    with m.Elif(take.any()):
+                        m.d.sync += [take.eq(take - 1), rin.eq(Cat(recv, rin[:-1]))]
+                        with m.If(take == 1):
+                            m.d.sync += done.eq(1)
+                r_src, r_seq, r_chk = rin[q + n:], rin[n:q + n], rin[:n]
+                want = r_src ^ Const(s, n)
+                for i in range(0, q, n):
+                    c = r_seq[i:i + n]
+                    want = want ^ Cat(c, Const(0, n - len(c)))
+                good = ~(want ^ r_chk).any()
+                o_, b_ = Signal(name=f"t{s}_w{w}_ok"), Signal(name=f"t{s}_w{w}_bad")
+                m.d.comb += [o_.eq(ran & done & good), b_.eq(ran & done & ~good)]
+                ok.append(o_)
+                bad.append(b_)
+            acked.append(a)
+            lost.append(lo)
+            offered.append(ran & drew)
+            sending.append(ran & active)
+
+        def popcount(bits):
+            w = (len(bits)).bit_length()
+            return sum((Cat(b, Const(0, w - 1)) for b in bits), Const(0, w))[:w]
+
+        c = self.counters
+        a_n = Signal(len(ok).bit_length(), name="cycle_acked")
+        d_n = Signal(len(ok).bit_length(), name="cycle_delivered")
+        m.d.comb += [a_n.eq(popcount(acked)), d_n.eq(popcount(ok))]
+        mismatch = Mux(a_n > d_n, a_n - d_n, d_n - a_n)
+        rep_left = Signal(range(self._R), name="report_left", init=self._R - 1)
+        snap = {name: Signal(32, name=f"snap_{name}") for name in COUNTERS}
+        report = Signal(name="report")
+        m.d.comb += report.eq(0)
+        with m.If(prep):
+            m.d.sync += ran.eq(1)
+            with m.If(ran):
+                m.d.sync += [c["offered"].eq(c["offered"] + popcount(offered)),
+                             c["sent"].eq(c["sent"] + popcount(sending))]
+                m.d.sync += [c["cycles"].eq(c["cycles"] + 1),
+                             c["acknowledged"].eq(c["acknowledged"] + a_n),
+                             c["lost"].eq(c["lost"] + popcount(lost)),
+                             c["delivered"].eq(c["delivered"] + d_n),
+                             c["errors"].eq(c["errors"] + popcount(bad) + mismatch)]
+                m.d.sync += rep_left.eq(Mux(rep_left == 0, self._R - 1, rep_left - 1))
+                m.d.comb += report.eq(rep_left == 0)
+        # the snapshot is taken a clock after the counters settle (report, delayed)
+        take_snap = Signal(name="take_snapshot")
+        m.d.sync += take_snap.eq(report)
+        m.d.comb += self.led_error.eq(c["errors"].any())
+        beat = Signal(24, name="heartbeat")
+        m.d.sync += beat.eq(beat + 1)
+        m.d.comb += self.led_heartbeat.eq(beat[-1])
+
+        # ---- the UART: one line per snapshot (refused at build time if a line
+        # cannot finish within report_cycles periods)
+        items = line_template()
+        L = len(items)
+        idx = Signal(range(L + 1), name="uart_index", init=L)
+        char = Signal(8, name="uart_char")
+        with m.Switch(idx):
+            for i, it in enumerate(items):
+                with m.Case(i):
+                    if isinstance(it, int):
+                        m.d.comb += char.eq(it)
+                    else:
+                        name, nib = it
+                        d4 = snap[name][4 * nib:4 * nib + 4]
+                        m.d.comb += char.eq(Mux(d4 < 10, d4 + ord("0"), d4 + ord("a") - 10))
+        shifter = Signal(10, name="uart_shift")
+        bits_left = Signal(range(11), name="uart_bits")
+        baud = Signal(range(self._div), name="uart_baud")
+        with m.If(take_snap):
+            m.d.sync += [snap[name].eq(c[name]) for name in COUNTERS]
+            m.d.sync += [idx.eq(0), bits_left.eq(0)]
+        with m.Elif(bits_left == 0):
+            with m.If(idx != L):
+                m.d.sync += [shifter.eq(Cat(Const(0, 1), char, Const(1, 1))),
+                             bits_left.eq(10), baud.eq(self._div - 1), idx.eq(idx + 1)]
+        with m.Else():
+            with m.If(baud == 0):
+                m.d.sync += [shifter.eq(Cat(shifter[1:], Const(1, 1))),
+                             bits_left.eq(bits_left - 1), baud.eq(self._div - 1)]
+            with m.Else():
+                m.d.sync += baud.eq(baud - 1)
+        m.d.comb += self.uart_tx.eq(Mux(bits_left == 0, 1, shifter[0]))
+        return m

@@ -1,0 +1,206 @@
+"""The self-testing top's plan and its prediction, for every family with hardware.
+
+:func:`make_plan` asks the family's model (its testbench hooks ``prepare`` and
+``simulate``) for the stream of every message a terminal can send, one message alone,
+and keeps its header (what comes between the M bit and the payload) and the bits the
+network delivers before the payload. :func:`predict` runs the same generators as the
+hardware (:mod:`fatnet.golden.bist`) through the family's model cycle after cycle, with
+the hardware's protocol (a message not acknowledged is sent again), and returns every
+report the UART will print. :func:`build_core` puts the network top and
+:class:`~fatnet.hdl.bist.BistCore` together.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..golden import bist as gb
+from ..golden.errors import ParameterError
+from ..golden.messages import MessageSet
+from ..hdl.signatures import endpoints
+
+__all__ = ["BistPlan", "make_plan", "predict", "build_core", "decode_uart",
+           "line_clocks"]
+
+
+@dataclass
+class BistPlan:
+    """What the self-testing top is built from (the arguments of :func:`make_plan`)."""
+
+    net: object
+    family: object
+    pattern: str
+    load: float
+    seed: int
+    report_cycles: int
+    baud_divisor: int
+    flip_cycle: int | None
+    terminals: int
+    n: int
+    payload_bits: int
+    cycle_length: int
+    headers: list = field(repr=False)
+    prefix: int = 0
+    states: list = field(repr=False, default_factory=list)
+    threshold: int = 0
+
+
+def _terminals(net, family) -> int:
+    top = family.hardware.top(net)
+    names = {name for name, _, _ in endpoints(top)}
+    N = 0
+    while family.testbench.port_name(net, N) in names:
+        N += 1
+    return N
+
+
+def line_clocks(baud_divisor: int) -> int:
+    """Clocks the UART takes for one report line."""
+    from ..hdl.bist import line_template
+    return len(line_template()) * 10 * baud_divisor
+
+
+def make_plan(net, family, *, pattern="random", load=1.0, seed=0, report_cycles=None,
+              baud_divisor=104, flip_cycle=None) -> BistPlan:
+    """The BIST's plan for a network the family builds; one-line
+    :class:`~fatnet.golden.errors.ParameterError` on options it cannot take."""
+    if pattern not in gb.PATTERNS:
+        raise ParameterError(f"pattern must be one of {', '.join(gb.PATTERNS)}, got "
+                             f"{pattern!r}")
+    thr = gb.threshold(load)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 64:
+        raise ParameterError(f"seed must be an integer in [0, 2^64 - 1], got {seed!r}")
+    family.hardware.check_buildable(net)
+    N = _terminals(net, family)
+    n = (N - 1).bit_length()
+    if N < 2 or N != 1 << n:
+        raise ParameterError(f"the self-testing top needs a power-of-two number of "
+                             f"terminals >= 2, this network has {N}")
+    P = int(net.payload_bits)
+    gb.check_payload_bits(P, n)
+    T = int(net.cycle_length)
+    period = T + 2
+    if report_cycles is None:
+        report_cycles = max(1, -(-line_clocks(baud_divisor) // period) + 1)
+    if isinstance(report_cycles, bool) or not isinstance(report_cycles, int) or \
+            report_cycles < 1:
+        raise ParameterError(f"report-cycles must be an integer >= 1, got {report_cycles!r}")
+    need = -(-line_clocks(baud_divisor) // period)
+    if report_cycles < need:
+        raise ParameterError(f"report-cycles must be >= {need}: a report line takes "
+                             f"{line_clocks(baud_divisor)} clocks, one cycle {period}; got "
+                             f"{report_cycles}")
+    headers, prefix = [], None
+    for s in range(N):
+        if pattern == "random":
+            dests = [d for d in range(N) if d != s]
+        else:
+            d = gb.FIXED_PATTERNS[pattern](s, n)
+            dests = [] if d == s else [d]
+        hs = {}
+        for d in dests:
+            ms = MessageSet.from_pairs([s], [d], P, 0, payload=[0])
+            res = family.testbench.simulate(net, ms, family.testbench.prepare(net, ms, [0]))
+            o = res.outcomes[0]
+            stream = list(res.injections[0][1])
+            hs[d] = [int(b) for b in stream[1:len(stream) - P]]
+            if o.status == "delivered":
+                pre = len(stream) - 1 - P - o.path[-1].offset
+                if prefix is None:
+                    prefix = pre
+                elif pre != prefix:
+                    raise ParameterError(f"the self-testing top needs one payload offset "
+                                         f"at every destination: {prefix} and {pre} bits")
+        headers.append(hs)
+    plan = BistPlan(net, family, pattern, load, seed, report_cycles, baud_divisor,
+                    flip_cycle, N, n, P, T, headers, prefix or 0,
+                    [gb.initial_state(seed, s) for s in range(N)], thr)
+    return plan
+
+
+def predict(plan: BistPlan, cycles: int) -> list[dict]:
+    """The reports of the first ``cycles`` completed delivery cycles: one dict of the
+    counters (:data:`fatnet.golden.bist.COUNTERS`) per report."""
+    N, n, P, T = plan.terminals, plan.n, plan.payload_bits, plan.cycle_length
+    _, q, _ = gb.payload_fields(P, n)
+    x = list(plan.states)
+    pending = [False] * N
+    dst = [0] * N
+    seq = [0] * N
+    counts = {name: 0 for name in gb.COUNTERS}
+    reports = []
+    tb = plan.family.testbench
+    for c in range(cycles):
+        srcs, dsts, pays = [], [], []
+        for s in range(N):
+            if not pending[s]:
+                x[s], offers, d = gb.draw(x[s], s, n, plan.threshold, plan.pattern)
+                if offers:
+                    pending[s], dst[s] = True, d
+                    counts["offered"] += 1
+            if pending[s]:
+                pay = gb.make_payload(s, dst[s], seq[s], P, n)
+                if plan.flip_cycle == c and s == 0:
+                    pay ^= 1
+                srcs.append(s)
+                dsts.append(dst[s])
+                pays.append(pay)
+        counts["sent"] += len(srcs)
+        acked = delivered = bad = 0
+        if srcs:
+            ms = MessageSet.from_pairs(srcs, dsts, P, 0, payload=pays)
+            res = tb.simulate(plan.net, ms, tb.prepare(plan.net, ms, list(range(len(srcs)))))
+            for i, s in enumerate(srcs):
+                o = res.outcomes.get(i)
+                if o is None:
+                    continue
+                if o.status == "delivered":
+                    got = int("".join(map(str, o.stream[len(o.stream) - P:])), 2)
+                    if gb.payload_ok(got, int(o.dst), P, n):
+                        delivered += 1
+                    else:
+                        bad += 1
+                    if o.ack_time is not None and o.ack_time < T:
+                        acked += 1
+                        pending[s] = False
+                        seq[s] = (seq[s] + 1) & ((1 << q) - 1)
+        counts["cycles"] += 1
+        counts["acknowledged"] += acked
+        counts["lost"] += len(srcs) - acked
+        counts["delivered"] += delivered
+        counts["errors"] += bad + abs(acked - delivered)
+        if (c + 1) % plan.report_cycles == 0:
+            reports.append(dict(counts))
+    return reports
+
+
+def build_core(plan: BistPlan, library=None):
+    """The :class:`~fatnet.hdl.bist.BistCore` around the family's network top."""
+    from ..hdl.bist import BistCore
+    top = plan.family.hardware.top(plan.net, library=library)
+    by_name = {name: iface for name, iface, _ in endpoints(top)}
+    ports = [by_name[plan.family.testbench.port_name(plan.net, s)]
+             for s in range(plan.terminals)]
+    return BistCore(top, ports, plan.cycle_length, plan.headers, plan.pattern, plan.prefix,
+                    plan.payload_bits, plan.states, plan.threshold, plan.report_cycles,
+                    plan.baud_divisor, plan.flip_cycle)
+
+
+def decode_uart(bits, baud_divisor: int) -> str:
+    """The text on a UART line sampled once per clock (8N1, ``baud_divisor`` clocks per
+    bit): each start bit's falling edge, then mid-bit samples."""
+    bits = np.asarray(bits, dtype=np.uint8)
+    out, i, D = [], 0, baud_divisor
+    while i < bits.size:
+        if bits[i] == 0 and (i == 0 or bits[i - 1] == 1):
+            mids = [i + D * (j + 1) + D // 2 for j in range(9)]
+            if mids[-1] >= bits.size:
+                break
+            byte = sum(int(bits[p]) << j for j, p in enumerate(mids[:8]))
+            out.append(chr(byte))
+            i = i + 10 * D - D // 2
+        else:
+            i += 1
+    return "".join(out)
