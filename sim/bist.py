@@ -17,9 +17,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..golden import bist as gb
-from ..golden.errors import ParameterError
+from ..golden.errors import FatnetInputError, ParameterError
 from ..golden.messages import MessageSet
 from ..hdl.signatures import endpoints
+
+#: Cycles the plan runs through the model to see that it takes the generators' traffic.
+TRIAL_CYCLES = 64
 
 __all__ = ["BistPlan", "make_plan", "predict", "build_core", "decode_uart",
            "line_clocks"]
@@ -57,9 +60,10 @@ def _terminals(net, family) -> int:
 
 
 def line_clocks(baud_divisor: int) -> int:
-    """Clocks the UART takes for one report line."""
+    """Clocks the UART takes for one report line: per character 10 bits and the clock
+    that loads the next."""
     from ..hdl.bist import line_template
-    return len(line_template()) * 10 * baud_divisor
+    return len(line_template()) * (10 * baud_divisor + 1) + 2
 
 
 def make_plan(net, family, *, pattern="random", load=1.0, seed=0, report_cycles=None,
@@ -78,7 +82,8 @@ def make_plan(net, family, *, pattern="random", load=1.0, seed=0, report_cycles=
     if N < 2 or N != 1 << n:
         raise ParameterError(f"the self-testing top needs a power-of-two number of "
                              f"terminals >= 2, this network has {N}")
-    P = int(net.payload_bits)
+    # the network's payload length (the fat-tree keeps it in its spec)
+    P = int(getattr(net, "payload_bits", None) or net.spec.payload_bits)
     gb.check_payload_bits(P, n)
     T = int(net.cycle_length)
     period = T + 2
@@ -117,6 +122,14 @@ def make_plan(net, family, *, pattern="random", load=1.0, seed=0, report_cycles=
     plan = BistPlan(net, family, pattern, load, seed, report_cycles, baud_divisor,
                     flip_cycle, N, n, P, T, headers, prefix or 0,
                     [gb.initial_state(seed, s) for s in range(N)], thr)
+    # a trial: the model must take every cycle the generators make, with the streams
+    # of the table (a network whose headers depend on the cycle's other messages, or
+    # which takes partial permutations only, cannot be self-tested this way)
+    try:
+        predict(plan, TRIAL_CYCLES)
+    except (ParameterError, FatnetInputError) as e:
+        raise ParameterError(f"the self-testing top cannot drive this network with "
+                             f"pattern {pattern}: {e}") from None
     return plan
 
 
@@ -154,8 +167,13 @@ def predict(plan: BistPlan, cycles: int) -> list[dict]:
             res = tb.simulate(plan.net, ms, tb.prepare(plan.net, ms, list(range(len(srcs)))))
             for i, s in enumerate(srcs):
                 o = res.outcomes.get(i)
-                if o is None:
-                    continue
+                want = [1] + plan.headers[s][dsts[i]] + [
+                    int(b) for b in format(pays[i], f"0{P}b")]
+                if o is None or list(res.injections[i][1]) != want:
+                    raise ParameterError(
+                        f"the model {'leaves out' if o is None else 'drives another stream for'}"
+                        f" terminal {s}'s message to {dsts[i]} in a cycle with "
+                        f"{len(srcs)} messages")
                 if o.status == "delivered":
                     got = int("".join(map(str, o.stream[len(o.stream) - P:])), 2)
                     if gb.payload_ok(got, int(o.dst), P, n):
