@@ -26,6 +26,8 @@ __all__ = ["main"]
 HARDWARE_VERBS = {
     "gen": "write Verilog, the packed test harness, lint waivers and a JSON manifest",
     "sim": "co-simulate the Verilog against the model (cocotb)",
+    "board": "build the self-testing top for an FPGA board (traffic generators, "
+             "checkers, UART report), predict its reports, optionally the bitstream",
 }
 
 
@@ -92,8 +94,12 @@ def build_parser(argv: list[str]) -> _Parser:
                        help="network kind: " + ", ".join(sorted(by_kind)))
         if v != verb or named not in by_kind:
             continue
-        get_family(named).commands.add_arguments(p, v, named)
-        if v in HARDWARE_VERBS:
+        # board takes the network options gen takes
+        get_family(named).commands.add_arguments(p, "gen" if v == "board" else v, named)
+        if v == "board":
+            from .board import add_board_options
+            add_board_options(p)
+        elif v in HARDWARE_VERBS:
             _add_hardware_options(p, v, named)
         if v in ("route", "info"):
             p.add_argument("--json", action="store_true", help="print JSON")
@@ -177,6 +183,9 @@ def main(argv=None) -> int:
             return cmd_gen(args.kind, args)
         if args.command == "sim":
             return cmd_sim(args.kind, args)
+        if args.command == "board":
+            from .board import cmd_board
+            return cmd_board(args.kind, args)
         return get_family(args.kind).commands.VERBS[args.command][1](args.kind, args)
     except FatnetInputError as e:
         print(f"fatnet {args.command}: error: {e}", file=sys.stderr)

@@ -51,8 +51,8 @@ class BistPlan:
 
 
 def _terminals(net, family) -> int:
-    top = family.hardware.top(net)
-    names = {name for name, _, _ in endpoints(top)}
+    from ..hdl.signatures import port_rows
+    names = {r["endpoint"] for r in port_rows(family.hardware.network_signature(net))}
     N = 0
     while family.testbench.port_name(net, N) in names:
         N += 1
