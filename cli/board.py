@@ -13,7 +13,19 @@ from pathlib import Path
 from ..golden.bist import PATTERNS, report_line
 from ..golden.errors import ParameterError
 
-__all__ = ["add_board_options", "cmd_board"]
+__all__ = ["add_board_options", "cmd_board", "write_core"]
+
+
+def write_core(plan, out: Path) -> None:
+    """``bist.v`` (the self-testing top alone: ports clk, rst, uart_tx, led_heartbeat,
+    led_error; for simulation and other boards) and its Verilator control file."""
+    from amaranth.back import verilog
+
+    from ..hdl.bist import bist_lint_waivers
+    from ..sim.bist import build_core
+    (out / "bist.v").write_text(verilog.convert(build_core(plan), name="bist",
+                                                emit_src=False))
+    (out / "bist_lint.vlt").write_text(bist_lint_waivers())
 
 
 def add_board_options(p: argparse.ArgumentParser) -> None:
@@ -69,6 +81,7 @@ def cmd_board(kind: str, args) -> int:
         raise ParameterError(f"output must be a directory, {str(out)!r} is a file")
     lines = [report_line(r) for r in predict(plan, args.predict * report_cycles)]
     out.mkdir(parents=True, exist_ok=True)
+    write_core(plan, out)
     products = build_board(build_core(plan), args.board, out, bitstream=args.bitstream)
     doc = {"board": args.board, "clock_mhz": clock, "kind": kind,
            "network": fam.testbench.build_params(net)[0], "pattern": args.pattern,

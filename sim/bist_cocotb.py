@@ -26,6 +26,7 @@ try:
     import cocotb
     from cocotb.clock import Clock
     from cocotb.triggers import ClockCycles, FallingEdge, Timer
+    from cocotb.utils import get_sim_time
 except ImportError:  # the runner side works without the simulator
     cocotb = None
 
@@ -51,7 +52,14 @@ if cocotb is not None:
             byte = 0
             for j in range(8):
                 await Timer(bit, unit="ns")
-                byte |= int(dut.uart_tx.value) << j
+                v = dut.uart_tx.value
+                if not v.is_resolvable:
+                    raise AssertionError(
+                        f"uart_tx is {v} in bit {j} of character {len(text)} of line "
+                        f"{len(lines)}, {get_sim_time('ns')} ns: " + ", ".join(
+                            f"{k} {getattr(dut, 'snap_' + k).value}" for k in
+                            ("cycles", "sent", "delivered", "errors")))
+                byte |= int(v) << j
             await Timer(bit, unit="ns")
             if not int(dut.uart_tx.value):
                 raise AssertionError(f"line {len(lines)}: no stop bit after {byte:#x}")

