@@ -106,6 +106,12 @@ def build_board(core, board: str, out: Path, *, bitstream: bool, name: str = "bi
     if not bitstream or BOARDS[board].bitstream is None:
         return None
     env = {var: _tool(cmd) for var, cmd in BOARDS[board].tools.items()}
+    missing = sorted({Path(p).name for p in env.values() if not Path(p).exists()})
+    if missing:
+        from ..golden.errors import ParameterError
+        raise ParameterError(f"bitstream needs {', '.join(missing)} (pip install "
+                             f"{' '.join(sorted(set(m.replace('icepack', 'nextpnr-ice40').replace('ecppack', 'nextpnr-ecp5') for m in missing)))}"
+                             f"; make setup installs them)")
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
