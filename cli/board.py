@@ -58,7 +58,7 @@ def add_board_options(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_board(kind: str, args) -> int:
-    from ..hdl.board import BAUD, BOARDS, build_board
+    from ..hdl.board import BAUD, BOARDS, build_board, check_tools
     from ..hdl.gen import check_generable
     from ..sim.bist import build_core, make_plan, predict
     from .registry import get_family
@@ -68,6 +68,8 @@ def cmd_board(kind: str, args) -> int:
     if clock != board.clock_mhz:
         raise ParameterError(f"clock must be {board.clock_mhz:g} MHz on {args.board} (the "
                              f"oscillator; the PLL is not built yet), got {args.clock:g}")
+    if args.bitstream and board.bitstream is not None:
+        check_tools(args.board)
     if args.predict < 0:
         raise ParameterError(f"predict must be an integer >= 0, got {args.predict}")
     net = fam.commands.network_from_args(kind, args)
@@ -95,6 +97,9 @@ def cmd_board(kind: str, args) -> int:
     print(f"wrote the {args.board} build of the self-testing {kind} ({plan.terminals} "
           f"terminals, delivery cycle {plan.cycle_length} bit-times, a report every "
           f"{report_cycles} cycles = {doc['report_seconds']:.2f} s) to {out}")
+    if args.bitstream and board.bitstream is None:
+        print(f"{args.board}: the bitstream is Vivado's (not run here): sh "
+              f"{out / 'build_bist_top.sh'}")
     if products is not None:
         name = f"bist_top.{board.bitstream}"
         print(f"bitstream: {out / name} ({(out / name).stat().st_size // 1024} KiB)")

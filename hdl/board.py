@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +26,8 @@ from pathlib import Path
 from amaranth import ClockDomain, ClockSignal, Elaboratable, Module
 from amaranth.lib.cdc import ResetSynchronizer
 
-__all__ = ["BOARDS", "Board", "BoardTop", "board_platform", "build_board", "BAUD"]
+__all__ = ["BOARDS", "Board", "BoardTop", "board_platform", "build_board", "check_tools",
+           "BAUD"]
 
 #: The UART's baud rate.
 BAUD = 115200
@@ -96,6 +98,21 @@ def _tool(name: str) -> str:
     return shutil.which(name) or str(beside)
 
 
+def check_tools(board: str) -> dict:
+    """The YoWASP tools a board's bitstream needs (environment variable -> path), or a
+    one-line :class:`~fatnet.golden.errors.ParameterError` naming the missing ones."""
+    env = {var: _tool(cmd) for var, cmd in BOARDS[board].tools.items()}
+    missing = sorted({Path(p).name for p in env.values() if not Path(p).exists()})
+    if missing:
+        from ..golden.errors import ParameterError
+        packages = sorted({m.replace("icepack", "nextpnr-ice40").replace("ecppack",
+                                                                         "nextpnr-ecp5")
+                           for m in missing})
+        raise ParameterError(f"bitstream needs {', '.join(missing)} (pip install "
+                             f"{' '.join(packages)}; make setup installs them)")
+    return env
+
+
 def build_board(core, board: str, out: Path, *, bitstream: bool, name: str = "bist_top"):
     """Write the board build's files into ``out`` (Verilog or RTLIL, the constraints, the
     build script) and, with ``bitstream``, run it (iCE40, ECP5). Returns the
@@ -105,17 +122,21 @@ def build_board(core, board: str, out: Path, *, bitstream: bool, name: str = "bi
     plan.extract(str(out))
     if not bitstream or BOARDS[board].bitstream is None:
         return None
-    env = {var: _tool(cmd) for var, cmd in BOARDS[board].tools.items()}
-    missing = sorted({Path(p).name for p in env.values() if not Path(p).exists()})
-    if missing:
-        from ..golden.errors import ParameterError
-        raise ParameterError(f"bitstream needs {', '.join(missing)} (pip install "
-                             f"{' '.join(sorted(set(m.replace('icepack', 'nextpnr-ice40').replace('ecppack', 'nextpnr-ecp5') for m in missing)))}"
-                             f"; make setup installs them)")
+    env = check_tools(board)
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
         return plan.execute_local(str(out))
+    except subprocess.CalledProcessError:
+        from ..golden.errors import ParameterError
+        log = Path(out) / f"{name}.tim"
+        text = log.read_text().splitlines() if log.exists() else []
+        errors = [ln.split("ERROR:", 1)[1].strip() for ln in text if "ERROR:" in ln]
+        use = [" ".join(ln.split("Info:", 1)[-1].split()) for ln in text
+               if "_LC:" in ln or "TRELLIS_COMB:" in ln]
+        raise ParameterError(f"the {board} build failed: " + (
+            errors[-1] if errors else f"see the tools' output in {out}")
+            + (f" (utilisation {use[-1]})" if use else "")) from None
     finally:
         for k, v in old.items():
             if v is None:
