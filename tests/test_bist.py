@@ -226,9 +226,9 @@ def test_make_plan_refuses_a_payload_too_short():
 
 @pytest.mark.parametrize("board", ["icebreaker", "ulx3s", "arty-a7"])
 def test_the_committed_constraints_are_what_the_board_build_writes(board):
-    from fatnet.cli.board import constraint_files
+    from fatnet.cli.constraints import constraint_files
     root = Path(__file__).resolve().parents[1] / "constraints"
     for name, text in constraint_files(board).items():
         assert (root / board / name).read_text() == text, (
-            f"constraints/{board}/{name} is stale: python -m fatnet.cli.board "
+            f"constraints/{board}/{name} is stale: python -m fatnet.cli.constraints "
             f"--constraints constraints")
