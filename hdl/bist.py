@@ -123,7 +123,7 @@ class BistCore(wiring.Component):
         m = Module()
         net = self._network
         m.submodules.network = net
-        N, n, P, T = len(self._ports), self._n, self._P, self._T
+        n, P, T = self._n, self._P, self._T
         _, q, _ = payload_fields(P, n)
         H = max((len(h) for hs in self._headers for h in hs.values()), default=0)
         Hb = max(1, H.bit_length())

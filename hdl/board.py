@@ -16,15 +16,14 @@ written, not run.
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from amaranth import ClockDomain, ClockSignal, Elaboratable, Module
 from amaranth.lib.cdc import ResetSynchronizer
+
+from .tools import temporary_env, yowasp_tool
 
 __all__ = ["BOARDS", "Board", "BoardTop", "board_platform", "build_board", "check_tools",
            "BAUD"]
@@ -93,15 +92,10 @@ class BoardTop(Elaboratable):
         return m
 
 
-def _tool(name: str) -> str:
-    beside = Path(sys.executable).parent / name
-    return shutil.which(name) or str(beside)
-
-
 def check_tools(board: str) -> dict:
     """The YoWASP tools a board's bitstream needs (environment variable -> path), or a
     one-line :class:`~fatnet.golden.errors.ParameterError` naming the missing ones."""
-    env = {var: _tool(cmd) for var, cmd in BOARDS[board].tools.items()}
+    env = {var: yowasp_tool(cmd) for var, cmd in BOARDS[board].tools.items()}
     missing = sorted({Path(p).name for p in env.values() if not Path(p).exists()})
     if missing:
         from ..golden.errors import ParameterError
@@ -123,10 +117,9 @@ def build_board(core, board: str, out: Path, *, bitstream: bool, name: str = "bi
     if not bitstream or BOARDS[board].bitstream is None:
         return None
     env = check_tools(board)
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
     try:
-        return plan.execute_local(str(out))
+        with temporary_env(env):
+            return plan.execute_local(str(out))
     except subprocess.CalledProcessError:
         from ..golden.errors import ParameterError
         log = Path(out) / f"{name}.tim"
@@ -137,9 +130,3 @@ def build_board(core, board: str, out: Path, *, bitstream: bool, name: str = "bi
         raise ParameterError(f"the {board} build failed: " + (
             errors[-1] if errors else f"see the tools' output in {out}")
             + (f" (utilisation {use[-1]})" if use else "")) from None
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v

@@ -90,6 +90,7 @@ def run_bist(plan, reports: int, *, sim: str | None = None, build_root="build/bi
     from amaranth.back import verilog
     from cocotb_tools.runner import get_runner
 
+    from ..hdl.tools import temporary_env
     from .bist import build_core, predict
     from .cocotb_runner import _failures, simulator_env
     sim = sim or os.environ.get("SIM", "icarus")
@@ -104,10 +105,8 @@ def run_bist(plan, reports: int, *, sim: str | None = None, build_root="build/bi
     plan_file = build_dir / f"plan_{reports}.json"
     plan_file.write_text(json.dumps({"divisor": plan.baud_divisor, "lines": reports,
                                      "out": str(out)}))
-    old = {k: os.environ.get(k) for k in simulator_env(sim)}
     t0 = time.perf_counter()
-    try:
-        os.environ.update(simulator_env(sim))
+    with temporary_env(simulator_env(sim)):
         runner = get_runner(sim)
         build_args = ["-Wno-fatal", "-Wno-lint", "-Wno-style"] if sim == "verilator" else []
         runner.build(sources=[src], hdl_toplevel="bist", build_dir=build_dir, always=False,
@@ -120,12 +119,6 @@ def run_bist(plan, reports: int, *, sim: str | None = None, build_root="build/bi
                         extra_env={PLAN_ENV: str(plan_file)})
         except SystemExit:
             pass  # under pytest the runner exits on a failing test; the XML says which
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
     seconds = time.perf_counter() - t0
     failures = _failures(results)
     got = json.loads(out.read_text()) if out.exists() else []

@@ -331,6 +331,7 @@ def run(net, ms, cycles, *, family, sim: str | None = None, build_root="build/co
 
     from ..hdl.gen import generate
     from ..hdl.harness import harness_geometry
+    from ..hdl.tools import temporary_env
     from .plan import endpoint_layouts, pack_words, plans, unpack_words
 
     # Plan every cycle first: a cycle the network cannot carry is an error before
@@ -381,44 +382,41 @@ def run(net, ms, cycles, *, family, sim: str | None = None, build_root="build/co
     # held through the run.
     lock = _BuildLock(build_dir / ".lock")
     lock.acquire()
-    old_env = {k: os.environ.get(k) for k in simulator_env(sim)}
     try:
-        t0 = time.perf_counter()
-        if not (build_dir / f"{top}.json").exists():  # the manifest is written last
-            generate(net, build_dir, top=top, harness=True, hardware=hw)
-        sources = harness_sources(build_dir, top)
-        os.environ.update(simulator_env(sim))
-        runner = (_verilator_runner(public_all=False,
-                                    status_module=top if width else None)
-                  if sim == "verilator" else _icarus_runner() if sim == "icarus" and waves
-                  else get_runner(sim))
-        # Amaranth's Verilog is linted separately (tests/test_verilog.py).
-        build_args = ["-Wno-fatal", "-Wno-lint", "-Wno-style"] if sim == "verilator" else []
-        runner.build(sources=sources, hdl_toplevel=f"{top}_harness", build_dir=build_dir,
-                     always=False, timescale=("1ns", "1ps"), waves=waves,
-                     build_args=build_args)
-        build_s = time.perf_counter() - t0
-        if not waves:  # each run has its own plan, observed and results files
-            lock.release()
-        results_xml = build_dir / f"results_{tag}.xml"
-        results_xml.unlink(missing_ok=True)
-        t1 = time.perf_counter()
-        try:
-            runner.test(hdl_toplevel=f"{top}_harness",
-                        test_module="fatnet.sim.cocotb_runner", build_dir=build_dir,
-                        test_dir=build_dir, results_xml=str(results_xml),
-                        extra_env={PLAN_ENV: str(plan_file)}, waves=waves,
-                        plusargs=([f"+dumpfile_path={build_dir / f'{top}_harness.vcd'}"]
-                                  if sim == "icarus" and waves else []))
-        except SystemExit:
-            pass  # under pytest the runner exits on a failing test; the XML says which
-        run_s = time.perf_counter() - t1
-    finally:
-        for k, v in old_env.items():
-            if v is None:
-                os.environ.pop(k, None)
+        with temporary_env(simulator_env(sim)):
+            t0 = time.perf_counter()
+            if not (build_dir / f"{top}.json").exists():  # the manifest is written last
+                generate(net, build_dir, top=top, harness=True, hardware=hw)
+            sources = harness_sources(build_dir, top)
+            if sim == "verilator":
+                runner = _verilator_runner(public_all=False,
+                                           status_module=top if width else None)
             else:
-                os.environ[k] = v
+                runner = _icarus_runner() if sim == "icarus" and waves else get_runner(sim)
+            # Amaranth's Verilog is linted separately (tests/test_verilog.py).
+            build_args = (["-Wno-fatal", "-Wno-lint", "-Wno-style"] if sim == "verilator"
+                          else [])
+            runner.build(sources=sources, hdl_toplevel=f"{top}_harness",
+                         build_dir=build_dir, always=False, timescale=("1ns", "1ps"),
+                         waves=waves, build_args=build_args)
+            build_s = time.perf_counter() - t0
+            if not waves:  # each run has its own plan, observed and results files
+                lock.release()
+            results_xml = build_dir / f"results_{tag}.xml"
+            results_xml.unlink(missing_ok=True)
+            t1 = time.perf_counter()
+            try:
+                runner.test(hdl_toplevel=f"{top}_harness",
+                            test_module="fatnet.sim.cocotb_runner", build_dir=build_dir,
+                            test_dir=build_dir, results_xml=str(results_xml),
+                            extra_env={PLAN_ENV: str(plan_file)}, waves=waves,
+                            plusargs=(
+                                [f"+dumpfile_path={build_dir / f'{top}_harness.vcd'}"]
+                                if sim == "icarus" and waves else []))
+            except SystemExit:
+                pass  # under pytest the runner exits on a failing test; the XML says which
+            run_s = time.perf_counter() - t1
+    finally:
         lock.release()
     # runner.test() does not fail on a failing cocotb test outside pytest: the XML says.
     failures = _failures(results_xml)

@@ -71,8 +71,8 @@ def manifest_fields(net, modules) -> dict:
         "spec": {"kind": "hypercube", **net.params()},
         "terms": {
             "k": f"the dimension (= {k}); nodes x = 0 .. 2^k - 1 = {N - 1}",
-            "rank": f"0 .. k - 1: a node's routers in chain order; rank r handles "
-                    f"dimension order[r]",
+            "rank": "0 .. k - 1: a node's routers in chain order; rank r handles "
+                    "dimension order[r]",
             "P": f"payload bits of a message (= {P}) = M - k",
             "T": f"the delivery cycle's length in bit-times (= {T}) = cycle_length_bits",
         },
@@ -130,17 +130,24 @@ def manifest_fields(net, modules) -> dict:
     }
 
 
+def _message_terms(net) -> dict:
+    """The terms k, M and P of Algorithm 2's and the baselines' manifests."""
+    return {
+        "k": f"the dimension (= {net.k}); nodes x = 0 .. 2^k - 1 = {net.nodes - 1}",
+        "M": f"message bits (= {net.M}): the destination's k bits, then P data bits",
+        "P": f"data bits of a message (= {net.payload_bits}) = M - k",
+    }
+
+
 def _alg2_manifest(net, modules) -> dict:
     from ...golden.hypercube.bitserial import schedule
-    k, N, M, P, T = net.k, net.nodes, net.M, net.payload_bits, net.cycle_length
+    k, M, P, T = net.k, net.M, net.payload_bits, net.cycle_length
     sched = schedule(k, M)
     S, D = sched.total, net.arrival
     return {
         "spec": {"kind": "hypercube", **net.params()},
         "terms": {
-            "k": f"the dimension (= {k}); nodes x = 0 .. 2^k - 1 = {N - 1}",
-            "M": f"message bits (= {M}): the destination's k bits, then P data bits",
-            "P": f"data bits of a message (= {P}) = M - k",
+            **_message_terms(net),
             "f": "an iteration's free dimensions: iteration i works in the subcubes "
                  "spanned by dimensions i + 1 .. k - 1, f = k - 1 - i",
             "S": f"the schedule's bit-times (= {S}) = 5k^2 + (3M + 1)k - 2M - 5",
@@ -197,7 +204,7 @@ def _alg2_manifest(net, modules) -> dict:
 
 
 def _store_forward_manifest(net, modules) -> dict:
-    k, N, M, P, T = net.k, net.nodes, net.M, net.payload_bits, net.cycle_length
+    M, P, T = net.M, net.payload_bits, net.cycle_length
     B, n, S, Wd, h = net.buffer, net.steps, net.step_length, net.word_bits, net.header_bits
     valiant = net.algorithm == "valiant"
     fields_text = ("the intermediate node's k bits, then the destination's k bits, then "
@@ -205,9 +212,7 @@ def _store_forward_manifest(net, modules) -> dict:
     return {
         "spec": {"kind": "hypercube", **net.params()},
         "terms": {
-            "k": f"the dimension (= {k}); nodes x = 0 .. 2^k - 1 = {N - 1}",
-            "M": f"message bits (= {M}): the destination's k bits, then P data bits",
-            "P": f"data bits of a message (= {P}) = M - k",
+            **_message_terms(net),
             "B": f"messages per link queue (= {B})",
             "h": f"header bits (= {h}): " + ("the intermediate node and the destination, "
                                              "2k" if valiant else "the destination, k"),

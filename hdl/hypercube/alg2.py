@@ -38,8 +38,9 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..controller import add_cycle_controller, controller_members
+from ..controller import add_cycle_controller
 from ..signatures import ChannelSignature, EndpointSignature
+from .network import network_signature
 from .enumerator import Enumerator
 from .router import DimensionRouter
 
@@ -336,10 +337,7 @@ class Alg2NetworkHW(wiring.Component):
         self._net = net
         self._library = library
         self._t_max = max(length for _, _, length in net.phases) - 1
-        super().__init__(wiring.Signature({
-            **controller_members(net.cycle_length),
-            "node": Out(EndpointSignature(1)).array(net.nodes),
-        }))
+        super().__init__(network_signature(net))
         self.nodes = [self._node() for _ in range(net.nodes)]
 
     def _node(self):

@@ -40,8 +40,9 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..controller import add_cycle_controller, controller_members
+from ..controller import add_cycle_controller
 from ..signatures import ChannelSignature, EndpointSignature
+from .network import network_signature
 
 __all__ = ["SEQUENCER", "EcubeRouter", "EcubeNetworkHW", "router_signature"]
 
@@ -257,10 +258,7 @@ class EcubeNetworkHW(wiring.Component):
     def __init__(self, net, *, library=None):
         self._net = net
         self._library = library
-        super().__init__(wiring.Signature({
-            **controller_members(net.cycle_length),
-            "node": Out(EndpointSignature(1)).array(net.nodes),
-        }))
+        super().__init__(network_signature(net))
         self.routers = [self._router() for _ in range(net.nodes)]
 
     def _router(self):

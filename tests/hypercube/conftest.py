@@ -37,3 +37,19 @@ def pytest_generate_tests(metafunc):
 @pytest.fixture(scope="session")
 def hc_baselines():
     return BASELINES
+
+
+@pytest.fixture(scope="session")
+def hc_lint_generated(verilator_lint, icarus_clean):
+    """``hc_lint_generated(out, doc)``: the generated hypercube's Verilog and its
+    harness compile on Icarus with no message, and the Verilog is Verilator -Wall
+    clean under its lint.vlt."""
+    from simulators import require as require_simulator
+
+    def check(out, doc):
+        for top, files in (("hypercube", ["hypercube.v"]),
+                           ("hypercube_harness", doc["harness"]["sources"])):
+            icarus_clean(top, [out / f for f in files])
+        require_simulator("verilator")
+        verilator_lint([out / "lint.vlt", out / "hypercube.v"])
+    return check

@@ -96,13 +96,9 @@ def generated(request, tmp_path_factory):
         (out / "hypercube.json").read_text())
 
 
-def test_verilog_is_lint_clean_and_icarus_clean(generated, verilator_lint, icarus_clean):
+def test_verilog_is_lint_clean_and_icarus_clean(generated, hc_lint_generated):
     out, _, doc = generated
-    for top, files in (("hypercube", ["hypercube.v"]),
-                       ("hypercube_harness", doc["harness"]["sources"])):
-        icarus_clean(top, [out / f for f in files])
-    require_simulator("verilator")
-    verilator_lint([out / "lint.vlt", out / "hypercube.v"])
+    hc_lint_generated(out, doc)
 
 
 def test_manifest_ports_phases_and_one_node_module(generated):

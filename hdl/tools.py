@@ -1,0 +1,34 @@
+"""Running the PyPI tools the hardware flow uses: where a YoWASP command is, and an
+environment set for the length of a call (Amaranth's platform build and cocotb's runner
+read the tools and settings they use from the environment)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sys
+from pathlib import Path
+
+__all__ = ["yowasp_tool", "temporary_env"]
+
+
+def yowasp_tool(name: str) -> str:
+    """A YoWASP console script: on PATH, or beside this interpreter (the venv)."""
+    beside = Path(sys.executable).parent / name
+    return shutil.which(name) or str(beside)
+
+
+@contextlib.contextmanager
+def temporary_env(env: dict):
+    """Set the variables of ``env`` and restore every one of them afterwards."""
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
