@@ -33,6 +33,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
 from ..golden.bist import COUNTERS, REPORT_FIELDS, payload_fields
+from .gen import LINT_WAIVERS
 
 __all__ = ["BistCore", "line_template", "bist_lint_waivers"]
 
@@ -49,10 +50,7 @@ lint_off -rule WIDTHEXPAND
 
 def bist_lint_waivers() -> str:
     """The contents of the self-testing top's Verilator control file."""
-    from .gen import LINT_WAIVERS
     return LINT_WAIVERS + BIST_LINT_EXTRA
-
-
 
 
 def line_template() -> list:
