@@ -21,6 +21,7 @@ from amaranth import Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
+from ...golden.errors import ParameterError
 from ...golden.hypercube.circuit import check_buildable
 from ..controller import add_cycle_controller, controller_meaning, controller_members
 from ..signatures import EndpointSignature
@@ -84,6 +85,9 @@ class HypercubeNetworkHW(wiring.Component):
 
     def __new__(cls, net, *, library=None):
         check_buildable(net)  # refused before the component exists
+        if net.algorithm != "alg1":
+            raise ParameterError(f"algorithm must be alg1 for Algorithm 1's router chains "
+                                 f"(the top() hook picks the network of {net.algorithm!r})")
         return super().__new__(cls, src_loc_at=1)
 
     def __init__(self, net, *, library=None):

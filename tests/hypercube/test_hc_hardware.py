@@ -174,13 +174,14 @@ def test_reverse_wires_run_the_circuit_backwards(k):
 def test_bad_parameters_are_refused():
     with pytest.raises(ValueError, match="high must be a bool"):
         DimensionRouter(1)
-    with pytest.raises(ParameterError, match="algorithm must be alg1 or alg2"):
-        check_buildable(HypercubeCircuit(3, algorithm="valiant"))
+    with pytest.raises(ParameterError, match="algorithm must be one of alg1, alg2, ecube, "
+                                             "valiant for gen and sim, got 'bogus'"):
+        check_buildable(HypercubeCircuit(3, algorithm="bogus"))
     with pytest.raises(ParameterError, match=r"message-bits must be an integer in \[4, "):
         check_buildable(HypercubeCircuit(3, message_bits=3))
     with pytest.raises(ParameterError, match="order"):
         check_buildable(HypercubeCircuit(3, order=(0, 0, 1)))
-    with pytest.raises(ParameterError, match="algorithm"):
+    with pytest.raises(ParameterError, match="algorithm must be alg1 for Algorithm 1"):
         HypercubeNetworkHW(HypercubeCircuit(3, algorithm="ecube"))
     from fatnet.hdl.hypercube import Alg2Node
     with pytest.raises(ValueError, match="message_bits >= k"):
