@@ -57,7 +57,7 @@ def add_board_options(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_board(kind: str, args) -> int:
-    from ..hdl.board import BAUD, BOARDS, build_board, check_tools
+    from ..hdl.board import BAUD, BOARDS, baud_divisor, build_board, check_tools
     from ..hdl.gen import check_generable
     from ..sim.bist import build_core, make_plan, predict
     from .registry import get_family
@@ -73,7 +73,7 @@ def cmd_board(kind: str, args) -> int:
         raise ParameterError(f"predict must be an integer >= 0, got {args.predict}")
     net = fam.commands.network_from_args(kind, args)
     check_generable(net, hardware=fam.hardware)
-    divisor = round(clock * 1e6 / BAUD)
+    divisor = baud_divisor(clock)
     period = net.cycle_length + 2
     report_cycles = args.report_cycles or max(1, round(clock * 1e6 / period))
     plan = make_plan(net, fam, pattern=args.pattern, load=args.load, seed=args.seed,

@@ -23,6 +23,7 @@ Every function here is the specification the hardware is built from, bit for bit
 
 from __future__ import annotations
 
+from .bitstream import bits_to_int, int_to_bits
 from .errors import ParameterError
 
 __all__ = ["FIXED_PATTERNS", "PATTERNS", "COUNTERS", "xorshift32", "initial_state",
@@ -40,7 +41,7 @@ REPORT_FIELDS = ("C", "O", "S", "D", "A", "L", "E")
 
 
 def _bit_reverse(s: int, n: int) -> int:
-    return int(format(s, f"0{n}b")[::-1], 2) if n else 0
+    return bits_to_int(int_to_bits(s, n)[::-1])
 
 
 #: Fixed patterns: name -> (s, n) -> destination of terminal s among 2^n.

@@ -33,6 +33,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
 from ..golden.bist import COUNTERS, REPORT_FIELDS, payload_fields
+from ..golden.bitstream import bits_to_int
 from .gen import LINT_WAIVERS
 
 __all__ = ["BistCore", "line_template", "bist_lint_waivers"]
@@ -232,7 +233,7 @@ class BistCore(wiring.Component):
             # its index changes, and a fixed pattern's index never does)
             hdr_v, hlen_v = Const(0, max(H, 1)), Const(0, Hb + 1)
             for d, bits in hs.items():
-                val = int("".join(map(str, bits)), 2) << (H - len(bits)) if bits else 0
+                val = bits_to_int(bits) << (H - len(bits))
                 hdr_v = Mux(eq(d_now, d), Const(val, max(H, 1)), hdr_v)
                 hlen_v = Mux(eq(d_now, d), Const(len(bits), Hb + 1), hlen_v)
             chk = Const(s, n) ^ d_now

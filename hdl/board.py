@@ -26,10 +26,15 @@ from amaranth.lib.cdc import ResetSynchronizer
 from .tools import temporary_env, yowasp_tool
 
 __all__ = ["BOARDS", "Board", "BoardTop", "board_platform", "build_board", "check_tools",
-           "BAUD"]
+           "BAUD", "baud_divisor"]
 
 #: The UART's baud rate.
 BAUD = 115200
+
+
+def baud_divisor(clock_mhz: float) -> int:
+    """Clocks per UART bit at :data:`BAUD` for a clock of ``clock_mhz``."""
+    return round(clock_mhz * 1e6 / BAUD)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..golden import bist as gb
+from ..golden.bitstream import bits_to_int, int_to_bits
 from ..golden.errors import FatnetInputError, ParameterError
 from ..golden.messages import MessageSet
 from ..hdl.signatures import endpoints
@@ -87,16 +88,16 @@ def make_plan(net, family, *, pattern="random", load=1.0, seed=0, report_cycles=
     gb.check_payload_bits(P, n)
     T = int(net.cycle_length)
     period = T + 2
+    line = line_clocks(baud_divisor)
+    need = max(1, -(-line // period))        # periods a report line takes
     if report_cycles is None:
-        report_cycles = max(1, -(-line_clocks(baud_divisor) // period) + 1)
+        report_cycles = need + 1
     if isinstance(report_cycles, bool) or not isinstance(report_cycles, int) or \
             report_cycles < 1:
         raise ParameterError(f"report-cycles must be an integer >= 1, got {report_cycles!r}")
-    need = -(-line_clocks(baud_divisor) // period)
     if report_cycles < need:
         raise ParameterError(f"report-cycles must be >= {need}: a report line takes "
-                             f"{line_clocks(baud_divisor)} clocks, one cycle {period}; got "
-                             f"{report_cycles}")
+                             f"{line} clocks, one cycle {period}; got {report_cycles}")
     headers, prefix = [], None
     for s in range(N):
         if pattern == "random":
@@ -167,15 +168,14 @@ def predict(plan: BistPlan, cycles: int) -> list[dict]:
             res = tb.simulate(plan.net, ms, tb.prepare(plan.net, ms, list(range(len(srcs)))))
             for i, s in enumerate(srcs):
                 o = res.outcomes.get(i)
-                want = [1] + plan.headers[s][dsts[i]] + [
-                    int(b) for b in format(pays[i], f"0{P}b")]
+                want = [1] + plan.headers[s][dsts[i]] + int_to_bits(pays[i], P)
                 if o is None or list(res.injections[i][1]) != want:
                     raise ParameterError(
                         f"the model {'leaves out' if o is None else 'drives another stream for'}"
                         f" terminal {s}'s message to {dsts[i]} in a cycle with "
                         f"{len(srcs)} messages")
                 if o.status == "delivered":
-                    got = int("".join(map(str, o.stream[len(o.stream) - P:])), 2)
+                    got = bits_to_int(o.stream[len(o.stream) - P:])
                     if gb.payload_ok(got, int(o.dst), P, n):
                         delivered += 1
                     else:

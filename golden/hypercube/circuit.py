@@ -65,7 +65,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bitstream import int_to_bits
+from ..bitstream import bits_to_int, int_to_bits
 from ..cycle import CycleResult, Occupancy, Outcome, run_cycle
 from ..errors import FatnetInputError, ParameterError
 from ..runner import ChannelUsage, RunReport, drive_online
@@ -322,7 +322,7 @@ class HypercubeCircuit(Hypercube):
         options = {}
         if self.algorithm == "valiant":
             options = {"intermediate": np.array(
-                [int("".join(map(str, injections[m][1][1:1 + k])), 2) for m in idx],
+                [bits_to_int(injections[m][1][1:1 + k]) for m in idx],
                 dtype=np.int64), "intermediate_buffer": False}
         run = store_forward_route(k, src, dst, algorithm=self.algorithm, buffer=self.buffer,
                                   max_steps=self.steps, **options)
