@@ -16,7 +16,8 @@ import numpy as np
 
 from ..golden.butterfly import api as bf
 from ..golden.butterfly.api import build_circuit as build
-from ..golden.butterfly.cyclemodel import CircuitNetwork, run_circuit, run_masked
+from ..golden.butterfly.cyclemodel import (MAX_LINK_STAGES, CircuitNetwork, run_circuit,
+                                           run_masked)
 from ..golden.butterfly.faults import ADVERSARIES, RULES
 from ..golden.butterfly.patterns import PATTERNS
 from ..golden.butterfly.store_forward import EDGE_CHOICES, QUEUES, TIES
@@ -65,6 +66,9 @@ def _network_options(p: argparse.ArgumentParser, kind: str) -> None:
                    help="retry the wiring until every splitter has this expansion")
     p.add_argument("--payload-bits", type=int, default=8,
                    help="data bits per message in the bit-serial model (default 8)")
+    p.add_argument("--link-stages", type=int, default=0, metavar="S",
+                   help=f"registers on every switch-to-switch link, each way, for the "
+                        f"clock of large networks (0 .. {MAX_LINK_STAGES}; default 0)")
     p.add_argument("--seed", type=int, default=0,
                    help="seed for the wiring, the faults and the patterns (default 0)")
 
@@ -114,7 +118,7 @@ def spec_from_args(kind: str, args) -> bf.ButterflySpec:
 
 def network_from_args(kind: str, args) -> CircuitNetwork:
     """The bit-serial network the options name."""
-    return build(spec_from_args(kind, args), args.payload_bits)
+    return build(spec_from_args(kind, args), args.payload_bits, args.link_stages)
 
 
 def messages_from_args(args, circuit: CircuitNetwork) -> MessageSet:
@@ -228,7 +232,7 @@ def run_model(circuit: CircuitNetwork, ms: MessageSet, args):
 # ---------------------------------------------------------------------- verbs
 def cmd_route(kind: str, args) -> int:
     spec = spec_from_args(kind, args)
-    circuit = build(spec, args.payload_bits)
+    circuit = build(spec, args.payload_bits, args.link_stages)
     # store-and-forward on the same network; the circuit result is the cycle-exact run's
     doc = bf.route_report(spec, circuit, args.pattern, args.problems, args.hot_fraction,
                           queue=args.queue, edge_choice=args.edge_choice, tie=args.tie,
@@ -255,7 +259,7 @@ def cmd_route(kind: str, args) -> int:
 
 def cmd_info(kind: str, args) -> int:
     spec = spec_from_args(kind, args)
-    doc = bf.info_report(spec, args.payload_bits)
+    doc = bf.info_report(spec, args.payload_bits, args.link_stages)
     if args.json:
         print(json.dumps(doc))
         return 0
@@ -277,8 +281,9 @@ def cmd_info(kind: str, args) -> int:
               f"{f['declared_per_level']}, surviving inputs {f['surviving_inputs']}, "
               f"outputs {f['surviving_outputs']}")
     b = doc["bit_serial"]
-    print(f"bit-serial: {b['header_bits']} address bits, {b['payload_bits']} payload bits; "
-          f"M reaches the output at bit-time {b['arrival']}, acknowledgment "
+    links = (f", {b['link_stages']} register(s) per link" if b["link_stages"] else "")
+    print(f"bit-serial: {b['header_bits']} address bits, {b['payload_bits']} payload bits"
+          f"{links}; M reaches the output at bit-time {b['arrival']}, acknowledgment "
           f"{b['ack_latency']} later; delivery cycle {b['cycle_length_bits']} bit-times")
     return 0
 

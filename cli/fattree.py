@@ -15,7 +15,7 @@ import time
 from ..golden.fattree.api import build, info, schedule_report, spec_from_options
 from ..golden.fattree.network import FatTreeNetwork
 from ..golden.fattree.schedule import METHODS
-from ..golden.fattree.spec import CONCENTRATORS, MODES, FatTreeSpec
+from ..golden.fattree.spec import CONCENTRATORS, MAX_LINK_STAGES, MODES, FatTreeSpec
 from ..golden.messages import PATTERNS, load_message_file, make_pattern
 from .options import comma_ints
 from .registry import Family, Kind
@@ -51,6 +51,9 @@ def _add_network_options(p: argparse.ArgumentParser, *, hardware: bool = True):
                        help="switch-setting mode (default offline)")
         p.add_argument("--payload-bits", type=int, default=8,
                        help="data bits per message (default 8)")
+        p.add_argument("--link-stages", type=int, default=0, metavar="S",
+                       help=f"registers on every node-to-node link, each way, for the "
+                            f"clock of large trees (0 .. {MAX_LINK_STAGES}; default 0)")
 
 
 def _add_traffic_options(p: argparse.ArgumentParser):
@@ -83,7 +86,7 @@ def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
 
 def spec_from_args(kind: str, args) -> FatTreeSpec:
     opts = {"seed": args.seed}
-    for name in ("concentrator", "mode", "payload_bits"):
+    for name in ("concentrator", "mode", "payload_bits", "link_stages"):
         if hasattr(args, name):
             opts[name] = getattr(args, name)
     return spec_from_options(args.leaves, root_capacity=args.root_capacity,

@@ -24,9 +24,14 @@ Timing (bit-times from the start of the delivery cycle; docs/hardware.md "Timing
   branch without stages has just that one), so what a stage emits at ``t`` enters the
   next stage, or the next channel, at ``t + 1``: a switch holds every stream bit for
   ``max(1, stages)`` bit-times.
+* Link pipelining: a fabric may put ``link_delay(channel)`` registers on a channel
+  between its driver and the switch it feeds, both ways (the forward wire and its
+  acknowledgment). A channel wire's waveform is the one the fed switch sees: M is
+  there ``link_delay`` bit-times after the driving stage emits it.
 * Acknowledgment: the destination drives the reverse wire of its delivery wire from
   the bit-time M arrives; each switch passes it back through the same number of
-  registers (``registers``), so the source sees it their sum later.
+  registers (``registers``), and each pipelined link through its ``link_delay``, so
+  the source sees it their sum later.
 
 The fabric interface (duck-typed):
 
@@ -39,6 +44,7 @@ The fabric interface (duck-typed):
 ``out_wire(switch, out_port, output)`` -> (channel, wire) a last-stage output drives.
 ``registers(switch, out_port)`` -> ``max(1, stages)``.
 ``port_name(out_port)`` -> a name for reports.
+``link_delay(channel)`` -> registers on the channel's link (optional; default 0).
 ``usable(switch, out_port, stage, output)`` -> bool (optional; default: every output).
 """
 
@@ -76,6 +82,7 @@ class Outcome:
     stream: list = field(default_factory=list)
     path: list = field(default_factory=list)  # Occupancy, source channel first
     # registers each hop puts on the way back (acknowledgment), source side first
+    # (the switch's own and its out channel's link registers)
     hop_registers: list = field(default_factory=list)
     arrival: int | None = None  # bit-time of the M bit on the destination wire
     ack_time: int | None = None  # bit-time the source's reverse wire rises
@@ -165,6 +172,7 @@ def run_cycle(fabric, length: int, messages: dict, injections: dict,
     online = fabric.online
     usable = getattr(fabric, "usable", None)
     field_width = getattr(fabric, "field_width", None)
+    link_delay = getattr(fabric, "link_delay", None)
     outcomes: dict[int, Outcome] = {}
     for m in local:
         s, d, _ = messages[m]
@@ -201,9 +209,10 @@ def run_cycle(fabric, length: int, messages: dict, injections: dict,
         stages = fabric.stages(switch, port)
         if j == len(stages):  # tau already counts the last stage's register
             channel, wire = fabric.out_wire(switch, port, x)
-            t = tau if stages else tau + 1
+            delay = 0 if link_delay is None else link_delay(channel)
+            t = (tau if stages else tau + 1) + delay
             o.path.append(occupancy(channel, wire, t, pos))
-            o.hop_registers.append(fabric.registers(switch, port))
+            o.hop_registers.append(fabric.registers(switch, port) + delay)
             arrive(o, channel, wire, t, pos)
             return
         w = 0 if online else stages[j].decision_width

@@ -245,6 +245,72 @@ def network_row(leaves: int, conc: str, workdir: Path, fmax: bool = True,
     return row
 
 
+#: ``--link-scaling``: the sizes, the link stages and nextpnr's limit per design.
+SCALING_SIZES = (16, 64, 256)
+SCALING_LINK_STAGES = (0, 1)
+SCALING_PNR_TIMEOUT = 6000
+
+
+def scaling_row(family: str, size: int, link_stages: int, workdir: Path,
+                capacity: int = 1, pnr_timeout: int = SCALING_PNR_TIMEOUT) -> dict:
+    """One design of the clock-against-size benchmark: the butterfly with ``size``
+    inputs, or the constant-capacity fat-tree (Pippenger, off-line) with ``size`` leaves
+    and ``capacity`` wires per channel, each with ``link_stages`` registers per link;
+    ECP5 synthesis and out-of-context place-and-route (Fmax of ``clk``)."""
+    if family == "butterfly":
+        from ..golden.butterfly import api as bf
+        from ..golden.butterfly import build
+        design = build(bf.spec_from_options("butterfly", size, 1, seed=0), 8, link_stages)
+        hw, top = butterfly_hw, "butterfly"
+    else:
+        design = FatTreeNetwork(FatTreeSpec.constant(size, capacity,
+                                                     link_stages=link_stages))
+        hw, top = fattree_hw, "fattree"
+    out = workdir / f"scaling_{family}_{size}_{link_stages}"
+    generate(design, out, harness=False, hardware=hw)
+    path = out / f"{top}.v"
+    counts = synth_counts(path, top, "ecp5")
+    t0 = time.perf_counter()
+    fmax = ecp5_fmax(f"{path}.ecp5.json", timeout=pnr_timeout)
+    row = {"family": family, "size": size, "link_stages": link_stages,
+           "capacity": capacity if family == "fat-tree" else None,
+           "cycle_length": design.cycle_length, "ecp5_luts": counts["luts"],
+           "ecp5_ffs": counts["ffs"], "ecp5_fmax_mhz": fmax,
+           "pnr_seconds": round(time.perf_counter() - t0)}
+    shutil.rmtree(out)
+    return row
+
+
+def scaling_main(args) -> list[dict]:
+    """Fmax against size with and without pipelined links (issue 17's goal: Fmax(256)
+    >= 0.85 Fmax(16)), one row per design as it finishes, then the ratios."""
+    families = args.scaling_families or ("butterfly", "fat-tree")
+    print(f"Clock against size (python -m fatnet.hdl.bench_hw --link-scaling): ECP5-85k "
+          f"out of context, nextpnr seed 1; butterfly d = 1 and the fat-tree of constant "
+          f"capacity {args.scaling_capacity} (Pippenger, off-line); 8 payload bits",
+          flush=True)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="fatnet-bench-scaling-") as tmp:
+        for family in families:
+            for s in args.link_stages:
+                for n in args.scaling_sizes:
+                    r = scaling_row(family, n, s, Path(tmp), args.scaling_capacity,
+                                    args.pnr_timeout)
+                    base = next((x for x in rows if x["family"] == family
+                                 and x["link_stages"] == s and x["size"] == min(
+                                     args.scaling_sizes)), r)
+                    r["fmax_ratio"] = (round(r["ecp5_fmax_mhz"] / base["ecp5_fmax_mhz"], 3)
+                                       if r["ecp5_fmax_mhz"] and base["ecp5_fmax_mhz"]
+                                       else None)
+                    rows.append(r)
+                    print(f"{family:>10} size {n:>4} link-stages {s}: T {r['cycle_length']}, "
+                          f"{r['ecp5_luts']} LUT, {r['ecp5_ffs']} FF, Fmax "
+                          f"{r['ecp5_fmax_mhz'] or '-'} MHz (ratio to size "
+                          f"{min(args.scaling_sizes)}: {r['fmax_ratio'] or '-'}), "
+                          f"place-and-route {r['pnr_seconds']} s", flush=True)
+    return rows
+
+
 def _cpu_seconds() -> float:
     """User + system CPU time of this process and its finished children (the forked
     workers): unlike wall time, it does not grow when other jobs share the machine."""
@@ -524,7 +590,27 @@ def main(argv=None) -> None:
     ap.add_argument("--gen-1024", action="store_true",
                     help="only `fatnet gen` of the 1024-leaf fat-tree (w = 102) and the "
                          "1024-input multibutterfly (d = 2), harness included")
+    ap.add_argument("--link-scaling", action="store_true",
+                    help="only Fmax against size, with and without --link-stages")
+    ap.add_argument("--scaling-sizes", type=int, nargs="+", metavar="N",
+                    default=list(SCALING_SIZES),
+                    help=f"--link-scaling sizes (default "
+                         f"{' '.join(map(str, SCALING_SIZES))})")
+    ap.add_argument("--link-stages", type=int, nargs="+", metavar="S",
+                    default=list(SCALING_LINK_STAGES),
+                    help="--link-scaling: link stages to compare (default 0 1)")
+    ap.add_argument("--scaling-families", nargs="+", choices=("butterfly", "fat-tree"),
+                    help="--link-scaling families (default both)")
+    ap.add_argument("--scaling-capacity", type=int, default=1,
+                    help="--link-scaling: the fat-tree's constant capacity (default 1)")
     args = ap.parse_args(argv)
+    if args.link_scaling:
+        if args.pnr_timeout == BFLY_PNR_TIMEOUT:
+            args.pnr_timeout = SCALING_PNR_TIMEOUT
+        rows = scaling_main(args)
+        if args.json:
+            Path(args.json).write_text(json.dumps({"link_scaling": rows}, indent=2))
+        return
     if args.gen_1024:
         print("fatnet gen, harness included (python -m fatnet.hdl.bench_hw --gen-1024); "
               "wall s: the whole command; gen s: the manifest's generation_seconds",

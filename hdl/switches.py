@@ -5,6 +5,7 @@ one of two branches; :class:`StageSwitch` is one bipartite stage of a switch who
 graph comes from the golden model (a concentrator stage of a fat-tree node, the
 splitter edges of a butterfly switch): off-line it reads decision bits, on-line it
 arbitrates. Both hold their connections until ``clear`` and pass acknowledgments back.
+:func:`link_registers` pipelines a link between two switches.
 """
 
 from __future__ import annotations
@@ -15,7 +16,22 @@ from amaranth.lib.wiring import In, Out
 
 from .signatures import ChannelSignature
 
-__all__ = ["StageSwitch", "Selector"]
+__all__ = ["StageSwitch", "Selector", "link_registers"]
+
+
+def link_registers(m, wires, stages: int, clear, name: str):
+    """``wires`` delayed by ``stages`` registers of a pipelined link (``--link-stages``),
+    each cleared by ``clear``, the switch's own delivery-cycle clear, so that a
+    place-and-route tool packs them with the switch's flip-flops (same control set).
+    Returns the last register (``wires`` itself for 0 stages)."""
+    for s in range(stages):
+        held = Signal(len(wires), name=f"{name}{s}")
+        with m.If(clear):
+            m.d.sync += held.eq(0)
+        with m.Else():
+            m.d.sync += held.eq(wires)
+        wires = held
+    return wires
 
 
 def _is(value, constant: int):

@@ -217,11 +217,12 @@ def build(spec: ButterflySpec):
         f"kept every input in {MAX_FAULT_PLACEMENTS} tries (inputs {spec.inputs})")
 
 
-def build_circuit(spec: ButterflySpec, payload_bits: int = 8) -> CircuitNetwork:
+def build_circuit(spec: ButterflySpec, payload_bits: int = 8,
+                  link_stages: int = 0) -> CircuitNetwork:
     """The bit-serial network of a spec (with its fault map): the one structure the
-    hardware is built from."""
+    hardware is built from; ``link_stages`` registers on every switch-to-switch link."""
     net, _ = build(spec)
-    return CircuitNetwork(net, payload_bits, spec=spec)
+    return CircuitNetwork(net, payload_bits, spec=spec, link_stages=link_stages)
 
 
 def pattern_messages(circuit: CircuitNetwork, pattern: str = "random-destinations",
@@ -268,13 +269,14 @@ def info(spec: ButterflySpec, alpha: float = 1 / 16, exact_limit: int | None = N
     return out
 
 
-def info_report(spec: ButterflySpec, payload_bits: int = 8) -> dict:
+def info_report(spec: ButterflySpec, payload_bits: int = 8, link_stages: int = 0) -> dict:
     """:func:`info`, and the bit-serial timing of the network (``bit_serial``: address
     and payload bits, arrival, acknowledgment latency, delivery-cycle length)."""
     doc = info(spec)
-    circuit = build_circuit(spec, payload_bits)
+    circuit = build_circuit(spec, payload_bits, link_stages)
     doc["bit_serial"] = {"header_bits": circuit.header_bits,
                          "payload_bits": circuit.payload_bits,
+                         "link_stages": circuit.link_stages,
                          "arrival": circuit.arrival, "ack_latency": circuit.ack_latency,
                          "cycle_length_bits": circuit.cycle_length}
     return doc

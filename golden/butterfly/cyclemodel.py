@@ -18,10 +18,14 @@ the fat-tree's framing and timing (docs/hardware.md "Timing"):
   switch strips its field and puts M' in the slot of the last field bit; the output
   is registered, so M' reaches the next switch at ``t + k + 1`` and every later bit
   spends one bit-time per level (zero-load latency: levels + message bits).
+* Link pipelining (``link_stages`` = s): every link between two switches (levels 1 ..
+  lg N - 1 receive them; the sources' and the outputs' wires are not pipelined) has s
+  registers in each direction at the receiving switch, so M reaches the next switch s
+  bit-times later and the acknowledgment spends s more on the way back.
 * A message that finds no free edge is lost, not acknowledged; its source retries in a
   later cycle. The destination raises the acknowledgment on its delivery wire when M
-  arrives; it travels back one register per level, so the source sees it ``depth``
-  bit-times later, and it stays to the end of the cycle.
+  arrives; it travels back one register per level (and s per pipelined link), so the
+  source sees it ``ack_latency`` bit-times later, and it stays to the end of the cycle.
 * Channels and switches are both ``(level, row)``: the channel of a switch is its
   bundle of input wires; ``(depth, row)`` is output ``row``'s bundle of delivery wires.
 
@@ -45,6 +49,8 @@ from .faults import apply_faults
 __all__ = ["CircuitNetwork", "SplitterFabric", "run_circuit", "masked_network", "run_masked"]
 
 MAX_PAYLOAD_BITS = 1024
+#: Most registers per link and direction (``--link-stages``).
+MAX_LINK_STAGES = 8
 
 
 @dataclass(frozen=True)
@@ -72,16 +78,21 @@ class CircuitNetwork:
     spec : ButterflySpec, optional
         The validated options the network was built from (the manifest records them:
         the seed given, the fault options); None when it was built otherwise.
+    link_stages : int
+        Registers on every switch-to-switch link, each way (0 .. 8; module docstring).
     """
 
     #: The family's folder in every layer (the hardware is ``fatnet.hdl.butterfly``).
     family = "butterfly"
 
-    def __init__(self, network, payload_bits: int = 8, spec=None):
-        if (isinstance(payload_bits, bool) or not isinstance(payload_bits, (int, np.integer))
-                or not 0 <= payload_bits <= MAX_PAYLOAD_BITS):
-            raise ParameterError(f"payload-bits must be an integer in [0, "
-                                 f"{MAX_PAYLOAD_BITS}], got {payload_bits!r}")
+    def __init__(self, network, payload_bits: int = 8, spec=None, link_stages: int = 0):
+        for name, value, high in (("payload-bits", payload_bits, MAX_PAYLOAD_BITS),
+                                  ("link-stages", link_stages, MAX_LINK_STAGES)):
+            if (isinstance(value, bool) or not isinstance(value, (int, np.integer))
+                    or not 0 <= value <= high):
+                raise ParameterError(f"{name} must be an integer in [0, {high}], "
+                                     f"got {value!r}")
+        self.link_stages = int(link_stages)
         self.network = network
         self.spec = spec
         self.payload_bits = int(payload_bits)
@@ -107,14 +118,21 @@ class CircuitNetwork:
         return sum(self.field_widths)
 
     @property
+    def link_registers(self) -> int:
+        """Registers a path's pipelined links hold each way: s per link between levels."""
+        return self.link_stages * (self.depth - 1)
+
+    @property
     def arrival(self) -> int:
-        """Bit-time the M bit reaches its output: per level its field, then a register."""
-        return self.header_bits + self.depth
+        """Bit-time the M bit reaches its output: per level its field, then a register;
+        then the pipelined links."""
+        return self.header_bits + self.depth + self.link_registers
 
     @property
     def ack_latency(self) -> int:
-        """Bit-times from the destination's acknowledgment to the source's: one per level."""
-        return self.depth
+        """Bit-times from the destination's acknowledgment to the source's: one per level,
+        and the pipelined links'."""
+        return self.depth + self.link_registers
 
     @property
     def cycle_length(self) -> int:
@@ -185,6 +203,10 @@ class SplitterFabric:
     def registers(switch, group):
         return 1
 
+    def link_delay(self, channel):
+        """The links into levels 1 .. depth - 1 are pipelined; sources and outputs not."""
+        return self.c.link_stages if 0 < channel[0] < self.c.depth else 0
+
     @staticmethod
     def port_name(group):
         return {0: "up", 1: "down"}.get(group, f"group {group}")
@@ -230,7 +252,8 @@ def masked_network(circuit: CircuitNetwork, bits) -> CircuitNetwork:
     faulty = (net.faults.faulty.copy() if net.faults is not None
               else np.zeros((circuit.depth + 1, circuit.n_inputs), dtype=bool))
     faulty[1:circuit.depth] |= np.asarray(bits, dtype=bool)
-    return CircuitNetwork(apply_faults(net, faulty), circuit.payload_bits, spec=circuit.spec)
+    return CircuitNetwork(apply_faults(net, faulty), circuit.payload_bits, spec=circuit.spec,
+                          link_stages=circuit.link_stages)
 
 
 def run_masked(circuit: CircuitNetwork, ms: MessageSet, masks, max_cycles: int = 1000):

@@ -26,6 +26,10 @@ Timing (bit-times from the start of the delivery cycle; docs/hardware.md "Timing
   concentrator stages and one at the node's input port, so it spends the same
   ``max(1, stages)`` bit-times in each node as the stream: the source's reverse wire
   rises that sum (``FatTreeNetwork.ack_latency``) later and stays 1 to the cycle's end.
+* Link pipelining (``spec.link_stages`` = s): every node-to-node link (not a
+  processor's channel, not the external one) has s registers each way at the node it
+  enters, so a stream reaches the next node s bit-times later and the acknowledgment
+  spends s more per link on the way back.
 """
 
 from __future__ import annotations
@@ -81,6 +85,9 @@ class FatTreeFabric:
 
     def registers(self, node, out_port):
         return self.net.hop_registers(node, out_port)
+
+    def link_delay(self, channel):
+        return self.net.link_stages_of(channel[1])
 
     @staticmethod
     def port_name(port):

@@ -81,6 +81,12 @@ class FatTreeNetwork:
         child = 2 * node + (1 if port == PORT_L else 2)
         return (child, UP) if direction_in else (child, DOWN)
 
+    def link_stages_of(self, heap: int) -> int:
+        """Registers, each way, on the link that carries the channels of ``heap`` (its
+        UP and DOWN channels): ``spec.link_stages`` between two nodes, none on a
+        processor's channel or the root's external one."""
+        return self.spec.link_stages if 0 < heap < self.n - 1 else 0
+
     def port_width(self, node: int, port: int) -> int:
         heap = node if port == PORT_U else 2 * node + (1 if port == PORT_L else 2)
         return int(self.tree.cap[0, heap])
@@ -139,17 +145,25 @@ class FatTreeNetwork:
         return (1 + self.hop_decision_width(node, out_port)
                 + self.hop_registers(node, out_port))
 
+    def link_registers(self, hops: int) -> int:
+        """Registers (each way) on the node-to-node links of a path of ``hops`` nodes:
+        ``link_stages`` on each of its ``hops - 1`` links."""
+        return self.spec.link_stages * (hops - 1)
+
     def path_timing(self, src: int, dst: int) -> tuple[int, int, int]:
         """(hops, header bits after M, bit-time of M at the destination) of a path."""
         hops = self.tree.hops(src, dst)
         header = sum(1 + self.hop_decision_width(h.node, h.out_port) for h in hops)
-        arrival = sum(self.hop_latency(h.node, h.out_port) for h in hops)
+        arrival = (sum(self.hop_latency(h.node, h.out_port) for h in hops)
+                   + self.link_registers(len(hops)))
         return len(hops), header, arrival
 
     def ack_latency(self, src: int, dst: int) -> int:
         """Bit-times from the destination raising its acknowledgment to the source
-        seeing it: the registers of every hop, passed in reverse."""
-        return sum(self.hop_registers(h.node, h.out_port) for h in self.tree.hops(src, dst))
+        seeing it: the registers of every hop and link, passed in reverse."""
+        hops = self.tree.hops(src, dst)
+        return (sum(self.hop_registers(h.node, h.out_port) for h in hops)
+                + self.link_registers(len(hops)))
 
     @cached_property
     def cycle_length(self) -> int:

@@ -27,6 +27,8 @@ MODES = ("offline", "online")
 
 MAX_LEAVES = 1 << 16
 MAX_PAYLOAD_BITS = 1024
+#: Most registers per node-to-node link and direction (``--link-stages``).
+MAX_LINK_STAGES = 8
 
 
 def is_power_of_two(n: int) -> bool:
@@ -94,6 +96,10 @@ class FatTreeSpec:
         (hardware arbitration).
     payload_bits : int
         Data bits carried by every message.
+    link_stages : int
+        Registers on every node-to-node link, each way (0 .. 8; the processors' and the
+        external channel's wires are not pipelined): the hardware's clock for large
+        trees, paid in latency (:mod:`fatnet.golden.fattree.cyclemodel`).
     seed : int
         Seed for every random choice made when the instance is built.
     """
@@ -106,6 +112,7 @@ class FatTreeSpec:
     mode: str = "offline"
     payload_bits: int = 8
     seed: int = 0
+    link_stages: int = 0
     kind: str = field(default="fat-tree", init=False)
 
     def __post_init__(self):
@@ -133,6 +140,8 @@ class FatTreeSpec:
         _check_int("payload_bits", self.payload_bits, 0, MAX_PAYLOAD_BITS,
                    f"an integer in [0, {MAX_PAYLOAD_BITS}]")
         _check_int("seed", self.seed, 0, 2 ** 63 - 1, "an integer in [0, 2^63-1]")
+        _check_int("link-stages", self.link_stages, 0, MAX_LINK_STAGES,
+                   f"an integer in [0, {MAX_LINK_STAGES}]")
 
     @property
     def levels(self) -> int:
@@ -182,6 +191,7 @@ class FatTreeSpec:
             "mode": self.mode,
             "payload_bits": self.payload_bits,
             "seed": self.seed,
+            "link_stages": self.link_stages,
         }
 
 

@@ -29,6 +29,8 @@ SPEC_FIELDS = {
     "adversary": "the --adversary that placed the faults (null: random placement)",
     "expansion": "[alpha, beta] the wiring was required to have (null: none required)",
     "payload_bits": "data bits of every message",
+    "link_stages": "s, the --link-stages given: registers on every switch-to-switch link "
+                   "(into levels 1 .. lg N - 1), each way",
 }
 
 
@@ -66,6 +68,7 @@ def _spec(circuit) -> dict:
     doc.update(kind=net.kind, inputs=net.inputs, multiplicity=net.multiplicity,
                modified=net.modified, seed=net.seed, wiring=net.wiring,
                wiring_attempt=int(net.attempt), payload_bits=circuit.payload_bits,
+               link_stages=circuit.link_stages,
                fault_rule=None if net.faults is None else net.faults.rule)
     if spec is not None:
         doc.update(seed=spec.seed, wiring=spec.wiring, faults=spec.faults,
@@ -81,7 +84,10 @@ def manifest_fields(circuit, modules) -> dict:
     net = circuit.network
     faults = net.faults
     n, N, d = circuit.depth, circuit.n_inputs, net.multiplicity
-    T, P = circuit.cycle_length, circuit.payload_bits
+    T, P, s = circuit.cycle_length, circuit.payload_bits, circuit.link_stages
+    # the latency rules in lg N (and s, when the links are pipelined)
+    latency_rule = f"lg N + s (lg N - 1)" if s else "lg N"
+    arrival_rule = f"2 lg N + s (lg N - 1)" if s else "2 lg N"
     return {
         "spec": _spec(circuit),
         "terms": {
@@ -107,20 +113,31 @@ def manifest_fields(circuit, modules) -> dict:
             f"Input r drives on term{{r}}.send: M = 1 at bit-time 0, then the lg N address "
             f"bits of the destination (MSB first; 0 = up, 1 = down), then the {P} payload "
             f"bits. Each switch level reads its bit in the bit-time after M, strips it "
-            f"and registers its output: M reaches the output at bit-time 2 lg N = "
+            f"and registers its output"
+            + (f"; each of the lg N - 1 = {n - 1} links between switch levels holds "
+               f"s = {s} registers each way (link_stages), cleared with the switch it "
+               f"enters" if s else "")
+            + f": M reaches the output at bit-time {arrival_rule} = "
             f"{circuit.arrival} on the recv wire its path ends on, followed by the payload; "
-            f"every bit after the address spends lg N = {n} clocks in the network. A "
+            f"every bit after the address spends {latency_rule} = {circuit.ack_latency} "
+            f"clocks in the network. A "
             f"destination raises recv_ack on that wire in the clock its M bit arrives and "
-            f"holds it to the cycle's end; the input sees send_ack lg N = "
-            f"{circuit.ack_latency} bit-times later (one register per level). A message "
+            f"holds it to the cycle's end; the input sees send_ack {latency_rule} = "
+            f"{circuit.ack_latency} bit-times later (one register per level"
+            + (", s per link" if s else "") + f"). A message "
             f"that finds no free edge is lost and never acknowledged. Delivery cycle T = "
-            f"2 lg N + max(payload_bits, lg N) + 1 = {T} bit-times; busy is high for "
+            f"{arrival_rule} + max(payload_bits, {latency_rule}) + 1 = {T} bit-times; busy "
+            f"is high for "
             f"bit-times 0 .. {T - 1}; bit_time then stays at {T}. After busy falls nothing "
             f"is cleared until the next start strobe: every connection made in the cycle "
-            f"stays, so recv carries the connected input's send bits {n} clocks later "
-            f"and send_ack carries the destination's recv_ack {n} clocks later (both 0 "
+            f"stays, so recv carries the connected input's send bits "
+            f"{circuit.ack_latency} clocks later "
+            f"and send_ack carries the destination's recv_ack {circuit.ack_latency} clocks "
+            f"later (both 0 "
             f"if the inputs drive 0 and the destinations drop recv_ack); the clock of the "
-            f"start strobe clears every switch, so both read 0 from bit-time 0. Status: "
+            f"start strobe clears every switch"
+            + (" and link register" if s else "") + f", so both read 0 from bit-time 0. "
+            f"Status: "
             f"every switch has a status register <top>.bad_<level>_<row> (not a port); "
             f"after fault_mask changes (or after reset) the registers settle backward one "
             f"level per clock and hold their final value from the lg N-th (= {n}th) "
@@ -146,7 +163,8 @@ def manifest_fields(circuit, modules) -> dict:
             "without delivering any other; the model does the same (the cycle-exact "
             "model injects every message and masks only edges into bad switches)."),
         "edges": edges(circuit),
-        "switch_modules": [{"module": name, "inputs": key[1], "edges": key[2]}
+        "switch_modules": [{"module": name, "inputs": key[1], "edges": key[2],
+                            "link_stages": key[3]}
                            for name, key in modules if key[0] == "switch"],
         "faulty": ([] if faults is None else
                    [[int(i), int(r)] for i, r in zip(*faults.faulty.nonzero())]),
@@ -158,9 +176,10 @@ def manifest_fields(circuit, modules) -> dict:
             "terms": "the terms every other field and text uses, each defined once",
             "levels": "lg N + 1: levels 0 .. lg N (switch levels and the outputs)",
             "switch_levels": "lg N: the levels that hold switches, 0 .. lg N - 1",
-            "arrival_bit_time": "2 lg N: the bit-time a message's M bit reaches its output",
-            "ack_latency": "lg N: bit-times from a destination's recv_ack to its input's "
-                           "send_ack",
+            "arrival_bit_time": "2 lg N + s (lg N - 1) (s = spec.link_stages): the "
+                                "bit-time a message's M bit reaches its output",
+            "ack_latency": "lg N + s (lg N - 1): bit-times from a destination's recv_ack "
+                           "to its input's send_ack",
             "status_settle_clocks": "lg N: rising clock edges after a fault_mask change "
                                     "(or reset) until every status register holds its "
                                     "final value",
@@ -178,8 +197,9 @@ def manifest_fields(circuit, modules) -> dict:
                      "term<row>.send); lower wires win arbitration. In the Verilog, "
                      "switch (level, row) is instance sw_<level>_<row>, up edge j its "
                      "up__data[j] (down: down__data[j]), input wire w its i__data[w]",
-            "switch_modules": "every distinct switch module: input wires and edges per "
-                              "direction",
+            "switch_modules": "every distinct switch module: input wires, edges per "
+                              "direction, and registers on its incoming links (0 at "
+                              "level 0)",
             "faulty": "[level, row] of the faults built in (the golden fault map); "
                       "fault_mask adds more at run time",
             "declared_faulty": "[level, row] the golden propagation (rule all) of the "

@@ -37,6 +37,7 @@ from amaranth.lib.wiring import In, Out
 from ...golden.errors import ParameterError
 from ..controller import add_cycle_controller, controller_meaning, controller_members
 from ..signatures import ChannelSignature, EndpointSignature
+from ..switches import link_registers
 
 __all__ = ["SplitterSwitch", "ButterflyNetworkHW", "switch_key", "network_signature",
            "port_meaning"]
@@ -51,6 +52,11 @@ class SplitterSwitch(wiring.Component):
         Input wires (the golden in-degree; 1 for an input switch).
     edges : int
         Edges per direction (the multiplicity d).
+    link_stages : int
+        Registers on the incoming links, each way (``--link-stages``; 0: none): the
+        input wires are registered this many times before the switch reads them, and
+        the acknowledgment as many more times after its own register. They are cleared
+        with the switch, so a place-and-route tool can pack them with its flip-flops.
 
     Members
     -------
@@ -68,19 +74,22 @@ class SplitterSwitch(wiring.Component):
     Raises
     ------
     ValueError
-        If ``inputs`` or ``edges`` is not a positive integer.
+        If ``inputs`` or ``edges`` is not a positive integer, or ``link_stages`` is
+        negative.
     """
 
-    def __new__(cls, inputs: int, edges: int):
+    def __new__(cls, inputs: int, edges: int, link_stages: int = 0):
         # refused before the component exists, so Amaranth has no unused one to report
-        for name, v in (("inputs", inputs), ("edges", edges)):
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, not {v!r}")
+        for name, v, low in (("inputs", inputs, 1), ("edges", edges, 1),
+                             ("link_stages", link_stages, 0)):
+            if not isinstance(v, int) or isinstance(v, bool) or v < low:
+                raise ValueError(f"{name} must be an integer >= {low}, not {v!r}")
         return super().__new__(cls, src_loc_at=1)  # "created at": our caller's line
 
-    def __init__(self, inputs: int, edges: int):
+    def __init__(self, inputs: int, edges: int, link_stages: int = 0):
         self._inputs = inputs
         self._edges = edges
+        self._link_stages = link_stages
         super().__init__({
             "clear": In(1), "faulty": In(1),
             "i": In(ChannelSignature(inputs)),
@@ -100,7 +109,7 @@ class SplitterSwitch(wiring.Component):
         # forwards ``holder & i.data``, which is all those registers were read for.
         m = Module()
         r, d = self._inputs, self._edges
-        i = self.i.data
+        i = link_registers(m, self.i.data, self._link_stages, self.clear, "link")
         seen = Signal(r, name="seen")
         waiting = Signal(r, name="waiting")
         off = Signal(name="off")  # outputs and acknowledgments forced low
@@ -134,10 +143,14 @@ class SplitterSwitch(wiring.Component):
                 held.append(conn[j])
                 grants.append(gj)
                 acks.append(conn[j] & out.ack[j].replicate(r))
+        ack = Signal(r, name="ack_out") if self._link_stages else self.i.ack
         with m.If(off):
-            m.d.sync += self.i.ack.eq(0)
+            m.d.sync += ack.eq(0)
         with m.Else():
-            m.d.sync += self.i.ack.eq(reduce(operator.or_, acks))
+            m.d.sync += ack.eq(reduce(operator.or_, acks))
+        if self._link_stages:
+            m.d.comb += self.i.ack.eq(
+                link_registers(m, ack, self._link_stages, self.clear, "link_ack"))
         with m.If(self.clear):
             m.d.sync += [seen.eq(0), waiting.eq(0)] + [c.eq(0) for c in held]
         with m.Else():
@@ -190,8 +203,10 @@ class _SwitchInstance:
 
 
 def switch_key(circuit, level: int, row: int) -> tuple:
-    """What makes two switches identical: input wires and edges per direction."""
-    return (int(circuit.in_degree[level, row]), int(circuit.network.edges_per_group[level]))
+    """What makes two switches identical: input wires, edges per direction, and the
+    registers on its incoming links (the input switches' come from the terminals: none)."""
+    return (int(circuit.in_degree[level, row]), int(circuit.network.edges_per_group[level]),
+            circuit.link_stages if level else 0)
 
 
 def network_signature(circuit) -> wiring.Signature:
@@ -315,7 +330,7 @@ class ButterflyNetworkHW(wiring.Component):
             return SplitterSwitch(*key)
         module = self._library.declare(("switch",) + key, lambda: SplitterSwitch(*key),
                                        "switch")
-        return _SwitchInstance(module, *key)
+        return _SwitchInstance(module, *key[:2])  # link registers add no port
 
     def elaborate(self, platform):
         m = Module()

@@ -20,6 +20,8 @@ SPEC_FIELDS = {
             "stage takes its first free output)",
     "payload_bits": "data bits of every message",
     "seed": "the --seed given: every concentrator's random stages derive from it",
+    "link_stages": "s, the --link-stages given: registers on every node-to-node link, "
+                   "each way (not on the leaves' or the external channel)",
 }
 
 
@@ -38,7 +40,7 @@ def manifest_fields(net, modules) -> dict:
         The distinct modules emitted (:attr:`ModuleLibrary.modules`).
     """
     caps = net.spec.capacities
-    T = net.cycle_length
+    T, s = net.cycle_length, net.spec.link_stages
     online = net.spec.mode == "online"
     index = _shape_index(net)
     shapes = []
@@ -75,9 +77,13 @@ def manifest_fields(net, modules) -> dict:
             f"Sources drive M at bit-time 0. At a node, M out = M in + 1 (turn bit) + W "
             f"+ max(1, k), W = the decision bits of the output's concentrator shape "
             f"({w_bits}), k = its stages (node_outputs says which shape); every later "
-            f"bit spends max(1, k) bit-times in the node. A destination raises recv_ack "
+            f"bit spends max(1, k) bit-times in the node. Each link between two nodes "
+            f"holds s = spec.link_stages = {s} registers each way (cleared with the node "
+            f"it enters): a path of h nodes adds s (h - 1) bit-times to every bit and to "
+            f"the acknowledgment. A destination raises recv_ack "
             f"in the clock its M bit arrives (one clock later delays send_ack by one); "
-            f"the source sees send_ack A = sum of max(1, k) over the path's nodes later. "
+            f"the source sees send_ack A = sum of max(1, k) over the path's nodes + "
+            f"s (h - 1) later. "
             f"Delivery cycle = the longest path's M arrival + max(payload_bits, A) + 1 = {T} bit-times; bit_time "
             f"counts 0 .. {T - 1} while busy, then stays at {T} until the next start. "
             f"After busy falls nothing is cleared until the next start strobe: every "

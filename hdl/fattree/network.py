@@ -26,7 +26,7 @@ from amaranth.lib.wiring import In, Out
 from ...golden.fattree.topology import BRANCHES, PORT_L, PORT_NAMES, PORT_R, PORT_U
 from ..controller import add_cycle_controller, controller_meaning, controller_members
 from ..signatures import EndpointSignature, PortSignature, attach
-from ..switches import Selector, StageSwitch
+from ..switches import Selector, StageSwitch, link_registers
 
 __all__ = ["FatTreeNode", "FatTreeNetworkHW", "NodeSignature", "leaf_signature",
            "port_signature", "node_key", "network_signature", "port_meaning"]
@@ -89,16 +89,28 @@ class NodeSignature(wiring.Signature):
         return f"NodeSignature({self._widths})"
 
 
+def port_link_stages(net, node: int, port: int) -> int:
+    """Registers, each way, on the link a node port's input side ends: the golden
+    :meth:`~fatnet.golden.fattree.network.FatTreeNetwork.link_stages_of` its channel."""
+    heap, _ = net.port_channel(node, port, direction_in=True)
+    return net.link_stages_of(heap)
+
+
 def node_key(net, node: int) -> tuple:
-    """What makes two nodes of one network identical: their port widths and their three
-    cascades (the network's mode, kind and seed are shared)."""
-    return (tuple(net.port_width(node, p) for p in (PORT_U, PORT_L, PORT_R)),
-            tuple(id(net.cascades[(node, p)]) for p in (PORT_U, PORT_L, PORT_R)))
+    """What makes two nodes of one network identical: their port widths, their three
+    cascades (the network's mode, kind and seed are shared) and their link registers."""
+    ports = (PORT_U, PORT_L, PORT_R)
+    return (tuple(net.port_width(node, p) for p in ports),
+            tuple(id(net.cascades[(node, p)]) for p in ports),
+            tuple(port_link_stages(net, node, p) for p in ports))
 
 
 class FatTreeNode(wiring.Component):
     """A fat-tree node (paper, Fig. 3): selectors, three concentrators (registers between
-    stages for the streams and for the acknowledgments), registered ports.
+    stages for the streams and for the acknowledgments), registered ports. A port whose
+    link comes from another node has ``spec.link_stages`` registers on it, each way
+    (the incoming data before the selector, the acknowledgment after the port's own
+    register), cleared with the node so they pack with its flip-flops.
 
     Parameters
     ----------
@@ -120,6 +132,7 @@ class FatTreeNode(wiring.Component):
         self._node = node
         self._library = library
         self._widths = {p: net.port_width(node, p) for p in (PORT_U, PORT_L, PORT_R)}
+        self._links = {p: port_link_stages(net, node, p) for p in (PORT_U, PORT_L, PORT_R)}
         self._online = net.spec.mode == "online"
         super().__init__(NodeSignature(self._widths[p] for p in (PORT_U, PORT_L, PORT_R)))
         if library is not None:  # declared now: elaboration may run in a worker
@@ -147,12 +160,18 @@ class FatTreeNode(wiring.Component):
         sel = {}
         for p in (PORT_U, PORT_L, PORT_R):
             port = self._port(p)
-            sel[p] = m.submodules[f"sel_{PORT_NAMES[p]}"] = Selector(self._widths[p])
-            m.d.comb += [sel[p].clear.eq(self.clear), sel[p].i.data.eq(port.i.data)]
+            name, stages = PORT_NAMES[p], self._links[p]
+            sel[p] = m.submodules[f"sel_{name}"] = Selector(self._widths[p])
+            data_in = link_registers(m, port.i.data, stages, self.clear, f"link_{name}")
+            ack = Signal(self._widths[p], name=f"ack_{name}_out") if stages else port.i.ack
+            m.d.comb += [sel[p].clear.eq(self.clear), sel[p].i.data.eq(data_in)]
             with m.If(self.clear):
-                m.d.sync += port.i.ack.eq(0)
+                m.d.sync += ack.eq(0)
             with m.Else():
-                m.d.sync += port.i.ack.eq(sel[p].i.ack)
+                m.d.sync += ack.eq(sel[p].i.ack)
+            if stages:
+                m.d.comb += port.i.ack.eq(
+                    link_registers(m, ack, stages, self.clear, f"link_{name}_ack"))
 
         # branch channels of every input port, by the output port they lead to
         branch = {}      # (in_port, out_port) -> selector branch (data out, ack in)

@@ -16,8 +16,9 @@ from ...hdl.signatures import ChannelSignature, port_rows
 __all__ = ["wave_groups", "switch_signature", "hop_field_labels", "interior_wires"]
 
 
-def switch_signature(inputs: int, edges: int) -> wiring.Signature:
-    """The signature of ``SplitterSwitch(inputs, edges)`` (without elaborating one)."""
+def switch_signature(inputs: int, edges: int, link_stages: int = 0) -> wiring.Signature:
+    """The signature of ``SplitterSwitch(inputs, edges, link_stages)`` (without
+    elaborating one; the link registers add no port)."""
     return wiring.Signature({
         "clear": In(1), "faulty": In(1),
         "i": In(ChannelSignature(inputs)),

@@ -1,6 +1,7 @@
 """Bad input to `fatnet gen|route|info` for the splitter kinds: one line on stderr naming
 the parameter and the accepted range, exit status 2, no traceback, nothing written."""
 
+import json
 import shutil
 import subprocess
 import sys
@@ -23,6 +24,9 @@ BAD_NETWORK = [
      "faults must be in [0, 48] (the interior switches of a 16-input network), got 49"),
     (["--inputs", "8", "--faults", "1000"],
      "faults must be in [0, 16] (the interior switches of a 8-input network), got 1000"),
+    (["--inputs", "8", "--link-stages", "9"], "link-stages must be an integer in [0, 8], got 9"),
+    (["--inputs", "8", "--link-stages", "-1"],
+     "link-stages must be an integer in [0, 8], got -1"),
 ]
 
 # multiplicity wrong for the kind
@@ -128,6 +132,23 @@ def test_gen_writes_the_files(tmp_path, capsys):
     assert "delivery cycle" in capsys.readouterr().out
 
 
+def test_gen_records_the_link_stages_and_their_timing(tmp_path, capsys):
+    """--link-stages reaches the manifest: the spec, the longer arrival and cycle, and
+    the timing text that states them."""
+    docs = {}
+    for s in (0, 2):
+        out = tmp_path / f"s{s}"
+        assert main(["gen", "butterfly", "--inputs", "16", "--link-stages", str(s),
+                     "-o", str(out)]) == 0
+        docs[s] = json.loads((out / "butterfly.json").read_text())
+    assert docs[2]["spec"]["link_stages"] == 2 and docs[0]["spec"]["link_stages"] == 0
+    assert docs[2]["arrival_bit_time"] == docs[0]["arrival_bit_time"] + 2 * 3
+    assert docs[2]["ack_latency"] == docs[0]["ack_latency"] + 2 * 3
+    assert docs[2]["cycle_length_bits"] > docs[0]["cycle_length_bits"]
+    assert "s = 2 registers each way" in docs[2]["timing"]
+    assert "link" not in docs[0]["timing"]
+
+
 # ------------------------------------------------------------------ run-time fault masks
 MASK_RANGE = ("must be level:row switches with level in [1, 2] and row in [0, 7] (e.g. "
               "1:3,2:7), or 0x<hex> / 0b<bits> of the 16-bit fault_mask (bit (level - 1) "
@@ -212,7 +233,7 @@ def _model_under(argv):
     args = SimpleNamespace(kind="butterfly", inputs=8, multiplicity=None, faults=None,
                            fault_rate=None, adversary=None, fault_rule="all",
                            modified=False, wiring="uniform", expansion=None,
-                           payload_bits=8, seed=0, pattern="random-permutation",
+                           payload_bits=8, link_stages=0, seed=0, pattern="random-permutation",
                            problems=1, hot_fraction=0.1, max_cycles=3, **argv)
     c = bfc.network_from_args("butterfly", args)
     ms = bfc.messages_from_args(args, c)

@@ -23,19 +23,22 @@ from simulators import SIMS, require as require_simulator
 cocotb_runner = pytest.importorskip("fatnet.sim.cocotb_runner")
 
 
-# name -> (kind, N, d, faults, simulators); the 64-input network on Verilator only
+# name -> (kind, N, d, faults, link stages, simulators); the 64-input network on
+# Verilator only
 DESIGNS = {
-    "multibutterfly-n8-d2-random": ("multibutterfly", 8, 2, "random", SIMS),
-    "dilated-n16-d3-adversarial": ("dilated-butterfly", 16, 3, "adversarial", ["icarus"]),
-    "butterfly-n64-random": ("butterfly", 64, 1, "random", ["verilator"]),
+    "multibutterfly-n8-d2-random": ("multibutterfly", 8, 2, "random", 0, SIMS),
+    "dilated-n16-d3-adversarial": ("dilated-butterfly", 16, 3, "adversarial", 0, ["icarus"]),
+    "multibutterfly-n16-d2-links2": ("multibutterfly", 16, 2, "random", 2, ["icarus"]),
+    "butterfly-n64-random": ("butterfly", 64, 1, "random", 0, ["verilator"]),
 }
 _circuits = {}
 
 
 def _circuit(name):
     if name not in _circuits:
-        kind, n, d, faults, _ = DESIGNS[name]
-        _circuits[name] = circuit(kind, n, d, faults, count=max(1, n // 8), seed=n + d)
+        kind, n, d, faults, links, _ = DESIGNS[name]
+        _circuits[name] = circuit(kind, n, d, faults, count=max(1, n // 8), seed=n + d,
+                                  link_stages=links)
     return _circuits[name]
 
 

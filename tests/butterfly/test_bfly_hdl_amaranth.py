@@ -27,14 +27,14 @@ PATTERNS = ["random-destinations", "random-permutation", "transpose", "bit-rever
             "hot-spot"]
 
 
-def circuit(kind, n, d, faults=None, count=0, seed=0, payload_bits=4):
+def circuit(kind, n, d, faults=None, count=0, seed=0, payload_bits=4, link_stages=0):
     """A golden network: ``faults`` None, "random" or "adversarial" (``count`` of them)."""
     net = make_network(kind, n, d, seed=seed)
     if faults == "random":
         net = apply_faults(net, random_faults(net, count, seed=seed))
     elif faults == "adversarial":
         net = apply_faults(net, adversarial_faults(net, count, "propagate"))
-    return CircuitNetwork(net, payload_bits)
+    return CircuitNetwork(net, payload_bits, link_stages=link_stages)
 
 
 def messages(c, pattern, seed, problems=1):
@@ -85,6 +85,24 @@ def test_full_load_with_retries_as_the_model_predicts(kind, n, d, faults):
     assert rep.results
     check(run_cycles_amaranth(c, ms, rep.results, family=family_of(c)),
           f"{kind} N={n} d={d} faults={faults} seed {seed}")
+
+
+@pytest.mark.parametrize("link_stages", [1, 2, 3])
+@pytest.mark.parametrize("kind,n,d", [("butterfly", 16, 1), ("multibutterfly", 8, 2),
+                                      ("dilated-butterfly", 8, 3)])
+def test_pipelined_links_keep_the_model_exact(kind, n, d, link_stages):
+    """--link-stages: registers on every switch-to-switch link, each way; the model's
+    timing follows (later arrival and acknowledgment, a longer cycle), with placed faults
+    and a run-time mask changed between cycles (the status registers are not pipelined)."""
+    seed = 5 + link_stages
+    c = circuit(kind, n, d, "random", count=1, seed=seed, link_stages=link_stages)
+    plain = circuit(kind, n, d, "random", count=1, seed=seed)
+    links = link_stages * (c.depth - 1)
+    assert (c.arrival, c.ack_latency) == (plain.arrival + links, plain.ack_latency + links)
+    ms = messages(c, "random-destinations", seed, problems=2)
+    results, per_cycle = masked_run(c, ms, [None, random_mask(c, 2, seed)])
+    check(run_cycles_amaranth(c, ms, results, masks=per_cycle, family=family_of(c)),
+          f"{kind} N={n} d={d} link_stages={link_stages} seed {seed}")
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)

@@ -86,7 +86,7 @@ def test_one_module_per_distinct_switch(generated):
     modules = re.findall(r"^module (\w+)\(", text, re.M)
     switch_modules = [m for m in modules if m.startswith("butterfly_switch")]
     assert len(switch_modules) == len(set(switch_modules)) == len(keys)
-    assert {(s["inputs"], s["edges"]) for s in doc["switch_modules"]} == keys
+    assert {(s["inputs"], s["edges"], s["link_stages"]) for s in doc["switch_modules"]} == keys
     assert sorted(s["module"] for s in doc["switch_modules"]) == sorted(switch_modules)
     # every switch of the network is an instance of one of them
     instances = re.findall(r"^\s*(butterfly_switch\d+)\s+sw_\d+_\d+\s*\(", text, re.M)

@@ -68,6 +68,7 @@ def test_schedule_with_explicit_capacities(tmp_path, capsys):
     (["route", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--pattern", "zigzag"], "pattern must be one of"),
     (["route", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--pattern", "hot-spot", "--hot-fraction", "2"], "hot-fraction"),
     (["info", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--concentrator", "magic"], "invalid choice"),
+    (["info", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--link-stages", "9"], "link-stages must be an integer in [0, 8], got 9"),
     (["frobnicate"], "invalid choice"),
     (["route", "hypertorus", "--leaves", "4"], "invalid choice"),
 ])

@@ -34,6 +34,10 @@ SPECS = {
     "n16-explicit-xbar-off": (lambda: FatTreeSpec.explicit(16, (9, 6, 4, 3, 2),
                                                            concentrator="crossbar"), SIMS),
     "n16-constant-pip-on": (lambda: FatTreeSpec.constant(16, 2, mode="online"), SIMS),
+    "n16-universal-links2-pip-off": (lambda: FatTreeSpec.universal(16, 8, link_stages=2),
+                                     ["verilator"]),
+    "n16-universal-links1-pip-on": (lambda: FatTreeSpec.universal(16, 8, mode="online",
+                                                                  link_stages=1), ["icarus"]),
     "n64-universal-pip-off": (lambda: FatTreeSpec.universal(64, 16), ["verilator"]),
 }
 

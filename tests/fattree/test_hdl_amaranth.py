@@ -64,6 +64,29 @@ def test_online_arbitration_and_losses_as_modelled(case, conc, pattern):
     _check(results, f"{case} {conc} online {pattern} seed 5")
 
 
+@pytest.mark.parametrize("link_stages", [1, 2])
+@pytest.mark.parametrize("mode", ["offline", "online"])
+def test_pipelined_links_keep_the_model_exact(mode, link_stages):
+    """--link-stages: registers on every node-to-node link, each way (not on the leaves'
+    or the external channel's); the model's arrival, acknowledgment and cycle length
+    follow, wire for wire, over paths of every length (to ext and across the root)."""
+    kw = dict(concentrator="pippenger", mode=mode, payload_bits=3)
+    net = FatTreeNetwork(FatTreeSpec.universal(16, 8, link_stages=link_stages, **kw))
+    plain = FatTreeNetwork(FatTreeSpec.universal(16, 8, **kw))
+    for s, d, hops in ((0, 15, 7), (0, -1, 4), (-1, 3, 4), (0, 1, 1)):
+        links = link_stages * (hops - 1)
+        assert net.path_timing(s, d)[2] == plain.path_timing(s, d)[2] + links
+        assert net.ack_latency(s, d) == plain.ack_latency(s, d) + links
+    seed = 20 + link_stages
+    ms = make_pattern(net.n, "random-destinations", seed, 3)
+    if mode == "offline":
+        cycles = schedule(net.tree, ms.src, ms.dst, cap=net.effective_cap)
+    else:
+        cycles = [range(len(ms))]
+    _check(run_cycles_amaranth(net, ms, cycles, family=family_of(net)),
+           f"{mode} link_stages={link_stages} seed {seed}")
+
+
 @pytest.mark.parametrize("caps", [(1, 1), (2, 1), (3, 2), (4, 3), (6, 4), (9, 6), (12, 8)])
 @pytest.mark.parametrize("conc", ["pippenger", "crossbar"])
 @pytest.mark.parametrize("mode", ["offline", "online"])
