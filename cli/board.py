@@ -10,7 +10,7 @@ import argparse
 import json
 from pathlib import Path
 
-from ..golden.bist import PATTERNS, report_line
+from ..golden.bist import PATTERNS, STUCK_WIRE_SYNTAX, report_line
 from ..golden.errors import ParameterError
 
 __all__ = ["add_board_options", "cmd_board", "write_core"]
@@ -51,6 +51,11 @@ def add_board_options(p: argparse.ArgumentParser) -> None:
                         "runs every delivery cycle in Python, a few hundred to a few "
                         "thousand a second, so a one-second report of a board at 12 MHz "
                         "takes minutes; use --report-cycles to report more often)")
+    p.add_argument("--stuck-wire", default=None, metavar="SPEC",
+                   help=f"fault injection: hold one wire between the top and a terminal's "
+                        f"port at a value, {STUCK_WIRE_SYNTAX} (e.g. 5:recv:data:1: "
+                        f"terminal 5's recv wire 0 stuck at 1; docs/boards.md says what "
+                        f"each reports)")
     p.add_argument("-o", "--output", required=True, help="output directory")
     p.add_argument("--bitstream", action="store_true",
                    help="run the YoWASP tools to the bitstream (iCE40, ECP5)")
@@ -59,7 +64,7 @@ def add_board_options(p: argparse.ArgumentParser) -> None:
 def cmd_board(kind: str, args) -> int:
     from ..hdl.board import BAUD, BOARDS, baud_divisor, build_board, check_tools
     from ..hdl.gen import check_generable
-    from ..sim.bist import build_core, make_plan, predict
+    from ..sim.bist import build_core, make_plan, predict, unpredicted
     from .registry import get_family
     fam = get_family(kind)
     board = BOARDS[args.board]
@@ -77,7 +82,11 @@ def cmd_board(kind: str, args) -> int:
     period = net.cycle_length + 2
     report_cycles = args.report_cycles or max(1, round(clock * 1e6 / period))
     plan = make_plan(net, fam, pattern=args.pattern, load=args.load, seed=args.seed,
-                     report_cycles=report_cycles, baud_divisor=divisor)
+                     report_cycles=report_cycles, baud_divisor=divisor,
+                     stuck_wire=args.stuck_wire)
+    why = unpredicted(plan)
+    if args.predict and why is not None:
+        raise ParameterError(f"predict must be 0 with stuck-wire {plan.stuck_wire}: {why}")
     out = Path(args.output)
     if out.exists() and not out.is_dir():
         raise ParameterError(f"output must be a directory, {str(out)!r} is a file")
@@ -87,7 +96,8 @@ def cmd_board(kind: str, args) -> int:
     products = build_board(build_core(plan), args.board, out, bitstream=args.bitstream)
     doc = {"board": args.board, "clock_mhz": clock, "kind": kind,
            "network": fam.testbench.build_params(net)[0], "pattern": args.pattern,
-           "load": args.load, "seed": args.seed, "terminals": plan.terminals,
+           "load": args.load, "seed": args.seed, "stuck_wire": args.stuck_wire,
+           "terminals": plan.terminals,
            "payload_bits": plan.payload_bits, "cycle_length_bits": plan.cycle_length,
            "bist_period_clocks": period, "report_cycles": report_cycles,
            "report_seconds": report_cycles * period / (clock * 1e6),
