@@ -310,6 +310,11 @@ def test_fatnet_board_writes_the_icebreaker_build_and_it_synthesizes(tmp_path, c
     (["butterfly", "--inputs", "8", "--payload-bits", "12", "--board", "icebreaker",
       "--stuck-wire", "2:send:data:1", "--predict", "1"],
      "predict must be 0 with stuck-wire 2:send:data:1"),
+    (["butterfly", "--inputs", "8", "--payload-bits", "12", "--board", "icebreaker",
+      "--reports", "3"], "reports is an option of --listen"),
+    (["butterfly", "--inputs", "8", "--payload-bits", "12", "--board", "icebreaker",
+      "--listen", "loop://", "--stuck-wire", "2:send:data:1"],
+     "listen: the model does not predict stuck-wire 2:send:data:1"),
 ])
 def test_bad_input_to_board_is_one_line_exit_2(argv, param, capsys, tmp_path):
     out = tmp_path / "out"
