@@ -25,8 +25,8 @@ from ..hdl.signatures import endpoints
 #: Cycles the plan runs through the model to see that it takes the generators' traffic.
 TRIAL_CYCLES = 64
 
-__all__ = ["BistPlan", "make_plan", "predict", "run_counters", "unpredicted", "build_core", "decode_uart",
-           "line_clocks"]
+__all__ = ["BistPlan", "make_plan", "predict", "run_counters", "unpredicted", "build_core",
+           "decode_uart", "line_clocks"]
 
 
 @dataclass
