@@ -2,7 +2,8 @@
 self-testing top of any family's network on an FPGA board (:mod:`fatnet.hdl.board`,
 :mod:`fatnet.hdl.bist`), the model's prediction of its UART reports
 (:mod:`fatnet.sim.bist`) and, with ``--bitstream``, the bitstream from the YoWASP
-tools."""
+tools. With ``--listen PORT`` nothing is built: the board's report lines are read from a
+serial port and compared with the model's (:mod:`fatnet.cli.listen`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import argparse
 import json
 from pathlib import Path
 
-from ..golden.bist import PATTERNS, report_line
+from ..golden.bist import PATTERNS, STUCK_WIRE_SYNTAX, report_line
 from ..golden.errors import ParameterError
 
 __all__ = ["add_board_options", "cmd_board", "write_core"]
@@ -51,15 +52,29 @@ def add_board_options(p: argparse.ArgumentParser) -> None:
                         "runs every delivery cycle in Python, a few hundred to a few "
                         "thousand a second, so a one-second report of a board at 12 MHz "
                         "takes minutes; use --report-cycles to report more often)")
-    p.add_argument("-o", "--output", required=True, help="output directory")
+    p.add_argument("--stuck-wire", default=None, metavar="SPEC",
+                   help=f"fault injection: hold one wire between the top and a terminal's "
+                        f"port at a value, {STUCK_WIRE_SYNTAX} (e.g. 5:recv:data:1: "
+                        f"terminal 5's recv wire 0 stuck at 1; docs/boards.md says what "
+                        f"each reports)")
+    p.add_argument("-o", "--output", default=None,
+                   help="output directory (required unless --listen)")
     p.add_argument("--bitstream", action="store_true",
                    help="run the YoWASP tools to the bitstream (iCE40, ECP5)")
+    p.add_argument("--listen", default=None, metavar="PORT",
+                   help="build nothing: read the board's report lines from this serial "
+                        "port (/dev/ttyUSB1, COM3 or a pyserial URL) and compare each with "
+                        "the model's prediction (the same options as the build)")
+    p.add_argument("--baud", type=int, default=None,
+                   help="with --listen: the port's baud rate (default the top's, 115200)")
+    p.add_argument("--reports", type=int, default=None, metavar="N",
+                   help="with --listen: stop after N lines (default: at Ctrl-C)")
 
 
 def cmd_board(kind: str, args) -> int:
     from ..hdl.board import BAUD, BOARDS, baud_divisor, build_board, check_tools
     from ..hdl.gen import check_generable
-    from ..sim.bist import build_core, make_plan, predict
+    from ..sim.bist import build_core, make_plan, predict, unpredicted
     from .registry import get_family
     fam = get_family(kind)
     board = BOARDS[args.board]
@@ -71,13 +86,28 @@ def cmd_board(kind: str, args) -> int:
         check_tools(args.board)
     if args.predict < 0:
         raise ParameterError(f"predict must be an integer >= 0, got {args.predict}")
+    if args.listen is None and args.output is None:
+        raise ParameterError("output is required (-o DIR) unless --listen PORT")
+    for name in ("baud", "reports"):
+        value = getattr(args, name)
+        if value is not None and args.listen is None:
+            raise ParameterError(f"{name} is an option of --listen, got {value} without it")
+        if value is not None and value < 1:
+            raise ParameterError(f"{name} must be an integer >= 1, got {value}")
     net = fam.commands.network_from_args(kind, args)
     check_generable(net, hardware=fam.hardware)
     divisor = baud_divisor(clock)
     period = net.cycle_length + 2
     report_cycles = args.report_cycles or max(1, round(clock * 1e6 / period))
     plan = make_plan(net, fam, pattern=args.pattern, load=args.load, seed=args.seed,
-                     report_cycles=report_cycles, baud_divisor=divisor)
+                     report_cycles=report_cycles, baud_divisor=divisor,
+                     stuck_wire=args.stuck_wire)
+    if args.listen is not None:       # the same plan as the build; nothing is written
+        from .listen import listen
+        return listen(plan, args.listen, baud=args.baud or BAUD, reports=args.reports)
+    why = unpredicted(plan)
+    if args.predict and why is not None:
+        raise ParameterError(f"predict must be 0 with stuck-wire {plan.stuck_wire}: {why}")
     out = Path(args.output)
     if out.exists() and not out.is_dir():
         raise ParameterError(f"output must be a directory, {str(out)!r} is a file")
@@ -87,7 +117,8 @@ def cmd_board(kind: str, args) -> int:
     products = build_board(build_core(plan), args.board, out, bitstream=args.bitstream)
     doc = {"board": args.board, "clock_mhz": clock, "kind": kind,
            "network": fam.testbench.build_params(net)[0], "pattern": args.pattern,
-           "load": args.load, "seed": args.seed, "terminals": plan.terminals,
+           "load": args.load, "seed": args.seed, "stuck_wire": args.stuck_wire,
+           "terminals": plan.terminals,
            "payload_bits": plan.payload_bits, "cycle_length_bits": plan.cycle_length,
            "bist_period_clocks": period, "report_cycles": report_cycles,
            "report_seconds": report_cycles * period / (clock * 1e6),

@@ -18,17 +18,24 @@ Every function here is the specification the hardware is built from, bit for bit
   check (n bits): the XOR of the n-bit chunks of ``source xor destination xor
   sequence``. The destination recomputes the check with its own address, so a message
   at the wrong terminal or with a flipped bit fails it.
-* **Report.** One text line (:func:`report_line`) of the seven counters in hexadecimal.
+* **Report.** One text line (:func:`report_line`) of the seven counters in hexadecimal;
+  :func:`parse_report_line` reads one back.
+* **Stuck wire** (fault injection, :class:`StuckWire`): one wire between the top and a
+  terminal's port of the network held at 0 or 1.
 """
 
 from __future__ import annotations
+
+import re
+from dataclasses import dataclass
 
 from .bitstream import bits_to_int, int_to_bits
 from .errors import ParameterError
 
 __all__ = ["FIXED_PATTERNS", "PATTERNS", "COUNTERS", "xorshift32", "initial_state",
            "threshold", "draw", "payload_fields", "make_payload", "check_bits",
-           "report_line", "REPORT_FIELDS", "check_payload_bits"]
+           "report_line", "parse_report_line", "REPORT_FIELDS", "check_payload_bits",
+           "StuckWire", "parse_stuck_wire", "STUCK_WIRE_SYNTAX"]
 
 MASK32 = (1 << 32) - 1
 
@@ -135,3 +142,58 @@ def report_line(counts: dict) -> str:
     """The UART line of one report (without its CR LF): ``fatnet C=0000012c O=...``."""
     return "fatnet " + " ".join(f"{key}={counts[name] & MASK32:08x}"
                                 for key, name in zip(REPORT_FIELDS, COUNTERS))
+
+
+#: The report line, as :func:`report_line` writes it (lowercase hex, 8 digits a field).
+_REPORT_RE = re.compile("fatnet " + " ".join(f"{key}=([0-9a-f]{{8}})"
+                                               for key in REPORT_FIELDS))
+
+
+def parse_report_line(line: str) -> dict | None:
+    """The counters of one report line (:func:`report_line`'s inverse), or None for a
+    line that is not exactly one (surrounding white space and CR LF are ignored)."""
+    match = _REPORT_RE.fullmatch(line.strip())
+    if match is None:
+        return None
+    return {name: int(v, 16) for name, v in zip(COUNTERS, match.groups())}
+
+
+#: The syntax of a stuck wire, as ``--stuck-wire`` takes it.
+STUCK_WIRE_SYNTAX = "TERMINAL:send|recv:data|ack:0|1"
+
+
+@dataclass(frozen=True)
+class StuckWire:
+    """One wire between the self-testing top and terminal ``terminal``'s port of the
+    network, held at ``value`` at every clock.
+
+    ``direction`` ``send`` is the terminal's sending side (``data``: the ``send`` wire
+    the top drives into the network; ``ack``: the ``send_ack`` wire the network drives
+    back), ``recv`` its receiving side (``data``: the ``recv`` wire the network drives;
+    ``ack``: the ``recv_ack`` wire the top drives back). Always wire 0 of the bundle:
+    the wire a terminal sends on, and the first of a dilated network's recv wires.
+    """
+
+    terminal: int
+    direction: str
+    signal: str
+    value: int
+
+    def __str__(self) -> str:
+        return f"{self.terminal}:{self.direction}:{self.signal}:{self.value}"
+
+
+def parse_stuck_wire(spec, terminals: int) -> StuckWire:
+    """A :class:`StuckWire` from ``TERMINAL:send|recv:data|ack:0|1`` (or a StuckWire),
+    checked against the network's ``terminals``; one-line
+    :class:`~fatnet.golden.errors.ParameterError` otherwise."""
+    if isinstance(spec, StuckWire):
+        spec = str(spec)
+    parts = str(spec).split(":")
+    ok = (len(parts) == 4 and parts[0].isdigit() and int(parts[0]) < terminals
+          and parts[1] in ("send", "recv") and parts[2] in ("data", "ack")
+          and parts[3] in ("0", "1"))
+    if not ok:
+        raise ParameterError(f"stuck-wire must be {STUCK_WIRE_SYNTAX} with TERMINAL in "
+                             f"[0, {terminals - 1}], got {spec!r}")
+    return StuckWire(int(parts[0]), parts[1], parts[2], int(parts[3]))

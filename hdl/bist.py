@@ -97,11 +97,15 @@ class BistCore(wiring.Component):
     flip_cycle : int or None
         Fault injection: in this cycle (counted from 0) terminal 0's payload goes out
         with its last bit flipped.
+    stuck_wire : fatnet.golden.bist.StuckWire or None
+        Fault injection: this wire between the top and a terminal's port (wire 0 of
+        its ``send``, ``send_ack``, ``recv`` or ``recv_ack``) is held at its value at
+        every clock; the side that reads it sees only that value.
     """
 
     def __init__(self, network, ports, cycle_length, headers, pattern, prefix,
                  payload_bits, states, offer_threshold, report_cycles, baud_divisor,
-                 flip_cycle=None):
+                 flip_cycle=None, stuck_wire=None):
         N = len(ports)
         n = (N - 1).bit_length()
         if N < 2 or N != 1 << n:
@@ -113,6 +117,7 @@ class BistCore(wiring.Component):
         self._P, self._n = payload_bits, n
         self._states, self._thr = states, offer_threshold
         self._R, self._div, self._flip = report_cycles, baud_divisor, flip_cycle
+        self._stuck = stuck_wire
         super().__init__({"uart_tx": Out(1, init=1), "led_heartbeat": Out(1),
                           "led_error": Out(1)})
         #: the counters (32 bits each), in :data:`~fatnet.golden.bist.COUNTERS` order
@@ -186,6 +191,24 @@ class BistCore(wiring.Component):
         loading = Signal(32, name="loading")  # the index of the cycle being prepared
         m.d.comb += loading.eq(Mux(ran, c["cycles"] + 1, c["cycles"])[:32])
 
+        def stuck(s, direction, signal, w=0):
+            """The stuck value of terminal s's wire w, or None for a sound wire."""
+            f = self._stuck
+            if f is not None and (f.terminal, f.direction, f.signal, w) == \
+                    (s, direction, signal, 0):
+                return Const(f.value, 1)
+            return None
+
+        def read(wire, s, direction, signal, w=0):
+            """What the top sees on a wire the network drives (the stuck value)."""
+            v = stuck(s, direction, signal, w)
+            return wire if v is None else v
+
+        def drive(wire, value, s, direction, signal, w=0):
+            """Drive a wire into the network (with its stuck value, if stuck)."""
+            v = stuck(s, direction, signal, w)
+            m.d.comb += wire.eq(value if v is None else v)
+
         acked, lost, ok, bad, offered, sending = [], [], [], [], [], []
         for s, port in enumerate(self._ports):
             hs = self._headers[s]
@@ -256,7 +279,7 @@ class BistCore(wiring.Component):
                 with m.If(~keep):
                     m.d.sync += x.eq(x1)
             with m.Elif(live):
-                m.d.sync += ack_seen.eq(ack_seen | port.send_ack[0])
+                m.d.sync += ack_seen.eq(ack_seen | read(port.send_ack[0], s, "send", "ack"))
                 with m.If(mbit):
                     m.d.sync += mbit.eq(0)
                 with m.Elif(hcnt.any()):
@@ -264,19 +287,19 @@ class BistCore(wiring.Component):
                 with m.Else():
                     m.d.sync += pay.eq(pay << 1)
             # wire 0 of the terminal's send wires (the model's first wire)
-            m.d.comb += port.send[0].eq(live & Mux(mbit, 1, Mux(hcnt.any(), hdr[-1],
-                                                                  pay[-1])))
+            drive(port.send[0], live & Mux(mbit, 1, Mux(hcnt.any(), hdr[-1], pay[-1])),
+                  s, "send", "data")
 
             # ---- the destination's checkers, one per recv wire (a dilated network
             # can deliver a message on each)
             for w in range(len(port.recv)):
-                recv = port.recv[w]
+                recv = read(port.recv[w], s, "recv", "data", w)
                 got = Signal(name=f"t{s}_w{w}_got")
                 skip = Signal(range(max(self._prefix, 1) + 1), name=f"t{s}_w{w}_skip")
                 take = Signal(range(P + 1), name=f"t{s}_w{w}_take")
                 rin = Signal(P, name=f"t{s}_w{w}_rin")
                 done = Signal(name=f"t{s}_w{w}_done")
-                m.d.comb += port.recv_ack[w].eq(live & (got | recv))
+                drive(port.recv_ack[w], live & (got | recv), s, "recv", "ack", w)
                 with m.If(prep):
                     m.d.sync += [got.eq(0), done.eq(0)]
                 with m.Elif(live):

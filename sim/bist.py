@@ -12,7 +12,7 @@ report the UART will print. :func:`build_core` puts the network top and
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -25,8 +25,8 @@ from ..hdl.signatures import endpoints
 #: Cycles the plan runs through the model to see that it takes the generators' traffic.
 TRIAL_CYCLES = 64
 
-__all__ = ["BistPlan", "make_plan", "predict", "build_core", "decode_uart",
-           "line_clocks"]
+__all__ = ["BistPlan", "make_plan", "predict", "run_counters", "unpredicted", "build_core",
+           "decode_uart", "line_clocks"]
 
 
 @dataclass
@@ -49,6 +49,7 @@ class BistPlan:
     prefix: int = 0
     states: list = field(repr=False, default_factory=list)
     threshold: int = 0
+    stuck_wire: gb.StuckWire | None = None
 
 
 def _terminals(net, family) -> int:
@@ -68,9 +69,11 @@ def line_clocks(baud_divisor: int) -> int:
 
 
 def make_plan(net, family, *, pattern="random", load=1.0, seed=0, report_cycles=None,
-              baud_divisor=104, flip_cycle=None) -> BistPlan:
+              baud_divisor=104, flip_cycle=None, stuck_wire=None) -> BistPlan:
     """The BIST's plan for a network the family builds; one-line
-    :class:`~fatnet.golden.errors.ParameterError` on options it cannot take."""
+    :class:`~fatnet.golden.errors.ParameterError` on options it cannot take.
+    ``stuck_wire``: None, or a :class:`~fatnet.golden.bist.StuckWire` or its text
+    (:data:`~fatnet.golden.bist.STUCK_WIRE_SYNTAX`)."""
     if pattern not in gb.PATTERNS:
         raise ParameterError(f"pattern must be one of {', '.join(gb.PATTERNS)}, got "
                              f"{pattern!r}")
@@ -86,6 +89,8 @@ def make_plan(net, family, *, pattern="random", load=1.0, seed=0, report_cycles=
     # the network's payload length (the fat-tree keeps it in its spec)
     P = int(getattr(net, "payload_bits", None) or net.spec.payload_bits)
     gb.check_payload_bits(P, n)
+    if stuck_wire is not None:
+        stuck_wire = gb.parse_stuck_wire(stuck_wire, N)
     T = int(net.cycle_length)
     period = T + 2
     line = line_clocks(baud_divisor)
@@ -122,31 +127,91 @@ def make_plan(net, family, *, pattern="random", load=1.0, seed=0, report_cycles=
         headers.append(hs)
     plan = BistPlan(net, family, pattern, load, seed, report_cycles, baud_divisor,
                     flip_cycle, N, n, P, T, headers, prefix or 0,
-                    [gb.initial_state(seed, s) for s in range(N)], thr)
+                    [gb.initial_state(seed, s) for s in range(N)], thr, stuck_wire)
     # a trial: the model must take every cycle the generators make, with the streams
     # of the table (a network whose headers depend on the cycle's other messages, or
     # which takes partial permutations only, cannot be self-tested this way)
     try:
-        predict(plan, TRIAL_CYCLES)
+        predict(replace(plan, stuck_wire=None), TRIAL_CYCLES)
     except (ParameterError, FatnetInputError) as e:
         raise ParameterError(f"the self-testing top cannot drive this network with "
                              f"pattern {pattern}: {e}") from None
     return plan
 
 
+#: Stuck wires the model cannot predict, and why.
+UNPREDICTED = {("send", "data", 1): "a send wire stuck at 1 drives a stream of ones, which "
+                                    "is no message the model can run"}
+
+
+def unpredicted(plan: BistPlan) -> str | None:
+    """Why :func:`predict` cannot predict the plan's stuck wire, or None if it can."""
+    f = plan.stuck_wire
+    return None if f is None else UNPREDICTED.get((f.direction, f.signal, f.value))
+
+
 def predict(plan: BistPlan, cycles: int) -> list[dict]:
     """The reports of the first ``cycles`` completed delivery cycles: one dict of the
-    counters (:data:`fatnet.golden.bist.COUNTERS`) per report."""
+    counters (:data:`fatnet.golden.bist.COUNTERS`) per report (:func:`run_counters`)."""
+    reports = []
+    if cycles <= 0:
+        return reports
+    for counts in run_counters(plan):
+        if counts["cycles"] % plan.report_cycles == 0:
+            reports.append(dict(counts))
+        if counts["cycles"] == cycles:
+            return reports
+
+
+def run_counters(plan: BistPlan):
+    """The counters after every completed delivery cycle, from reset, without end: one
+    dict (the same object each time, updated; copy what you keep).
+
+    A stuck wire (``plan.stuck_wire``, terminal t) is predicted from the model's
+    outcomes of the sound network, as the top sees the wire:
+
+    * send data at 0: t's message never enters the network (the model runs the cycle
+      without it); it is sent, lost and sent again forever;
+    * send ack at 0 / 1: t never / always sees its message acknowledged;
+    * recv data at 0: t's checker on wire 0 sees nothing and does not acknowledge, so
+      a message delivered there is not delivered, and not acknowledged where the network
+      passes recv_ack back (the testbench hook ``destination_acknowledges``; where the
+      network acknowledges by itself it is acknowledged: an error);
+    * recv data at 1: the checker on wire 0 sees a message of all ones every cycle
+      (delivered if that payload passes t's check, an error otherwise) and acknowledges
+      from bit-time 0, so a message delivered there is acknowledged, not delivered;
+    * recv ack at 0: a message delivered on t's wire 0 is checked but, where the network
+      passes recv_ack back, not acknowledged;
+    * recv ack at 1: as the sound network (the destination acknowledges anyway).
+
+    Send data at 1 is not predicted (:data:`UNPREDICTED`): ParameterError.
+    """
+    why = unpredicted(plan)
+    if why is not None:
+        raise ParameterError(f"the model does not predict stuck-wire {plan.stuck_wire}: {why}")
     N, n, P, T = plan.terminals, plan.n, plan.payload_bits, plan.cycle_length
     _, q, _ = gb.payload_fields(P, n)
+    seq_mask = (1 << q) - 1
     x = list(plan.states)
     pending = [False] * N
     dst = [0] * N
     seq = [0] * N
     counts = {name: 0 for name in gb.COUNTERS}
-    reports = []
     tb = plan.family.testbench
-    for c in range(cycles):
+    f = plan.stuck_wire
+    fault = None if f is None else (f.direction, f.signal, f.value)
+    silent = f.terminal if fault == ("send", "data", 0) else None   # never enters
+    stuck_recv = (tb.port_name(plan.net, f.terminal), 0) if f and f.direction == "recv" \
+        else None
+    # whether the network passes the destination's recv_ack back to the source
+    passes_ack = tb.destination_acknowledges(plan.net)
+    # recv data stuck at 1: the checker takes a payload of ones every cycle, if the
+    # M bit, the prefix and the payload fit in the cycle
+    phantom = None
+    if fault == ("recv", "data", 1) and 1 + plan.prefix + P <= T:
+        phantom = gb.payload_ok((1 << P) - 1, f.terminal, P, n)
+    c = 0
+    while True:
         srcs, dsts, pays = [], [], []
         for s in range(N):
             if not pending[s]:
@@ -163,35 +228,54 @@ def predict(plan: BistPlan, cycles: int) -> list[dict]:
                 pays.append(pay)
         counts["sent"] += len(srcs)
         acked = delivered = bad = 0
-        if srcs:
-            ms = MessageSet.from_pairs(srcs, dsts, P, 0, payload=pays)
-            res = tb.simulate(plan.net, ms, tb.prepare(plan.net, ms, list(range(len(srcs)))))
-            for i, s in enumerate(srcs):
-                o = res.outcomes.get(i)
-                want = [1] + plan.headers[s][dsts[i]] + int_to_bits(pays[i], P)
-                if o is None or list(res.injections[i][1]) != want:
-                    raise ParameterError(
-                        f"the model {'leaves out' if o is None else 'drives another stream for'}"
-                        f" terminal {s}'s message to {dsts[i]} in a cycle with "
-                        f"{len(srcs)} messages")
-                if o.status == "delivered":
-                    got = bits_to_int(o.stream[len(o.stream) - P:])
-                    if gb.payload_ok(got, int(o.dst), P, n):
+        if phantom is not None:
+            delivered, bad = (1, 0) if phantom else (0, 1)
+        # the model runs the messages that enter the network
+        into = [i for i, s in enumerate(srcs) if s != silent]
+        res = None
+        if into:
+            ms = MessageSet.from_pairs([srcs[i] for i in into], [dsts[i] for i in into],
+                                       P, 0, payload=[pays[i] for i in into])
+            res = tb.simulate(plan.net, ms, tb.prepare(plan.net, ms, list(range(len(into)))))
+        outcome = {}
+        for j, i in enumerate(into):
+            o = res.outcomes.get(j)
+            want = [1] + plan.headers[srcs[i]][dsts[i]] + int_to_bits(pays[i], P)
+            if o is None or list(res.injections[j][1]) != want:
+                raise ParameterError(
+                    f"the model {'leaves out' if o is None else 'drives another stream for'}"
+                    f" terminal {srcs[i]}'s message to {dsts[i]} in a cycle with "
+                    f"{len(into)} messages")
+            outcome[i] = o
+        for i, s in enumerate(srcs):
+            o = outcome.get(i)
+            ack = False
+            if o is not None and o.status == "delivered":
+                at_stuck = stuck_recv is not None and tb.recv_port(
+                    plan.net, (*o.path[-1].channel, o.path[-1].wire)) == stuck_recv
+                if not (at_stuck and f.signal == "data"):   # the checker sees the payload
+                    if gb.payload_ok(bits_to_int(o.stream[len(o.stream) - P:]), int(o.dst),
+                                     P, n):
                         delivered += 1
                     else:
                         bad += 1
-                    if o.ack_time is not None and o.ack_time < T:
-                        acked += 1
-                        pending[s] = False
-                        seq[s] = (seq[s] + 1) & ((1 << q) - 1)
+                # a recv wire stuck at 0 (data or ack) leaves recv_ack low, which
+                # matters where the network passes recv_ack back
+                ack = o.ack_time is not None and o.ack_time < T and \
+                    not (at_stuck and f.value == 0 and passes_ack)
+            if fault is not None and fault[:2] == ("send", "ack") and s == f.terminal:
+                ack = bool(f.value)
+            if ack:
+                acked += 1
+                pending[s] = False
+                seq[s] = (seq[s] + 1) & seq_mask
         counts["cycles"] += 1
         counts["acknowledged"] += acked
         counts["lost"] += len(srcs) - acked
         counts["delivered"] += delivered
         counts["errors"] += bad + abs(acked - delivered)
-        if (c + 1) % plan.report_cycles == 0:
-            reports.append(dict(counts))
-    return reports
+        c += 1
+        yield counts
 
 
 def build_core(plan: BistPlan, library=None):
@@ -203,7 +287,7 @@ def build_core(plan: BistPlan, library=None):
              for s in range(plan.terminals)]
     return BistCore(top, ports, plan.cycle_length, plan.headers, plan.pattern, plan.prefix,
                     plan.payload_bits, plan.states, plan.threshold, plan.report_cycles,
-                    plan.baud_divisor, plan.flip_cycle)
+                    plan.baud_divisor, plan.flip_cycle, plan.stuck_wire)
 
 
 def decode_uart(bits, baud_divisor: int) -> str:

@@ -43,6 +43,11 @@ class TestbenchFamily(Protocol):
     def ack_port(self, net, key) -> tuple[str, int] | None:
         """The same for the ``send_ack`` wires (acknowledgment waveforms)."""
 
+    def destination_acknowledges(self, net) -> bool:
+        """Whether a source's ``send_ack`` is the destination's ``recv_ack`` passed
+        back through the network (False: the network acknowledges by itself and
+        ``recv_ack`` is not used), for the self-testing top's stuck-wire prediction."""
+
     def site(self, net, port: str, kind: str, wire: int) -> str:
         """Which node or switch drives a port's wire, for reports."""
 

@@ -88,6 +88,17 @@ def test_the_report_line_names_every_counter_in_hex():
                                       "D=00000004 A=00000005 L=00000006 E=deadbeef")
 
 
+def test_a_report_line_parses_back_to_its_counters():
+    rng = np.random.default_rng(11)
+    for _ in range(100):
+        counts = dict(zip(gb.COUNTERS, (int(v) for v in rng.integers(0, 1 << 32, 7))))
+        assert gb.parse_report_line(gb.report_line(counts) + "\r\n") == counts
+    line = gb.report_line(dict.fromkeys(gb.COUNTERS, 0))
+    for bad in ("", "fatnet", line[:-1], line.replace("D=", "X="), line.upper(),
+                line + " F=00000000", line.replace("0", "g", 1)):
+        assert gb.parse_report_line(bad) is None, bad
+
+
 # ------------------------------------------------------------------ Amaranth
 def run_amaranth(plan, reports):
     """The core's counters at each report (the clock after the counters settle) and
@@ -134,6 +145,91 @@ def test_a_flipped_payload_bit_is_an_error_as_predicted():
     assert decode_uart(uart, plan.baud_divisor).split("\r\n")[0] == gb.report_line(want[0])
 
 
+# ------------------------------------------------------------------ a stuck wire
+#: The stuck wires the model predicts, and what each does to the counters: "errors" (E
+#: > 0), "lost" (E = 0, more messages lost than the sound network's), "masked" (the
+#: sound network's counters: this top cannot see the fault), or a dict of those by
+#: whether the network passes the destination's recv_ack back (testbench hook).
+STUCK = {"send:data:0": "lost", "send:ack:0": "errors",
+         "send:ack:1": "errors or masked",       # masked where no message of t is lost
+         "recv:data:0": {True: "lost", False: "errors"},
+         "recv:data:1": "errors",
+         "recv:ack:0": {True: "errors", False: "masked"},
+         "recv:ack:1": "masked"}
+STUCK_KINDS = sorted(k for k in STUCK)
+
+
+def stuck_cases():
+    """Every family with two of the predicted stuck wires, in turn, so that every kind
+    of wire is tested on two families (a send fault at terminal 2, a recv one at 5);
+    and recv data stuck at 0 on a network that acknowledges by itself, the one claim
+    that depends on the testbench hook which the turns leave out."""
+    for i, name in enumerate(sorted(NETWORKS)):
+        for kind in (STUCK_KINDS[i % 7], STUCK_KINDS[(i + 3) % 7]):
+            t = 2 if kind.startswith("send") else 5
+            yield pytest.param(name, f"{t}:{kind}", id=f"{name}-{t}:{kind}")
+    yield pytest.param("hypercube-alg2", "5:recv:data:0", id="hypercube-alg2-5:recv:data:0")
+
+
+def test_every_claim_about_a_stuck_wire_is_tested():
+    tested = set()
+    for case in stuck_cases():
+        name, spec = case.values
+        net = network(name)
+        claim = STUCK[spec.split(":", 1)[1]]
+        tested.add((spec.split(":", 1)[1], family_of(net).testbench.destination_acknowledges(
+            net) if isinstance(claim, dict) else None))
+    assert tested == {(k, hook) for k, c in STUCK.items()
+                      for hook in (c if isinstance(c, dict) else [None])}
+
+
+@pytest.mark.parametrize("name,spec", list(stuck_cases()))
+def test_a_stuck_wire_is_reported_as_the_model_predicts(name, spec):
+    seed = 3
+    plan = plan_of(name, load=0.7, seed=seed, stuck_wire=spec)
+    sound = predict(plan_of(name, load=0.7, seed=seed), plan.report_cycles)[0]
+    want = predict(plan, plan.report_cycles)
+    got, _ = run_amaranth(plan, 1)
+    replay = f"python -m pytest {HERE} -k '{name}-{spec}' (seed {seed})"
+    assert got[:1] == want, (replay, got, want)
+    claim = STUCK[spec.split(":", 1)[1]]
+    if isinstance(claim, dict):
+        claim = claim[plan.family.testbench.destination_acknowledges(plan.net)]
+    report = want[0]
+    if claim == "errors or masked":
+        claim = "masked" if report == sound else "errors"
+    if claim == "errors":
+        assert report["errors"] > 0, (replay, report)
+    elif claim == "lost":
+        assert report["errors"] == 0 and report["lost"] > sound["lost"], (replay, report,
+                                                                            sound)
+    else:
+        assert report == sound, (replay, report, sound)
+
+
+def test_a_send_wire_stuck_at_1_is_not_predicted_but_departs_from_the_sound_run():
+    seed = 3
+    plan = plan_of("butterfly", load=0.7, seed=seed, stuck_wire="2:send:data:1")
+    with pytest.raises(ParameterError, match="does not predict stuck-wire 2:send:data:1"):
+        predict(plan, plan.report_cycles)
+    sound = predict(plan_of("butterfly", load=0.7, seed=seed), plan.report_cycles)[0]
+    got, _ = run_amaranth(plan, 1)
+    assert got[0] != sound and got[0]["cycles"] == sound["cycles"], (seed, got, sound)
+
+
+@pytest.mark.parametrize("spec", ["8:recv:data:1", "-1:recv:data:1", "2:recv:data",
+                                  "2:both:data:1", "2:send:clock:1", "2:send:data:x", ""])
+def test_a_stuck_wire_outside_the_syntax_is_refused_in_one_line(spec):
+    with pytest.raises(ParameterError, match=r"stuck-wire must be TERMINAL:send\|recv:"
+                                             r"data\|ack:0\|1 with TERMINAL in \[0, 7\]"):
+        gb.parse_stuck_wire(spec, 8)
+
+
+def test_a_stuck_wire_reads_back_as_written():
+    for text in ("0:send:data:0", "7:recv:ack:1"):
+        assert str(gb.parse_stuck_wire(text, 8)) == text
+
+
 # ------------------------------------------------------------------ cocotb
 BIST_SIMS = [("icarus", n) for n in ("butterfly", "fat-tree", "hypercube-alg1")] + [
     ("verilator", "multibutterfly")]
@@ -152,6 +248,21 @@ def test_the_uart_reports_are_the_models_prediction(sim, name, tmp_path_factory)
                                              f"'{sim}-{name}' (seed {seed})")
     assert ok, "\n".join(failures)[:3000]
     assert len(lines) == 3 and lines[-1].startswith("fatnet C=")
+
+
+@pytest.mark.skipif("icarus" not in SIMS, reason="Icarus is not among the simulators")
+def test_a_stuck_recv_wire_on_the_uart_is_the_models_prediction(tmp_path_factory):
+    require_simulator("icarus")
+    from fatnet.sim.bist_cocotb import run_bist
+    seed = 6
+    plan = plan_of("butterfly", load=0.8, seed=seed, baud_divisor=4,
+                   stuck_wire="5:recv:data:1")
+    ok, failures, lines, _ = run_bist(plan, 2, sim="icarus",
+                                      build_root=tmp_path_factory.mktemp("bist"),
+                                      replay=f"SIM=icarus python -m pytest {HERE} -k "
+                                             f"stuck_recv_wire_on_the_uart (seed {seed})")
+    assert ok, "\n".join(failures)[:3000]
+    assert gb.parse_report_line(lines[-1])["errors"] > 0, lines
 
 
 # ------------------------------------------------------------------ Verilog, board
@@ -204,6 +315,17 @@ def test_fatnet_board_writes_the_icebreaker_build_and_it_synthesizes(tmp_path, c
       "--report-cycles", "3"], "report-cycles must be >= "),
     (["hypercube", "--dimension", "3", "--algorithm", "alg2", "--message-bits", "13",
       "--board", "ulx3s"], "cannot drive this network with pattern random"),
+    (["butterfly", "--inputs", "8", "--payload-bits", "12", "--board", "icebreaker",
+      "--stuck-wire", "8:recv:data:1"],
+     "stuck-wire must be TERMINAL:send|recv:data|ack:0|1 with TERMINAL in [0, 7]"),
+    (["butterfly", "--inputs", "8", "--payload-bits", "12", "--board", "icebreaker",
+      "--stuck-wire", "2:send:data:1", "--predict", "1"],
+     "predict must be 0 with stuck-wire 2:send:data:1"),
+    (["butterfly", "--inputs", "8", "--payload-bits", "12", "--board", "icebreaker",
+      "--reports", "3"], "reports is an option of --listen"),
+    (["butterfly", "--inputs", "8", "--payload-bits", "12", "--board", "icebreaker",
+      "--listen", "loop://", "--stuck-wire", "2:send:data:1"],
+     "listen: the model does not predict stuck-wire 2:send:data:1"),
 ])
 def test_bad_input_to_board_is_one_line_exit_2(argv, param, capsys, tmp_path):
     out = tmp_path / "out"

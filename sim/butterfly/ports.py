@@ -23,7 +23,7 @@ from ...golden.errors import ParameterError
 from ...hdl.signatures import endpoint_name as port
 from ..masks import mask_refusal
 
-__all__ = ["port_name", "label", "recv_port", "ack_port", "site", "prepare", "simulate",
+__all__ = ["port_name", "label", "recv_port", "ack_port", "destination_acknowledges", "site", "prepare", "simulate",
            "mask_width", "mask_bits", "mask_int", "masked_circuit", "expected_status",
            "status_settle_clocks", "status_paths", "status_signals", "status_site",
            "build_params"]
@@ -40,6 +40,10 @@ def label(net, src: int, dst: int) -> str:
 def recv_port(net, key):
     level, row, wire = key
     return (port("term", row), wire) if level == net.depth else None
+
+
+def destination_acknowledges(net) -> bool:
+    return True          # the destination's recv_ack, back along the message's path
 
 
 def ack_port(net, key):

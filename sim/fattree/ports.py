@@ -18,7 +18,7 @@ from ...hdl.signatures import endpoint_name as port
 from ..faultless import (expected_status, mask_int, mask_width, status_paths,  # noqa: F401
                          status_settle_clocks, status_signals, status_site)
 
-__all__ = ["port_name", "label", "recv_port", "ack_port", "site", "prepare", "simulate",
+__all__ = ["port_name", "label", "recv_port", "ack_port", "destination_acknowledges", "site", "prepare", "simulate",
            "mask_width", "mask_int", "expected_status", "status_settle_clocks",
            "status_paths", "status_signals", "status_site",
            "build_params",
@@ -47,6 +47,10 @@ def _port(net, key, leaf_dir):
 
 def recv_port(net, key):
     return _port(net, key, DOWN)
+
+
+def destination_acknowledges(net) -> bool:
+    return True          # the destination's recv_ack, back along the message's path
 
 
 def ack_port(net, key):

@@ -17,7 +17,7 @@ from ...hdl.signatures import endpoint_name, port_rows
 from ..faultless import (expected_status, mask_int, mask_width,  # noqa: F401
                          status_paths, status_settle_clocks, status_signals, status_site)
 
-__all__ = ["port_name", "label", "recv_port", "ack_port", "site", "prepare", "simulate",
+__all__ = ["port_name", "label", "recv_port", "ack_port", "destination_acknowledges", "site", "prepare", "simulate",
            "mask_width", "mask_int", "expected_status", "status_settle_clocks",
            "status_paths", "status_signals", "status_site", "build_params", "wave_groups",
            "hop_field_labels", "interior_wires"]
@@ -34,6 +34,12 @@ def label(net, src, dst) -> str:
 def recv_port(net, key):
     _, r, x, wire = key
     return (port_name(net, x), wire) if r == net.k else None
+
+
+def destination_acknowledges(net) -> bool:
+    # Algorithm 1 passes recv_ack back k clocks later; Algorithm 2, e-cube and Valiant
+    # acknowledge when the network has delivered (recv_ack is not used)
+    return net.algorithm == "alg1"
 
 
 def ack_port(net, key):

@@ -1,0 +1,158 @@
+"""``fatnet board ... --listen PORT`` without hardware: a pseudo-terminal (the CLI opens
+its slave end as a serial port) or a fake port, fed report lines made by the model
+(:func:`fatnet.sim.bist.predict`), one of them altered, one garbled; the listener must
+match the true ones, flag the altered field, show the garbled line and exit 1.
+
+Replay a failure with ``python -m pytest tests/test_bist_listen.py -k <name>``; the seeds
+are in the tests.
+"""
+
+import os
+import threading
+import time
+
+import pytest
+
+from fatnet.cli.listen import field_marks, listen
+from fatnet.cli.main import main
+from fatnet.golden import bist as gb
+from fatnet.sim.bist import predict
+from test_bist import plan_of
+
+HERE = "tests/test_bist_listen.py"
+
+
+def board_lines(plan, count, *, alter=None, garble=None):
+    """The model's first ``count`` report lines; line ``alter`` (0-based) with its D
+    counter one higher, and a garbled line inserted before line ``garble``."""
+    lines = []
+    for i, r in enumerate(predict(plan, count * plan.report_cycles)):
+        if i == garble:
+            lines.append("fat\x00et C=0000zz")
+        if i == alter:
+            r = dict(r, delivered=r["delivered"] + 1)
+        lines.append(gb.report_line(r))
+    return lines
+
+
+class FakePort:
+    """A serial port that returns the given lines, then nothing (read timeouts)."""
+
+    def __init__(self, lines):
+        self._lines = [(ln + "\r\n").encode() for ln in lines]
+        self.closed = False
+
+    def readline(self):
+        if self._lines:
+            return self._lines.pop(0)
+        time.sleep(0.05)
+        return b""
+
+    def close(self):
+        self.closed = True
+
+
+def run_listen(plan, lines, reports):
+    out = []
+    port = FakePort(lines)
+    status = listen(plan, "fake", baud=115200, reports=reports, out=out.append,
+                    open_port=lambda name, rate: port)
+    assert port.closed
+    return status, out
+
+
+def test_true_reports_match_and_pass():
+    plan = plan_of("butterfly", load=0.7, seed=8)
+    status, out = run_listen(plan, board_lines(plan, 3), 3)
+    assert status == 0, (8, out)
+    assert sum(ln.endswith("  match") for ln in out) == 3, out
+    assert out[-1].startswith("summary: 3 lines, 3 matched") and out[-1].endswith("PASS")
+
+
+def test_an_altered_counter_is_flagged_under_its_field_and_fails():
+    plan = plan_of("butterfly", load=0.7, seed=8)
+    lines = board_lines(plan, 3, alter=1)
+    status, out = run_listen(plan, lines, 3)
+    assert status == 1, (8, out)
+    flagged = [i for i, ln in enumerate(out) if ln.endswith("MISMATCH D")]
+    assert len(flagged) == 1, out
+    board_line, marks = out[flagged[0] - 1], out[flagged[0] + 1]
+    digits = board_line.index(" D=") + 3
+    assert marks.index("^") == digits and marks.strip() == "^" * 8, (board_line, marks)
+    assert "1 differed (line 2)" in out[-1] and out[-1].endswith("FAIL")
+
+
+def test_a_garbled_line_is_shown_and_fails_but_a_cut_first_line_does_not():
+    plan = plan_of("butterfly", load=0.7, seed=8)
+    status, out = run_listen(plan, board_lines(plan, 2, garble=1), 3)
+    assert status == 1 and any("unparseable: 'fat\\x00et C=0000zz'" in ln
+                               for ln in out), out
+    # a line cut when the port opened (the first) is shown but not held against the run
+    status, out = run_listen(plan, ["0000001 E=00000000"] + board_lines(plan, 2), 3)
+    assert status == 0 and "unparseable" in out[1], out
+
+
+def test_a_board_reset_restarts_the_model():
+    plan = plan_of("butterfly", load=0.7, seed=8)
+    lines = board_lines(plan, 2)
+    status, out = run_listen(plan, lines + lines[:1], 3)
+    assert status == 0 and sum(ln.endswith("  match") for ln in out) == 3, out
+
+
+def test_field_marks_name_every_differing_counter():
+    a = dict.fromkeys(gb.COUNTERS, 5)
+    b = dict(a, cycles=6, errors=1)
+    differ, marks = field_marks(a, b)
+    line = gb.report_line(a)
+    assert differ == ["C", "E"]
+    assert [i for i, ch in enumerate(marks) if ch == "^"] == \
+        list(range(line.index("C=") + 2, line.index("C=") + 10)) + \
+        list(range(line.index("E=") + 2, line.index("E=") + 10))
+
+
+BOARD = ["board", "butterfly", "--inputs", "8", "--payload-bits", "12", "--board",
+         "icebreaker", "--load", "0.1", "--seed", "2", "--report-cycles", "4300"]
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="no pseudo-terminals on this OS")
+def test_fatnet_board_listen_reads_a_serial_port(capsys, tmp_path):
+    # the board's plan as the CLI makes it: the 12 MHz clock's divisor, 104
+    plan = plan_of("butterfly", load=0.1, seed=2, report_cycles=4300, baud_divisor=104)
+    lines = board_lines(plan, 2, alter=1)
+    master, slave = os.openpty()
+    path = os.ttyname(slave)
+
+    def board():            # waits for the listener to open the port
+        time.sleep(1.0)
+        for ln in lines:
+            os.write(master, (ln + "\r\n").encode())
+    writer = threading.Thread(target=board, daemon=True)
+    writer.start()
+    os.chdir(tmp_path)          # nothing may be written
+    try:
+        status = main(BOARD + ["--listen", path, "--reports", "2"])
+    finally:
+        writer.join()
+        os.close(master)
+        os.close(slave)
+    out = capsys.readouterr().out
+    assert status == 1, (f"replay: python -m pytest {HERE} -k serial_port", out)
+    assert f"listening on {path} at 115200 baud 8N1" in out
+    assert f"line 1   board {lines[0]}" in out and "MISMATCH D" in out, out
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_port_that_cannot_be_opened_is_one_line_exit_2(capsys, tmp_path):
+    missing = tmp_path / "no-such-tty"
+    status = main(BOARD + ["--listen", str(missing), "--reports", "1"])
+    cap = capsys.readouterr()
+    assert status == 2 and cap.out == "" and cap.err.count("\n") == 1, cap
+    assert f"listen: cannot open {str(missing)!r}" in cap.err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_without_listen_the_output_directory_is_required(capsys):
+    status = main(BOARD)
+    cap = capsys.readouterr()
+    assert status == 2 and cap.out == "" and cap.err.count("\n") == 1, cap
+    assert "output is required (-o DIR) unless --listen PORT" in cap.err
