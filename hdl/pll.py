@@ -82,14 +82,24 @@ def _within(value: float, limits: tuple) -> bool:
     return low * (1 - _EPS) <= value <= high * (1 + _EPS)
 
 
-def _nearer(candidate: float, best: float | None, request: float) -> bool:
-    """Strictly nearer the request (the first of equals stays, as in the vendors' tools)."""
-    return best is None or abs(candidate - request) < abs(best - request) - _EPS * request
-
-
-def _tied(candidate: float, best: float | None, request: float) -> bool:
-    return best is not None and abs(abs(candidate - request) - abs(best - request)) <= \
-        _EPS * request
+def _nearest(vendor: str, primitive: str, input_mhz: float, request_mhz: float,
+             candidates, prefer=None) -> PllSetting | None:
+    """The first of ``candidates`` ((output, PFD, VCO, parameters), legal ones, in the
+    vendor tool's order) nearest the request, as the vendors' tools keep the first of
+    equals; among equals ``prefer`` (of a candidate, smaller is better) decides."""
+    best = None
+    for cand in candidates:
+        if best is None:
+            best = cand
+            continue
+        gap, best_gap = abs(cand[0] - request_mhz), abs(best[0] - request_mhz)
+        tie = abs(gap - best_gap) <= _EPS * request_mhz
+        if (gap < best_gap and not tie) or (tie and prefer and prefer(cand) < prefer(best)):
+            best = cand
+    if best is None:
+        return None
+    out, pfd, vco, parameters = best
+    return PllSetting(vendor, primitive, input_mhz, out, pfd, vco, parameters)
 
 
 # ------------------------------------------------------------------------------ iCE40
@@ -106,24 +116,21 @@ def ice40_filter_range(pfd_mhz: float) -> int:
 
 def ice40_pll(input_mhz: float, request_mhz: float) -> PllSetting | None:
     """The iCE40 PLL's setting nearest ``request_mhz`` (simple feedback), or None when
-    the input is outside the PFD range at every DIVR."""
-    best = None
-    for divr in range(16):
-        pfd = input_mhz / (divr + 1)
-        if not _within(pfd, _ICE40_PFD):
-            continue
-        for divf in range(128):
-            vco = pfd * (divf + 1)
-            if not _within(vco, _ICE40_VCO):
+    no setting is legal."""
+    def candidates():
+        for divr in range(16):
+            pfd = input_mhz / (divr + 1)
+            if not _within(pfd, _ICE40_PFD):   # the PFD first: it prunes the rest
                 continue
-            for divq in range(1, 7):
-                out = vco / 2 ** divq
-                if _within(out, _ICE40_OUT) and \
-                        _nearer(out, best and best.output_mhz, request_mhz):
-                    best = PllSetting("ice40", "SB_PLL40", input_mhz, out, pfd, vco, {
-                        "FEEDBACK_PATH": "SIMPLE", "DIVR": divr, "DIVF": divf,
-                        "DIVQ": divq, "FILTER_RANGE": ice40_filter_range(pfd)})
-    return best
+            for divf in range(128):
+                vco = pfd * (divf + 1)
+                for divq in range(1, 7):
+                    out = vco / 2 ** divq
+                    if _within(vco, _ICE40_VCO) and _within(out, _ICE40_OUT):
+                        yield out, pfd, vco, {
+                            "FEEDBACK_PATH": "SIMPLE", "DIVR": divr, "DIVF": divf,
+                            "DIVQ": divq, "FILTER_RANGE": ice40_filter_range(pfd)}
+    return _nearest("ice40", "SB_PLL40", input_mhz, request_mhz, candidates())
 
 
 # ------------------------------------------------------------------------------- ECP5
@@ -131,29 +138,26 @@ _ECP5_PFD, _ECP5_VCO, _ECP5_OUT = (3.125, 400.0), (400.0, 800.0), (10.0, 400.0)
 
 
 def ecp5_pll(input_mhz: float, request_mhz: float) -> PllSetting | None:
-    """The ECP5 EHXPLLL's setting nearest ``request_mhz``, feedback from CLKOP."""
-    best = None
-    for clki_div in range(1, 129):
-        pfd = input_mhz / clki_div
-        if not _within(pfd, _ECP5_PFD):
-            continue
-        for clkfb_div in range(1, 81):
-            for clkop_div in range(1, 129):
+    """The ECP5 EHXPLLL's setting nearest ``request_mhz``, feedback from CLKOP; among
+    equals the VCO nearest 600 MHz, as ecppll."""
+    def candidates():
+        for clki_div in range(1, 129):
+            pfd = input_mhz / clki_div
+            if not _within(pfd, _ECP5_PFD):   # the PFD first: it prunes the rest
+                continue
+            for clkfb_div in range(1, 81):
                 out = pfd * clkfb_div
-                vco = out * clkop_div
-                if not (_within(vco, _ECP5_VCO) and _within(out, _ECP5_OUT)):
-                    continue
-                prior = best and best.output_mhz
-                if _nearer(out, prior, request_mhz) or (
-                        _tied(out, prior, request_mhz)
-                        and abs(vco - 600) < abs(best.vco_mhz - 600)):
-                    best = PllSetting("ecp5", "EHXPLLL", input_mhz, out, pfd, vco, {
-                        "FEEDBK_PATH": "CLKOP", "CLKI_DIV": clki_div,
-                        "CLKFB_DIV": clkfb_div, "CLKOP_DIV": clkop_div,
-                        # about 180 degrees, as ecppll writes it (the phase does not
-                        # matter here: nothing else is clocked from the oscillator)
-                        "CLKOP_CPHASE": (clkop_div - 1) // 2, "CLKOP_FPHASE": 0})
-    return best
+                for clkop_div in range(1, 129):
+                    vco = out * clkop_div
+                    if _within(vco, _ECP5_VCO) and _within(out, _ECP5_OUT):
+                        yield out, pfd, vco, {
+                            "FEEDBK_PATH": "CLKOP", "CLKI_DIV": clki_div,
+                            "CLKFB_DIV": clkfb_div, "CLKOP_DIV": clkop_div,
+                            # 180 degrees, as ecppll means it (the phase does not
+                            # matter here: nothing else is clocked from the oscillator)
+                            "CLKOP_CPHASE": clkop_div // 2, "CLKOP_FPHASE": 0}
+    return _nearest("ecp5", "EHXPLLL", input_mhz, request_mhz, candidates(),
+                    prefer=lambda cand: abs(cand[2] - 600))
 
 
 # ---------------------------------------------------------------------- Xilinx 7-series
@@ -162,24 +166,21 @@ _XC7_PFD, _XC7_VCO, _XC7_OUT = (10.0, 450.0), (600.0, 1200.0), (4.69, 464.0)
 
 def xilinx7_mmcm(input_mhz: float, request_mhz: float) -> PllSetting | None:
     """The 7-series MMCME2_BASE's setting nearest ``request_mhz``, integer M, D, O."""
-    best = None
-    for divclk in range(1, 107):
-        pfd = input_mhz / divclk
-        if not _within(pfd, _XC7_PFD):
-            continue
-        for mult in range(2, 65):
-            vco = pfd * mult
-            if not _within(vco, _XC7_VCO):
+    def candidates():
+        for divclk in range(1, 107):
+            pfd = input_mhz / divclk
+            if not _within(pfd, _XC7_PFD):   # the PFD first: it prunes the rest
                 continue
-            for outdiv in range(1, 129):
-                out = vco / outdiv
-                if _within(out, _XC7_OUT) and \
-                        _nearer(out, best and best.output_mhz, request_mhz):
-                    best = PllSetting("xilinx7", "MMCME2_BASE", input_mhz, out, pfd, vco, {
-                        "DIVCLK_DIVIDE": divclk, "CLKFBOUT_MULT_F": float(mult),
-                        "CLKOUT0_DIVIDE_F": float(outdiv),
-                        "CLKIN1_PERIOD": round(1000 / input_mhz, 3)})
-    return best
+            for mult in range(2, 65):
+                vco = pfd * mult
+                for outdiv in range(1, 129):
+                    out = vco / outdiv
+                    if _within(vco, _XC7_VCO) and _within(out, _XC7_OUT):
+                        yield out, pfd, vco, {
+                            "DIVCLK_DIVIDE": divclk, "CLKFBOUT_MULT_F": float(mult),
+                            "CLKOUT0_DIVIDE_F": float(outdiv),
+                            "CLKIN1_PERIOD": round(1000 / input_mhz, 3)}
+    return _nearest("xilinx7", "MMCME2_BASE", input_mhz, request_mhz, candidates())
 
 
 # ------------------------------------------------------------------------------ Gowin
@@ -190,23 +191,20 @@ GOWIN_ODIV = (2, 4, 8, 16, 32, 48, 64, 80, 96, 112, 128)
 
 def gowin_rpll(input_mhz: float, request_mhz: float) -> PllSetting | None:
     """The Gowin rPLL's setting nearest ``request_mhz``, internal feedback."""
-    best = None
-    for idiv in range(64):
-        pfd = input_mhz / (idiv + 1)
-        if not _within(pfd, _GOWIN_PFD):
-            continue
-        for fbdiv in range(64):
-            out = input_mhz * (fbdiv + 1) / (idiv + 1)
-            if not _within(out, _GOWIN_OUT):
+    def candidates():
+        for idiv in range(64):
+            pfd = input_mhz / (idiv + 1)
+            if not _within(pfd, _GOWIN_PFD):   # the PFD first: it prunes the rest
                 continue
-            for odiv in GOWIN_ODIV:
-                vco = out * odiv
-                if _within(vco, _GOWIN_VCO) and \
-                        _nearer(out, best and best.output_mhz, request_mhz):
-                    best = PllSetting("gowin", "rPLL", input_mhz, out, pfd, vco, {
-                        "FCLKIN": f"{input_mhz:g}", "IDIV_SEL": idiv,
-                        "FBDIV_SEL": fbdiv, "ODIV_SEL": odiv})
-    return best
+            for fbdiv in range(64):
+                out = input_mhz * (fbdiv + 1) / (idiv + 1)
+                for odiv in GOWIN_ODIV:
+                    vco = out * odiv
+                    if _within(vco, _GOWIN_VCO) and _within(out, _GOWIN_OUT):
+                        yield out, pfd, vco, {
+                            "FCLKIN": f"{input_mhz:g}", "IDIV_SEL": idiv,
+                            "FBDIV_SEL": fbdiv, "ODIV_SEL": odiv}
+    return _nearest("gowin", "rPLL", input_mhz, request_mhz, candidates())
 
 
 #: The PLLs, by the vendor key that :class:`~fatnet.hdl.board.Board` names.
