@@ -48,14 +48,19 @@ bench:
 	$(PY) -m fatnet.hdl.bench_hw --hypercube-only --hc-ecube-only
 	$(MAKE) boards
 
-# Self-testing tops on boards, to the bitstream with the YoWASP tools (docs/boards.md):
-# the 8-input butterfly on the iCEBreaker and the ULX3S, the fat-tree and the 3-cube on
-# the iCEBreaker; the files of the Arty's Vivado build.
+# Self-testing tops on boards, to the bitstream with the YoWASP and Apicula tools
+# (docs/boards.md): the 8-input butterfly on the iCEBreaker, the ULX3S and the Tang Nano
+# 9K, at the oscillator's clock and through each one's PLL (--clock), the fat-tree and
+# the 3-cube on the iCEBreaker; the files of the Arty's Vivado build.
 boards:
 	$(VENV)/bin/fatnet board butterfly --inputs 8 --payload-bits 12 --board icebreaker -o build/boards/icebreaker-butterfly --bitstream
 	$(VENV)/bin/fatnet board fat-tree --leaves 8 --root-capacity 4 --mode online --payload-bits 12 --board icebreaker -o build/boards/icebreaker-fattree --bitstream
 	$(VENV)/bin/fatnet board hypercube --dimension 3 --message-bits 13 --board icebreaker -o build/boards/icebreaker-hypercube --bitstream
+	$(VENV)/bin/fatnet board butterfly --inputs 8 --payload-bits 12 --board icebreaker --clock 16.5 -o build/boards/icebreaker-butterfly-pll --bitstream
 	$(VENV)/bin/fatnet board butterfly --inputs 8 --payload-bits 12 --board ulx3s -o build/boards/ulx3s-butterfly --bitstream
+	$(VENV)/bin/fatnet board butterfly --inputs 8 --payload-bits 12 --board ulx3s --clock 50 -o build/boards/ulx3s-butterfly-pll --bitstream
+	$(VENV)/bin/fatnet board butterfly --inputs 8 --payload-bits 12 --board tang-nano-9k -o build/boards/tang-nano-9k-butterfly --bitstream
+	$(VENV)/bin/fatnet board butterfly --inputs 8 --payload-bits 12 --board tang-nano-9k --clock 33.75 -o build/boards/tang-nano-9k-butterfly-pll --bitstream
 	$(VENV)/bin/fatnet board butterfly --inputs 8 --payload-bits 12 --board arty-a7 -o build/boards/arty-butterfly
 
 # Leighton-Maggs Tables I-III at N = 1024 with the paper's trial counts, timed.

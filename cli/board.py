@@ -34,8 +34,8 @@ def add_board_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--board", required=True, choices=sorted(BOARDS),
                    help="the board: " + ", ".join(sorted(BOARDS)))
     p.add_argument("--clock", type=float, default=None, metavar="MHZ",
-                   help="the clock in MHz (default and, for now, only: the board's "
-                        "oscillator; the PLL is not built yet)")
+                   help="the clock in MHz (default: the board's oscillator; any other "
+                        "through the board's PLL, within 0.5 %% of a frequency it makes)")
     p.add_argument("--pattern", choices=PATTERNS, default="random",
                    help="destinations: random (every other terminal) or a fixed "
                         "pattern (default random)")
@@ -60,7 +60,8 @@ def add_board_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", default=None,
                    help="output directory (required unless --listen)")
     p.add_argument("--bitstream", action="store_true",
-                   help="run the YoWASP tools to the bitstream (iCE40, ECP5)")
+                   help="run the YoWASP and Apicula tools to the bitstream (iCE40, ECP5, "
+                        "Gowin)")
     p.add_argument("--listen", default=None, metavar="PORT",
                    help="build nothing: read the board's report lines from this serial "
                         "port (/dev/ttyUSB1, COM3 or a pyserial URL) and compare each with "
@@ -72,16 +73,19 @@ def add_board_options(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_board(kind: str, args) -> int:
-    from ..hdl.board import BAUD, BOARDS, baud_divisor, build_board, check_tools
+    from ..hdl.board import (BAUD, BOARDS, baud_divisor, build_board, check_tools,
+                             utilisation_lines)
     from ..hdl.gen import check_generable
+    from ..hdl.pll import choose_pll
     from ..sim.bist import build_core, make_plan, predict, unpredicted
     from .registry import get_family
     fam = get_family(kind)
     board = BOARDS[args.board]
-    clock = board.clock_mhz if args.clock is None else args.clock
-    if clock != board.clock_mhz:
-        raise ParameterError(f"clock must be {board.clock_mhz:g} MHz on {args.board} (the "
-                             f"oscillator; the PLL is not built yet), got {args.clock:g}")
+    requested = board.clock_mhz if args.clock is None else args.clock
+    pll = choose_pll(board.pll, args.board, board.clock_mhz, requested)
+    # everything clocked (the UART's divisor, the report period, the timing constraint)
+    # follows the clock the PLL achieves, not the one requested
+    clock = board.clock_mhz if pll is None else pll.output_mhz
     if args.bitstream and board.bitstream is not None:
         check_tools(args.board)
     if args.predict < 0:
@@ -114,8 +118,10 @@ def cmd_board(kind: str, args) -> int:
     lines = [report_line(r) for r in predict(plan, args.predict * report_cycles)]
     out.mkdir(parents=True, exist_ok=True)
     write_core(plan, out)
-    products = build_board(build_core(plan), args.board, out, bitstream=args.bitstream)
-    doc = {"board": args.board, "clock_mhz": clock, "kind": kind,
+    products = build_board(build_core(plan), args.board, out, bitstream=args.bitstream,
+                           pll=pll)
+    doc = {"board": args.board, "clock_requested_mhz": requested, "clock_mhz": clock,
+           "pll": None if pll is None else pll.as_json(), "kind": kind,
            "network": fam.testbench.build_params(net)[0], "pattern": args.pattern,
            "load": args.load, "seed": args.seed, "stuck_wire": args.stuck_wire,
            "terminals": plan.terminals,
@@ -124,9 +130,12 @@ def cmd_board(kind: str, args) -> int:
            "report_seconds": report_cycles * period / (clock * 1e6),
            "uart": f"{BAUD} baud 8N1 (divisor {divisor})", "predicted_reports": lines}
     (out / "board.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    via = "the oscillator" if pll is None else (
+        f"{pll.primitive} {', '.join(f'{k}={v}' for k, v in pll.parameters.items())}")
     print(f"wrote the {args.board} build of the self-testing {kind} ({plan.terminals} "
           f"terminals, delivery cycle {plan.cycle_length} bit-times, a report every "
-          f"{report_cycles} cycles = {doc['report_seconds']:.2f} s) to {out}")
+          f"{report_cycles} cycles = {doc['report_seconds']:.2f} s) to {out}; clock "
+          f"{clock:.6g} MHz from {via}")
     if args.bitstream and board.bitstream is None:
         print(f"{args.board}: the bitstream is Vivado's (not run here): sh "
               f"{out / 'build_bist_top.sh'}")
@@ -137,8 +146,9 @@ def cmd_board(kind: str, args) -> int:
         if tim.exists():     # the utilisation, and the routed design's Fmax (the last)
             text = tim.read_text().splitlines()
             fmax = [ln for ln in text if "Max frequency" in ln][-1:]
-            for ln in [ln for ln in text if "_LC:" in ln or "TRELLIS_COMB:" in ln] + fmax:
-                print("nextpnr: " + ln.split("Info:", 1)[-1].strip())
+            for ln in utilisation_lines(text) + [" ".join(ln.split("Info:", 1)[-1].split())
+                                                 for ln in fmax]:
+                print("nextpnr: " + ln)
     for i, ln in enumerate(lines):
         print(f"report {i + 1} predicted: {ln}")
     return 0

