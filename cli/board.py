@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..golden.bist import PATTERNS, STUCK_WIRE_SYNTAX, report_line
 from ..golden.errors import ParameterError
+from .outputs import check_output_dir, staged_dir
 
 __all__ = ["add_board_options", "cmd_board", "write_core"]
 
@@ -92,6 +93,8 @@ def cmd_board(kind: str, args) -> int:
         raise ParameterError(f"predict must be an integer >= 0, got {args.predict}")
     if args.listen is None and args.output is None:
         raise ParameterError("output is required (-o DIR) unless --listen PORT")
+    if args.listen is None:
+        check_output_dir(args.output, "output")    # before anything is built
     for name in ("baud", "reports"):
         value = getattr(args, name)
         if value is not None and args.listen is None:
@@ -113,13 +116,7 @@ def cmd_board(kind: str, args) -> int:
     if args.predict and why is not None:
         raise ParameterError(f"predict must be 0 with stuck-wire {plan.stuck_wire}: {why}")
     out = Path(args.output)
-    if out.exists() and not out.is_dir():
-        raise ParameterError(f"output must be a directory, {str(out)!r} is a file")
     lines = [report_line(r) for r in predict(plan, args.predict * report_cycles)]
-    out.mkdir(parents=True, exist_ok=True)
-    write_core(plan, out)
-    products = build_board(build_core(plan), args.board, out, bitstream=args.bitstream,
-                           pll=pll)
     doc = {"board": args.board, "clock_requested_mhz": requested, "clock_mhz": clock,
            "pll": None if pll is None else pll.as_json(), "kind": kind,
            "network": fam.testbench.build_params(net)[0], "pattern": args.pattern,
@@ -129,7 +126,11 @@ def cmd_board(kind: str, args) -> int:
            "bist_period_clocks": period, "report_cycles": report_cycles,
            "report_seconds": report_cycles * period / (clock * 1e6),
            "uart": f"{BAUD} baud 8N1 (divisor {divisor})", "predicted_reports": lines}
-    (out / "board.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    with staged_dir(out, "output") as tmp:      # all or nothing: a failed build writes none
+        write_core(plan, tmp)
+        products = build_board(build_core(plan), args.board, tmp, bitstream=args.bitstream,
+                               pll=pll)
+        (tmp / "board.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
     via = "the oscillator" if pll is None else (
         f"{pll.primitive} {', '.join(f'{k}={v}' for k, v in pll.parameters.items())}")
     print(f"wrote the {args.board} build of the self-testing {kind} ({plan.terminals} "

@@ -24,6 +24,7 @@ from ..golden.butterfly.store_forward import EDGE_CHOICES, QUEUES, TIES
 from ..golden.butterfly.topology import WIRINGS
 from ..golden.errors import ParameterError
 from ..golden.messages import MessageSet
+from .outputs import check_output_file, staged_file
 from .progress import progress_bar
 from .registry import Family, Kind
 
@@ -311,13 +312,16 @@ def _leighton_maggs_options(p: argparse.ArgumentParser) -> None:
 
 def cmd_leighton_maggs(args) -> int:
     table = args.table if args.table == "all" else int(args.table)
+    if args.plot:
+        check_output_file(args.plot)   # before the trials, not after them
     progress, stop = progress_bar("trials")
     try:
         cells = bf.experiment(table, args.inputs, args.trials, args.seed, progress)
     finally:
         stop()
     if args.plot:
-        bf.sweep(min(args.inputs, 256), seed=args.seed, plot=args.plot)
+        with staged_file(args.plot) as tmp:
+            bf.sweep(min(args.inputs, 256), seed=args.seed, plot=str(tmp))
     if args.json:
         print(json.dumps(cells))
     else:
@@ -363,7 +367,11 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_sweep(args) -> int:
-    rows = bf.sweep(args.inputs, args.trials, args.seed, plot=args.plot)
+    if args.plot:
+        with staged_file(args.plot) as tmp:
+            rows = bf.sweep(args.inputs, args.trials, args.seed, plot=str(tmp))
+    else:
+        rows = bf.sweep(args.inputs, args.trials, args.seed)
     if args.json:
         print(json.dumps(rows))
         return 0

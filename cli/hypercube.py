@@ -25,6 +25,7 @@ from ..golden.hypercube.cube import MAX_DIMENSION, MIN_DIMENSION, check_dimensio
 from ..golden.hypercube.patterns import MAX_PROBLEMS, PATTERNS, make_pattern
 from ..golden.messages import MessageSet, message_entries, read_message_file
 from .options import comma_ints
+from .outputs import check_output_file, staged_file
 from .progress import progress_bar
 from .registry import Family, Kind
 
@@ -466,6 +467,8 @@ def format_kuszmaul(doc: dict) -> str:
 
 
 def cmd_kuszmaul(args) -> int:
+    if args.plot:
+        check_output_file(args.plot)   # before the tables, not after them
     progress, stop = progress_bar("tables")
     try:
         doc = hx.run(args.dimensions, args.compare, args.trials, args.seed, progress,
@@ -473,7 +476,8 @@ def cmd_kuszmaul(args) -> int:
     finally:
         stop()
     if args.plot:
-        hx.plot(doc, args.plot)
+        with staged_file(args.plot) as tmp:
+            hx.plot(doc, str(tmp))
     if args.json:
         print(json.dumps(doc))
     else:

@@ -13,11 +13,12 @@ accepted range; nothing prints a traceback for it.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from pathlib import Path
 
 from ..golden.errors import FatnetInputError
 from . import demo
+from .outputs import check_module_name, check_output_dir, staged_dir
 from .registry import families, get_family
 
 __all__ = ["main"]
@@ -124,11 +125,14 @@ def build_parser(argv: list[str]) -> _Parser:
 def cmd_gen(kind: str, args) -> int:
     from ..hdl.gen import generate
     fam = get_family(kind)
+    check_module_name(args.top, "top")          # names files: checked before anything
+    check_output_dir(args.output, "output")
     net = fam.commands.network_from_args(kind, args)
-    doc = generate(net, args.output, top=args.top, harness=not args.no_harness,
-                   hardware=fam.hardware)
-    sizes = ", ".join(f"{f} ({(Path(args.output) / f).stat().st_size // 1024} KiB)"
-                      for f in doc["files"])
+    with staged_dir(args.output, "output") as tmp:   # all or nothing
+        doc = generate(net, tmp, top=args.top, harness=not args.no_harness,
+                       hardware=fam.hardware)
+        sizes = ", ".join(f"{f} ({(tmp / f).stat().st_size // 1024} KiB)"
+                          for f in doc["files"])
     print(f"wrote {sizes} and {args.top}.json to {args.output} in "
           f"{doc['generation_seconds']:.1f} s; delivery cycle {doc['cycle_length_bits']} "
           f"bit-times")
@@ -141,6 +145,9 @@ def cmd_sim(kind: str, args) -> int:
     from ..sim.cocotb_runner import run as cosim
     from ..sim.waves import write_waves
     fam = get_family(kind)
+    check_output_dir(args.build_dir, "build-dir")
+    if args.waves is not None:
+        check_output_dir(args.waves, "waves")
     net = fam.commands.network_from_args(kind, args)
     check_generable(net, hardware=fam.hardware)  # before the model runs or anything is built
     ms = fam.commands.messages_from_args(args, net)
@@ -171,25 +178,40 @@ def cmd_sim(kind: str, args) -> int:
     return 0 if res.passed else 1
 
 
+def _dispatch(args) -> int:
+    """Run the verb the arguments name; its exit status."""
+    if args.command == "demo":
+        return demo.run(args, main)
+    if args.command == "experiment":
+        return _experiments()[args.kind][1][2](args)
+    if args.command == "gen":
+        return cmd_gen(args.kind, args)
+    if args.command == "sim":
+        return cmd_sim(args.kind, args)
+    if args.command == "board":
+        from .board import cmd_board
+        return cmd_board(args.kind, args)
+    return get_family(args.kind).commands.VERBS[args.command][1](args.kind, args)
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(argv).parse_args(argv)
     try:
-        if args.command == "demo":
-            return demo.run(args, main)
-        if args.command == "experiment":
-            return _experiments()[args.kind][1][2](args)
-        if args.command == "gen":
-            return cmd_gen(args.kind, args)
-        if args.command == "sim":
-            return cmd_sim(args.kind, args)
-        if args.command == "board":
-            from .board import cmd_board
-            return cmd_board(args.kind, args)
-        return get_family(args.kind).commands.VERBS[args.command][1](args.kind, args)
+        status = _dispatch(args)
+        sys.stdout.flush()   # a full disk is seen here, where it can be reported
+        return status
     except FatnetInputError as e:
         print(f"fatnet {args.command}: error: {e}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into `head` and closed early
         sys.stderr.close()
         return 0
+    except OSError as e:
+        # the machine's failure, not the input's (a full disk, a directory removed under
+        # us): one line and status 1; stdout is dropped so that exit does not try again
+        sys.stdout = open(os.devnull, "w")
+        where = f" {e.filename!r}" if e.filename else ""
+        print(f"fatnet {args.command}: error: cannot read or write{where}: "
+              f"{e.strerror or e}", file=sys.stderr)
+        return 1

@@ -240,6 +240,8 @@ def build_board(core, board: str, out: Path, *, bitstream: bool, name: str = "bi
         use = utilisation_lines(text)
         timing = timing_failure(text)
         reason = (f"the clock is not met: {timing} (lower --clock)" if timing else
-                  errors[-1] if errors else f"see the tools' output in {out}")
+                  errors[-1] if errors else
+                  f"the tools printed no ERROR line; build without --bitstream and run "
+                  f"build_{name}.sh in that directory to see their output")
         raise ParameterError(f"the {board} build failed: {reason}"
                              + (f" (utilisation {use[-1]})" if use else "")) from None

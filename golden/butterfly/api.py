@@ -53,6 +53,8 @@ __all__ = [
     "build",
     "build_circuit",
     "pattern_messages",
+    "check_problems",
+    "MAX_MESSAGES",
     "info",
     "info_report",
     "route",
@@ -225,13 +227,25 @@ def build_circuit(spec: ButterflySpec, payload_bits: int = 8,
     return CircuitNetwork(net, payload_bits, spec=spec, link_stages=link_stages)
 
 
+#: Most messages a pattern may hold in all (problems x inputs): 2^22, about 0.3 GiB of
+#: the store-and-forward model's arrays; more would ask for tens of GiB.
+MAX_MESSAGES = 1 << 22
+
+
+def check_problems(problems: int, inputs: int) -> None:
+    """Refuse, in one line, a problem count below 1 or past :data:`MAX_MESSAGES`."""
+    high = max(1, MAX_MESSAGES // inputs)
+    if not 1 <= problems <= high:
+        raise ParameterError(f"problems must be in [1, {high}] ({inputs} inputs, at most "
+                             f"2^22 messages in all), got {problems}")
+
+
 def pattern_messages(circuit: CircuitNetwork, pattern: str = "random-destinations",
                      problems: int = 1, hot_fraction: float = 0.1,
                      seed: int = 0) -> MessageSet:
     """The pattern's messages, ``problems`` per input, inputs in order within each (the
     destinations drawn from ``seed``, as :func:`route` draws them)."""
-    if problems < 1:
-        raise ParameterError(f"problems must be >= 1, got {problems}")
+    check_problems(problems, circuit.n_inputs)
     if pattern not in PATTERNS:
         raise ParameterError(f"pattern must be one of {', '.join(PATTERNS)}, "
                              f"got {pattern!r}")
@@ -309,8 +323,7 @@ def route(spec: ButterflySpec, pattern: str = "random-destinations", problems: i
     """
     if pattern not in PATTERNS:
         raise ParameterError(f"pattern must be one of {', '.join(PATTERNS)}, got {pattern!r}")
-    if problems < 1:
-        raise ParameterError(f"problems must be >= 1, got {problems}")
+    check_problems(problems, spec.inputs)
     rules = _rules(queue, edge_choice, tie, threshold)
     if net is None:
         net, _ = build(spec)

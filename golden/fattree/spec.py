@@ -27,6 +27,10 @@ MODES = ("offline", "online")
 
 MAX_LEAVES = 1 << 16
 MAX_PAYLOAD_BITS = 1024
+#: Most wires per channel: every leaves count up to MAX_LEAVES has a universal tree
+#: (65536^(2/3) = 1626), and a concentrator of twice as many inputs still builds in
+#: about a minute; more ran for many minutes and asked for GiBs (issue 18).
+MAX_CAPACITY = 2048
 #: Most registers per node-to-node link and direction (``--link-stages``).
 MAX_LINK_STAGES = 8
 
@@ -65,7 +69,8 @@ def universal_capacities(leaves: int, root_capacity: int) -> tuple[int, ...]:
 
 def _check_int(name: str, value, low: int, high: int | None, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ParameterError(f"{name} must be an integer {what}, got {value!r}")
+        what = what if what.startswith("an integer") else f"an integer {what}"
+        raise ParameterError(f"{name} must be {what}, got {value!r}")
     if value < low or (high is not None and value > high):
         raise ParameterError(f"{name} must be {what}, got {value}")
     return value
@@ -129,7 +134,8 @@ class FatTreeSpec:
                 f"capacities must list {levels + 1} values (levels 0..{levels} for "
                 f"{n} leaves), got {len(caps)}")
         for k, c in enumerate(caps):
-            _check_int(f"capacities[{k}]", c, 1, None, "a positive integer (>= 1)")
+            _check_int(f"capacities[{k}]", c, 1, MAX_CAPACITY,
+                       f"an integer in [1, {MAX_CAPACITY}]")
         if self.concentrator not in CONCENTRATORS:
             raise ParameterError(
                 f"concentrator must be one of {', '.join(CONCENTRATORS)}, "
@@ -157,8 +163,10 @@ class FatTreeSpec:
             raise ParameterError(
                 f"leaves must be a power of two in [2, {MAX_LEAVES}], got {n}")
         low = min_universal_root(n)
-        w = _check_int("root-capacity", root_capacity, low, n,
-                       f"in [n^(2/3), n] = [{low}, {n}] for {n} leaves")
+        high = min(n, MAX_CAPACITY)
+        w = _check_int("root-capacity", root_capacity, low, high,
+                       f"in [n^(2/3), {'n' if high == n else MAX_CAPACITY}] = [{low}, "
+                       f"{high}] for {n} leaves")
         return cls(leaves=n, capacities=universal_capacities(n, w), profile="universal",
                    root_capacity=w, **options)
 
@@ -170,7 +178,8 @@ class FatTreeSpec:
         if not is_power_of_two(n):
             raise ParameterError(
                 f"leaves must be a power of two in [2, {MAX_LEAVES}], got {n}")
-        c = _check_int("capacity", capacity, 1, None, "a positive integer (>= 1)")
+        c = _check_int("capacity", capacity, 1, MAX_CAPACITY,
+                       f"an integer in [1, {MAX_CAPACITY}]")
         return cls(leaves=n, capacities=(c,) * (n.bit_length()), profile="constant",
                    **options)
 

@@ -63,7 +63,7 @@ def test_schedule_with_explicit_capacities(tmp_path, capsys):
     (["schedule", "fat-tree", "--leaves", "12", "--root-capacity", "8"], "leaves must be a power of two"),
     (["schedule", "fat-tree", "--leaves", "16", "--root-capacity", "3"], "root-capacity must be in [n^(2/3), n] = [7, 16]"),
     (["schedule", "fat-tree", "--leaves", "16", "--root-capacity", "17"], "root-capacity"),
-    (["schedule", "fat-tree", "--leaves", "4", "--capacities", "2,0,1"], "capacities[1] must be a positive"),
+    (["schedule", "fat-tree", "--leaves", "4", "--capacities", "2,0,1"], "capacities[1] must be an integer in [1, 2048], got 0"),
     (["schedule", "fat-tree", "--leaves", "4", "--capacities", "2,x"], "comma-separated integers"),
     (["route", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--pattern", "zigzag"], "pattern must be one of"),
     (["route", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--pattern", "hot-spot", "--hot-fraction", "2"], "hot-fraction"),
