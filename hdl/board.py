@@ -236,7 +236,9 @@ def build_board(core, board: str, out: Path, *, bitstream: bool, name: str = "bi
         from ..golden.errors import ParameterError
         log = Path(out) / f"{name}.tim"
         text = log.read_text().splitlines() if log.exists() else []
-        errors = [ln.split("ERROR:", 1)[1].strip() for ln in text if "ERROR:" in ln]
+        # nextpnr names cells by their whole synthesis path; 40 characters say which
+        errors = [re.sub(r"'([^']{40})[^']+'", r"'\1...'", ln.split("ERROR:", 1)[1].strip())
+                  for ln in text if "ERROR:" in ln]
         use = utilisation_lines(text)
         timing = timing_failure(text)
         reason = (f"the clock is not met: {timing} (lower --clock)" if timing else
