@@ -23,7 +23,7 @@ from ..golden.butterfly.patterns import PATTERNS
 from ..golden.butterfly.store_forward import EDGE_CHOICES, QUEUES, TIES
 from ..golden.butterfly.topology import WIRINGS
 from ..golden.errors import ParameterError
-from ..golden.messages import MessageSet
+from ..golden.messages import MessageSet, json_excerpt, read_json_file
 from .progress import progress_bar
 from .registry import Family, Kind
 
@@ -159,7 +159,7 @@ def parse_fault_mask(text, circuit: CircuitNetwork, what: str = "fault-mask") ->
         for p in pairs:
             if (not isinstance(p, list) or len(p) != 2
                     or not all(isinstance(v, int) and not isinstance(v, bool) for v in p)):
-                raise bad(f"got the entry {json.dumps(p)}")
+                raise bad(f"got the entry {json_excerpt(p)}")
     elif isinstance(text, str):
         t = text.strip().lower()
         if t in ("", "none"):
@@ -188,7 +188,7 @@ def parse_fault_mask(text, circuit: CircuitNetwork, what: str = "fault-mask") ->
             if not sep:
                 raise bad(f"got {text!r}")
     else:
-        raise bad(f"got {json.dumps(text)}")
+        raise bad(f"got {json_excerpt(text)}")
     for level, row in pairs:
         if not (1 <= level <= n - 1 and 0 <= row <= N - 1):
             raise bad(f"got switch {level}:{row}")
@@ -206,15 +206,10 @@ def masks_from_args(args, circuit: CircuitNetwork):
         return [parse_fault_mask(one, circuit)]
     if path is None:
         return None
-    try:
-        with open(path) as f:
-            doc = json.load(f)
-    except (OSError, ValueError) as e:
-        raise ParameterError(f"fault-masks must be a readable JSON file holding a list of "
-                             f"masks; {path}: {str(e).splitlines()[0]}") from None
+    doc = read_json_file(path, "fault-masks")
     if not isinstance(doc, list) or not doc:
         raise ParameterError(f"fault-masks must be a JSON list of one or more masks (one "
-                             f"per delivery cycle), got {type(doc).__name__} in {path}")
+                             f"per delivery cycle), got {type(doc).__name__} in {path!r}")
     return [parse_fault_mask(entry, circuit, f"fault-masks entry {c}")
             for c, entry in enumerate(doc)]
 

@@ -72,7 +72,8 @@ def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
     if verb == "schedule":
         _add_network_options(p, hardware=False)
         p.add_argument("--messages", required=True,
-                       help='JSON file {"messages": [[src, dst], ...]}')
+                       help='JSON file {"messages": [[src, dst(, payload)], ...]} (the '
+                            'payload column is accepted and ignored)')
         p.add_argument("--method", choices=METHODS, default="best",
                        help="off-line scheduler (default best)")
         return
@@ -115,7 +116,8 @@ def run_model(net, ms, args):
 # ---------------------------------------------------------------------- verbs
 def cmd_schedule(kind: str, args) -> int:
     spec = spec_from_args(kind, args)
-    ms = load_message_file(args.messages, spec.leaves, 0, args.seed)
+    # no payload is sent: any file route takes is taken, whatever its payload column
+    ms = load_message_file(args.messages, spec.leaves, None, args.seed)
     print(json.dumps(schedule_report(spec, ms, args.method)))
     return 0
 

@@ -23,7 +23,7 @@ from ..golden.hypercube.api import (ALG2_BIT_TIMES_FORMULA, ALGORITHMS, check_me
 from ..golden.hypercube.circuit import MAX_HW_BUFFER, MAX_HW_STEPS, HypercubeCircuit
 from ..golden.hypercube.cube import MAX_DIMENSION, MIN_DIMENSION, check_dimension
 from ..golden.hypercube.patterns import MAX_PROBLEMS, PATTERNS, make_pattern
-from ..golden.messages import MessageSet, message_entries, read_message_file
+from ..golden.messages import MessageSet, json_excerpt, read_message_entries
 from .options import comma_ints
 from .progress import progress_bar
 from .registry import Family, Kind
@@ -148,11 +148,11 @@ def load_messages(path, n: int, payload_bits: int | None = None):
     that is not a pair of nodes in ``[0, n - 1]``, is one line naming the file, the entry
     and the accepted range."""
     src, dst, payload = [], [], []
-    for where, e in message_entries(read_message_file(path), f"messages file {path}"):
+    for where, e in read_message_entries(path):
         for v in e[:2]:
             if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < n:
                 raise MessageFileError(f"{where}: node must be an integer in [0, {n - 1}], "
-                                       f"got {json.dumps(v)}")
+                                       f"got {json_excerpt(v)}")
         src.append(e[0])
         dst.append(e[1])
         if len(e) > 2 and payload_bits is not None:
@@ -160,7 +160,7 @@ def load_messages(path, n: int, payload_bits: int | None = None):
             if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < (
                     1 << payload_bits):
                 raise MessageFileError(f"{where}: payload must be an integer in [0, "
-                                       f"2^{payload_bits} - 1], got {json.dumps(v)}")
+                                       f"2^{payload_bits} - 1], got {json_excerpt(v)}")
             payload.append(v)
     return src, dst, (payload if payload and len(payload) == len(src) else None)
 
