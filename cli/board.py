@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..golden.bist import PATTERNS, report_line
 from ..golden.errors import ParameterError
+from .options import add_seed_option, bounded_int, fraction
 
 __all__ = ["add_board_options", "cmd_board", "write_core"]
 
@@ -38,15 +39,15 @@ def add_board_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pattern", choices=PATTERNS, default="random",
                    help="destinations: random (every other terminal) or a fixed "
                         "pattern (default random)")
-    p.add_argument("--load", type=float, default=1.0,
+    p.add_argument("--load", type=fraction("load"), default=1.0,
                    help="offered load: the chance a terminal with no message waiting "
                         "offers one in a cycle, in [0, 1] (default 1)")
     if "--seed" not in p._option_string_actions:   # some kinds take a network seed
-        p.add_argument("--seed", type=int, default=0,
-                       help="seed of the generators (default 0)")
-    p.add_argument("--report-cycles", type=int, default=None, metavar="R",
+        add_seed_option(p, "seed of the generators (default 0)")
+    p.add_argument("--report-cycles", type=bounded_int("report-cycles", 1), default=None,
+                   metavar="R",
                    help="delivery cycles between UART reports (default: about one second)")
-    p.add_argument("--predict", type=int, default=0, metavar="N",
+    p.add_argument("--predict", type=bounded_int("predict", 0), default=0, metavar="N",
                    help="print the model's first N report lines (default 0: the model "
                         "runs every delivery cycle in Python, a few hundred to a few "
                         "thousand a second, so a one-second report of a board at 12 MHz "
@@ -69,8 +70,6 @@ def cmd_board(kind: str, args) -> int:
                              f"oscillator; the PLL is not built yet), got {args.clock:g}")
     if args.bitstream and board.bitstream is not None:
         check_tools(args.board)
-    if args.predict < 0:
-        raise ParameterError(f"predict must be an integer >= 0, got {args.predict}")
     net = fam.commands.network_from_args(kind, args)
     check_generable(net, hardware=fam.hardware)
     divisor = baud_divisor(clock)

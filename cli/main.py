@@ -172,8 +172,13 @@ def cmd_sim(kind: str, args) -> int:
 
 
 def main(argv=None) -> int:
+    """Run ``fatnet argv`` (default ``sys.argv[1:]``); the exit status, argparse's own
+    included (2 for a refused option, 0 after ``--help``), is returned, not raised."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser(argv).parse_args(argv)
+    try:
+        args = build_parser(argv).parse_args(argv)
+    except SystemExit as e:  # argparse has printed its one line (or the help)
+        return e.code
     try:
         if args.command == "demo":
             return demo.run(args, main)

@@ -1,10 +1,32 @@
-"""Option parsers the families' command lines share."""
+"""Option parsers the families' command lines share.
+
+Each is an argparse ``type``: a value out of range is refused by argparse itself, before
+anything is built, run or written, in one line ``fatnet <verb>: error: argument
+--<option>: <option> must be ..., got ...`` that names the accepted range, whether or
+not the value would be used (a hot-spot fraction with another pattern is still checked).
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
 
-__all__ = ["comma_ints"]
+from ..golden.errors import ParameterError
+from ..golden.seeds import SEED_RANGE, check_seed
+
+__all__ = ["comma_ints", "bounded_int", "power_of_two", "fraction", "seed",
+           "add_seed_option"]
+
+#: The most characters of a refused value an error line quotes.
+_SHOWN_CHARACTERS = 40
+
+
+def _shown(text: str) -> str:
+    """``text`` quoted with ``repr`` (no character of it can break the line), cut short:
+    a value of 5,000 digits is refused, not printed."""
+    if len(text) > _SHOWN_CHARACTERS:
+        return f"{text[:_SHOWN_CHARACTERS]!r}... ({len(text)} characters)"
+    return repr(text)
 
 
 def comma_ints(expected: str):
@@ -15,5 +37,77 @@ def comma_ints(expected: str):
             return [int(x) for x in text.split(",")]
         except ValueError:
             raise argparse.ArgumentTypeError(
-                f"expected comma-separated {expected}, got {text!r}") from None
+                f"expected comma-separated {expected}, got {_shown(text)}") from None
     return parse
+
+
+def _integer(text: str, name: str, what: str) -> int:
+    try:
+        return int(text)
+    except ValueError:   # not an integer, or more digits than int() converts
+        raise argparse.ArgumentTypeError(f"{name} must be {what}, got {_shown(text)}") \
+            from None
+
+
+def bounded_int(name: str, low: int, high: int | None = None):
+    """An argparse ``type``: an integer in ``[low, high]`` (``high`` None: no upper
+    bound), else one line naming ``name`` and the range.
+
+    Parameters
+    ----------
+    name : str
+        The option's name without dashes, as the error line says it.
+    low, high : int
+        The accepted range, both ends included.
+    """
+    what = (f"an integer >= {low}" if high is None
+            else f"an integer in [{low}, {high}]")
+
+    def parse(text: str) -> int:
+        value = _integer(text, name, what)
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{name} must be {what}, got {value}")
+        return value
+    return parse
+
+
+def power_of_two(name: str, low: int, high: int):
+    """An argparse ``type``: a power of two in ``[low, high]``, else one line."""
+    what = f"a power of two in [{low}, {high}]"
+
+    def parse(text: str) -> int:
+        value = _integer(text, name, what)
+        if not low <= value <= high or value & (value - 1):
+            raise argparse.ArgumentTypeError(f"{name} must be {what}, got {value}")
+        return value
+    return parse
+
+
+def fraction(name: str):
+    """An argparse ``type``: a number in [0, 1] (NaN is not one), else one line."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not 0.0 <= value <= 1.0:
+            raise argparse.ArgumentTypeError(
+                f"{name} must be a number in [0, 1], got {_shown(text)}")
+        return value
+    return parse
+
+
+def seed(text: str) -> int:
+    """The argparse ``type`` of every ``--seed``: the model's one seed range
+    (:data:`fatnet.golden.seeds.MAX_SEED`)."""
+    value = _integer(text, "seed", SEED_RANGE)
+    try:
+        return check_seed(value)
+    except ParameterError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def add_seed_option(p: argparse.ArgumentParser, help: str = "seed (default 0)") -> None:
+    """``--seed S`` (default 0), checked by :func:`seed`: every verb and kind adds its
+    seed through here, so every one takes the same range."""
+    p.add_argument("--seed", type=seed, default=0, metavar="S", help=help)

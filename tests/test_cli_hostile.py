@@ -7,6 +7,7 @@ where the command would write (an output directory, a plot, the simulator's buil
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -154,3 +155,211 @@ def test_a_huge_entry_is_cut_short_in_the_error_line(workdir, capsys):
     err = refused(capsys, ["route", "fat-tree", *FAT_TREE, "--messages", "in.json"],
                   "expected [src, dst] or [src, dst, payload], got [0, 1, 2")
     assert len(err) < 200
+
+
+# ---------------------------------------------------------------- 2. seeds
+BOARD = ["--board", "icebreaker", "-o", "out"]
+
+#: A command of every verb and kind that takes --seed; "m.json" is written by the test.
+SEED_COMMANDS = [
+    ["schedule", "fat-tree", *FAT_TREE, "--messages", "m.json"],
+    ["route", "fat-tree", *FAT_TREE, "--pattern", "transpose"],
+    ["info", "fat-tree", *FAT_TREE],
+    ["gen", "fat-tree", *FAT_TREE, "-o", "out"],
+    ["sim", "fat-tree", *FAT_TREE, "--pattern", "transpose"],
+    ["board", "fat-tree", *FAT_TREE, *BOARD],
+    ["route", "butterfly", "--inputs", "8"],
+    ["info", "dilated-butterfly", "--inputs", "8"],
+    ["gen", "multibutterfly", "--inputs", "8", "-o", "out"],
+    ["sim", "butterfly", "--inputs", "8"],
+    ["board", "butterfly", "--inputs", "8", *BOARD],
+    ["route", "hypercube", "--dimension", "2", "--pattern", "transpose"],
+    ["sim", "hypercube", "--dimension", "2", "--pattern", "transpose"],
+    ["board", "hypercube", "--dimension", "2", *BOARD],
+    ["experiment", "acceptance", "--inputs", "8", "--trials", "2"],
+    ["experiment", "load-sweep", "--inputs", "8", "--trials", "2", "--plot", "p.png"],
+    ["experiment", "leighton-maggs", "--inputs", "8", "--trials", "2", "--plot", "p.png"],
+    ["experiment", "kuszmaul", "--dimensions", "2", "--trials", "1", "--plot", "p.png"],
+]
+
+
+@pytest.mark.parametrize("value", ["-1", str(2 ** 63), str(2 ** 64 + 1), "x", "9" * 5000])
+@pytest.mark.parametrize("argv", SEED_COMMANDS, ids=_name)
+def test_a_seed_out_of_range_is_refused_everywhere(argv, value, workdir, capsys):
+    (workdir / "m.json").write_text('{"messages": [[0, 1]]}')
+    err = refused_writing_nothing(capsys, workdir, [*argv, "--seed", value],
+                                  "argument --seed: seed must be an integer in "
+                                  "[0, 2^63-1], got ")
+    assert len(err) < 200
+
+
+def _subparsers(parser):
+    return next(a for a in parser._actions
+                if isinstance(a, argparse._SubParsersAction)).choices
+
+
+def test_every_seed_option_is_the_shared_one():
+    # every --seed of every verb, kind and experiment, built the way main builds them
+    from fatnet.cli.main import build_parser
+    from fatnet.cli.options import seed
+    top = _subparsers(build_parser([]))
+    seen = 0
+    for verb, sub in top.items():
+        names = next((a.choices for a in sub._actions if a.dest == "kind"), ())
+        for name in names:
+            parser = _subparsers(build_parser([verb, name]))[verb]
+            action = parser._option_string_actions.get("--seed")
+            if action is not None:
+                seen += 1
+                assert action.type is seed, (verb, name)
+    assert seen >= len(SEED_COMMANDS)
+
+
+def test_the_largest_seed_is_taken(capsys):
+    assert main(["route", "butterfly", "--inputs", "8", "--seed", str(2 ** 63 - 1)]) == 0
+    assert main(["info", "fat-tree", *FAT_TREE, "--seed", str(2 ** 63 - 1)]) == 0
+
+
+def test_the_model_checks_its_seeds_too():
+    from fatnet.golden.butterfly import api as bf
+    from fatnet.golden.errors import ParameterError
+    with pytest.raises(ParameterError, match=r"seed must be an integer in \[0, 2\^63-1\]"):
+        bf.spec_from_options("butterfly", 8, seed=-1)
+    with pytest.raises(ParameterError, match="seed must be"):
+        bf.sweep(8, 2, seed=2 ** 64)
+
+
+# ---------------------------------------------------------------- 3. values out of range
+MAX_CYCLES_COMMANDS = [
+    ["route", "fat-tree", *FAT_TREE, "--pattern", "transpose"],
+    ["sim", "fat-tree", *FAT_TREE, "--pattern", "transpose"],
+    ["route", "butterfly", "--inputs", "8"],
+    ["sim", "butterfly", "--inputs", "8"],
+    ["sim", "hypercube", "--dimension", "2", "--pattern", "transpose"],
+]
+
+
+@pytest.mark.parametrize("value", ["0", "-1"])
+@pytest.mark.parametrize("argv", MAX_CYCLES_COMMANDS, ids=_name)
+def test_max_cycles_below_one_is_refused_everywhere(argv, value, workdir, capsys):
+    # 0 was the default on the fat-tree and "every message lost" on the butterfly
+    refused_writing_nothing(capsys, workdir, [*argv, "--max-cycles", value],
+                            f"argument --max-cycles: max-cycles must be an integer >= 1, "
+                            f"got {value}")
+
+
+def test_the_model_refuses_max_cycles_below_one():
+    from fatnet.cli.butterfly import build, spec_from_args  # noqa: F401  (the CLI's own)
+    from fatnet.golden.butterfly import api as bf
+    from fatnet.golden.butterfly.cyclemodel import run_circuit
+    from fatnet.golden.errors import ParameterError
+    circuit = bf.build_circuit(bf.spec_from_options("butterfly", 8), 8)
+    ms = bf.pattern_messages(circuit)
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ParameterError, match="max-cycles must be an integer >= 1"):
+            run_circuit(circuit, ms, max_cycles=bad)
+
+
+HOT_FRACTION_COMMANDS = [
+    ["route", "fat-tree", *FAT_TREE, "--pattern", "transpose"],
+    ["route", "butterfly", "--inputs", "8", "--pattern", "transpose"],
+    ["sim", "butterfly", "--inputs", "8"],
+    ["route", "hypercube", "--dimension", "2", "--pattern", "transpose"],
+    ["sim", "hypercube", "--dimension", "2", "--pattern", "transpose"],
+]
+
+
+@pytest.mark.parametrize("value", ["5", "-0.1", "nan", "x"])
+@pytest.mark.parametrize("argv", HOT_FRACTION_COMMANDS, ids=_name)
+def test_hot_fraction_is_checked_whatever_the_pattern(argv, value, workdir, capsys):
+    refused_writing_nothing(capsys, workdir, [*argv, "--hot-fraction", value],
+                            f"argument --hot-fraction: hot-fraction must be a number in "
+                            f"[0, 1], got {value!r}")
+
+
+@pytest.mark.parametrize("argv", [
+    ["route", "fat-tree", *FAT_TREE, "--pattern", "transpose", "--mode", "online"],
+    ["sim", "fat-tree", *FAT_TREE, "--pattern", "transpose", "--mode", "online"],
+    ["schedule", "fat-tree", *FAT_TREE, "--messages", "m.json"],
+], ids=_name)
+def test_an_unknown_method_is_refused_in_every_mode(argv, workdir, capsys):
+    (workdir / "m.json").write_text('{"messages": [[0, 1]]}')
+    refused_writing_nothing(capsys, workdir, [*argv, "--method", "bogus"],
+                            "argument --method: invalid choice: 'bogus' (choose from")
+
+
+EXPERIMENTS = {
+    "acceptance": ["experiment", "acceptance", "--inputs", "8"],
+    "load-sweep": ["experiment", "load-sweep", "--inputs", "8", "--plot", "p.png"],
+    "leighton-maggs": ["experiment", "leighton-maggs", "--inputs", "8", "--plot", "p.png"],
+    "kuszmaul": ["experiment", "kuszmaul", "--dimensions", "2", "--plot", "p.png"],
+}
+
+
+@pytest.mark.parametrize("value", ["0", "-3"])
+@pytest.mark.parametrize("argv", EXPERIMENTS.values(), ids=list(EXPERIMENTS))
+def test_trials_below_one_is_refused_by_every_experiment(argv, value, workdir, capsys):
+    refused_writing_nothing(capsys, workdir, [*argv, "--trials", value],
+                            f"argument --trials: trials must be an integer ")
+
+
+#: (command, option, value, what the line says): every other integer with a lower bound
+BELOW_RANGE = [
+    (["info", "fat-tree", "--capacity", "2"], "--leaves", "1",
+     "leaves must be a power of two in [2, 65536], got 1"),
+    (["info", "fat-tree", "--leaves", "4"], "--capacity", "0",
+     "capacity must be an integer >= 1, got 0"),
+    (["info", "fat-tree", "--leaves", "4"], "--root-capacity", "-2",
+     "root-capacity must be an integer >= 1, got -2"),
+    (["gen", "fat-tree", *FAT_TREE, "-o", "out"], "--payload-bits", "-1",
+     "payload-bits must be an integer in [0, 1024], got -1"),
+    (["gen", "fat-tree", *FAT_TREE, "-o", "out"], "--link-stages", "-1",
+     "link-stages must be an integer in [0, 8], got -1"),
+    (["route", "butterfly"], "--inputs", "2",
+     "inputs must be a power of two in [4, 65536], got 2"),
+    (["route", "dilated-butterfly"], "--multiplicity", "0",
+     "multiplicity must be an integer in [1, 64], got 0"),
+    (["route", "butterfly"], "--faults", "-1", "faults must be an integer >= 0, got -1"),
+    (["route", "butterfly"], "--fault-rate", "2", "fault-rate must be a number in [0, 1]"),
+    (["route", "butterfly"], "--problems", "0", "problems must be an integer >= 1, got 0"),
+    (["sim", "butterfly"], "--problems", "-1", "problems must be an integer >= 1, got -1"),
+    (["gen", "butterfly", "-o", "out"], "--link-stages", "-2",
+     "link-stages must be an integer in [0, 8], got -2"),
+    (["info", "hypercube"], "--dimension", "0", "dimension must be an integer in [1, 20]"),
+    (["info", "hypercube", "--dimension", "3"], "--message-bits", "0",
+     "message-bits must be an integer in [1, 1048576], got 0"),
+    (["route", "hypercube", "--dimension", "2", "--pattern", "transpose"], "--problems",
+     "0", "problems must be an integer in [1, 1024], got 0"),
+    (["route", "hypercube", "--dimension", "2", "--pattern", "transpose", "--algorithm",
+      "ecube"], "--buffer", "0", "buffer must be an integer in [1, 1073741824], got 0"),
+    (["gen", "hypercube", "--dimension", "2", "--algorithm", "ecube", "-o", "out"],
+     "--buffer", "0", "buffer must be an integer in [1, 16], got 0"),
+    (["gen", "hypercube", "--dimension", "2", "--algorithm", "ecube", "-o", "out"],
+     "--steps", "0", "steps must be an integer in [1, 65536], got 0"),
+    (["board", "butterfly", "--inputs", "8", *BOARD], "--report-cycles", "0",
+     "report-cycles must be an integer >= 1, got 0"),
+    (["board", "butterfly", "--inputs", "8", *BOARD], "--predict", "-1",
+     "predict must be an integer >= 0, got -1"),
+    (["board", "butterfly", "--inputs", "8", *BOARD], "--load", "2",
+     "load must be a number in [0, 1], got '2'"),
+]
+
+
+@pytest.mark.parametrize("argv, option, value, words", BELOW_RANGE,
+                         ids=lambda x: _name(x) if isinstance(x, list) else x)
+def test_every_bounded_integer_is_checked_by_argparse(argv, option, value, words, workdir,
+                                                      capsys):
+    refused_writing_nothing(capsys, workdir, [*argv, option, value],
+                            f"argument {option}: {words}")
+
+
+def test_no_integer_option_is_left_unbounded():
+    # a plain type=int takes -1 and 10**4000 alike: every integer option names its range
+    from fatnet.cli.main import build_parser
+    top = _subparsers(build_parser([]))
+    for verb, sub in top.items():
+        names = next((a.choices for a in sub._actions if a.dest == "kind"), ())
+        for name in names:
+            parser = _subparsers(build_parser([verb, name]))[verb]
+            loose = [a.option_strings for a in parser._actions if a.type is int]
+            assert loose == [], (verb, name, loose)
