@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..golden.bist import PATTERNS, report_line
 from ..golden.errors import ParameterError
-from .options import add_seed_option, bounded_int, fraction
+from .options import add_seed_option, bounded_int, fraction, output_directory
 
 __all__ = ["add_board_options", "cmd_board", "write_core"]
 
@@ -52,7 +52,8 @@ def add_board_options(p: argparse.ArgumentParser) -> None:
                         "runs every delivery cycle in Python, a few hundred to a few "
                         "thousand a second, so a one-second report of a board at 12 MHz "
                         "takes minutes; use --report-cycles to report more often)")
-    p.add_argument("-o", "--output", required=True, help="output directory")
+    p.add_argument("-o", "--output", type=output_directory("output"), required=True,
+                   help="output directory")
     p.add_argument("--bitstream", action="store_true",
                    help="run the YoWASP tools to the bitstream (iCE40, ECP5)")
 
@@ -78,8 +79,6 @@ def cmd_board(kind: str, args) -> int:
     plan = make_plan(net, fam, pattern=args.pattern, load=args.load, seed=args.seed,
                      report_cycles=report_cycles, baud_divisor=divisor)
     out = Path(args.output)
-    if out.exists() and not out.is_dir():
-        raise ParameterError(f"output must be a directory, {str(out)!r} is a file")
     lines = [report_line(r) for r in predict(plan, args.predict * report_cycles)]
     out.mkdir(parents=True, exist_ok=True)
     write_core(plan, out)

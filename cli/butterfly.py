@@ -24,7 +24,7 @@ from ..golden.butterfly.store_forward import EDGE_CHOICES, QUEUES, TIES
 from ..golden.butterfly.topology import MAX_INPUTS, WIRINGS
 from ..golden.errors import ParameterError
 from ..golden.messages import MessageSet, json_excerpt, read_json_file
-from .options import add_seed_option, bounded_int, fraction, power_of_two
+from .options import add_seed_option, bounded_int, fraction, output_file, power_of_two
 from .progress import progress_bar
 from .registry import Family, Kind
 
@@ -310,7 +310,7 @@ def _leighton_maggs_options(p: argparse.ArgumentParser) -> None:
                    help="trials per cell (default the paper's: 2000 for Table I, 500 else)")
     add_seed_option(p)
     p.add_argument("--json", action="store_true", help="print the cells as JSON")
-    p.add_argument("--plot", default=None, metavar="FILE",
+    p.add_argument("--plot", type=output_file("plot"), default=None, metavar="FILE",
                    help="also write the load sweep of the three networks (PNG)")
 
 
@@ -365,7 +365,8 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
                    help="N (default 256)")
     p.add_argument("--trials", type=_trials, default=20, help="problems per load (default 20)")
     add_seed_option(p)
-    p.add_argument("--plot", default=None, metavar="FILE", help="write the plot (PNG)")
+    p.add_argument("--plot", type=output_file("plot"), default=None, metavar="FILE",
+                   help="write the plot (PNG)")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
 
 

@@ -25,7 +25,7 @@ from ..golden.hypercube.cube import MAX_DIMENSION, MIN_DIMENSION, check_dimensio
 from ..golden.hypercube.patterns import MAX_PROBLEMS, PATTERNS, make_pattern
 from ..golden.hypercube.store_forward import MAX_BUFFER
 from ..golden.messages import MessageSet, json_excerpt, read_message_entries
-from .options import add_seed_option, bounded_int, comma_ints, fraction
+from .options import add_seed_option, bounded_int, comma_ints, fraction, output_file
 from .progress import progress_bar
 from .registry import Family, Kind
 
@@ -343,7 +343,7 @@ def _kuszmaul_options(p: argparse.ArgumentParser) -> None:
                    help="random draws per cell (default 5)")
     add_seed_option(p, "trial t uses seed + t (default 0)")
     p.add_argument("--json", action="store_true", help="print the tables as JSON")
-    p.add_argument("--plot", default=None, metavar="FILE",
+    p.add_argument("--plot", type=output_file("plot"), default=None, metavar="FILE",
                    help="write bit-times, steps and node storage against k per algorithm "
                         "and pattern (PNG)")
 

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+import re
+from pathlib import Path
 
 from ..golden.errors import ParameterError
 from ..golden.seeds import SEED_RANGE, check_seed
 
 __all__ = ["comma_ints", "bounded_int", "power_of_two", "fraction", "seed",
-           "add_seed_option"]
+           "add_seed_option", "output_directory", "output_file", "identifier"]
 
 #: The most characters of a refused value an error line quotes.
 _SHOWN_CHARACTERS = 40
@@ -111,3 +114,68 @@ def add_seed_option(p: argparse.ArgumentParser, help: str = "seed (default 0)") 
     """``--seed S`` (default 0), checked by :func:`seed`: every verb and kind adds its
     seed through here, so every one takes the same range."""
     p.add_argument("--seed", type=seed, default=0, metavar="S", help=help)
+
+
+def _nearest_existing(path: Path) -> Path:
+    """``path`` or the nearest of its ancestors that exists (``.`` at the latest)."""
+    while not os.path.lexists(path) and path != path.parent:
+        path = path.parent
+    return path
+
+
+def _refuse_path(name: str, text: str, what: str) -> argparse.ArgumentTypeError:
+    return argparse.ArgumentTypeError(f"{name} must be {what}, got {_shown(text)}")
+
+
+def output_directory(name: str):
+    """An argparse ``type``: a directory the command writes into, made if missing.
+
+    Refused at once (not after minutes of work) when it, or the nearest ancestor that
+    exists, is not a writable directory (a file in the way)."""
+    what = "a directory, or a path where one can be made"
+
+    def parse(text: str) -> str:
+        if not text or "\0" in text:
+            raise _refuse_path(name, text, what)
+        path = Path(text)
+        found = _nearest_existing(path if path.is_absolute() else Path.cwd() / path)
+        if not found.is_dir():
+            where = "it is" if found == path.absolute() else f"{str(found)!r} is"
+            raise _refuse_path(name, text, f"{what} ({where} not a directory)")
+        if not os.access(found, os.W_OK | os.X_OK):
+            raise _refuse_path(name, text, f"{what} ({str(found)!r} is not writable)")
+        return text
+    return parse
+
+
+def output_file(name: str):
+    """An argparse ``type``: a file the command writes (a plot), checked at once: its
+    directory must exist and be writable, and it must not be a directory itself."""
+    what = "a file in a writable directory that exists"
+
+    def parse(text: str) -> str:
+        if not text or "\0" in text:
+            raise _refuse_path(name, text, what)
+        path = Path(text)
+        folder = path.parent if str(path.parent) else Path(".")
+        if path.is_dir():
+            raise _refuse_path(name, text, f"{what} (it is a directory)")
+        if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+            raise _refuse_path(name, text, f"{what} ({str(folder)!r} is not one)")
+        return text
+    return parse
+
+
+#: A Verilog identifier, as a module name must be (no escaped identifiers).
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+
+
+def identifier(name: str):
+    """An argparse ``type``: a Verilog identifier (a top module's name)."""
+    def parse(text: str) -> str:
+        if not _IDENTIFIER.fullmatch(text):
+            raise argparse.ArgumentTypeError(
+                f"{name} must be a Verilog identifier ([A-Za-z_][A-Za-z0-9_$]*), got "
+                f"{_shown(text)}")
+        return text
+    return parse

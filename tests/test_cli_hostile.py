@@ -363,3 +363,98 @@ def test_no_integer_option_is_left_unbounded():
             parser = _subparsers(build_parser([verb, name]))[verb]
             loose = [a.option_strings for a in parser._actions if a.type is int]
             assert loose == [], (verb, name, loose)
+
+
+# ---------------------------------------------------------------- 4. options before the kind
+@pytest.mark.parametrize("argv", [
+    ["info", "--leaves", "4", "--root-capacity", "3", "fat-tree"],
+    ["info", "--leaves", "4", "fat-tree", "--capacity", "2", "--json"],
+    ["route", "--inputs", "8", "--seed", "3", "butterfly", "--json"],
+    ["info", "--dimension", "3", "hypercube"],
+    ["experiment", "--inputs", "8", "--trials", "2", "acceptance", "--json"],
+], ids=_name)
+def test_options_may_come_before_the_kind(argv, capsys):
+    assert main(argv) == 0, capsys.readouterr().err
+    kind = next(a for a in argv[1:] if not a.startswith("-") and not a.isdigit())
+    rest = [a for a in argv[1:] if a != kind]
+    capsys.readouterr()
+    assert main([argv[0], kind, *rest]) == 0
+    first = capsys.readouterr().out
+    assert main(argv) == 0
+    assert capsys.readouterr().out == first     # the same command, the same output
+
+
+def test_a_kind_named_as_an_option_value_is_not_taken_for_the_kind(workdir, capsys):
+    # --top butterfly: the first kind-like token is the value; fat-tree is the kind
+    assert main(["gen", "--top", "butterfly", "fat-tree", *FAT_TREE, "-o", "out"]) == 0
+    assert (workdir / "out" / "butterfly.json").exists()
+
+
+def test_help_still_lists_the_kinds_and_a_kinds_options(capsys):
+    assert main(["info", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "fat-tree" in out and "--leaves" not in out
+    for argv in (["info", "fat-tree", "--help"], ["info", "--help", "fat-tree"]):
+        assert main(argv) == 0
+        assert "--leaves" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv", [
+    ["route", "hypertorus", "--leaves", "4"],
+    ["route", "--leaves", "4", "hypertorus"],
+    ["experiment", "--inputs", "8", "nonesuch"],
+], ids=_name)
+def test_an_unknown_kind_lists_the_accepted_ones(argv, workdir, capsys):
+    err = refused_writing_nothing(capsys, workdir, argv, "invalid choice")
+    assert ("'butterfly', 'dilated-butterfly', 'fat-tree', 'hypercube', 'multibutterfly'"
+            in err or "'acceptance', 'kuszmaul', 'leighton-maggs', 'load-sweep'" in err)
+
+
+# ---------------------------------------------------------------- 5. one line, whatever
+#: values with characters that would split or rewrite the line if printed as they are
+CONTROL = ["a\nb", "a\rb", "a\x1b[2Jb", "a\u2028b"]
+
+
+@pytest.mark.parametrize("value", CONTROL, ids=repr)
+@pytest.mark.parametrize("argv", [
+    ["route", "fat-tree", *FAT_TREE, "--pattern", "{}"],
+    ["route", "butterfly", "--inputs", "8", "--pattern", "{}"],
+    ["route", "hypercube", "--dimension", "2", "--pattern", "{}"],
+    ["route", "fat-tree", *FAT_TREE, "--messages", "{}"],
+    ["sim", "butterfly", "--inputs", "8", "--fault-masks", "{}"],
+    ["sim", "butterfly", "--inputs", "8", "--fault-mask", "{}"],
+    ["info", "fat-tree", "--leaves", "{}", "--capacity", "2"],
+    ["info", "fat-tree", *FAT_TREE, "--seed", "{}"],
+    ["info", "fat-tree", *FAT_TREE, "--concentrator", "{}"],
+    ["info", "fat-tree", *FAT_TREE, "{}"],
+    ["gen", "fat-tree", *FAT_TREE, "--top", "{}", "-o", "out"],
+    ["gen", "fat-tree", *FAT_TREE, "-o", "afile/{}"],
+    ["experiment", "load-sweep", "--plot", "{}/p.png"],
+    ["experiment", "kuszmaul", "--dimensions", "{}"],
+    ["route", "{}", "--leaves", "4"],
+    ["demo", "{}"],
+], ids=_name)
+def test_a_control_character_never_splits_the_error_line(argv, value, workdir, capsys):
+    (workdir / "afile").write_text("")
+    err = refused_writing_nothing(capsys, workdir, [a.replace("{}", value) for a in argv],
+                                  "error: ")
+    assert not any(c in err[:-1] for c in "\n\r\x1b\u2028"), err
+    assert repr(value)[1:-1] in err, err      # the value is shown, escaped
+
+
+def test_output_paths_are_checked_before_any_work(workdir, capsys):
+    (workdir / "afile").write_text("")
+    refused_writing_nothing(capsys, workdir, ["gen", "fat-tree", *FAT_TREE, "-o", "afile"],
+                            "argument -o/--output: output must be a directory")
+    refused_writing_nothing(capsys, workdir, ["board", "butterfly", "--inputs", "8",
+                                              "--board", "icebreaker", "-o", "afile/x"],
+                            "output must be a directory")
+    refused_writing_nothing(capsys, workdir, ["sim", "fat-tree", *FAT_TREE, "--pattern",
+                                              "transpose", "--build-dir", "afile"],
+                            "argument --build-dir: build-dir must be a directory")
+    refused_writing_nothing(capsys, workdir, [*EXPERIMENTS["load-sweep"][:-1],
+                                              "missing/p.png"],
+                            "argument --plot: plot must be a file in a writable directory")
+    refused_writing_nothing(capsys, workdir, ["gen", "fat-tree", *FAT_TREE, "--top", "1x",
+                                              "-o", "out"],
+                            "argument --top: top must be a Verilog identifier")

@@ -207,7 +207,7 @@ def test_a_bad_fault_mask_file_is_one_line_and_nothing_runs(content, needle, tmp
 def test_fault_mask_options_belong_to_sim_only(tmp_path, capsys):
     # argparse: one line, exit 2
     assert main(["route", "butterfly", "--inputs", "8", "--fault-mask", "1:0"]) == 2
-    _one_line(capsys, "unrecognized arguments: --fault-mask")
+    _one_line(capsys, "unrecognized arguments: '--fault-mask'")
 
 
 def test_the_three_mask_syntaxes_name_the_same_switches():
