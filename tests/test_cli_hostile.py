@@ -249,7 +249,6 @@ def test_max_cycles_below_one_is_refused_everywhere(argv, value, workdir, capsys
 
 
 def test_the_model_refuses_max_cycles_below_one():
-    from fatnet.cli.butterfly import build, spec_from_args  # noqa: F401  (the CLI's own)
     from fatnet.golden.butterfly import api as bf
     from fatnet.golden.butterfly.cyclemodel import run_circuit
     from fatnet.golden.errors import ParameterError
