@@ -13,7 +13,8 @@ from pathlib import Path
 
 from ..golden.bist import PATTERNS, STUCK_WIRE_SYNTAX, report_line
 from ..golden.errors import ParameterError
-from .outputs import check_output_dir, staged_dir
+from .options import add_seed_option, bounded_int, fraction, output_directory
+from .outputs import staged_dir
 
 __all__ = ["add_board_options", "cmd_board", "write_core"]
 
@@ -40,15 +41,15 @@ def add_board_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pattern", choices=PATTERNS, default="random",
                    help="destinations: random (every other terminal) or a fixed "
                         "pattern (default random)")
-    p.add_argument("--load", type=float, default=1.0,
+    p.add_argument("--load", type=fraction("load"), default=1.0,
                    help="offered load: the chance a terminal with no message waiting "
                         "offers one in a cycle, in [0, 1] (default 1)")
     if "--seed" not in p._option_string_actions:   # some kinds take a network seed
-        p.add_argument("--seed", type=int, default=0,
-                       help="seed of the generators (default 0)")
-    p.add_argument("--report-cycles", type=int, default=None, metavar="R",
+        add_seed_option(p, "seed of the generators (default 0)")
+    p.add_argument("--report-cycles", type=bounded_int("report-cycles", 1, 2 ** 32 - 1),
+                   default=None, metavar="R",
                    help="delivery cycles between UART reports (default: about one second)")
-    p.add_argument("--predict", type=int, default=0, metavar="N",
+    p.add_argument("--predict", type=bounded_int("predict", 0, 1000), default=0, metavar="N",
                    help="print the model's first N report lines (default 0: the model "
                         "runs every delivery cycle in Python, a few hundred to a few "
                         "thousand a second, so a one-second report of a board at 12 MHz "
@@ -58,7 +59,7 @@ def add_board_options(p: argparse.ArgumentParser) -> None:
                         f"port at a value, {STUCK_WIRE_SYNTAX} (e.g. 5:recv:data:1: "
                         f"terminal 5's recv wire 0 stuck at 1; docs/boards.md says what "
                         f"each reports)")
-    p.add_argument("-o", "--output", default=None,
+    p.add_argument("-o", "--output", type=output_directory("output"), default=None,
                    help="output directory (required unless --listen)")
     p.add_argument("--bitstream", action="store_true",
                    help="run the YoWASP and Apicula tools to the bitstream (iCE40, ECP5, "
@@ -67,9 +68,9 @@ def add_board_options(p: argparse.ArgumentParser) -> None:
                    help="build nothing: read the board's report lines from this serial "
                         "port (/dev/ttyUSB1, COM3 or a pyserial URL) and compare each with "
                         "the model's prediction (the same options as the build)")
-    p.add_argument("--baud", type=int, default=None,
+    p.add_argument("--baud", type=bounded_int("baud", 1, 4_000_000), default=None,
                    help="with --listen: the port's baud rate (default the top's, 115200)")
-    p.add_argument("--reports", type=int, default=None, metavar="N",
+    p.add_argument("--reports", type=bounded_int("reports", 1), default=None, metavar="N",
                    help="with --listen: stop after N lines (default: at Ctrl-C)")
 
 
@@ -89,18 +90,12 @@ def cmd_board(kind: str, args) -> int:
     clock = board.clock_mhz if pll is None else pll.output_mhz
     if args.bitstream and board.bitstream is not None:
         check_tools(args.board)
-    if args.predict < 0:
-        raise ParameterError(f"predict must be an integer >= 0, got {args.predict}")
     if args.listen is None and args.output is None:
         raise ParameterError("output is required (-o DIR) unless --listen PORT")
-    if args.listen is None:
-        check_output_dir(args.output, "output")    # before anything is built
     for name in ("baud", "reports"):
         value = getattr(args, name)
         if value is not None and args.listen is None:
             raise ParameterError(f"{name} is an option of --listen, got {value} without it")
-        if value is not None and value < 1:
-            raise ParameterError(f"{name} must be an integer >= 1, got {value}")
     net = fam.commands.network_from_args(kind, args)
     check_generable(net, hardware=fam.hardware)
     divisor = baud_divisor(clock)
@@ -126,7 +121,7 @@ def cmd_board(kind: str, args) -> int:
            "bist_period_clocks": period, "report_cycles": report_cycles,
            "report_seconds": report_cycles * period / (clock * 1e6),
            "uart": f"{BAUD} baud 8N1 (divisor {divisor})", "predicted_reports": lines}
-    with staged_dir(out, "output") as tmp:      # all or nothing: a failed build writes none
+    with staged_dir(out) as tmp:      # all or nothing: a failed build writes none
         write_core(plan, tmp)
         products = build_board(build_core(plan), args.board, tmp, bitstream=args.bitstream,
                                pll=pll)

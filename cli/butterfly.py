@@ -16,15 +16,17 @@ import numpy as np
 
 from ..golden.butterfly import api as bf
 from ..golden.butterfly.api import build_circuit as build
-from ..golden.butterfly.cyclemodel import (MAX_LINK_STAGES, CircuitNetwork, run_circuit,
-                                           run_masked)
+from ..golden.butterfly.cyclemodel import (MAX_LINK_STAGES, MAX_PAYLOAD_BITS, CircuitNetwork,
+                                           run_circuit, run_masked)
 from ..golden.butterfly.faults import ADVERSARIES, RULES
 from ..golden.butterfly.patterns import PATTERNS
 from ..golden.butterfly.store_forward import EDGE_CHOICES, QUEUES, TIES
-from ..golden.butterfly.topology import WIRINGS
+from ..golden.butterfly.topology import MAX_INPUTS, WIRINGS
 from ..golden.errors import ParameterError
-from ..golden.messages import MessageSet
-from .outputs import check_output_file, staged_file
+from ..golden.messages import MessageSet, json_excerpt, read_json_file
+from .options import (MAX_CYCLES, MAX_TRIALS, add_seed_option, bounded_int, fraction,
+                      output_file, power_of_two)
+from .outputs import staged_file
 from .progress import progress_bar
 from .registry import Family, Kind
 
@@ -45,14 +47,16 @@ FAMILY = Family(
 
 
 def _network_options(p: argparse.ArgumentParser, kind: str) -> None:
-    p.add_argument("--inputs", type=int, default=64,
-                   help="N, a power of two in [4, 65536] (default 64)")
-    p.add_argument("--multiplicity", type=int, default=None, metavar="D",
+    p.add_argument("--inputs", type=power_of_two("inputs", 4, MAX_INPUTS), default=64,
+                   help=f"N, a power of two in [4, {MAX_INPUTS}] (default 64)")
+    p.add_argument("--multiplicity", type=bounded_int("multiplicity", 1, bf.MAX_MULTIPLICITY),
+                   default=None, metavar="D",
                    help="edges per direction d (default 1 for butterfly, 2 otherwise)")
     faults = p.add_mutually_exclusive_group()
-    faults.add_argument("--faults", type=int, default=None, metavar="F",
+    faults.add_argument("--faults", type=bounded_int("faults", 0), default=None, metavar="F",
                         help="faulty interior switches, placed at random (or by --adversary)")
-    faults.add_argument("--fault-rate", type=float, default=None, metavar="P",
+    faults.add_argument("--fault-rate", type=fraction("fault-rate"), default=None,
+                        metavar="P",
                         help="probability that an interior switch is faulty")
     p.add_argument("--adversary", choices=ADVERSARIES, default=None,
                    help="place the --faults on purpose instead of at random")
@@ -65,13 +69,14 @@ def _network_options(p: argparse.ArgumentParser, kind: str) -> None:
     p.add_argument("--expansion", type=float, nargs=2, default=None,
                    metavar=("ALPHA", "BETA"),
                    help="retry the wiring until every splitter has this expansion")
-    p.add_argument("--payload-bits", type=int, default=8,
-                   help="data bits per message in the bit-serial model (default 8)")
-    p.add_argument("--link-stages", type=int, default=0, metavar="S",
+    p.add_argument("--payload-bits", type=bounded_int("payload-bits", 0, MAX_PAYLOAD_BITS),
+                   default=8, help=f"data bits per message in the bit-serial model (0 .. "
+                                   f"{MAX_PAYLOAD_BITS}; default 8)")
+    p.add_argument("--link-stages", type=bounded_int("link-stages", 0, MAX_LINK_STAGES),
+                   default=0, metavar="S",
                    help=f"registers on every switch-to-switch link, each way, for the "
                         f"clock of large networks (0 .. {MAX_LINK_STAGES}; default 0)")
-    p.add_argument("--seed", type=int, default=0,
-                   help="seed for the wiring, the faults and the patterns (default 0)")
+    add_seed_option(p, "seed for the wiring, the faults and the patterns (default 0)")
 
 
 def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
@@ -80,12 +85,13 @@ def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
     if verb in ("route", "sim"):
         p.add_argument("--pattern", default="random-destinations",
                        help="one of: " + ", ".join(PATTERNS) + " (default random-destinations)")
-        p.add_argument("--problems", type=int, default=1,
+        p.add_argument("--problems", type=bounded_int("problems", 1), default=1,
                        help="messages per input (several problems at once; default 1)")
-        p.add_argument("--hot-fraction", type=float, default=0.1,
+        p.add_argument("--hot-fraction", type=fraction("hot-fraction"), default=0.1,
                        help="hot-spot pattern: fraction of inputs sending to output 0")
-        p.add_argument("--max-cycles", type=int, default=1000,
-                       help="circuit model: give up after this many delivery cycles")
+        p.add_argument("--max-cycles", type=bounded_int("max-cycles", 1, MAX_CYCLES), default=1000,
+                       help="circuit model: give up after this many delivery cycles, >= 1 "
+                            "(default 1000)")
     if verb == "sim":
         masks = p.add_mutually_exclusive_group()
         masks.add_argument(
@@ -160,7 +166,7 @@ def parse_fault_mask(text, circuit: CircuitNetwork, what: str = "fault-mask") ->
         for p in pairs:
             if (not isinstance(p, list) or len(p) != 2
                     or not all(isinstance(v, int) and not isinstance(v, bool) for v in p)):
-                raise bad(f"got the entry {json.dumps(p)}")
+                raise bad(f"got the entry {json_excerpt(p)}")
     elif isinstance(text, str):
         t = text.strip().lower()
         if t in ("", "none"):
@@ -189,7 +195,7 @@ def parse_fault_mask(text, circuit: CircuitNetwork, what: str = "fault-mask") ->
             if not sep:
                 raise bad(f"got {text!r}")
     else:
-        raise bad(f"got {json.dumps(text)}")
+        raise bad(f"got {json_excerpt(text)}")
     for level, row in pairs:
         if not (1 <= level <= n - 1 and 0 <= row <= N - 1):
             raise bad(f"got switch {level}:{row}")
@@ -207,15 +213,10 @@ def masks_from_args(args, circuit: CircuitNetwork):
         return [parse_fault_mask(one, circuit)]
     if path is None:
         return None
-    try:
-        with open(path) as f:
-            doc = json.load(f)
-    except (OSError, ValueError) as e:
-        raise ParameterError(f"fault-masks must be a readable JSON file holding a list of "
-                             f"masks; {path}: {str(e).splitlines()[0]}") from None
+    doc = read_json_file(path, "fault-masks")
     if not isinstance(doc, list) or not doc:
         raise ParameterError(f"fault-masks must be a JSON list of one or more masks (one "
-                             f"per delivery cycle), got {type(doc).__name__} in {path}")
+                             f"per delivery cycle), got {type(doc).__name__} in {path!r}")
     return [parse_fault_mask(entry, circuit, f"fault-masks entry {c}")
             for c, entry in enumerate(doc)]
 
@@ -298,22 +299,25 @@ VERBS = {
 
 
 # ---------------------------------------------------------------------- experiments
+#: ``--trials`` of every experiment
+_trials = bounded_int("trials", 1, MAX_TRIALS)
+
+
 def _leighton_maggs_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--table", default="all", choices=("1", "2", "3", "all"),
                    help="which table (default all)")
-    p.add_argument("--inputs", type=int, default=1024, help="N (default 1024, the paper's)")
-    p.add_argument("--trials", type=int, default=None,
+    p.add_argument("--inputs", type=power_of_two("inputs", 8, MAX_INPUTS), default=1024,
+                   help="N (default 1024, the paper's)")
+    p.add_argument("--trials", type=_trials, default=None,
                    help="trials per cell (default the paper's: 2000 for Table I, 500 else)")
-    p.add_argument("--seed", type=int, default=0)
+    add_seed_option(p)
     p.add_argument("--json", action="store_true", help="print the cells as JSON")
-    p.add_argument("--plot", default=None, metavar="FILE",
+    p.add_argument("--plot", type=output_file("plot"), default=None, metavar="FILE",
                    help="also write the load sweep of the three networks (PNG)")
 
 
 def cmd_leighton_maggs(args) -> int:
     table = args.table if args.table == "all" else int(args.table)
-    if args.plot:
-        check_output_file(args.plot)   # before the trials, not after them
     progress, stop = progress_bar("trials")
     try:
         cells = bf.experiment(table, args.inputs, args.trials, args.seed, progress)
@@ -332,11 +336,12 @@ def cmd_leighton_maggs(args) -> int:
 
 
 def _acceptance_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--inputs", type=int, default=64, help="N (default 64)")
-    p.add_argument("--trials", type=int, default=300, help="random problems (default 300)")
+    p.add_argument("--inputs", type=power_of_two("inputs", 4, MAX_INPUTS), default=64,
+                   help="N (default 64)")
+    p.add_argument("--trials", type=_trials, default=300, help="random problems (default 300)")
     p.add_argument("--load", type=float, default=1.0,
                    help="fraction of inputs with a message (default 1: full load)")
-    p.add_argument("--seed", type=int, default=0)
+    add_seed_option(p)
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
 
 
@@ -359,10 +364,12 @@ def cmd_acceptance(args) -> int:
 
 
 def _sweep_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--inputs", type=int, default=256, help="N (default 256)")
-    p.add_argument("--trials", type=int, default=20, help="problems per load (default 20)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--plot", default=None, metavar="FILE", help="write the plot (PNG)")
+    p.add_argument("--inputs", type=power_of_two("inputs", 4, MAX_INPUTS), default=256,
+                   help="N (default 256)")
+    p.add_argument("--trials", type=_trials, default=20, help="problems per load (default 20)")
+    add_seed_option(p)
+    p.add_argument("--plot", type=output_file("plot"), default=None, metavar="FILE",
+                   help="write the plot (PNG)")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
 
 

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from ..golden.errors import ParameterError
+from .options import output_directory
 from .registry import demo_kinds, get_family
 
 __all__ = ["SUMMARY", "add_arguments", "run"]
@@ -39,7 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sim", choices=("icarus", "verilator"), default=None,
                    help="simulator (default icarus when iverilog is installed, else "
                         "verilator)")
-    p.add_argument("-o", "--output", default="build/demo",
+    p.add_argument("-o", "--output", type=output_directory("output"), default="build/demo",
                    help="where the Verilog and waves go (default build/demo)")
 
 

@@ -15,9 +15,10 @@ import time
 from ..golden.fattree.api import build, info, schedule_report, spec_from_options
 from ..golden.fattree.network import FatTreeNetwork
 from ..golden.fattree.schedule import METHODS
-from ..golden.fattree.spec import CONCENTRATORS, MAX_LINK_STAGES, MODES, FatTreeSpec
+from ..golden.fattree.spec import (CONCENTRATORS, MAX_LEAVES, MAX_LINK_STAGES,
+                                  MAX_PAYLOAD_BITS, MODES, FatTreeSpec)
 from ..golden.messages import PATTERNS, load_message_file, make_pattern
-from .options import comma_ints
+from .options import MAX_CYCLES, add_seed_option, bounded_int, comma_ints, fraction, power_of_two
 from .registry import Family, Kind
 
 __all__ = ["FAMILY", "VERBS", "add_arguments", "spec_from_args", "build",
@@ -34,24 +35,27 @@ FAMILY = Family(
 
 
 def _add_network_options(p: argparse.ArgumentParser, *, hardware: bool = True):
-    p.add_argument("--leaves", type=int, required=True, help="processors n (a power of two >= 2)")
+    p.add_argument("--leaves", type=power_of_two("leaves", 2, MAX_LEAVES), required=True,
+                   help=f"processors n (a power of two in [2, {MAX_LEAVES}])")
     caps = p.add_mutually_exclusive_group(required=True)
-    caps.add_argument("--root-capacity", type=int, metavar="W",
+    caps.add_argument("--root-capacity", type=bounded_int("root-capacity", 1), metavar="W",
                       help="universal fat-tree with root capacity W, n^(2/3) <= W <= n")
     caps.add_argument("--capacities", type=comma_ints("integers (levels 0..lg n)"),
                       metavar="C0,C1,...",
                       help="explicit capacity per level, root (level 0) first, lg n + 1 values")
-    caps.add_argument("--capacity", type=int, metavar="C",
+    caps.add_argument("--capacity", type=bounded_int("capacity", 1), metavar="C",
                       help="constant capacity C on every channel")
-    p.add_argument("--seed", type=int, default=0, help="seed for every random choice (default 0)")
+    add_seed_option(p, "seed for every random choice (default 0)")
     if hardware:
         p.add_argument("--concentrator", choices=CONCENTRATORS, default="pippenger",
                        help="concentrator switch (default pippenger)")
         p.add_argument("--mode", choices=MODES, default="offline",
                        help="switch-setting mode (default offline)")
-        p.add_argument("--payload-bits", type=int, default=8,
-                       help="data bits per message (default 8)")
-        p.add_argument("--link-stages", type=int, default=0, metavar="S",
+        p.add_argument("--payload-bits", type=bounded_int("payload-bits", 0, MAX_PAYLOAD_BITS),
+                       default=8, help=f"data bits per message (0 .. {MAX_PAYLOAD_BITS}; "
+                                       f"default 8)")
+        p.add_argument("--link-stages", type=bounded_int("link-stages", 0, MAX_LINK_STAGES),
+                       default=0, metavar="S",
                        help=f"registers on every node-to-node link, each way, for the "
                             f"clock of large trees (0 .. {MAX_LINK_STAGES}; default 0)")
 
@@ -60,11 +64,13 @@ def _add_traffic_options(p: argparse.ArgumentParser):
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--messages", help="JSON message file")
     src.add_argument("--pattern", help="one of: " + ", ".join(PATTERNS))
-    p.add_argument("--hot-fraction", type=float, default=0.25,
+    p.add_argument("--hot-fraction", type=fraction("hot-fraction"), default=0.25,
                    help="hot-spot pattern: fraction of leaves sending to leaf 0")
     p.add_argument("--method", choices=METHODS, default="best",
                    help="off-line scheduler (default best)")
-    p.add_argument("--max-cycles", type=int, default=None, help="give up after this many cycles")
+    p.add_argument("--max-cycles", type=bounded_int("max-cycles", 1, MAX_CYCLES), default=None,
+                   help="give up after this many delivery cycles, >= 1 (default 4 times "
+                        "the schedule's cycles + 16 off-line, 1000 on-line)")
 
 
 def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
@@ -72,7 +78,8 @@ def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
     if verb == "schedule":
         _add_network_options(p, hardware=False)
         p.add_argument("--messages", required=True,
-                       help='JSON file {"messages": [[src, dst], ...]}')
+                       help='JSON file {"messages": [[src, dst(, payload)], ...]} (the '
+                            'payload column is accepted and ignored)')
         p.add_argument("--method", choices=METHODS, default="best",
                        help="off-line scheduler (default best)")
         return
@@ -115,7 +122,8 @@ def run_model(net, ms, args):
 # ---------------------------------------------------------------------- verbs
 def cmd_schedule(kind: str, args) -> int:
     spec = spec_from_args(kind, args)
-    ms = load_message_file(args.messages, spec.leaves, 0, args.seed)
+    # no payload is sent: any file route takes is taken, whatever its payload column
+    ms = load_message_file(args.messages, spec.leaves, None, args.seed)
     print(json.dumps(schedule_report(spec, ms, args.method)))
     return 0
 

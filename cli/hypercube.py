@@ -18,14 +18,15 @@ from ..golden.errors import MessageFileError, ParameterError
 from ..golden.hypercube import experiment as hx
 from ..golden.hypercube.alg1 import check_order
 from ..golden.hypercube.alg2 import READINGS
-from ..golden.hypercube.api import (ALG2_BIT_TIMES_FORMULA, ALGORITHMS, check_message_bits,
-                                    info_report, route_report)
+from ..golden.hypercube.api import (ALG2_BIT_TIMES_FORMULA, ALGORITHMS, MAX_MESSAGE_BITS,
+                                    check_message_bits, info_report, route_report)
 from ..golden.hypercube.circuit import MAX_HW_BUFFER, MAX_HW_STEPS, HypercubeCircuit
 from ..golden.hypercube.cube import MAX_DIMENSION, MIN_DIMENSION, check_dimension
 from ..golden.hypercube.patterns import MAX_PROBLEMS, PATTERNS, make_pattern
-from ..golden.messages import MessageSet, message_entries, read_message_file
-from .options import comma_ints
-from .outputs import check_output_file, staged_file
+from ..golden.hypercube.store_forward import MAX_BUFFER
+from ..golden.messages import MessageSet, json_excerpt, read_message_entries
+from .options import MAX_CYCLES, add_seed_option, bounded_int, comma_ints, fraction, output_file
+from .outputs import staged_file
 from .progress import progress_bar
 from .registry import Family, Kind
 
@@ -49,10 +50,12 @@ _order = comma_ints("dimensions (a permutation of 0..k-1)")
 
 def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
     """The options of one verb for the k-cube (``--json`` is added by the main parser)."""
-    p.add_argument("--dimension", type=int, required=True, metavar="K",
+    p.add_argument("--dimension", type=bounded_int("dimension", MIN_DIMENSION, MAX_DIMENSION),
+                   required=True, metavar="K",
                    help=f"k, the cube's dimension: 2**k nodes, an integer in "
                         f"[{MIN_DIMENSION}, {MAX_DIMENSION}]")
-    p.add_argument("--message-bits", type=int, default=None, metavar="M",
+    p.add_argument("--message-bits", type=bounded_int("message-bits", 1, MAX_MESSAGE_BITS),
+                   default=None, metavar="M",
                    help="message length M in bits (default 2k): alg1's pipeline counts the "
                         "k address bits in M (M >= k + 1); alg2's storage figures take "
                         "M-bit messages (M >= k) with a k-bit header in transit; e-cube and "
@@ -68,12 +71,13 @@ def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
                         "valiant: synchronous store-and-forward baselines (default alg2)")
     _traffic_arguments(p, "a third, payload column is accepted and ignored",
                        "the random patterns and Valiant's intermediate nodes")
-    p.add_argument("--problems", type=int, default=1, metavar="H",
+    p.add_argument("--problems", type=bounded_int("problems", 1, MAX_PROBLEMS), default=1,
+                   metavar="H",
                    help=f"--pattern: H problems at once, every node the source of H "
                         f"messages (1..{MAX_PROBLEMS}; more than 1 only for ecube and "
                         f"valiant, default 1)")
-    p.add_argument("--buffer", type=int, default=None, metavar="B",
-                   help="ecube, valiant: bound every link queue to B messages, with "
+    p.add_argument("--buffer", type=bounded_int("buffer", 1, MAX_BUFFER), default=None,
+                   metavar="B", help="ecube, valiant: bound every link queue to B messages, with "
                         "back-pressure (default unbounded)")
     p.add_argument("--phased", action="store_true",
                    help="valiant: a barrier between the two phases")
@@ -94,8 +98,8 @@ def _traffic_arguments(p: argparse.ArgumentParser, payload_column: str,
     src.add_argument("--messages", metavar="FILE",
                      help=f'JSON file {{"messages": [[src, dst], ...]}} ({payload_column})')
     src.add_argument("--pattern", help="one of: " + ", ".join(PATTERNS))
-    p.add_argument("--seed", type=int, default=0, help=f"seed of {seeded} (default 0)")
-    p.add_argument("--hot-fraction", type=float, default=0.1,
+    add_seed_option(p, f"seed of {seeded} (default 0)")
+    p.add_argument("--hot-fraction", type=fraction("hot-fraction"), default=0.1,
                    help="hot-spot pattern: fraction of the nodes sending to node 0 "
                         "(default 0.1)")
 
@@ -112,10 +116,12 @@ def _hardware_arguments(p: argparse.ArgumentParser, verb: str) -> None:
     p.add_argument("--order", type=_order, default=None, metavar="D0,D1,...",
                    help="alg1: the dimension each rank of routers handles (default "
                         "0,1,...,k-1)")
-    p.add_argument("--buffer", type=int, default=None, metavar="B",
+    p.add_argument("--buffer", type=bounded_int("buffer", 1, MAX_HW_BUFFER), default=None,
+                   metavar="B",
                    help=f"ecube, valiant: messages per link queue, 1..{MAX_HW_BUFFER} "
                         f"(default 1)")
-    p.add_argument("--steps", type=int, default=None, metavar="N",
+    p.add_argument("--steps", type=bounded_int("steps", 1, MAX_HW_STEPS), default=None,
+                   metavar="N",
                    help=f"ecube, valiant: store-and-forward steps per delivery cycle, "
                         f"1..{MAX_HW_STEPS} (default k*2^k for ecube, which delivers every "
                         f"partial permutation; 2k*2^k for valiant)")
@@ -123,7 +129,7 @@ def _hardware_arguments(p: argparse.ArgumentParser, verb: str) -> None:
         return
     _traffic_arguments(p, "a third column, if given, is the payload; else payloads are "
                           "drawn from --seed", "the random patterns and payloads")
-    p.add_argument("--max-cycles", type=int, default=1000,
+    p.add_argument("--max-cycles", type=bounded_int("max-cycles", 1, MAX_CYCLES), default=1000,
                    help="delivery cycles before what is left is reported lost (default "
                         "1000; a lost message is sent again in the next cycle)")
 
@@ -149,11 +155,11 @@ def load_messages(path, n: int, payload_bits: int | None = None):
     that is not a pair of nodes in ``[0, n - 1]``, is one line naming the file, the entry
     and the accepted range."""
     src, dst, payload = [], [], []
-    for where, e in message_entries(read_message_file(path), f"messages file {path}"):
+    for where, e in read_message_entries(path):
         for v in e[:2]:
             if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < n:
                 raise MessageFileError(f"{where}: node must be an integer in [0, {n - 1}], "
-                                       f"got {json.dumps(v)}")
+                                       f"got {json_excerpt(v)}")
         src.append(e[0])
         dst.append(e[1])
         if len(e) > 2 and payload_bits is not None:
@@ -161,7 +167,7 @@ def load_messages(path, n: int, payload_bits: int | None = None):
             if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < (
                     1 << payload_bits):
                 raise MessageFileError(f"{where}: payload must be an integer in [0, "
-                                       f"2^{payload_bits} - 1], got {json.dumps(v)}")
+                                       f"2^{payload_bits} - 1], got {json_excerpt(v)}")
             payload.append(v)
     return src, dst, (payload if payload and len(payload) == len(src) else None)
 
@@ -203,8 +209,6 @@ def _report(net: HypercubeCircuit, ms: MessageSet, args) -> dict:
 def run_model(net: HypercubeCircuit, ms: MessageSet, args):
     """``sim``'s model run: the hardware's delivery cycles (:meth:`HypercubeCircuit.run`,
     on-line, a lost message sent again), every cycle's result kept."""
-    if args.max_cycles < 1:
-        raise ParameterError(f"max-cycles must be an integer >= 1, got {args.max_cycles}")
     return net.run(ms, keep_results=True, max_cycles=args.max_cycles)
 
 
@@ -336,11 +340,11 @@ def _kuszmaul_options(p: argparse.ArgumentParser) -> None:
                    metavar="A..B",
                    help="k of the bit-time sweep of Algorithm 2, e-cube and Valiant on the "
                         "permutation patterns (default 2..14)")
-    p.add_argument("--trials", type=int, default=5,
+    p.add_argument("--trials", type=bounded_int("trials", 1, hx.MAX_TRIALS), default=5,
                    help="random draws per cell (default 5)")
-    p.add_argument("--seed", type=int, default=0, help="trial t uses seed + t (default 0)")
+    add_seed_option(p, "trial t uses seed + t (default 0)")
     p.add_argument("--json", action="store_true", help="print the tables as JSON")
-    p.add_argument("--plot", default=None, metavar="FILE",
+    p.add_argument("--plot", type=output_file("plot"), default=None, metavar="FILE",
                    help="write bit-times, steps and node storage against k per algorithm "
                         "and pattern (PNG)")
 
@@ -467,8 +471,6 @@ def format_kuszmaul(doc: dict) -> str:
 
 
 def cmd_kuszmaul(args) -> int:
-    if args.plot:
-        check_output_file(args.plot)   # before the tables, not after them
     progress, stop = progress_bar("tables")
     try:
         doc = hx.run(args.dimensions, args.compare, args.trials, args.seed, progress,

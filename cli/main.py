@@ -6,8 +6,12 @@ and ``sim`` are the same for every family with hardware. A family's options are 
 once its kind is known, so ``fatnet gen fat-tree --help`` lists exactly the fat-tree's
 options.
 
+The kind may stand anywhere among the options (:func:`named_kind`: the first argument
+that is a kind of the verb).
+
 Bad input exits with status 2 and one line on stderr naming the parameter and the
-accepted range; nothing prints a traceback for it.
+accepted range; nothing prints a traceback for it, and no character of a user's value
+can split the line (:func:`one_line`).
 """
 
 from __future__ import annotations
@@ -15,10 +19,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import unicodedata
+from pathlib import Path
 
 from ..golden.errors import FatnetInputError
 from . import demo
-from .outputs import check_module_name, check_output_dir, staged_dir
+from .options import identifier, output_directory
+from .outputs import staged_dir
 from .registry import families, get_family
 
 __all__ = ["main"]
@@ -32,9 +39,17 @@ HARDWARE_VERBS = {
 }
 
 
+def one_line(message: str) -> str:
+    """``message`` with every control character (a newline, a carriage return, an
+    escape, a Unicode line separator) written as its Python escape: a user's value that
+    reached an error line without ``repr`` still cannot split it or move the cursor."""
+    return "".join(repr(c)[1:-1] if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c
+                   for c in message)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2 (argparse's own status for usage errors)
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(2, f"{self.prog}: error: {one_line(message)}\n")
 
 
 def _verbs() -> dict[str, dict[str, tuple[str, list[str]]]]:
@@ -61,20 +76,37 @@ def _experiments() -> dict[str, tuple]:
 def _add_hardware_options(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
     top = get_family(kind).name
     if verb == "gen":
-        p.add_argument("-o", "--output", required=True, help="output directory")
-        p.add_argument("--top", default=top, help=f"top module name (default {top})")
+        p.add_argument("-o", "--output", type=output_directory("output"), required=True,
+                       help="output directory")
+        p.add_argument("--top", type=identifier("top"), default=top,
+                       help=f"top module name (default {top})")
         p.add_argument("--no-harness", action="store_true",
                        help="skip the packed-port test harness module")
     else:
         p.add_argument("--sim", choices=("icarus", "verilator"), default="icarus",
                        help="simulator (default icarus)")
-        p.add_argument("--waves", metavar="DIR", default=None,
+        p.add_argument("--waves", type=output_directory("waves"), metavar="DIR", default=None,
                        help="write the waveform dump and a GTKWave .gtkw file into DIR")
-        p.add_argument("--build-dir", default="build/cocotb", help="where builds are kept")
+        p.add_argument("--build-dir", type=output_directory("build-dir"), default="build/cocotb",
+                       help="where builds are kept")
 
 
-def build_parser(argv: list[str]) -> _Parser:
-    """The parser, with the options of the kind (or experiment) that ``argv`` names."""
+def named_kind(argv: list[str]) -> str | None:
+    """The kind (or experiment) ``argv`` names for its verb ``argv[0]``: the first later
+    token that is one, wherever it stands among the options (``fatnet info --leaves 4
+    --capacity 1 fat-tree``); None if no token is."""
+    if not argv:
+        return None
+    if argv[0] == "experiment":
+        known = set(_experiments())
+    else:
+        known = {k for _, ks in _verbs().get(argv[0], {}).values() for k in ks}
+    return next((a for a in argv[1:] if a in known), None)
+
+
+def build_parser(argv: list[str], kind: str | None = None) -> _Parser:
+    """The parser, with the options of the kind (or experiment) that ``argv`` names
+    (:func:`named_kind`), or of ``kind`` if given."""
     verbs = _verbs()
     experiments = _experiments()
     parser = _Parser(prog="fatnet", description="Routing-network hardware generator and "
@@ -83,7 +115,7 @@ def build_parser(argv: list[str]) -> _Parser:
                          for k in sorted(f.kinds.values(), key=lambda k: k.name)))
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     verb = argv[0] if argv else None
-    named = next((a for a in argv[1:] if not a.startswith("-")), None)
+    named = kind or named_kind(argv)
     for v, by_family in sorted(verbs.items()):
         helps = {h for h, _ in by_family.values()}
         help_ = (helps.pop() if len(helps) == 1
@@ -125,10 +157,8 @@ def build_parser(argv: list[str]) -> _Parser:
 def cmd_gen(kind: str, args) -> int:
     from ..hdl.gen import generate
     fam = get_family(kind)
-    check_module_name(args.top, "top")          # names files: checked before anything
-    check_output_dir(args.output, "output")
     net = fam.commands.network_from_args(kind, args)
-    with staged_dir(args.output, "output") as tmp:   # all or nothing
+    with staged_dir(args.output) as tmp:   # all or nothing
         doc = generate(net, tmp, top=args.top, harness=not args.no_harness,
                        hardware=fam.hardware)
         sizes = ", ".join(f"{f} ({(tmp / f).stat().st_size // 1024} KiB)"
@@ -145,9 +175,6 @@ def cmd_sim(kind: str, args) -> int:
     from ..sim.cocotb_runner import run as cosim
     from ..sim.waves import write_waves
     fam = get_family(kind)
-    check_output_dir(args.build_dir, "build-dir")
-    if args.waves is not None:
-        check_output_dir(args.waves, "waves")
     net = fam.commands.network_from_args(kind, args)
     check_generable(net, hardware=fam.hardware)  # before the model runs or anything is built
     ms = fam.commands.messages_from_args(args, net)
@@ -194,15 +221,42 @@ def _dispatch(args) -> int:
     return get_family(args.kind).commands.VERBS[args.command][1](args.kind, args)
 
 
+def _parse(argv: list[str]) -> argparse.Namespace:
+    """``argv`` parsed with the options of the kind it names; argparse's refusals exit."""
+    kind = named_kind(argv)
+    parser = build_parser(argv, kind)
+    args, extras = parser.parse_known_args(argv)
+    if getattr(args, "kind", None) not in (None, kind):
+        # the first kind among the tokens was an option's value (--top butterfly): parse
+        # again with the options of the kind argparse took as the positional
+        parser = build_parser(argv, args.kind)
+        args, extras = parser.parse_known_args(argv)
+    if extras:   # argparse would say this as "fatnet: error:", not naming the verb
+        verb = _subparsers(parser)[args.command]
+        verb.error(f"unrecognized arguments: {' '.join(map(repr, extras))}")
+    return args
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict:
+    """The verbs' parsers of the top-level ``parser``, by verb."""
+    return next(a for a in parser._actions
+                if isinstance(a, argparse._SubParsersAction)).choices
+
+
 def main(argv=None) -> int:
+    """Run ``fatnet argv`` (default ``sys.argv[1:]``); the exit status, argparse's own
+    included (2 for a refused option, 0 after ``--help``), is returned, not raised."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser(argv).parse_args(argv)
+    try:
+        args = _parse(argv)
+    except SystemExit as e:  # argparse has printed its one line (or the help)
+        return e.code
     try:
         status = _dispatch(args)
         sys.stdout.flush()   # a full disk is seen here, where it can be reported
         return status
     except FatnetInputError as e:
-        print(f"fatnet {args.command}: error: {e}", file=sys.stderr)
+        print(f"fatnet {args.command}: error: {one_line(str(e))}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into `head` and closed early
         sys.stderr.close()

@@ -1,10 +1,42 @@
-"""Option parsers the families' command lines share."""
+"""Option parsers the families' command lines share.
+
+Each is an argparse ``type``: a value out of range is refused by argparse itself, before
+anything is built, run or written, in one line ``fatnet <verb>: error: argument
+--<option>: <option> must be ..., got ...`` that names the accepted range, whether or
+not the value would be used (a hot-spot fraction with another pattern is still checked).
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
+import re
+from pathlib import Path
 
-__all__ = ["comma_ints"]
+from ..golden.errors import ParameterError
+from ..golden.seeds import SEED_RANGE, check_seed
+
+__all__ = ["MAX_CYCLES", "MAX_TRIALS", "comma_ints", "bounded_int", "power_of_two",
+           "fraction", "seed", "add_seed_option", "output_directory", "output_file",
+           "identifier"]
+
+#: Most delivery cycles a run may be given (``--max-cycles``): a run whose messages can
+#: never all arrive (a fault cuts them off) stops there, so the bound keeps it finite.
+MAX_CYCLES = 1_000_000
+#: Most random trials of an experiment (``--trials``; the paper's tables use 2,000).
+MAX_TRIALS = 100_000
+
+#: The most characters of a refused value an error line quotes.
+_SHOWN_CHARACTERS = 40
+
+
+def _shown(text: str) -> str:
+    """``text`` quoted with ``repr`` (no character of it can break the line), cut short:
+    a value of 5,000 digits is refused, not printed."""
+    if len(text) > _SHOWN_CHARACTERS:
+        return f"{text[:_SHOWN_CHARACTERS]!r}... ({len(text)} characters)"
+    return repr(text)
 
 
 def comma_ints(expected: str):
@@ -15,5 +47,155 @@ def comma_ints(expected: str):
             return [int(x) for x in text.split(",")]
         except ValueError:
             raise argparse.ArgumentTypeError(
-                f"expected comma-separated {expected}, got {text!r}") from None
+                f"expected comma-separated {expected}, got {_shown(text)}") from None
+    return parse
+
+
+def _integer(text: str, name: str, what: str) -> int:
+    try:
+        return int(text)
+    except ValueError:   # not an integer, or more digits than int() converts
+        raise argparse.ArgumentTypeError(f"{name} must be {what}, got {_shown(text)}") \
+            from None
+
+
+def bounded_int(name: str, low: int, high: int | None = None):
+    """An argparse ``type``: an integer in ``[low, high]`` (``high`` None: no upper
+    bound), else one line naming ``name`` and the range.
+
+    Parameters
+    ----------
+    name : str
+        The option's name without dashes, as the error line says it.
+    low, high : int
+        The accepted range, both ends included.
+    """
+    what = (f"an integer >= {low}" if high is None
+            else f"an integer in [{low}, {high}]")
+
+    def parse(text: str) -> int:
+        value = _integer(text, name, what)
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{name} must be {what}, got {value}")
+        return value
+    return parse
+
+
+def power_of_two(name: str, low: int, high: int):
+    """An argparse ``type``: a power of two in ``[low, high]``, else one line."""
+    what = f"a power of two in [{low}, {high}]"
+
+    def parse(text: str) -> int:
+        value = _integer(text, name, what)
+        if not low <= value <= high or value & (value - 1):
+            raise argparse.ArgumentTypeError(f"{name} must be {what}, got {value}")
+        return value
+    return parse
+
+
+def fraction(name: str):
+    """An argparse ``type``: a number in [0, 1] (NaN is not one), else one line."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not 0.0 <= value <= 1.0:
+            raise argparse.ArgumentTypeError(
+                f"{name} must be a number in [0, 1], got {_shown(text)}")
+        return value
+    return parse
+
+
+def seed(text: str) -> int:
+    """The argparse ``type`` of every ``--seed``: the model's one seed range
+    (:data:`fatnet.golden.seeds.MAX_SEED`)."""
+    value = _integer(text, "seed", SEED_RANGE)
+    try:
+        return check_seed(value)
+    except ParameterError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def add_seed_option(p: argparse.ArgumentParser, help: str = "seed (default 0)") -> None:
+    """``--seed S`` (default 0), checked by :func:`seed`: every verb and kind adds its
+    seed through here, so every one takes the same range."""
+    p.add_argument("--seed", type=seed, default=0, metavar="S", help=help)
+
+
+def _nearest_existing(path: Path) -> Path:
+    """``path`` or the nearest of its ancestors that exists (``.`` at the latest)."""
+    while not os.path.lexists(path) and path != path.parent:
+        path = path.parent
+    return path
+
+
+def _refuse_path(name: str, text: str, what: str) -> argparse.ArgumentTypeError:
+    return argparse.ArgumentTypeError(f"{name} must be {what}, got {_shown(text)}")
+
+
+def output_directory(name: str):
+    """An argparse ``type``: a directory the command writes into, made if missing.
+
+    Refused at once (not after minutes of work) when it, or the nearest ancestor that
+    exists, is not a writable directory (a file in the way)."""
+    what = "a directory, or a path where one can be made"
+
+    def parse(text: str) -> str:
+        if not text or "\0" in text:
+            raise _refuse_path(name, text, what)
+        path = Path(text)
+        found = _nearest_existing(path if path.is_absolute() else Path.cwd() / path)
+        if not found.is_dir():
+            where = "it is" if found == path.absolute() else f"{str(found)!r} is"
+            raise _refuse_path(name, text, f"{what} ({where} not a directory)")
+        if not os.access(found, os.W_OK | os.X_OK):
+            raise _refuse_path(name, text, f"{what} ({str(found)!r} is not writable)")
+        return text
+    return parse
+
+
+#: What ``--plot`` can write (matplotlib picks the format by the file's suffix).
+PLOT_SUFFIXES = (".png", ".pdf", ".svg")
+
+
+def output_file(name: str, suffixes: tuple = PLOT_SUFFIXES):
+    """An argparse ``type``: a file the command writes (a plot), checked at once: one of
+    ``suffixes``, its directory must exist and be writable, and it must not be a
+    directory itself."""
+    what = "a file in a writable directory that exists"
+
+    def parse(text: str) -> str:
+        if not text or "\0" in text:
+            raise _refuse_path(name, text, what)
+        if Path(text).suffix.lower() not in suffixes:
+            raise _refuse_path(name, text, f"a file ending in {', '.join(suffixes)}")
+        path = Path(text)
+        folder = path.parent if str(path.parent) else Path(".")
+        if path.is_dir():
+            raise _refuse_path(name, text, f"{what} (it is a directory)")
+        if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+            raise _refuse_path(name, text, f"{what} ({str(folder)!r} is not one)")
+        return text
+    return parse
+
+
+#: A Verilog identifier, as a module name must be (no escaped identifiers).
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+
+
+#: Longest module name: it names files (``<top>_harness.v``; a file name has 255 bytes).
+MAX_IDENTIFIER = 100
+
+
+def identifier(name: str):
+    """An argparse ``type``: a Verilog identifier (a top module's name), at most
+    :data:`MAX_IDENTIFIER` characters."""
+    def parse(text: str) -> str:
+        if not _IDENTIFIER.fullmatch(text) or len(text) > MAX_IDENTIFIER:
+            raise argparse.ArgumentTypeError(
+                f"{name} must be a Verilog identifier ([A-Za-z_][A-Za-z0-9_$]*, at most "
+                f"{MAX_IDENTIFIER} characters), got "
+                f"{_shown(text)}")
+        return text
     return parse

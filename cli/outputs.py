@@ -1,33 +1,21 @@
-"""Where the command line writes, checked before anything is built and written
-all-or-nothing.
+"""Outputs written all-or-nothing.
 
-Every output path a user gives (``gen -o``, ``board -o``, ``sim --build-dir`` and
-``--waves``, ``--plot``) is checked before the work starts: a bad one is refused in one
-line (:class:`~fatnet.golden.errors.ParameterError`) naming the option. The work then
-writes into a temporary directory (or file) beside the target, on the same file system,
-and only a run that finishes moves it into place: a failure, an interrupt or a full disk
+The output paths a user gives (``gen -o``, ``board -o``, ``--plot``) are checked when
+the options are parsed (:mod:`fatnet.cli.options`), before any work. The work then writes
+into a temporary directory (or file) beside the target, on the same file system, and
+only a run that finishes moves it into place: a failure, an interrupt or a full disk
 leaves no partial and no empty output behind.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..golden.errors import ParameterError
-
-__all__ = ["check_output_dir", "check_output_file", "check_module_name", "staged_dir",
-           "staged_file", "PLOT_SUFFIXES", "MAX_NAME"]
-
-#: What ``--plot`` can write (matplotlib's formats picked by the file's suffix).
-PLOT_SUFFIXES = (".png", ".pdf", ".svg")
-#: Longest module name: it names files (``<top>_harness.v``, below a file system's 255).
-MAX_NAME = 100
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+__all__ = ["staged_dir", "staged_file"]
 
 
 def _umask() -> int:
@@ -44,62 +32,12 @@ def _existing_ancestor(path: Path) -> Path:
     return Path(".")
 
 
-def _check_writable_below(path: Path, option: str) -> None:
-    """``path``'s nearest existing ancestor must be a directory we may write into."""
-    base = _existing_ancestor(path.parent if not path.exists() else path)
-    if not base.is_dir():
-        raise ParameterError(f"{option} must be a path whose parents are directories; "
-                             f"{str(base)!r} is a file")
-    if not os.access(base, os.W_OK | os.X_OK):
-        raise ParameterError(f"{option} must be in a directory you can write; "
-                             f"{str(base)!r} is not writable")
-
-
-def check_output_dir(path, option: str = "output") -> Path:
-    """The directory an option names, refused in one line unless it can be written: not
-    empty, not an existing file, not below a file, in a writable directory."""
-    if path is None or str(path) == "":
-        raise ParameterError(f"{option} must name a directory, got ''")
-    p = Path(path)
-    if p.exists() and not p.is_dir():
-        raise ParameterError(f"{option} must be a directory; {str(p)!r} is a file")
-    _check_writable_below(p, option)
-    return p
-
-
-def check_output_file(path, option: str = "plot",
-                      suffixes: tuple = PLOT_SUFFIXES) -> Path:
-    """The file an option names (a plot), refused in one line unless it can be written:
-    a known suffix, not a directory, its directory existing and writable."""
-    p = Path(str(path))
-    if p.suffix.lower() not in suffixes:
-        raise ParameterError(f"{option} must be a file ending in {', '.join(suffixes)}, "
-                             f"got {str(path)!r}")
-    if p.is_dir():
-        raise ParameterError(f"{option} must be a file; {str(p)!r} is a directory")
-    if not p.parent.is_dir():
-        raise ParameterError(f"{option} must be in an existing directory; "
-                             f"{str(p.parent)!r} is not one")
-    _check_writable_below(p, option)
-    return p
-
-
-def check_module_name(name: str, option: str = "top") -> str:
-    """A Verilog module name that also names files: an identifier of at most
-    :data:`MAX_NAME` characters."""
-    if not _IDENTIFIER.fullmatch(name or "") or len(name) > MAX_NAME:
-        raise ParameterError(f"{option} must be a Verilog identifier (a letter or _, then "
-                             f"letters, digits and _; at most {MAX_NAME} characters), "
-                             f"got {name!r}")
-    return name
-
-
 @contextmanager
-def staged_dir(path, option: str = "output"):
+def staged_dir(path):
     """Yield a new temporary directory beside ``path``; when the block finishes, move
     its files into ``path`` (created, with its parents, only then); when it raises,
     remove it and write nothing."""
-    target = check_output_dir(path, option)
+    target = Path(path)
     base = _existing_ancestor(target.parent)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name or 'out'}.", suffix=".partial",
                                 dir=base))
@@ -122,10 +60,10 @@ def staged_dir(path, option: str = "output"):
 
 
 @contextmanager
-def staged_file(path, option: str = "plot", suffixes: tuple = PLOT_SUFFIXES):
+def staged_file(path):
     """Yield a temporary file name beside ``path`` with its suffix; when the block
     finishes, move the file into place; when it raises, remove it."""
-    target = check_output_file(path, option, suffixes)
+    target = Path(path)
     fd, name = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=target.suffix,
                                 dir=target.parent)
     os.close(fd)

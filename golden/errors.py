@@ -14,4 +14,5 @@ class ParameterError(FatnetInputError):
 
 
 class MessageFileError(FatnetInputError):
-    """A message file that cannot be read, parsed or whose entries are out of range."""
+    """An input file (a message file, the butterfly's fault masks) that cannot be read or
+    parsed, is not a regular file, or whose entries are out of range."""

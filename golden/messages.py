@@ -8,15 +8,18 @@ payload of ``payload_bits`` bits. Messages are identified by their index.
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from .errors import MessageFileError, ParameterError
 
-__all__ = ["EXT", "MessageSet", "PATTERNS", "make_pattern", "load_message_file",
-           "read_message_file", "message_entries", "bit_reverse", "message_set_to_json", "endpoint_name"]
+__all__ = ["EXT", "MessageSet", "PATTERNS", "MAX_INPUT_FILE_BYTES", "MAX_INTEGER_DIGITS",
+           "make_pattern", "load_message_file", "read_json_file", "read_message_file",
+           "read_message_entries", "message_entries", "json_excerpt", "bit_reverse",
+           "message_set_to_json", "endpoint_name"]
 
 #: Endpoint index of a network's external interface (the fat-tree root's channel).
 EXT = -1
@@ -131,16 +134,26 @@ def make_pattern(n: int, name: str, seed: int = 0, payload_bits: int = 8,
     return MessageSet.from_pairs(src, dst, payload_bits, seed)
 
 
+def json_excerpt(value, limit: int = 60) -> str:
+    """``value`` as JSON for an error line, cut to ``limit`` characters: an entry of a
+    hostile file can be a list of a million items or nested a thousand deep."""
+    try:
+        text = json.dumps(value)
+    except (RecursionError, ValueError):
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _parse_endpoint(value, n: int, where: str) -> int:
     if value == "ext":
         return EXT
     if isinstance(value, bool) or not isinstance(value, int):
         raise MessageFileError(
             f"{where}: endpoint must be a leaf index in [0, {n - 1}] or \"ext\", "
-            f"got {json.dumps(value)}")
+            f"got {json_excerpt(value)}")
     if not 0 <= value < n:
         raise MessageFileError(
-            f"{where}: leaf index must be in [0, {n - 1}], got {value}")
+            f"{where}: leaf index must be in [0, {n - 1}], got {json_excerpt(value)}")
     return value
 
 
@@ -160,12 +173,27 @@ def message_entries(doc, name: str):
         where = f"{name}: messages[{i}]"
         if not isinstance(e, list) or len(e) not in (2, 3):
             raise MessageFileError(
-                f"{where}: expected [src, dst] or [src, dst, payload], got {json.dumps(e)}")
+                f"{where}: expected [src, dst] or [src, dst, payload], got {json_excerpt(e)}")
         yield where, e
 
 
-def parse_messages(doc, n: int, payload_bits: int, seed: int, name: str) -> MessageSet:
-    """Validate a decoded message document ``{"messages": [[src, dst(, payload)], ...]}``."""
+def _check_payload(value, payload_bits: int | None, where: str) -> int:
+    """A file's payload column: an integer in ``[0, 2^payload_bits - 1]``, or any
+    non-negative integer when ``payload_bits`` is None (a verb that ignores payloads
+    takes every file a verb that sends them takes)."""
+    top = "" if payload_bits is None else f" in [0, 2^{payload_bits}-1]"
+    if (isinstance(value, bool) or not isinstance(value, int) or value < 0
+            or (payload_bits is not None and value >= 1 << payload_bits)):
+        raise MessageFileError(
+            f"{where}: payload must be a non-negative integer{top}, got "
+            f"{json_excerpt(value)}")
+    return value
+
+
+def parse_messages(doc, n: int, payload_bits: int | None, seed: int,
+                   name: str) -> MessageSet:
+    """Validate a decoded message document ``{"messages": [[src, dst(, payload)], ...]}``;
+    ``payload_bits`` None: payloads are checked for shape only and kept as given."""
     src, dst, payload = [], [], []
     for where, e in message_entries(doc, name):
         s = _parse_endpoint(e[0], n, where)
@@ -174,39 +202,128 @@ def parse_messages(doc, n: int, payload_bits: int, seed: int, name: str) -> Mess
             raise MessageFileError(f"{where}: a message cannot go from \"ext\" to \"ext\"")
         src.append(s)
         dst.append(d)
-        if len(e) == 3:
-            p = e[2]
-            if isinstance(p, bool) or not isinstance(p, int) or not 0 <= p < 2 ** payload_bits:
-                raise MessageFileError(
-                    f"{where}: payload must be an integer in [0, 2^{payload_bits}-1], "
-                    f"got {json.dumps(p)}")
-            payload.append(p)
-        else:
-            payload.append(None)
-    defaults = random_payloads(len(src), payload_bits, seed)
+        payload.append(_check_payload(e[2], payload_bits, where) if len(e) == 3 else None)
+    defaults = random_payloads(len(src), payload_bits or 0, seed)
     payload = [d if p is None else p for p, d in zip(payload, defaults)]
-    return MessageSet.from_pairs(src, dst, payload_bits, payload=payload)
+    return MessageSet.from_pairs(src, dst, payload_bits or 0, payload=payload)
+
+
+#: The most bytes an input file (``--messages``, ``--fault-masks``) may hold: a message
+#: for every node of the largest hypercube (2^20), with payloads, fits twice over; a
+#: larger file is refused before it is decoded.
+MAX_INPUT_FILE_BYTES = 64 << 20
+
+#: The most digits an integer in an input file may have: the widest payload (1024 bits)
+#: has 309; Python refuses to convert more than 4,300 with a ValueError of its own.
+MAX_INTEGER_DIGITS = 400
+
+_FILE_TYPES = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+               (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+               (stat.S_ISSOCK, "a socket"))
+
+
+def _file_type(mode: int) -> str:
+    return next((name for test, name in _FILE_TYPES if test(mode)), "not a regular file")
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INTEGER_DIGITS:
+        raise MessageFileError(f"an integer of {len(text.lstrip('-'))} digits, more than "
+                               f"{MAX_INTEGER_DIGITS}")
+    return int(text)
+
+
+def _refuse_irregular(mode: int, path, option: str) -> None:
+    if not stat.S_ISREG(mode):
+        raise MessageFileError(f"{option} must be a regular file, got "
+                               f"{os.fspath(path)!r} ({_file_type(mode)})")
+
+
+def _read_regular_file(path, option: str, shown: str) -> bytes:
+    """At most :data:`MAX_INPUT_FILE_BYTES` of a regular file. Anything else is refused
+    before it is opened for reading: a FIFO would block the open, a device could be
+    endless, a directory cannot be read."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError) as e:    # ValueError: a NUL character in the path
+        raise MessageFileError(f"{shown}: cannot read "
+                               f"({getattr(e, 'strerror', None) or e})") from None
+    _refuse_irregular(mode, path, option)
+    try:
+        # O_NONBLOCK: should the path have become a FIFO since the stat, the open still
+        # returns, and the fstat below refuses it
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_BINARY", 0))
+    except OSError as e:
+        raise MessageFileError(f"{shown}: cannot read ({e.strerror})") from None
+    with os.fdopen(fd, "rb") as f:
+        _refuse_irregular(os.fstat(f.fileno()).st_mode, path, option)
+        try:
+            data = f.read(MAX_INPUT_FILE_BYTES + 1)
+        except OSError as e:
+            raise MessageFileError(f"{shown}: cannot read ({e.strerror})") from None
+    if len(data) > MAX_INPUT_FILE_BYTES:
+        raise MessageFileError(f"{shown}: larger than {MAX_INPUT_FILE_BYTES} bytes, the "
+                               f"most an input file may hold")
+    return data
+
+
+def read_json_file(path, option: str = "messages"):
+    """The decoded JSON of the input file of option ``option`` (``messages``,
+    ``fault-masks``): a regular file of at most :data:`MAX_INPUT_FILE_BYTES` bytes,
+    UTF-8 (a byte-order mark is skipped), integers of at most
+    :data:`MAX_INTEGER_DIGITS` digits. Anything else is one line (MessageFileError)
+    naming the file, quoted so that no character of its name can break the line."""
+    shown = f"{option} file {os.fspath(path)!r}"
+    data = _read_regular_file(path, option, shown)
+    start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    try:
+        text = data[start:].decode("utf-8")
+    except UnicodeDecodeError as e:
+        offset = start + e.start
+        raise MessageFileError(f"{shown}: not UTF-8 text (byte 0x{data[offset]:02x} at "
+                               f"offset {offset})") from None
+    try:
+        return json.loads(text, parse_int=_bounded_int)
+    except json.JSONDecodeError as e:
+        why = f"line {e.lineno}, column {e.colno}: {e.msg}"
+    except MessageFileError as e:    # from _bounded_int
+        why = str(e)
+    except RecursionError:
+        why = "nested too deeply"
+    except ValueError as e:    # anything else json refuses: one line, never a traceback
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+    raise MessageFileError(f"{shown}: not valid JSON ({why})")
 
 
 def read_message_file(path):
-    """The decoded JSON of a message file; a file that cannot be read or is not JSON is
-    one line (MessageFileError)."""
-    try:
-        text = Path(path).read_text()
-    except OSError as e:
-        raise MessageFileError(f"messages file {path}: cannot read ({e.strerror})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise MessageFileError(
-            f"messages file {path}: not valid JSON (line {e.lineno}, column {e.colno}: "
-            f"{e.msg})") from None
+    """The decoded JSON of a message file (:func:`read_json_file`)."""
+    return read_json_file(path, "messages")
 
 
-def load_message_file(path, n: int, payload_bits: int = 8, seed: int = 0) -> MessageSet:
-    """Read and validate a JSON message file; errors are one-line MessageFileErrors."""
+def read_message_entries(path):
+    """``(where, entry)`` of every entry of the message file at ``path``
+    (:func:`message_entries`), the file read by :func:`read_message_file`."""
+    return message_entries(read_message_file(path), f"messages file {os.fspath(path)!r}")
+
+
+def load_message_file(path, n: int, payload_bits: int | None = 8,
+                      seed: int = 0) -> MessageSet:
+    """Read and validate a JSON message file; errors are one-line MessageFileErrors.
+
+    Parameters
+    ----------
+    path : path-like
+    n : int
+        Leaves: endpoints are in ``[0, n - 1]`` or ``"ext"``.
+    payload_bits : int or None
+        A payload column is in ``[0, 2^payload_bits - 1]``; None (a verb that sends no
+        payload, ``schedule``) accepts any non-negative integer there.
+    seed : int
+        Seed of the payloads the file leaves out.
+    """
     return parse_messages(read_message_file(path), n, payload_bits, seed,
-                          f"messages file {path}")
+                          f"messages file {os.fspath(path)!r}")
 
 
 def message_set_to_json(ms: MessageSet) -> dict:

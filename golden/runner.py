@@ -21,7 +21,9 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["RunReport", "ChannelUsage", "drive_offline", "drive_online"]
+from .errors import ParameterError
+
+__all__ = ["RunReport", "ChannelUsage", "check_max_cycles", "drive_offline", "drive_online"]
 
 
 @dataclass
@@ -92,6 +94,15 @@ def _account(report: RunReport, usage: ChannelUsage, result, keep: bool) -> None
     report.local += len(result.with_status("local"))
 
 
+def check_max_cycles(max_cycles) -> int:
+    """``max_cycles`` as an int >= 1, or one line (ParameterError): one meaning for every
+    family (0 used to be the default on the fat-tree and "everything lost" elsewhere)."""
+    if (isinstance(max_cycles, bool) or not isinstance(max_cycles, (int, np.integer))
+            or max_cycles < 1):
+        raise ParameterError(f"max-cycles must be an integer >= 1, got {max_cycles!r}")
+    return int(max_cycles)
+
+
 def drive_offline(report: RunReport, usage: ChannelUsage, cycles: list,
                   run_cycle: Callable, reschedule: Callable, keep_results: bool,
                   max_cycles: int | None) -> RunReport:
@@ -107,7 +118,7 @@ def drive_offline(report: RunReport, usage: ChannelUsage, cycles: list,
         sorted message indices -> a schedule of them (list of index lists).
     """
     report.scheduled_cycles = len(cycles)
-    max_cycles = max_cycles or 4 * len(cycles) + 16
+    max_cycles = 4 * len(cycles) + 16 if max_cycles is None else check_max_cycles(max_cycles)
     pending = deque(cycles)
     while pending:
         idx = pending.popleft()
@@ -141,6 +152,7 @@ def drive_online(report: RunReport, usage: ChannelUsage, ms, source_width: Calla
         fat-tree leaf) and so takes no wire; in a butterfly input r and output r are
         different switches.
     """
+    max_cycles = check_max_cycles(max_cycles)
     queues: dict[int, deque] = defaultdict(deque)
     for m in range(len(ms)):
         queues[int(ms.src[m])].append(m)

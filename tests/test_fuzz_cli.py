@@ -129,9 +129,14 @@ def _argv(verb, kind, paths):
         argv = [verb, kind]
         chosen = draw(st.lists(st.sampled_from(actions), max_size=5,
                                unique_by=lambda a: a.dest))
-        # a required option is usually there, so that the rest is reached
+        # a required option is usually there, so that the rest is reached; a size is
+        # always given (small or hostile): a default size may be a long valid run (the
+        # paper's tables take minutes), which is slow, not wrong
         for a in actions:
-            if a.required and a not in chosen and draw(st.integers(0, 9)) < 8:
+            if a in chosen:
+                continue
+            if a.option_strings[-1] in SIZE_VALUES or (
+                    a.required and draw(st.integers(0, 9)) < 8):
                 chosen.append(a)
         for a in chosen:
             value = draw(_values(a, paths))

@@ -31,6 +31,7 @@ GEN = ["gen", "butterfly", "--inputs", "8"]
     ("a/b", "top must be a Verilog identifier"),
     ("../escaped", "top must be a Verilog identifier"),
     ("x" * 300, "at most 100 characters"),
+    ("a\nb", "top must be a Verilog identifier"),
     ("", "top must be a Verilog identifier"),
 ])
 def test_gen_refuses_a_top_name_that_is_no_module_or_file_name(top, needle, tmp_path, capsys):
@@ -43,11 +44,11 @@ def test_gen_refuses_an_output_that_is_a_file_or_below_one(tmp_path, capsys):
     f = tmp_path / "afile"
     f.write_text("keep")
     assert main([*GEN, "-o", str(f)]) == 2
-    _refused(capsys, "output must be a directory; ")
+    _refused(capsys, "output must be a directory, or a path where one can be made")
     assert main([*GEN, "-o", str(f / "sub")]) == 2
-    _refused(capsys, "is a file")
+    _refused(capsys, "is not a directory")
     assert main([*GEN, "-o", ""]) == 2
-    _refused(capsys, "output must name a directory, got ''")
+    _refused(capsys, "output must be a directory, or a path where one can be made")
     assert f.read_text() == "keep" and _entries(tmp_path) == ["afile"]
 
 
@@ -129,7 +130,7 @@ def test_unwritable_directory_is_refused(tmp_path, capsys):
 
 @pytest.mark.parametrize("plot, needle", [
     ("sweep.txt", "plot must be a file ending in .png, .pdf, .svg"),
-    ("missing/sweep.png", "plot must be in an existing directory"),
+    ("missing/sweep.png", "plot must be a file in a writable directory that exists"),
     (".", "plot must be a file ending in"),
 ])
 def test_plot_paths_are_refused_before_the_experiment_runs(plot, needle, tmp_path, capsys,

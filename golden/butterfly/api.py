@@ -28,6 +28,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..messages import MessageSet
+from ..seeds import check_seed
 from . import faults as fl
 from .circuit import load_sweep, one_cycle_acceptance, patel_acceptance, plot_sweep
 from .cyclemodel import CircuitNetwork, run_circuit
@@ -65,10 +66,14 @@ __all__ = [
     "acceptance_table",
     "sweep",
     "MAX_FAULT_PLACEMENTS",
+    "MAX_MULTIPLICITY",
 ]
 
 #: Sec. IV re-places faults that reach an input; this many tries at most.
 MAX_FAULT_PLACEMENTS = 10_000
+
+#: The most edges per direction (d) of a network.
+MAX_MULTIPLICITY = 64
 
 
 @dataclass(frozen=True)
@@ -140,16 +145,20 @@ def spec_from_options(kind: str, inputs: int = 1024, multiplicity: int | None = 
     if kind not in KINDS:
         raise ParameterError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     check_inputs(inputs, modified)
+    seed = check_seed(seed)     # numpy refuses a negative one deep inside the wiring
     if multiplicity is None:
         multiplicity = 1 if kind == "butterfly" else 2
-    if not isinstance(multiplicity, (int, np.integer)) or multiplicity < 1 or multiplicity > 64:
-        raise ParameterError(f"multiplicity must be an integer in [1, 64], got {multiplicity}")
+    if (not isinstance(multiplicity, (int, np.integer)) or multiplicity < 1
+            or multiplicity > MAX_MULTIPLICITY):
+        raise ParameterError(f"multiplicity must be an integer in [1, {MAX_MULTIPLICITY}], "
+                             f"got {multiplicity}")
     if kind == "butterfly" and multiplicity != 1:
         raise ParameterError(
             f"multiplicity must be 1 for kind butterfly (use dilated-butterfly), got {multiplicity}")
     if kind == "dilated-butterfly" and multiplicity < 2:
         raise ParameterError(
-            f"multiplicity must be in [2, 64] for kind dilated-butterfly, got {multiplicity}")
+            f"multiplicity must be in [2, {MAX_MULTIPLICITY}] for kind dilated-butterfly, got "
+            f"{multiplicity}")
     if wiring not in WIRINGS:
         raise ParameterError(f"wiring must be one of {', '.join(WIRINGS)}, got {wiring!r}")
     if fault_rule not in fl.RULES + ("erase",):
@@ -466,6 +475,9 @@ def sweep(inputs: int = 256, trials: int = 20, seed: int = 0, plot: str | None =
           loads=None, multiplicity: int = 2, wiring: str = "butterfly-plus-maps") -> list[dict]:
     """Throughput/latency against offered load for the three networks; ``plot`` writes a PNG."""
     check_inputs(inputs)
+    check_seed(seed)
+    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
+        raise ParameterError(f"trials must be an integer >= 1, got {trials!r}")
     loads = loads or [0.1 * k for k in range(1, 11)]
     rows = load_sweep(inputs=inputs, loads=loads, trials=trials, seed=seed,
                       multiplicity=multiplicity, wiring=wiring)

@@ -91,4 +91,4 @@ def run(net, ms, method: str = "best", keep_results: bool = False,
     """Run in the network's own mode."""
     if net.spec.mode == "offline":
         return run_offline(net, ms, method, keep_results, max_cycles)
-    return run_online(net, ms, keep_results, max_cycles or 1000)
+    return run_online(net, ms, keep_results, 1000 if max_cycles is None else max_cycles)

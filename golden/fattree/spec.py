@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import ParameterError
+from ..seeds import check_seed
 
 __all__ = [
     "FatTreeSpec",
@@ -145,7 +146,7 @@ class FatTreeSpec:
                 f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
         _check_int("payload_bits", self.payload_bits, 0, MAX_PAYLOAD_BITS,
                    f"an integer in [0, {MAX_PAYLOAD_BITS}]")
-        _check_int("seed", self.seed, 0, 2 ** 63 - 1, "an integer in [0, 2^63-1]")
+        check_seed(self.seed)
         _check_int("link-stages", self.link_stages, 0, MAX_LINK_STAGES,
                    f"an integer in [0, {MAX_LINK_STAGES}]")
 

@@ -191,7 +191,7 @@ def test_a_bad_fault_mask_is_one_line_and_nothing_runs(argv, needle, tmp_path, c
     ('[[1, 0]]', "fault-masks entry 0 " + MASK_RANGE + "; got the entry 1"),
     ('{"masks": []}', "fault-masks must be a JSON list of one or more masks"),
     ('[]', "fault-masks must be a JSON list of one or more masks"),
-    ('[1, ', "fault-masks must be a readable JSON file"),
+    ('[1, ', "not valid JSON"),
 ])
 def test_a_bad_fault_mask_file_is_one_line_and_nothing_runs(content, needle, tmp_path,
                                                             capsys, monkeypatch):
@@ -205,10 +205,9 @@ def test_a_bad_fault_mask_file_is_one_line_and_nothing_runs(content, needle, tmp
 
 
 def test_fault_mask_options_belong_to_sim_only(tmp_path, capsys):
-    with pytest.raises(SystemExit) as e:  # argparse: one line, exit 2
-        main(["route", "butterfly", "--inputs", "8", "--fault-mask", "1:0"])
-    assert e.value.code == 2
-    _one_line(capsys, "unrecognized arguments: --fault-mask")
+    # argparse: one line, exit 2
+    assert main(["route", "butterfly", "--inputs", "8", "--fault-mask", "1:0"]) == 2
+    _one_line(capsys, "unrecognized arguments: '--fault-mask'")
 
 
 def test_the_three_mask_syntaxes_name_the_same_switches():

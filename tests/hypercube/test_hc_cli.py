@@ -208,7 +208,7 @@ def test_info_json(capsys):
     (["route", "hypercube", "--dimension", "3", "--pattern", "transpose", "--algorithm",
       "alg1", "--order", "0,0,1"], "order must be a permutation of the dimensions 0..2"),
     (["route", "hypercube", "--dimension", "3", "--pattern", "transpose", "--seed", "-1"],
-     "seed must be an integer >= 0"),
+     "argument --seed: seed must be an integer in [0, 2^63-1], got -1"),
     (["route", "hypercube", "--dimension", "3", "--pattern", "random-permutation",
       "--problems", "2"], "partial permutation: source 0 repeats"),
     (["experiment", "kuszmaul", "--dimensions", "1..40"], "argument --dimensions: "
