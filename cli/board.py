@@ -76,7 +76,7 @@ def add_board_options(p: argparse.ArgumentParser) -> None:
 
 def cmd_board(kind: str, args) -> int:
     from ..hdl.board import (BAUD, BOARDS, baud_divisor, build_board, check_tools,
-                             utilisation_lines)
+                             largest_measured, utilisation_lines)
     from ..hdl.gen import check_generable
     from ..hdl.pll import choose_pll
     from ..sim.bist import build_core, make_plan, predict, unpredicted
@@ -124,7 +124,7 @@ def cmd_board(kind: str, args) -> int:
     with staged_dir(out) as tmp:      # all or nothing: a failed build writes none
         write_core(plan, tmp)
         products = build_board(build_core(plan), args.board, tmp, bitstream=args.bitstream,
-                               pll=pll)
+                               pll=pll, hint=largest_measured(args.board, kind))
         (tmp / "board.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
     via = "the oscillator" if pll is None else (
         f"{pll.primitive} {', '.join(f'{k}={v}' for k, v in pll.parameters.items())}")

@@ -29,9 +29,9 @@ import time
 from pathlib import Path
 
 from ..golden.fattree.spec import min_universal_root
-from .board import BOARDS
+from .board import BOARD_SIZES, BOARDS
 
-__all__ = ["LADDERS", "size_options", "build_row", "search", "main"]
+__all__ = ["LADDERS", "size_options", "build_row", "search", "record", "main"]
 
 #: Per kind: the sizes tried, smallest first (the butterfly's inputs, the fat-tree's
 #: leaves, the hypercube's dimension).
@@ -70,7 +70,10 @@ def _utilisation(tim: str) -> dict:
 
 #: Per device family: nextpnr's names of logic, flip-flops and block RAM.
 RESOURCES = {"ICESTORM_LC": "logic", "TRELLIS_COMB": "logic", "TRELLIS_FF": "ff",
-             "ICESTORM_RAM": "bram", "DP16KD": "bram"}
+             "ICESTORM_RAM": "bram", "DP16KD": "bram", "LUT4": "logic", "DFF": "ff",
+             "BSRAM": "bram"}
+#: How the record names them.
+RESOURCE_NAMES = {"logic": "logic cells", "ff": "flip-flops", "bram": "block RAMs"}
 
 
 def build_row(board: str, kind: str, size: int, workdir: Path,
@@ -136,6 +139,10 @@ def main(argv=None) -> None:
     ap.add_argument("--timeout", type=int, default=7200,
                     help="seconds per build (default 7200)")
     ap.add_argument("--json", help="also write the rows as JSON here")
+    ap.add_argument("--record", action="store_true",
+                    help="record the largest size that fits per board and kind in "
+                         "hdl/board_sizes.json (fatnet board's error for a network that "
+                         "does not fit names it)")
     args = ap.parse_args(argv)
     print("The largest network per board (python -m fatnet.hdl.bench_boards): fatnet "
           "board --bitstream per size until one does not fit or meet the clock",
@@ -152,6 +159,26 @@ def main(argv=None) -> None:
                       flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps({"boards": rows}, indent=2))
+    if args.record:
+        record(rows)
+
+
+def record(rows: list[dict], path: Path = BOARD_SIZES) -> None:
+    """Add the largest size that fitted per board and kind to ``path`` (the searches of
+    other boards and kinds already there are kept)."""
+    found = json.loads(path.read_text()) if path.exists() else {}
+    for r in rows:
+        fits = [x for x in rows if x["board"] == r["board"] and x["kind"] == r["kind"]
+                and x["fits"]]
+        if not fits:
+            continue
+        best = max(fits, key=lambda x: x["size"])
+        use = ", ".join(f"{best[k]}/{best[k + '_available']} {RESOURCE_NAMES[k]}"
+                        for k in ("logic", "ff", "bram") if k in best)
+        found.setdefault(r["board"], {})[r["kind"]] = {
+            "size": best["size"], "options": " ".join(size_options(r["kind"], best["size"])),
+            "use": use + (f", Fmax {best['fmax_mhz']} MHz" if best["fmax_mhz"] else "")}
+    path.write_text(json.dumps(found, indent=2, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

@@ -214,15 +214,32 @@ def timing_failure(text: list) -> str | None:
     return f"Fmax {fmax} MHz for clock {clock}, constrained to {target} MHz"
 
 
+#: The size search's findings (:mod:`fatnet.hdl.bench_boards` ``--record``): per board
+#: and kind, the largest network that fitted and met the clock, with its options.
+BOARD_SIZES = Path(__file__).with_name("board_sizes.json")
+
+
+def largest_measured(board: str, kind: str) -> str | None:
+    """What the size search found for ``kind`` on ``board``, as a phrase for an error
+    line ("the largest butterfly ... fitted with --inputs 8 ..."), or None if not run."""
+    import json
+    found = (json.loads(BOARD_SIZES.read_text()) if BOARD_SIZES.exists() else {})
+    entry = found.get(board, {}).get(kind)
+    if entry is None:
+        return None
+    return (f"the largest {kind} the size search fitted on the {board} is "
+            f"{entry['options']} ({entry['use']}; python -m fatnet.hdl.bench_boards)")
+
+
 def build_board(core, board: str, out: Path, *, bitstream: bool, name: str = "bist_top",
-                pll: PllSetting | None = None):
+                pll: PllSetting | None = None, hint: str | None = None):
     """Write the board build's files into ``out`` (Verilog or RTLIL, the constraints, the
     build script) and, with ``bitstream``, run it (iCE40, ECP5, Gowin). Returns the
     platform's build products, or None when nothing was run.
 
     nextpnr fails on a clock it cannot meet (its default, kept: a bitstream that does
     not run at the clock it was asked for is of no use); the failure is one line with
-    the Fmax it reached."""
+    the Fmax it reached, and ``hint`` (what is known to fit) after it."""
     platform = board_platform(board)
     plan = platform.prepare(BoardTop(core, board, pll), name=name)
     plan.extract(str(out))
@@ -246,4 +263,5 @@ def build_board(core, board: str, out: Path, *, bitstream: bool, name: str = "bi
                   f"the tools printed no ERROR line; build without --bitstream and run "
                   f"build_{name}.sh in that directory to see their output")
         raise ParameterError(f"the {board} build failed: {reason}"
-                             + (f" (utilisation {use[-1]})" if use else "")) from None
+                             + (f" (utilisation {use[-1]})" if use else "")
+                             + (f"; {hint}" if hint else "")) from None

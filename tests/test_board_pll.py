@@ -275,3 +275,27 @@ def test_the_icebreaker_pll_top_synthesizes_with_the_pll(tmp_path):
     assert cells.get("SB_PLL40_PAD") == 1 and 0 < cells.get("SB_LUT4", 0) < 5280, cells
     netnames = json.loads((out / "net.json").read_text())["modules"]["bist_top"]["netnames"]
     assert "pll_clk" in netnames
+
+
+def test_the_size_search_record_names_the_largest_that_fitted(tmp_path, monkeypatch):
+    """bench_boards --record keeps, per board and kind, the largest size that fitted;
+    fatnet board's failure line quotes it (without place-and-route: rows as a search
+    makes them, one too large)."""
+    from fatnet.hdl import board as hw_board
+    from fatnet.hdl.bench_boards import record, size_options
+    path = tmp_path / "sizes.json"
+    rows = [{"board": "icebreaker", "kind": "butterfly", "size": n, "fits": fits,
+             "logic": used, "logic_available": 5280, "fmax_mhz": fmax}
+            for n, fits, used, fmax in ((4, True, 2000, 20.0), (8, True, 3100, 18.5),
+                                        (16, False, 5441, None))]
+    record(rows, path)
+    monkeypatch.setattr(hw_board, "BOARD_SIZES", path)
+    phrase = hw_board.largest_measured("icebreaker", "butterfly")
+    assert " ".join(size_options("butterfly", 8)) in phrase
+    assert "3100/5280 logic cells" in phrase and "18.5 MHz" in phrase
+    assert hw_board.largest_measured("icebreaker", "hypercube") is None
+    assert hw_board.largest_measured("ulx3s", "butterfly") is None
+    # a later search of another kind keeps the first
+    record([{**rows[0], "kind": "hypercube", "size": 3}], path)
+    assert hw_board.largest_measured("icebreaker", "butterfly") == phrase
+    assert "--dimension 3" in hw_board.largest_measured("icebreaker", "hypercube")
