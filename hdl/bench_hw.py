@@ -105,6 +105,11 @@ def ecp5_fmax(netlist_json, timeout: int = 1800) -> float | None:
               file=sys.stderr)
         return None
     found = re.findall(r"Max frequency for clock\s+'[^']*':\s+([\d.]+) MHz", p.stderr)
+    if not found:   # say why the table will show "-"
+        errors = [ln for ln in p.stderr.splitlines() if "ERROR" in ln] or \
+            p.stderr.strip().splitlines()[-1:]
+        print(f"bench_hw: nextpnr-ecp5 on {path.name} gave no Fmax (exit {p.returncode}): "
+              f"{errors[-1] if errors else 'no output'}", file=sys.stderr)
     return float(found[-1]) if found else None
 
 
