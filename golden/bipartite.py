@@ -165,14 +165,20 @@ def _search(masks: np.ndarray, kmax: int, rng: np.random.Generator, starts: int,
 
     # Greedy growth: every start grows by the input adding the fewest new neighbours.
     # Starts: single inputs, and the pairs of inputs with the largest overlap.
-    # Bound the work (starts x M x words x kmax) so that big splitters stay quick.
-    starts = int(min(starts, max(8, (1 << 24) // max(1, m * masks.shape[1] * kmax))))
+    # Bound the work (starts x M x words x kmax) so that big splitters stay quick: at
+    # least 8 starts while that fits 2^24 word operations; past it (splitters of 2048
+    # inputs and more) fewer starts, and growth stops at the size the budget reaches, so
+    # a step's candidates (starts x M x words) never pass 2^26 words (512 MiB).
+    step = m * masks.shape[1]
+    starts = int(min(starts, max(8, (1 << 24) // max(1, step * kmax))))
+    starts = max(1, min(starts, (1 << 26) // max(1, step)))
+    kmax_grow = int(min(kmax, max(1, (1 << 26) // max(1, starts * step))))
     start_inputs = np.arange(m) if m <= starts else rng.choice(m, size=starts, replace=False)
     members = start_inputs[:, None]
     union = masks[start_inputs]
     consider(_sizes(union), members, 1)
     all_sizes = _sizes(masks)
-    for k in range(2, kmax + 1):
+    for k in range(2, kmax_grow + 1):
         cand = union[:, None, :] | masks[None, :, :]              # (starts, M, W)
         grow = _sizes(cand)
         taken = np.zeros(grow.shape, dtype=bool)
@@ -185,6 +191,8 @@ def _search(masks: np.ndarray, kmax: int, rng: np.random.Generator, starts: int,
         consider(_sizes(union), members, k)
     # Random sets of every size: the prefixes of random orders (a prefix of a uniformly
     # random order is a uniformly random set), grown one input at a time.
+    # (at most 2^24 draws for the orders: 2,000 orders of 65,536 inputs would be 1 GiB)
+    random_sets = min(random_sets, max(16, (1 << 24) // m))
     if random_sets > 0:
         orders = np.argsort(rng.random((random_sets, m)), axis=1)[:, :kmax]
         u = np.zeros((random_sets, masks.shape[1]), dtype=np.uint64)
