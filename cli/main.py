@@ -20,7 +20,6 @@ import argparse
 import os
 import sys
 import unicodedata
-from pathlib import Path
 
 from ..golden.errors import FatnetInputError
 from . import demo

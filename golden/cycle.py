@@ -57,7 +57,10 @@ import numpy as np
 
 from .bitstream import bits_to_int
 
-__all__ = ["Occupancy", "Outcome", "CycleResult", "run_cycle"]
+__all__ = ["Occupancy", "Outcome", "CycleResult", "run_cycle", "MAX_LINK_STAGES"]
+
+#: Most registers a pipelined link may hold each way (``--link-stages``, every family).
+MAX_LINK_STAGES = 8
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from functools import cached_property
 import numpy as np
 
 from ..bitstream import frame, int_to_bits
-from ..cycle import CycleResult, run_cycle
+from ..cycle import MAX_LINK_STAGES, CycleResult, run_cycle
 from ..errors import ParameterError
 from ..messages import MessageSet
 from ..runner import ChannelUsage, RunReport, drive_online
@@ -49,8 +49,6 @@ from .faults import apply_faults
 __all__ = ["CircuitNetwork", "SplitterFabric", "run_circuit", "masked_network", "run_masked"]
 
 MAX_PAYLOAD_BITS = 1024
-#: Most registers per link and direction (``--link-stages``).
-MAX_LINK_STAGES = 8
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..cycle import MAX_LINK_STAGES
 from ..errors import ParameterError
 from ..seeds import check_seed
 
@@ -32,8 +33,6 @@ MAX_PAYLOAD_BITS = 1024
 #: (65536^(2/3) = 1626), and a concentrator of twice as many inputs still builds in
 #: about a minute; more ran for many minutes and asked for GiBs (issue 18).
 MAX_CAPACITY = 2048
-#: Most registers per node-to-node link and direction (``--link-stages``).
-MAX_LINK_STAGES = 8
 
 
 def is_power_of_two(n: int) -> bool:
