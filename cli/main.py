@@ -224,6 +224,15 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     """``argv`` parsed with the options of the kind it names; argparse's refusals exit."""
     kind = named_kind(argv)
     parser = build_parser(argv, kind)
+    if kind is None:   # refused below: name the token meant as the kind, not an option's value
+        verb = _subparsers(parser).get(argv[0]) if argv else None
+        positional = next((a for a in verb._actions if a.dest == "kind"), None) \
+            if verb is not None else None
+        if positional is not None and not {"-h", "--help"} & set(argv):
+            argv = _unknown_kind_first(argv)
+            if argv is None:
+                verb.error("the following arguments are required: "
+                           f"{positional.metavar or positional.dest}")
     args, extras = parser.parse_known_args(argv)
     if getattr(args, "kind", None) not in (None, kind):
         # the first kind among the tokens was an option's value (--top butterfly): parse
@@ -234,6 +243,20 @@ def _parse(argv: list[str]) -> argparse.Namespace:
         verb = _subparsers(parser)[args.command]
         verb.error(f"unrecognized arguments: {' '.join(map(repr, extras))}")
     return args
+
+
+def _unknown_kind_first(argv: list[str]) -> list[str] | None:
+    """``argv`` with the token most likely meant as the (unknown) kind moved to just after
+    the verb, so that argparse's refusal names it: the first bare token that does not
+    follow an option (``fatnet route --leaves 4 hypertorus`` names 'hypertorus', not
+    '4'); failing that the last (``fatnet route --json hypertorus``: a flag takes no
+    value); None when there is no bare token (no kind given)."""
+    bare = [i for i in range(1, len(argv)) if not argv[i].startswith("-")]
+    if not bare:
+        return None
+    meant = next((i for i in bare if not (argv[i - 1].startswith("-")
+                                          and "=" not in argv[i - 1])), bare[-1])
+    return [argv[0], argv[meant]] + argv[1:meant] + argv[meant + 1:]
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict:

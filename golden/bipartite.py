@@ -32,6 +32,7 @@ from .errors import ParameterError
 
 __all__ = [
     "DEFAULT_EXACT_LIMIT",
+    "DEFAULT_SEARCH_WORK",
     "ExpansionResult",
     "neighbour_masks",
     "count_sets",
@@ -41,6 +42,8 @@ __all__ = [
 ]
 
 DEFAULT_EXACT_LIMIT = 1 << 20
+#: Word operations one adversarial search may spend (greedy growth and random sets).
+DEFAULT_SEARCH_WORK = 1 << 24
 
 
 @dataclass(frozen=True)
@@ -85,12 +88,15 @@ def neighbour_masks(adjacency: Sequence[Sequence[int]], outputs: int) -> np.ndar
     m = len(adjacency)
     words = max(1, math.ceil(outputs / 64))
     masks = np.zeros((m, words), dtype=np.uint64)
-    for x, nbrs in enumerate(adjacency):
-        for y in nbrs:
-            y = int(y)
-            if not 0 <= y < outputs:
-                raise ParameterError(f"adjacency entries must be in [0, {outputs - 1}], got {y}")
-            masks[x, y >> 6] |= np.uint64(1) << np.uint64(y & 63)
+    degree = np.fromiter((len(nbrs) for nbrs in adjacency), dtype=np.int64, count=m)
+    rows = np.repeat(np.arange(m), degree)
+    ys = np.fromiter((int(y) for nbrs in adjacency for y in nbrs), dtype=np.int64,
+                     count=int(degree.sum()))
+    bad = (ys < 0) | (ys >= outputs)
+    if bad.any():
+        raise ParameterError(f"adjacency entries must be in [0, {outputs - 1}], got "
+                             f"{int(ys[np.argmax(bad)])}")
+    np.bitwise_or.at(masks, (rows, ys >> 6), np.uint64(1) << (ys & 63).astype(np.uint64))
     return masks
 
 
@@ -98,9 +104,17 @@ def _sizes(masks: np.ndarray) -> np.ndarray:
     return np.bitwise_count(masks).sum(axis=-1, dtype=np.int64)
 
 
-def count_sets(inputs: int, max_size: int) -> int:
-    """Number of non-empty input sets of size at most ``max_size``."""
-    return sum(math.comb(inputs, k) for k in range(1, max_size + 1))
+def count_sets(inputs: int, max_size: int, cap: int | None = None) -> int:
+    """Number of non-empty input sets of size at most ``max_size``; with ``cap``, any
+    number above ``cap`` once the count passes it (a 65,536-input splitter's count
+    has thousands of digits and takes long to make only to be compared)."""
+    total, term = 0, 1
+    for k in range(1, max_size + 1):
+        term = term * (inputs - k + 1) // k     # C(inputs, k), exactly
+        total += term
+        if cap is not None and total > cap:
+            break
+    return total
 
 
 def _check(inputs: int, outputs: int, alpha: float) -> int:
@@ -150,7 +164,7 @@ def _exact(masks: np.ndarray, kmax: int):
 
 
 def _search(masks: np.ndarray, kmax: int, rng: np.random.Generator, starts: int,
-            random_sets: int):
+            random_sets: int, work: int = DEFAULT_SEARCH_WORK):
     """Adversarial search: greedy growth from many starts, then random sets."""
     m = masks.shape[0]
     best = [math.inf, (), 0]
@@ -166,11 +180,13 @@ def _search(masks: np.ndarray, kmax: int, rng: np.random.Generator, starts: int,
     # Greedy growth: every start grows by the input adding the fewest new neighbours.
     # Starts: single inputs, and the pairs of inputs with the largest overlap.
     # Bound the work (starts x M x words x kmax) so that big splitters stay quick: at
-    # least 8 starts while that fits 2^24 word operations; past it (splitters of 2048
-    # inputs and more) fewer starts, and growth stops at the size the budget reaches, so
-    # a step's candidates (starts x M x words) never pass 2^26 words (512 MiB).
+    # least 8 starts (fewer, down to 1, with a smaller budget) while that fits ``work``
+    # word operations (2^24 by default); past it (splitters of 2048 inputs and more)
+    # fewer starts, and growth stops at the size the budget reaches, so a step's
+    # candidates (starts x M x words) never pass 2^26 words (512 MiB).
     step = m * masks.shape[1]
-    starts = int(min(starts, max(8, (1 << 24) // max(1, step * kmax))))
+    least = max(1, 8 * work // DEFAULT_SEARCH_WORK)
+    starts = int(min(starts, max(least, work // max(1, step * kmax))))
     starts = max(1, min(starts, (1 << 26) // max(1, step)))
     kmax_grow = int(min(kmax, max(1, (1 << 26) // max(1, starts * step))))
     start_inputs = np.arange(m) if m <= starts else rng.choice(m, size=starts, replace=False)
@@ -191,10 +207,16 @@ def _search(masks: np.ndarray, kmax: int, rng: np.random.Generator, starts: int,
         consider(_sizes(union), members, k)
     # Random sets of every size: the prefixes of random orders (a prefix of a uniformly
     # random order is a uniformly random set), grown one input at a time.
-    # (at most 2^24 draws for the orders: 2,000 orders of 65,536 inputs would be 1 GiB)
-    random_sets = min(random_sets, max(16, (1 << 24) // m))
+    # (at most ``work`` draws for the orders: 2,000 orders of 65,536 inputs would be 1 GiB)
+    random_sets = min(random_sets, max(16, work // m))
     if random_sets > 0:
-        orders = np.argsort(rng.random((random_sets, m)), axis=1)[:, :kmax]
+        # the kmax smallest of m random keys, in key order: a random order's prefix,
+        # without sorting all m keys
+        keys = rng.random((random_sets, m))
+        first = np.argpartition(keys, kmax - 1, axis=1)[:, :kmax] if kmax < m else \
+            np.tile(np.arange(m), (random_sets, 1))
+        orders = np.take_along_axis(
+            first, np.argsort(np.take_along_axis(keys, first, axis=1), axis=1), axis=1)
         u = np.zeros((random_sets, masks.shape[1]), dtype=np.uint64)
         for k in range(1, kmax + 1):
             u |= masks[orders[:, k - 1]]
@@ -204,7 +226,8 @@ def _search(masks: np.ndarray, kmax: int, rng: np.random.Generator, starts: int,
 
 def measure_expansion(adjacency: Sequence[Sequence[int]], outputs: int, alpha: float, *,
                       exact_limit: int = DEFAULT_EXACT_LIMIT, seed: int = 0,
-                      starts: int = 256, random_sets: int = 2000) -> ExpansionResult:
+                      starts: int = 256, random_sets: int = 2000,
+                      work: int = DEFAULT_SEARCH_WORK) -> ExpansionResult:
     """The expansion ``beta`` of a bipartite graph for sets of at most ``alpha * M`` inputs.
 
     Parameters
@@ -220,19 +243,23 @@ def measure_expansion(adjacency: Sequence[Sequence[int]], outputs: int, alpha: f
         Seeds the search (only used when not exact).
     starts, random_sets : int
         Effort of the search: greedy starts (at most; fewer on big graphs so that a
-        search costs about 2**24 word operations), random sets per size.
+        search costs about ``work`` word operations), random sets per size.
+    work : int
+        The search's budget of word operations (default ``DEFAULT_SEARCH_WORK``, 2**24);
+        a report over thousands of distinct graphs shares one budget among them.
     """
+    if work < 1:
+        raise ParameterError(f"work must be >= 1, got {work}")
     m = len(adjacency)
     kmax = _check(m, outputs, alpha)
     if kmax == 0:
         return ExpansionResult(m, outputs, alpha, 0, math.inf, (), 0, True, 0)
     masks = neighbour_masks(adjacency, outputs)
-    total = count_sets(m, kmax)
-    if total <= exact_limit:
+    if count_sets(m, kmax, cap=exact_limit) <= exact_limit:
         (beta, worst, nbrs), examined = _exact(masks, kmax)
         return ExpansionResult(m, outputs, alpha, kmax, float(beta), worst, nbrs, True, examined)
     rng = np.random.default_rng(seed)
-    (beta, worst, nbrs), examined = _search(masks, kmax, rng, starts, random_sets)
+    (beta, worst, nbrs), examined = _search(masks, kmax, rng, starts, random_sets, work)
     return ExpansionResult(m, outputs, alpha, kmax, float(beta), worst, nbrs, False, examined)
 
 

@@ -409,15 +409,33 @@ def test_help_still_lists_the_kinds_and_a_kinds_options(capsys):
         assert "--leaves" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv", [
-    ["route", "hypertorus", "--leaves", "4"],
-    ["route", "--leaves", "4", "hypertorus"],
-    ["experiment", "--inputs", "8", "nonesuch"],
+@pytest.mark.parametrize("argv, named", [
+    (["route", "hypertorus", "--leaves", "4"], "hypertorus"),
+    # the refusal names the token meant as the kind, not an option's value before it
+    (["route", "--leaves", "4", "hypertorus"], "hypertorus"),
+    (["experiment", "--inputs", "8", "nonesuch"], "nonesuch"),
 ], ids=_name)
-def test_an_unknown_kind_lists_the_accepted_ones(argv, workdir, capsys):
-    err = refused_writing_nothing(capsys, workdir, argv, "invalid choice")
+def test_an_unknown_kind_lists_the_accepted_ones(argv, named, workdir, capsys):
+    err = refused_writing_nothing(capsys, workdir, argv, f"invalid choice: {named!r}")
     assert ("'butterfly', 'dilated-butterfly', 'fat-tree', 'hypercube', 'multibutterfly'"
             in err or "'acceptance', 'kuszmaul', 'leighton-maggs', 'load-sweep'" in err)
+
+
+@pytest.mark.parametrize("argv", [
+    ["route", "--json", "hypertorus"],      # a flag takes no value
+    ["info", "--leaves=4", "hypertorus"],
+    ["route", "--leaves", "4", "--capacity", "1", "hypertorus"],
+], ids=_name)
+def test_an_unknown_kind_is_named_whatever_options_come_before_it(argv, workdir, capsys):
+    refused_writing_nothing(capsys, workdir, argv, "invalid choice: 'hypertorus'")
+
+
+@pytest.mark.parametrize("argv, what", [
+    (["route"], "kind"), (["route", "--json"], "kind"), (["experiment", "--seed=3"], "name"),
+], ids=_name)
+def test_no_kind_at_all_says_it_is_required(argv, what, workdir, capsys):
+    refused_writing_nothing(capsys, workdir, argv,
+                            f"the following arguments are required: {what}")
 
 
 # ---------------------------------------------------------------- 5. one line, whatever

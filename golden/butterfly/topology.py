@@ -584,14 +584,34 @@ def make_network(kind: str, inputs: int, multiplicity: int | None = None,
 DEFAULT_MAX_ATTEMPTS = 50
 
 
+#: Word operations the adversarial search spends on one hop of a network, shared by its
+#: distinct half-splitters (a random multibutterfly of 65,536 inputs has 2,048 of 128
+#: inputs and more on its levels): four full searches a hop, so that one hop costs a few
+#: seconds whatever N is.
+LEVEL_SEARCH_WORK = 1 << 26
+#: ... but never less than this per half-splitter (thousands of greedy-growth steps).
+MIN_SEARCH_WORK = 1 << 16
+
+
 def splitter_expansion(net: SplitterNetwork, i: int, block: int, group: int, alpha: float,
-                       exact_limit: int | None = None, seed: int = 0):
-    """Expansion of one half-splitter (block ``block``, group ``group``) of hop ``i``."""
-    from ..bipartite import DEFAULT_EXACT_LIMIT, measure_expansion
+                       exact_limit: int | None = None, seed: int = 0,
+                       work: int | None = None):
+    """Expansion of one half-splitter (block ``block``, group ``group``) of hop ``i``.
+
+    ``work`` is the search's budget (:func:`~fatnet.golden.bipartite.measure_expansion`;
+    its default when None).
+    """
     adj, outputs = net.bipartite_graph(i, block, group)
+    return _measure(adj, outputs, alpha, exact_limit, seed, work)
+
+
+def _measure(adj, outputs: int, alpha: float, exact_limit: int | None, seed: int,
+             work: int | None):
+    from ..bipartite import DEFAULT_EXACT_LIMIT, DEFAULT_SEARCH_WORK, measure_expansion
     return measure_expansion(adj, outputs, alpha,
                              exact_limit=DEFAULT_EXACT_LIMIT if exact_limit is None
-                             else exact_limit, seed=seed)
+                             else exact_limit, seed=seed,
+                             work=DEFAULT_SEARCH_WORK if work is None else work)
 
 
 def expansion_report(net: SplitterNetwork, alpha: float, exact_limit: int | None = None,
@@ -603,31 +623,39 @@ def expansion_report(net: SplitterNetwork, alpha: float, exact_limit: int | None
     set is vacuous), ``exact`` (every half-splitter enumerated exactly), ``worst``
     (``[block, group, [rows of the worst set]]`` or None). With ``stop_below``, stops at
     the first hop whose ``beta`` is below it (for the generator's retries).
+
+    Half-splitters with the same local graph have the same expansion, whatever the
+    search: each distinct graph is measured once (every half-splitter of a butterfly's
+    or dilated butterfly's hop is the same graph; a random multibutterfly's rarely
+    repeat). Where a hop has more distinct graphs than one search's budget covers, they
+    share :data:`LEVEL_SEARCH_WORK` (at least :data:`MIN_SEARCH_WORK` each), so a search
+    that is not exact looks less hard at each of many splitters.
     """
+    from ..bipartite import DEFAULT_SEARCH_WORK
     report = []
     for i in range(net.depth):
         m = int(net.block_size[i])
         groups = int(net.group_mask[i]) + 1
         best, exact, worst = math.inf, True, None
         kmax = int(math.floor(alpha * m + 1e-12))
-        # half-splitters with the same local graph have the same expansion, whatever the
-        # search: measured once (every one of a butterfly's or dilated butterfly's level
-        # is the same graph; a random multibutterfly's rarely repeat)
-        measured: dict = {}
+        # distinct graph -> (its adjacency and outputs, the first block and group with it)
+        distinct: dict = {}
         for block in range(net.inputs // m):
             for group in range(groups):
                 adj, outputs = net.bipartite_graph(i, block, group)
                 key = (outputs, tuple(map(tuple, adj)))
-                if key not in measured:
-                    measured[key] = splitter_expansion(net, i, block, group, alpha,
-                                                       exact_limit, seed)
-                res = measured[key]
-                exact &= res.exact
-                if res.beta < best:
-                    best = res.beta
-                    worst = [block, group, [block * m + x for x in res.worst_set]]
-            if stop_below is not None and best < stop_below:
-                break
+                if key not in distinct:
+                    distinct[key] = (adj, outputs, block, group)
+        work = max(MIN_SEARCH_WORK, min(DEFAULT_SEARCH_WORK,
+                                        LEVEL_SEARCH_WORK // len(distinct)))
+        for adj, outputs, block, group in distinct.values():
+            res = _measure(adj, outputs, alpha, exact_limit, seed, work)
+            exact &= res.exact
+            if res.beta < best:
+                best = res.beta
+                worst = [block, group, [block * m + x for x in res.worst_set]]
+                if stop_below is not None and best < stop_below:
+                    break
         report.append({"level": net.level_label(i), "kind": net.level_kind[i],
                        "block_inputs": m, "max_set_size": kmax, "beta": best,
                        "exact": bool(exact), "worst": worst})

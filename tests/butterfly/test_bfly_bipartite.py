@@ -103,3 +103,37 @@ def test_the_search_on_a_huge_splitter_stays_within_its_memory_bound():
         tracemalloc.stop()
     assert not res.exact and 0 < res.beta <= 2 and len(res.worst_set) >= 1
     assert peak < 512 << 20, f"peak {peak / 2 ** 20:.0f} MiB"
+
+
+@pytest.mark.parametrize("inputs, size", [(12, 4), (64, 4), (300, 9), (65536, 4096)])
+def test_count_sets_with_a_cap_stops_past_it_and_is_exact_below(inputs, size):
+    total = sum(math.comb(inputs, k) for k in range(1, size + 1))
+    assert count_sets(inputs, size) == total
+    cap = 1 << 20
+    capped = count_sets(inputs, size, cap=cap)
+    assert capped == total if total <= cap else capped > cap
+
+
+def test_neighbour_masks_merge_parallel_edges_and_refuse_outputs_out_of_range():
+    masks = neighbour_masks([[0, 0, 65], [], [127, 1]], 128)
+    assert masks.tolist() == [[1, 2], [0, 0], [2, 1 << 63]]
+    with pytest.raises(ParameterError, match=r"in \[0, 127\], got 128"):
+        neighbour_masks([[3], [128]], 128)
+
+
+def test_a_smaller_search_budget_examines_fewer_sets_and_still_finds_a_true_ratio():
+    """The report over a hop's many distinct half-splitters shares one budget: a search
+    with less work looks at fewer sets, and its worst set is still a real one."""
+    rng = np.random.default_rng(3)
+    m = 512
+    adj = _random_graph(rng, m, m // 2, 2)
+    full = measure_expansion(adj, m // 2, 1 / 16, exact_limit=0)
+    small = measure_expansion(adj, m // 2, 1 / 16, exact_limit=0, work=1 << 16)
+    assert small.sets_examined < full.sets_examined
+    for res in (full, small):
+        nbrs = set().union(*(set(int(y) for y in adj[x]) for x in res.worst_set))
+        assert len(nbrs) == res.worst_neighbours
+        assert math.isclose(res.beta, len(nbrs) / len(res.worst_set))
+    assert small.beta >= full.beta or small.beta > 0
+    with pytest.raises(ParameterError, match="work must be >= 1, got 0"):
+        measure_expansion(adj, m // 2, 1 / 16, exact_limit=0, work=0)

@@ -159,3 +159,36 @@ def test_unreachable_expansion_is_a_parameter_error():
         build_network("multibutterfly", 64, 2, seed=0, expansion=(1 / 8, 3.0), max_attempts=3)
     with pytest.raises(ParameterError, match="beta"):
         build_network("butterfly", 64, expansion=(1 / 8, 1.5))
+
+
+def test_a_hops_many_distinct_splitters_share_the_search_budget(monkeypatch):
+    """Issue 18: `info multibutterfly --inputs 65536` searched each of its thousands of
+    distinct half-splitters with a whole search's budget. Each hop now shares
+    LEVEL_SEARCH_WORK among its distinct graphs (never below MIN_SEARCH_WORK each), and
+    a butterfly's identical ones are measured once, with the whole budget."""
+    from fatnet.golden import bipartite
+    from fatnet.golden.butterfly import topology
+    seen = []
+    real = bipartite.measure_expansion
+
+    def spy(adj, outputs, alpha, **kw):
+        seen.append((len(adj), kw["work"]))
+        return real(adj, outputs, alpha, **kw)
+
+    monkeypatch.setattr(bipartite, "measure_expansion", spy)
+    monkeypatch.setattr(topology, "LEVEL_SEARCH_WORK", 1 << 18)
+    net = make_network("multibutterfly", 256, 2, seed=0)
+    report = expansion_report(net, 1 / 16)
+    assert len(report) == 8
+    for r in report:   # per hop: one budget, shared evenly by the graphs measured
+        works = [work for m, work in seen if m == r["block_inputs"]]
+        expected = max(topology.MIN_SEARCH_WORK,
+                       min(bipartite.DEFAULT_SEARCH_WORK, (1 << 18) // len(works)))
+        assert set(works) == {expected}, (r["block_inputs"], len(works), set(works))
+    # random half-splitters of 128 and 64 inputs differ: every one measured, once
+    assert sum(1 for m, _ in seen if m == 128) == 4
+    assert sum(1 for m, _ in seen if m == 64) == 8
+    seen.clear()
+    expansion_report(make_network("butterfly", 256), 1 / 16)
+    assert len(seen) == 8                                # one graph per hop ...
+    assert all(work == 1 << 18 for _, work in seen)      # ... with the hop's whole budget
