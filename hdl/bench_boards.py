@@ -10,8 +10,15 @@ does not fit. Printed per size: the device's utilisation (logic cells or LUTs,
 flip-flops where the device counts them apart, block RAMs), nextpnr's Fmax of the
 routed design and the build time; per board and family the largest size that fits.
 
+Then the largest size's clock: the PLL's fastest frequency at or below the Fmax
+nextpnr measured (:func:`pll_at_most`), built again at it (``--clock``); a build that
+does not close (the placement differs at each clock) tries the PLL's fastest frequency
+below the Fmax that build measured, up to :data:`CLOCK_TRIES` builds
+(``--no-best-clock`` skips the step).
+
     python -m fatnet.hdl.bench_boards [--boards icebreaker ulx3s] [--kinds butterfly ...]
-                                      [--json FILE]
+                                      [--json FILE] [--record] [--from-record]
+                                      [--no-best-clock]
 
 Each build is its own ``fatnet board`` process, so a failure is the command's own
 one-line error, which the table shows.
@@ -30,8 +37,13 @@ from pathlib import Path
 
 from ..golden.fattree.spec import min_universal_root
 from .board import BOARD_SIZES, BOARDS
+from .pll import fastest_at_most
 
-__all__ = ["LADDERS", "size_options", "build_row", "search", "record", "main"]
+__all__ = ["LADDERS", "CLOCK_TRIES", "size_options", "build_row", "search", "pll_at_most",
+           "best_clock", "record", "main"]
+
+#: Builds the best-clock step makes at most for one network.
+CLOCK_TRIES = 3
 
 #: Per kind: the sizes tried, smallest first (the butterfly's inputs, the fat-tree's
 #: leaves, the hypercube's dimension).
@@ -106,23 +118,61 @@ def build_row(board: str, kind: str, size: int, workdir: Path,
     return row
 
 
+def _clock_of(r: dict) -> float:
+    """The clock a row was built at (``--clock``, else the board's oscillator)."""
+    return r.get("clock_mhz") or BOARDS[r["board"]].clock_mhz
+
+
 def _line(r: dict) -> str:
     use = ", ".join(f"{r[k]}/{r[k + '_available']} {k}" for k in ("logic", "ff", "bram")
                     if k in r)
     state = "fits" if r["fits"] else f"does not fit: {r['error']}"
-    return (f"{r['board']:>10} {r['kind']:>9} {r['size']:>4}: {state}; {use or '-'}; "
-            f"Fmax {r['fmax_mhz'] or '-'} MHz; {r['seconds']} s")
+    return (f"{r['board']:>10} {r['kind']:>9} {r['size']:>4} at {_clock_of(r):g} MHz: "
+            f"{state}; {use or '-'}; Fmax {r['fmax_mhz'] or '-'} MHz; {r['seconds']} s")
 
 
 def search(board: str, kind: str, workdir: Path, clock: float | None = None,
-           timeout: int = 7200) -> list[dict]:
-    """Sizes of ``kind`` on ``board`` from the smallest until one does not fit."""
+           timeout: int = 7200, first: int | None = None) -> list[dict]:
+    """Sizes of ``kind`` on ``board`` from the smallest (or ``first``) until one does
+    not fit."""
     rows = []
     for size in LADDERS[kind]:
+        if first is not None and size < first:
+            continue
         rows.append(build_row(board, kind, size, workdir, clock, timeout))
         print(_line(rows[-1]), flush=True)
         if not rows[-1]["fits"]:
             break
+    return rows
+
+
+def pll_at_most(board: str, ceiling_mhz: float) -> float | None:
+    """The fastest clock ``board`` makes at or below ``ceiling_mhz``: its PLL's fastest
+    frequency there or the oscillator's own, whichever is faster; None if neither is."""
+    spec = BOARDS[board]
+    made = [fastest_at_most(spec.pll, spec.clock_mhz, ceiling_mhz),
+            spec.clock_mhz if spec.clock_mhz <= ceiling_mhz else None]
+    return max((f for f in made if f is not None), default=None)
+
+
+def best_clock(row: dict, workdir: Path, timeout: int = 7200) -> list[dict]:
+    """The largest size's build (``row``, which fits) again at the PLL's fastest clock
+    at or below its Fmax, until one closes or :data:`CLOCK_TRIES` builds are made: the
+    rows of those builds (each with its ``clock_mhz``)."""
+    rows, fmax = [], row["fmax_mhz"]
+    tried = {BOARDS[row["board"]].clock_mhz}
+    for _ in range(CLOCK_TRIES):
+        clock = pll_at_most(row["board"], fmax) if fmax else None
+        if clock is None or clock in tried:
+            break
+        tried.add(clock)
+        rows.append(build_row(row["board"], row["kind"], row["size"], workdir, clock,
+                              timeout))
+        rows[-1]["clock_mhz"] = clock
+        print(_line(rows[-1]), flush=True)
+        if rows[-1]["fits"]:
+            break
+        fmax = min(fmax, rows[-1]["fmax_mhz"] or fmax) * (1 - 1e-3)
     return rows
 
 
@@ -138,6 +188,12 @@ def main(argv=None) -> None:
                     help="fatnet board --clock (default: each board's oscillator)")
     ap.add_argument("--timeout", type=int, default=7200,
                     help="seconds per build (default 7200)")
+    ap.add_argument("--from-record", action="store_true",
+                    help="start each search at the size hdl/board_sizes.json records "
+                         "for the board and kind (it and the next size are built again)")
+    ap.add_argument("--no-best-clock", dest="best_clock", action="store_false",
+                    help="skip building the largest size again at the PLL's fastest "
+                         "clock under its Fmax")
     ap.add_argument("--json", help="also write the rows as JSON here")
     ap.add_argument("--record", action="store_true",
                     help="record the largest size that fits per board and kind in "
@@ -148,15 +204,22 @@ def main(argv=None) -> None:
           "board --bitstream per size until one does not fit or meet the clock",
           flush=True)
     rows = []
+    recorded = json.loads(BOARD_SIZES.read_text()) if BOARD_SIZES.exists() else {}
     with tempfile.TemporaryDirectory(prefix="fatnet-bench-boards-") as tmp:
         for board in args.boards:
             for kind in args.kinds:
-                found = search(board, kind, Path(tmp), args.clock, args.timeout)
-                rows += found
+                first = recorded.get(board, {}).get(kind, {}).get("size")
+                found = search(board, kind, Path(tmp), args.clock, args.timeout,
+                               first if args.from_record else None)
                 fit = [r for r in found if r["fits"]]
+                if fit and args.best_clock:
+                    found += best_clock(fit[-1], Path(tmp), args.timeout)
+                rows += found
+                fastest = max((r for r in found if r["fits"] and r["size"] == fit[-1]["size"]),
+                              key=lambda r: r.get("clock_mhz") or 0, default=None)
                 print(f"{board} {kind}: the largest that fits is "
-                      f"{'size ' + str(fit[-1]['size']) if fit else 'none tried'}",
-                      flush=True)
+                      + (f"size {fastest['size']}, at {_clock_of(fastest):g} MHz"
+                         if fastest else "none tried"), flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps({"boards": rows}, indent=2))
     if args.record:
@@ -172,11 +235,14 @@ def record(rows: list[dict], path: Path = BOARD_SIZES) -> None:
                 and x["fits"]]
         if not fits:
             continue
-        best = max(fits, key=lambda x: x["size"])
+        # the largest size, at the fastest clock it closed at
+        best = max(fits, key=lambda x: (x["size"], _clock_of(x)))
         use = ", ".join(f"{best[k]}/{best[k + '_available']} {RESOURCE_NAMES[k]}"
                         for k in ("logic", "ff", "bram") if k in best)
+        clock = (f" --clock {best['clock_mhz']:g}" if best.get("clock_mhz") else "")
         found.setdefault(r["board"], {})[r["kind"]] = {
-            "size": best["size"], "options": " ".join(size_options(r["kind"], best["size"])),
+            "size": best["size"], "clock_mhz": _clock_of(best),
+            "options": " ".join(size_options(r["kind"], best["size"])) + clock,
             "use": use + (f", Fmax {best['fmax_mhz']} MHz" if best["fmax_mhz"] else "")}
     path.write_text(json.dumps(found, indent=2, sort_keys=True) + "\n")
 

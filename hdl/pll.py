@@ -33,8 +33,9 @@ from dataclasses import dataclass, field
 
 from ..golden.errors import ParameterError
 
-__all__ = ["CLOCK_TOLERANCE", "PLLS", "Pll", "PllSetting", "choose_pll",
-           "ice40_pll", "ecp5_pll", "xilinx7_mmcm", "gowin_rpll"]
+__all__ = ["CLOCK_TOLERANCE", "PLLS", "Pll", "PllSetting", "choose_pll", "fastest_at_most",
+           "ice40_pll", "ecp5_pll", "xilinx7_mmcm", "gowin_rpll", "ice40_candidates",
+           "ecp5_candidates", "xilinx7_candidates", "gowin_candidates"]
 
 #: The largest relative distance between the requested clock and the achieved one:
 #: 0.5 %, so that the UART's divisor, the report period and the timing constraint all
@@ -75,6 +76,7 @@ class Pll:
     vco: tuple
     output: tuple
     search: object        # (input MHz, requested MHz) -> PllSetting or None
+    candidates: object    # input MHz -> every legal (output, PFD, VCO, parameters)
 
 
 def _within(value: float, limits: tuple) -> bool:
@@ -114,49 +116,57 @@ def ice40_filter_range(pfd_mhz: float) -> int:
     return 6
 
 
+def ice40_candidates(input_mhz: float):
+    """Every legal setting from ``input_mhz``, in the vendor tool's order:
+    (output, PFD, VCO, parameters)."""
+    for divr in range(16):
+        pfd = input_mhz / (divr + 1)
+        if not _within(pfd, _ICE40_PFD):   # the PFD first: it prunes the rest
+            continue
+        for divf in range(128):
+            vco = pfd * (divf + 1)
+            for divq in range(1, 7):
+                out = vco / 2 ** divq
+                if _within(vco, _ICE40_VCO) and _within(out, _ICE40_OUT):
+                    yield out, pfd, vco, {
+                        "FEEDBACK_PATH": "SIMPLE", "DIVR": divr, "DIVF": divf,
+                        "DIVQ": divq, "FILTER_RANGE": ice40_filter_range(pfd)}
+
+
 def ice40_pll(input_mhz: float, request_mhz: float) -> PllSetting | None:
     """The iCE40 PLL's setting nearest ``request_mhz`` (simple feedback), or None when
     no setting is legal."""
-    def candidates():
-        for divr in range(16):
-            pfd = input_mhz / (divr + 1)
-            if not _within(pfd, _ICE40_PFD):   # the PFD first: it prunes the rest
-                continue
-            for divf in range(128):
-                vco = pfd * (divf + 1)
-                for divq in range(1, 7):
-                    out = vco / 2 ** divq
-                    if _within(vco, _ICE40_VCO) and _within(out, _ICE40_OUT):
-                        yield out, pfd, vco, {
-                            "FEEDBACK_PATH": "SIMPLE", "DIVR": divr, "DIVF": divf,
-                            "DIVQ": divq, "FILTER_RANGE": ice40_filter_range(pfd)}
-    return _nearest("ice40", "SB_PLL40", input_mhz, request_mhz, candidates())
+    return _nearest("ice40", "SB_PLL40", input_mhz, request_mhz, ice40_candidates(input_mhz))
 
 
 # ------------------------------------------------------------------------------- ECP5
 _ECP5_PFD, _ECP5_VCO, _ECP5_OUT = (3.125, 400.0), (400.0, 800.0), (10.0, 400.0)
 
 
+def ecp5_candidates(input_mhz: float):
+    """Every legal setting from ``input_mhz``, in the vendor tool's order:
+    (output, PFD, VCO, parameters)."""
+    for clki_div in range(1, 129):
+        pfd = input_mhz / clki_div
+        if not _within(pfd, _ECP5_PFD):   # the PFD first: it prunes the rest
+            continue
+        for clkfb_div in range(1, 81):
+            out = pfd * clkfb_div
+            for clkop_div in range(1, 129):
+                vco = out * clkop_div
+                if _within(vco, _ECP5_VCO) and _within(out, _ECP5_OUT):
+                    yield out, pfd, vco, {
+                        "FEEDBK_PATH": "CLKOP", "CLKI_DIV": clki_div,
+                        "CLKFB_DIV": clkfb_div, "CLKOP_DIV": clkop_div,
+                        # 180 degrees, as ecppll means it (the phase does not
+                        # matter here: nothing else is clocked from the oscillator)
+                        "CLKOP_CPHASE": clkop_div // 2, "CLKOP_FPHASE": 0}
+
+
 def ecp5_pll(input_mhz: float, request_mhz: float) -> PllSetting | None:
     """The ECP5 EHXPLLL's setting nearest ``request_mhz``, feedback from CLKOP; among
     equals the VCO nearest 600 MHz, as ecppll."""
-    def candidates():
-        for clki_div in range(1, 129):
-            pfd = input_mhz / clki_div
-            if not _within(pfd, _ECP5_PFD):   # the PFD first: it prunes the rest
-                continue
-            for clkfb_div in range(1, 81):
-                out = pfd * clkfb_div
-                for clkop_div in range(1, 129):
-                    vco = out * clkop_div
-                    if _within(vco, _ECP5_VCO) and _within(out, _ECP5_OUT):
-                        yield out, pfd, vco, {
-                            "FEEDBK_PATH": "CLKOP", "CLKI_DIV": clki_div,
-                            "CLKFB_DIV": clkfb_div, "CLKOP_DIV": clkop_div,
-                            # 180 degrees, as ecppll means it (the phase does not
-                            # matter here: nothing else is clocked from the oscillator)
-                            "CLKOP_CPHASE": clkop_div // 2, "CLKOP_FPHASE": 0}
-    return _nearest("ecp5", "EHXPLLL", input_mhz, request_mhz, candidates(),
+    return _nearest("ecp5", "EHXPLLL", input_mhz, request_mhz, ecp5_candidates(input_mhz),
                     prefer=lambda cand: abs(cand[2] - 600))
 
 
@@ -164,23 +174,27 @@ def ecp5_pll(input_mhz: float, request_mhz: float) -> PllSetting | None:
 _XC7_PFD, _XC7_VCO, _XC7_OUT = (10.0, 450.0), (600.0, 1200.0), (4.69, 464.0)
 
 
+def xilinx7_candidates(input_mhz: float):
+    """Every legal setting from ``input_mhz``, in the vendor tool's order:
+    (output, PFD, VCO, parameters)."""
+    for divclk in range(1, 107):
+        pfd = input_mhz / divclk
+        if not _within(pfd, _XC7_PFD):   # the PFD first: it prunes the rest
+            continue
+        for mult in range(2, 65):
+            vco = pfd * mult
+            for outdiv in range(1, 129):
+                out = vco / outdiv
+                if _within(vco, _XC7_VCO) and _within(out, _XC7_OUT):
+                    yield out, pfd, vco, {
+                        "DIVCLK_DIVIDE": divclk, "CLKFBOUT_MULT_F": float(mult),
+                        "CLKOUT0_DIVIDE_F": float(outdiv),
+                        "CLKIN1_PERIOD": round(1000 / input_mhz, 3)}
+
+
 def xilinx7_mmcm(input_mhz: float, request_mhz: float) -> PllSetting | None:
     """The 7-series MMCME2_BASE's setting nearest ``request_mhz``, integer M, D, O."""
-    def candidates():
-        for divclk in range(1, 107):
-            pfd = input_mhz / divclk
-            if not _within(pfd, _XC7_PFD):   # the PFD first: it prunes the rest
-                continue
-            for mult in range(2, 65):
-                vco = pfd * mult
-                for outdiv in range(1, 129):
-                    out = vco / outdiv
-                    if _within(vco, _XC7_VCO) and _within(out, _XC7_OUT):
-                        yield out, pfd, vco, {
-                            "DIVCLK_DIVIDE": divclk, "CLKFBOUT_MULT_F": float(mult),
-                            "CLKOUT0_DIVIDE_F": float(outdiv),
-                            "CLKIN1_PERIOD": round(1000 / input_mhz, 3)}
-    return _nearest("xilinx7", "MMCME2_BASE", input_mhz, request_mhz, candidates())
+    return _nearest("xilinx7", "MMCME2_BASE", input_mhz, request_mhz, xilinx7_candidates(input_mhz))
 
 
 # ------------------------------------------------------------------------------ Gowin
@@ -189,31 +203,46 @@ _GOWIN_PFD, _GOWIN_VCO, _GOWIN_OUT = (3.0, 400.0), (400.0, 1200.0), (3.125, 600.
 GOWIN_ODIV = (2, 4, 8, 16, 32, 48, 64, 80, 96, 112, 128)
 
 
+def gowin_candidates(input_mhz: float):
+    """Every legal setting from ``input_mhz``, in the vendor tool's order:
+    (output, PFD, VCO, parameters)."""
+    for idiv in range(64):
+        pfd = input_mhz / (idiv + 1)
+        if not _within(pfd, _GOWIN_PFD):   # the PFD first: it prunes the rest
+            continue
+        for fbdiv in range(64):
+            out = input_mhz * (fbdiv + 1) / (idiv + 1)
+            for odiv in GOWIN_ODIV:
+                vco = out * odiv
+                if _within(vco, _GOWIN_VCO) and _within(out, _GOWIN_OUT):
+                    yield out, pfd, vco, {
+                        "FCLKIN": f"{input_mhz:g}", "IDIV_SEL": idiv,
+                        "FBDIV_SEL": fbdiv, "ODIV_SEL": odiv}
+
+
 def gowin_rpll(input_mhz: float, request_mhz: float) -> PllSetting | None:
     """The Gowin rPLL's setting nearest ``request_mhz``, internal feedback."""
-    def candidates():
-        for idiv in range(64):
-            pfd = input_mhz / (idiv + 1)
-            if not _within(pfd, _GOWIN_PFD):   # the PFD first: it prunes the rest
-                continue
-            for fbdiv in range(64):
-                out = input_mhz * (fbdiv + 1) / (idiv + 1)
-                for odiv in GOWIN_ODIV:
-                    vco = out * odiv
-                    if _within(vco, _GOWIN_VCO) and _within(out, _GOWIN_OUT):
-                        yield out, pfd, vco, {
-                            "FCLKIN": f"{input_mhz:g}", "IDIV_SEL": idiv,
-                            "FBDIV_SEL": fbdiv, "ODIV_SEL": odiv}
-    return _nearest("gowin", "rPLL", input_mhz, request_mhz, candidates())
+    return _nearest("gowin", "rPLL", input_mhz, request_mhz, gowin_candidates(input_mhz))
 
 
 #: The PLLs, by the vendor key that :class:`~fatnet.hdl.board.Board` names.
 PLLS = {
-    "ice40": Pll("iCE40 SB_PLL40", _ICE40_PFD, _ICE40_VCO, _ICE40_OUT, ice40_pll),
-    "ecp5": Pll("ECP5 EHXPLLL", _ECP5_PFD, _ECP5_VCO, _ECP5_OUT, ecp5_pll),
-    "xilinx7": Pll("7-series MMCME2_BASE", _XC7_PFD, _XC7_VCO, _XC7_OUT, xilinx7_mmcm),
-    "gowin": Pll("Gowin rPLL", _GOWIN_PFD, _GOWIN_VCO, _GOWIN_OUT, gowin_rpll),
+    "ice40": Pll("iCE40 SB_PLL40", _ICE40_PFD, _ICE40_VCO, _ICE40_OUT, ice40_pll,
+                 ice40_candidates),
+    "ecp5": Pll("ECP5 EHXPLLL", _ECP5_PFD, _ECP5_VCO, _ECP5_OUT, ecp5_pll,
+                ecp5_candidates),
+    "xilinx7": Pll("7-series MMCME2_BASE", _XC7_PFD, _XC7_VCO, _XC7_OUT, xilinx7_mmcm,
+                   xilinx7_candidates),
+    "gowin": Pll("Gowin rPLL", _GOWIN_PFD, _GOWIN_VCO, _GOWIN_OUT, gowin_rpll,
+                 gowin_candidates),
 }
+
+
+def fastest_at_most(vendor: str, input_mhz: float, ceiling_mhz: float) -> float | None:
+    """The fastest frequency the ``vendor`` PLL makes from ``input_mhz`` at or below
+    ``ceiling_mhz`` (for a clock under a measured Fmax), or None if it makes none."""
+    return max((cand[0] for cand in PLLS[vendor].candidates(input_mhz)
+                if cand[0] <= ceiling_mhz * (1 + _EPS)), default=None)
 
 
 def choose_pll(vendor: str, board: str, oscillator_mhz: float,

@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from fatnet.cli.main import main
@@ -299,3 +300,58 @@ def test_the_size_search_record_names_the_largest_that_fitted(tmp_path, monkeypa
     record([{**rows[0], "kind": "hypercube", "size": 3}], path)
     assert hw_board.largest_measured("icebreaker", "butterfly") == phrase
     assert "--dimension 3" in hw_board.largest_measured("icebreaker", "hypercube")
+
+
+@pytest.mark.parametrize("board", ["icebreaker", "ulx3s", "arty-a7", "tang-nano-9k"])
+@pytest.mark.parametrize("ceiling", [11.0, 15.0, 17.49, 18.09, 30.5, 38.25, 65.4, 149.9])
+def test_the_fastest_pll_clock_under_an_fmax_is_made_and_none_faster_is(board, ceiling):
+    """bench_boards' best-clock step asks for the PLL's fastest frequency at or below
+    the Fmax nextpnr measured: one ``fatnet board --clock`` accepts, no faster than the
+    ceiling, and the PLL's nearest setting to any request between it and the ceiling
+    is not between them either."""
+    from fatnet.hdl.bench_boards import pll_at_most
+    from fatnet.hdl.board import BOARDS
+    from fatnet.hdl.pll import PLLS, choose_pll
+    spec, pll = BOARDS[board], PLLS[BOARDS[board].pll]
+    got = pll_at_most(board, ceiling)
+    if got is None:   # neither the oscillator nor the PLL's range reaches down to it
+        assert spec.clock_mhz > ceiling and pll.output[0] > ceiling
+        return
+    assert got <= ceiling * (1 + 1e-9)    # (15.000000000000002 is 15 MHz)
+    setting = choose_pll(spec.pll, board, spec.clock_mhz, got)   # accepted, as built
+    assert setting is None and got == spec.clock_mhz or np.isclose(setting.output_mhz, got)
+    for f in np.linspace(got, ceiling, 7)[1:]:
+        if pll.output[0] <= f <= pll.output[1]:
+            near = pll.search(spec.clock_mhz, f).output_mhz
+            assert not got * (1 + 1e-9) < near <= ceiling, (f, near)
+
+
+def test_the_best_clock_step_builds_again_lower_until_one_closes(tmp_path, monkeypatch):
+    """After the size search, the largest size is built at the PLL's fastest clock under
+    its Fmax; a build that does not close is followed by one under the Fmax it measured
+    (rows as fatnet board's builds make them, without place-and-route)."""
+    from fatnet.hdl import bench_boards
+    built = []
+
+    def fake_build(board, kind, size, workdir, clock=None, timeout=7200):
+        built.append(clock)
+        fmax = {18.0: 17.6, 17.25: 17.9}[clock]     # the first misses, the second closes
+        return {"board": board, "kind": kind, "size": size, "fits": fmax >= clock,
+                "fmax_mhz": fmax, "seconds": 1, "error": None if fmax >= clock else "x"}
+
+    monkeypatch.setattr(bench_boards, "build_row", fake_build)
+    first = {"board": "icebreaker", "kind": "butterfly", "size": 8, "fits": True,
+             "fmax_mhz": 18.09, "seconds": 1, "error": None}
+    rows = bench_boards.best_clock(first, tmp_path)
+    assert built == [18.0, bench_boards.pll_at_most("icebreaker", 17.6 * (1 - 1e-3))]
+    assert [r["fits"] for r in rows] == [False, True]
+    assert rows[-1]["clock_mhz"] == built[-1] <= 17.6
+    path = tmp_path / "sizes.json"
+    bench_boards.record([first, *rows], path)
+    entry = json.loads(path.read_text())["icebreaker"]["butterfly"]
+    assert entry["clock_mhz"] == built[-1] and entry["options"].endswith(
+        f"--clock {built[-1]:g}")
+    # an Fmax below every clock the board makes: no build
+    built.clear()
+    assert bench_boards.best_clock({**first, "fmax_mhz": 11.0}, tmp_path) == []
+    assert built == []
