@@ -11,7 +11,8 @@ import argparse
 import json
 from pathlib import Path
 
-from ..golden.bist import PATTERNS, STUCK_WIRE_SYNTAX, report_line
+from ..golden.bist import PATTERNS, STUCK_WIRE_SYNTAX, period_clocks, report_line
+from ..golden.cycle import start_latency
 from ..golden.errors import ParameterError
 from .options import add_seed_option, bounded_int, fraction, output_directory
 from .outputs import staged_dir
@@ -99,7 +100,7 @@ def cmd_board(kind: str, args) -> int:
     net = fam.commands.network_from_args(kind, args)
     check_generable(net, hardware=fam.hardware)
     divisor = baud_divisor(clock)
-    period = net.cycle_length + 2
+    period = period_clocks(net.cycle_length, start_latency(net))
     report_cycles = args.report_cycles or max(1, round(clock * 1e6 / period))
     plan = make_plan(net, fam, pattern=args.pattern, load=args.load, seed=args.seed,
                      report_cycles=report_cycles, baud_divisor=divisor,

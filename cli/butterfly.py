@@ -24,8 +24,8 @@ from ..golden.butterfly.store_forward import EDGE_CHOICES, QUEUES, TIES
 from ..golden.butterfly.topology import MAX_INPUTS, WIRINGS
 from ..golden.errors import ParameterError
 from ..golden.messages import MessageSet, json_excerpt, read_json_file
-from .options import (MAX_CYCLES, MAX_TRIALS, add_seed_option, bounded_int, fraction,
-                      output_file, power_of_two)
+from .options import (MAX_CYCLES, MAX_TRIALS, add_seed_option, add_start_stages_option,
+                      bounded_int, fraction, output_file, power_of_two)
 from .outputs import staged_file
 from .progress import progress_bar
 from .registry import Family, Kind
@@ -76,6 +76,7 @@ def _network_options(p: argparse.ArgumentParser, kind: str) -> None:
                    default=0, metavar="S",
                    help=f"registers on every switch-to-switch link, each way, for the "
                         f"clock of large networks (0 .. {MAX_LINK_STAGES}; default 0)")
+    add_start_stages_option(p)
     add_seed_option(p, "seed for the wiring, the faults and the patterns (default 0)")
 
 
@@ -125,7 +126,8 @@ def spec_from_args(kind: str, args) -> bf.ButterflySpec:
 
 def network_from_args(kind: str, args) -> CircuitNetwork:
     """The bit-serial network the options name."""
-    return build(spec_from_args(kind, args), args.payload_bits, args.link_stages)
+    return build(spec_from_args(kind, args), args.payload_bits, args.link_stages,
+                 args.start_stages)
 
 
 def messages_from_args(args, circuit: CircuitNetwork) -> MessageSet:
@@ -234,7 +236,7 @@ def run_model(circuit: CircuitNetwork, ms: MessageSet, args):
 # ---------------------------------------------------------------------- verbs
 def cmd_route(kind: str, args) -> int:
     spec = spec_from_args(kind, args)
-    circuit = build(spec, args.payload_bits, args.link_stages)
+    circuit = build(spec, args.payload_bits, args.link_stages, args.start_stages)
     # store-and-forward on the same network; the circuit result is the cycle-exact run's
     doc = bf.route_report(spec, circuit, args.pattern, args.problems, args.hot_fraction,
                           queue=args.queue, edge_choice=args.edge_choice, tie=args.tie,
@@ -261,7 +263,7 @@ def cmd_route(kind: str, args) -> int:
 
 def cmd_info(kind: str, args) -> int:
     spec = spec_from_args(kind, args)
-    doc = bf.info_report(spec, args.payload_bits, args.link_stages)
+    doc = bf.info_report(spec, args.payload_bits, args.link_stages, args.start_stages)
     if args.json:
         print(json.dumps(doc))
         return 0
@@ -283,7 +285,9 @@ def cmd_info(kind: str, args) -> int:
               f"{f['declared_per_level']}, surviving inputs {f['surviving_inputs']}, "
               f"outputs {f['surviving_outputs']}")
     b = doc["bit_serial"]
-    links = (f", {b['link_stages']} register(s) per link" if b["link_stages"] else "")
+    links = (f", {b['link_stages']} register(s) per link" if b["link_stages"] else "") + \
+        (f", start through {b['start_stages']} register stage(s) (bit-time 0 is the clock "
+         f"{b['start_stages'] + 1} after the strobe)" if b["start_stages"] else "")
     print(f"bit-serial: {b['header_bits']} address bits, {b['payload_bits']} payload bits"
           f"{links}; M reaches the output at bit-time {b['arrival']}, acknowledgment "
           f"{b['ack_latency']} later; delivery cycle {b['cycle_length_bits']} bit-times")

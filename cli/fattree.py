@@ -18,7 +18,8 @@ from ..golden.fattree.schedule import METHODS
 from ..golden.fattree.spec import (CONCENTRATORS, MAX_LEAVES, MAX_LINK_STAGES,
                                   MAX_PAYLOAD_BITS, MODES, FatTreeSpec)
 from ..golden.messages import PATTERNS, load_message_file, make_pattern
-from .options import MAX_CYCLES, add_seed_option, bounded_int, comma_ints, fraction, power_of_two
+from .options import (MAX_CYCLES, add_seed_option, add_start_stages_option, bounded_int,
+                      comma_ints, fraction, power_of_two)
 from .registry import Family, Kind
 
 __all__ = ["FAMILY", "VERBS", "add_arguments", "spec_from_args", "build",
@@ -58,6 +59,7 @@ def _add_network_options(p: argparse.ArgumentParser, *, hardware: bool = True):
                        default=0, metavar="S",
                        help=f"registers on every node-to-node link, each way, for the "
                             f"clock of large trees (0 .. {MAX_LINK_STAGES}; default 0)")
+        add_start_stages_option(p)
 
 
 def _add_traffic_options(p: argparse.ArgumentParser):
@@ -93,7 +95,7 @@ def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
 
 def spec_from_args(kind: str, args) -> FatTreeSpec:
     opts = {"seed": args.seed}
-    for name in ("concentrator", "mode", "payload_bits", "link_stages"):
+    for name in ("concentrator", "mode", "payload_bits", "link_stages", "start_stages"):
         if hasattr(args, name):
             opts[name] = getattr(args, name)
     return spec_from_options(args.leaves, root_capacity=args.root_capacity,
@@ -179,7 +181,9 @@ def cmd_info(kind: str, args) -> int:
               f"{c['nodes']:5d}  {c['selectors']:9d}  {c['switch_edges']:12d}")
     print(f"components in total: {doc['components']['total']}")
     print(f"delivery cycle: {doc['cycle_length_bits']} bit-times ({spec.mode} mode, "
-          f"{spec.payload_bits} payload bits)")
+          f"{spec.payload_bits} payload bits)"
+          + (f"; start through {spec.start_stages} register stage(s) (bit-time 0 is the "
+             f"clock {spec.start_stages + 1} after the strobe)" if spec.start_stages else ""))
     print("concentrator shapes (inputs -> outputs): kind, wires per stage, guarantee, "
           "decision bits, cascade seed; per random stage its seed and measured alpha")
     for c in doc["concentrators"]:

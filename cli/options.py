@@ -14,12 +14,13 @@ import os
 import re
 from pathlib import Path
 
+from ..golden.cycle import MAX_START_STAGES
 from ..golden.errors import ParameterError
 from ..golden.seeds import SEED_RANGE, check_seed
 
 __all__ = ["MAX_CYCLES", "MAX_TRIALS", "comma_ints", "bounded_int", "power_of_two",
-           "fraction", "seed", "add_seed_option", "output_directory", "output_file",
-           "identifier"]
+           "fraction", "seed", "add_seed_option", "add_start_stages_option",
+           "output_directory", "output_file", "identifier"]
 
 #: Most delivery cycles a run may be given (``--max-cycles``): a run whose messages can
 #: never all arrive (a fault cuts them off) stops there, so the bound keeps it finite.
@@ -121,6 +122,18 @@ def add_seed_option(p: argparse.ArgumentParser, help: str = "seed (default 0)") 
     """``--seed S`` (default 0), checked by :func:`seed`: every verb and kind adds its
     seed through here, so every one takes the same range."""
     p.add_argument("--seed", type=seed, default=0, metavar="S", help=help)
+
+
+def add_start_stages_option(p: argparse.ArgumentParser) -> None:
+    """``--start-stages D`` (default 0), for every family whose tops have a start tree:
+    the strobe reaches the switches through D register stages, and bit-time 0 is the
+    clock D + 1 after it."""
+    p.add_argument("--start-stages", type=bounded_int("start-stages", 0, MAX_START_STAGES),
+                   default=0, metavar="D",
+                   help=f"register stages from the start strobe to the switches (a tree of "
+                        f"fan-out 16 or less), for the clock of large networks on a board: "
+                        f"bit-time 0 is the clock D + 1 after the strobe (0 .. "
+                        f"{MAX_START_STAGES}; default 0)")
 
 
 def _nearest_existing(path: Path) -> Path:

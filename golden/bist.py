@@ -35,7 +35,7 @@ from .errors import ParameterError
 __all__ = ["FIXED_PATTERNS", "PATTERNS", "COUNTERS", "xorshift32", "initial_state",
            "threshold", "draw", "payload_fields", "make_payload", "check_bits",
            "report_line", "parse_report_line", "REPORT_FIELDS", "check_payload_bits",
-           "StuckWire", "parse_stuck_wire", "STUCK_WIRE_SYNTAX"]
+           "StuckWire", "parse_stuck_wire", "STUCK_WIRE_SYNTAX", "period_clocks"]
 
 MASK32 = (1 << 32) - 1
 
@@ -45,6 +45,12 @@ MASK32 = (1 << 32) - 1
 COUNTERS = ("cycles", "offered", "sent", "delivered", "acknowledged", "lost", "errors")
 #: The one-letter keys of the report line, in :data:`COUNTERS` order.
 REPORT_FIELDS = ("C", "O", "S", "D", "A", "L", "E")
+
+
+def period_clocks(cycle_length: int, start_latency: int = 0) -> int:
+    """Clocks of one BIST period: prepare, the start strobe, the start tree's
+    ``start_latency`` clocks, then the network's ``cycle_length`` bit-times."""
+    return cycle_length + 2 + start_latency
 
 
 def _bit_reverse(s: int, n: int) -> int:

@@ -57,10 +57,22 @@ import numpy as np
 
 from .bitstream import bits_to_int
 
-__all__ = ["Occupancy", "Outcome", "CycleResult", "run_cycle", "MAX_LINK_STAGES"]
+__all__ = ["Occupancy", "Outcome", "CycleResult", "run_cycle", "MAX_LINK_STAGES",
+           "MAX_START_STAGES", "start_latency"]
 
 #: Most registers a pipelined link may hold each way (``--link-stages``, every family).
 MAX_LINK_STAGES = 8
+#: Most register stages the start strobe may pass on its way to the switches
+#: (``--start-stages``): a tree of fan-out 16 reaches 65,536 switches in 4.
+MAX_START_STAGES = 4
+
+
+def start_latency(network) -> int:
+    """Clocks the start strobe spends in the network's start tree (``start_stages`` of a
+    network that has one, else 0): bit-time 0 of a delivery cycle is the clock
+    ``1 + start_latency`` after the strobe, and every driver and checker maps clocks to
+    bit-times with it. The model's bit-times do not change."""
+    return int(getattr(network, "start_stages", 0))
 
 
 @dataclass(frozen=True)

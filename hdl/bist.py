@@ -3,7 +3,8 @@ generator and a checker, counters, and a UART report; family-agnostic (it sees t
 network's controller and endpoints only, and each terminal's headers as the model
 gives them).
 
-One *BIST period* is ``T + 2`` clocks, T the network's delivery cycle:
+One *BIST period* is ``T + 2 + D`` clocks, T the network's delivery cycle and D its
+start latency (:func:`fatnet.golden.bist.period_clocks`):
 
 * clock 0, *prepare*: the cycle that just ended is counted (per terminal: acknowledged,
   or lost and kept to be sent again; per destination: a complete payload that passes its
@@ -13,7 +14,8 @@ One *BIST period* is ``T + 2`` clocks, T the network's delivery cycle:
   terminal, the model's own streams), the payload
   (:func:`fatnet.golden.bist.make_payload`);
 * clock 1: the network's ``start`` strobe;
-* clocks 2 .. T + 1: the network's bit-times 0 .. T - 1: each terminal drives its
+* clocks 2 .. D + 1: the strobe in the network's start tree (none when D = 0);
+* clocks D + 2 .. D + T + 1: the network's bit-times 0 .. T - 1: each terminal drives its
   stream on ``send`` (bit p at bit-time p) and watches ``send_ack``; each destination
   raises ``recv_ack`` from its message's first bit (the M bit) on, skips the ``prefix``
   bits the network leaves before the payload, and shifts the payload in.
@@ -32,7 +34,7 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
-from ..golden.bist import COUNTERS, REPORT_FIELDS, payload_fields
+from ..golden.bist import COUNTERS, REPORT_FIELDS, payload_fields, period_clocks
 from ..golden.bitstream import bits_to_int
 from .gen import LINT_WAIVERS
 
@@ -101,11 +103,14 @@ class BistCore(wiring.Component):
         Fault injection: this wire between the top and a terminal's port (wire 0 of
         its ``send``, ``send_ack``, ``recv`` or ``recv_ack``) is held at its value at
         every clock; the side that reads it sees only that value.
+    start_latency : int
+        D, the network's start latency (:func:`fatnet.golden.cycle.start_latency`):
+        bit-time 0 is the clock D + 1 after the strobe.
     """
 
     def __init__(self, network, ports, cycle_length, headers, pattern, prefix,
                  payload_bits, states, offer_threshold, report_cycles, baud_divisor,
-                 flip_cycle=None, stuck_wire=None):
+                 flip_cycle=None, stuck_wire=None, start_latency=0):
         N = len(ports)
         n = (N - 1).bit_length()
         if N < 2 or N != 1 << n:
@@ -117,7 +122,7 @@ class BistCore(wiring.Component):
         self._P, self._n = payload_bits, n
         self._states, self._thr = states, offer_threshold
         self._R, self._div, self._flip = report_cycles, baud_divisor, flip_cycle
-        self._stuck = stuck_wire
+        self._stuck, self._D = stuck_wire, start_latency
         super().__init__({"uart_tx": Out(1, init=1), "led_heartbeat": Out(1),
                           "led_error": Out(1)})
         #: the counters (32 bits each), in :data:`~fatnet.golden.bist.COUNTERS` order
@@ -179,13 +184,22 @@ class BistCore(wiring.Component):
             counts.append(out)
             return out
 
-        # ---- the BIST period: clock 0 prepare, 1 strobe, 2 .. T + 1 the bit-times
-        t = Signal(range(T + 2), name="period_t")
+        # ---- the BIST period: clock 0 prepare, 1 strobe, 2 .. D + 1 the start tree,
+        # D + 2 .. D + T + 1 the bit-times
+        D = self._D
+        last = period_clocks(T, D) - 1
+        t = Signal(range(last + 1), name="period_t")
         prep = Signal(name="prep")
         live = Signal(name="live")        # a network bit-time
         strobe = eq(t, 1)
-        m.d.comb += [prep.eq(eq(t, 0)), live.eq(~eq(t, 0) & ~strobe)]
-        m.d.sync += t.eq(Mux(eq(t, T + 1), 0, t + 1))
+        if D:
+            waiting = Signal(name="waiting")   # the strobe is in the start tree
+            m.d.sync += waiting.eq(Mux(strobe, 1, Mux(eq(t, D + 1), 0, waiting)))
+            m.d.comb += live.eq(~eq(t, 0) & ~strobe & ~waiting)
+        else:
+            m.d.comb += live.eq(~eq(t, 0) & ~strobe)
+        m.d.comb += prep.eq(eq(t, 0))
+        m.d.sync += t.eq(Mux(eq(t, last), 0, t + 1))
         m.d.comb += net.start.eq(strobe)
         ran = Signal(name="ran")          # a cycle has run since reset
         loading = Signal(32, name="loading")  # the index of the cycle being prepared

@@ -28,6 +28,7 @@ from amaranth import ClockDomain, Const, Elaboratable, Instance, Module, Signal
 from amaranth.lib import io
 from amaranth.lib.cdc import ResetSynchronizer
 
+from .controller import keep_start_tree
 from .pll import PllSetting
 from .tools import temporary_env, yowasp_tool
 
@@ -242,6 +243,9 @@ def build_board(core, board: str, out: Path, *, bitstream: bool, name: str = "bi
     the Fmax it reached, and ``hint`` (what is known to fit) after it."""
     platform = board_platform(board)
     plan = platform.prepare(BoardTop(core, board, pll), name=name)
+    for fname, content in plan.files.items():   # the start tree's registers kept apart
+        if fname.endswith(".il"):
+            plan.files[fname] = keep_start_tree(content)
     plan.extract(str(out))
     if not bitstream or BOARDS[board].bitstream is None:
         return None

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from amaranth.back import rtlil
 
+from ..golden.cycle import start_latency
 from .harness import PackedHarness, harness_manifest
 from .modules import ModuleInstance, ModuleLibrary, rtlil_to_verilog
 from .signatures import port_rows
@@ -61,6 +62,10 @@ MANIFEST_FIELDS = {
                          "0 .. T - 1)",
     "bit_time": "the controller's bit_time output: its width, and the value it saturates "
                 "at (the cycle length)",
+    "start_latency_clocks": "D: clocks the start strobe spends in the start tree before it "
+                            "reaches the switches and the controller; bit-time t of a "
+                            "delivery cycle is the clock D + 1 + t after the strobe (0: "
+                            "bit-time 0 is the next clock)",
     "ports": "every port of the top, clk and rst first, then the top's signature in "
              "order: name, width, direction, meaning",
     "harness": "the packed test harness: its top module, the Verilog sources to compile "
@@ -109,6 +114,7 @@ def manifest(net, top: str, dut=None, modules=None, *, hardware) -> dict:
     doc.update(hw.manifest_fields(net, modules or ()))
     doc["cycle_length_bits"] = T
     doc["bit_time"] = {"width": max(1, T.bit_length()), "saturates_at": T}
+    doc["start_latency_clocks"] = start_latency(net)
     doc.setdefault("fields", {}).update(MANIFEST_FIELDS)
     doc["ports"] = ports
     doc["harness"] = harness_manifest(net, top, dut)

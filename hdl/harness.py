@@ -39,6 +39,7 @@ from amaranth.hdl import MemoryData
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from ..golden.cycle import start_latency
 from .signatures import endpoints
 
 __all__ = ["PackedHarness", "endpoint_ports", "endpoint_layout", "packed_layout",
@@ -117,7 +118,7 @@ def harness_manifest(net, top: str, core) -> dict:
     """The manifest's ``harness`` entry: everything a testbench needs to drive the
     harness of ``core`` (the network top or its signature's interface) without reading
     the Verilog: module, sources, ports, the memories' names and rows, both packings."""
-    T = net.cycle_length
+    T, D = net.cycle_length, start_latency(net)
     send, recv = endpoint_layout(core), recv_layout(core)
     W, Wr = sum(w for _, _, w in send), sum(w for _, _, w in recv)
     k = bit_times_per_row(T, W, Wr)
@@ -129,8 +130,11 @@ def harness_manifest(net, top: str, core) -> dict:
         {"name": "rst", "width": 1, "dir": "in", "meaning": "synchronous reset (the "
          "memories keep their contents)"},
         {"name": "start", "width": 1, "dir": "in",
-         "meaning": "strobe, one clock: the next clock is bit-time 0 of a delivery cycle "
-                    "replayed from the stim memory"},
+         "meaning": ("strobe, one clock: the next clock is bit-time 0 of a delivery cycle "
+                     "replayed from the stim memory" if not D else
+                     f"strobe, one clock: the clock D + 1 = {D + 1} after it "
+                     f"(start_latency_clocks = {D}) is bit-time 0 of a delivery cycle "
+                     f"replayed from the stim memory")},
         {"name": "busy", "width": 1, "dir": "out",
          "meaning": f"the delivery cycle is in progress (bit-times 0 .. {T - 1}); the "
                     f"capture memories are complete once it has fallen"},
@@ -162,8 +166,8 @@ def harness_manifest(net, top: str, core) -> dict:
                        f"concatenated, row 0 lowest, are the cycle's {T} words, word 0 "
                        f"lowest. Rows are memory elements, written and read through the "
                        f"simulator (e.g. cocotb dut.stim[r]), not ports"),
-        "timing": (f"write stim's rows, pulse start for one clock, wait {T} more clocks "
-                   f"(busy falls), read recv_cap's and ack_cap's rows; the harness "
+        "timing": (f"write stim's rows, pulse start for one clock, wait {T + D} more "
+                   f"clocks (T + start_latency_clocks; busy falls), read recv_cap's and ack_cap's rows; the harness "
                    f"raises recv_ack on a wire from the bit-time its recv wire first "
                    f"carries a 1 (the message's M bit) until the next start (auto-acknowledge); the other "
                    f"inputs are set between cycles"),
@@ -222,6 +226,7 @@ class PackedHarness(wiring.Component):
         self.recv_width = Wr = sum(w for _, _, w in self.recv_layout)
         self.extra = extra_inputs(self._core)
         self.cycle_length = T = net.cycle_length
+        self.start_latency = start_latency(net)
         self.bit_times_per_row = k = bit_times_per_row(T, W, Wr)
         self.rows = -(-T // k)
         members = {"start": In(1), "busy": Out(1)}
@@ -273,7 +278,14 @@ class PackedHarness(wiring.Component):
             acap.addr.eq(row), acap.data.eq(ack.replicate(k)), acap.en.eq(lane),
         ]
         m.d.comb += [getattr(dut, name).eq(getattr(self, name)) for name, _ in self.extra]
-        with m.If(self.start):
+        # from the strobe until the network's switches are cleared (start_latency
+        # clocks later) their outputs are the last cycle's: acknowledge none of them
+        clearing = self.start
+        for j in range(self.start_latency):
+            late = Signal(name=f"start_late{j + 1}")
+            m.d.sync += late.eq(clearing if j == 0 else prev)
+            clearing, prev = clearing | late, late
+        with m.If(clearing):
             m.d.sync += [acking.eq(0), row.eq(0)]
             if k > 1:
                 m.d.sync += word.eq(0)

@@ -26,6 +26,8 @@ from amaranth.back.verilog import YosysError
 from amaranth.hdl import ClockSignal, Instance, ResetSignal, UnusedElaboratable
 from amaranth.lib import wiring
 
+from .controller import keep_start_tree
+
 __all__ = ["ModuleInstance", "ModuleLibrary", "rtlil_to_verilog"]
 
 
@@ -201,6 +203,7 @@ def rtlil_to_verilog(text: str) -> str:
     amaranth.back.verilog.YosysError
         If Yosys fails (its standard error output is the message).
     """
+    text = keep_start_tree(text)     # (its registers are not to be merged)
     script = "\n".join([f"read_rtlil <<rtlil\n{text}\nrtlil", *YOSYS_PASSES])
     # -q: only warnings on stderr (write_verilog always warns about the processes it
     # cannot translate; Amaranth emits only translatable ones and ignores them too)

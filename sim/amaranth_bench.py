@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from amaranth.sim import Simulator
 
+from ..golden.cycle import start_latency
 from ..golden.errors import FatnetInputError
 from ..hdl.harness import PackedHarness, endpoint_ports
 
@@ -75,6 +76,7 @@ def run_cycles_amaranth(net, ms, cycles, vcd: str | None = None, masks=None, *, 
     ports = dict(endpoint_ports(dut))
     mask_port = getattr(dut, "fault_mask", None)
     status = family.testbench.status_signals(net, dut)
+    D = start_latency(net)
     results = []
 
     async def bench(ctx):
@@ -94,6 +96,8 @@ def run_cycles_amaranth(net, ms, cycles, vcd: str | None = None, masks=None, *, 
                 ctx.set(port.recv_ack, 0)
             await ctx.tick()
             ctx.set(dut.start, 0)
+            if D:   # the start tree: inputs idle, outputs ignored
+                await ctx.tick().repeat(D)
             for t in range(T):
                 for p, port in ports.items():
                     drive = plan.drive[p][t]
@@ -120,13 +124,14 @@ def run_cycles_amaranth(net, ms, cycles, vcd: str | None = None, masks=None, *, 
 def run_cycles_harness_amaranth(net, ms, cycles, masks=None, *, family):
     """The same cycles through the packed harness, exactly as the cocotb test drives it:
     per cycle (after setting a changed fault mask and waiting for the status to settle) the
-    stimulus rows written into the ``stim`` memory, a ``start`` pulse, ``T`` clocks, the
+    stimulus rows written into the ``stim`` memory, a ``start`` pulse, ``D + T`` clocks (D
+    the start latency), the
     rows of the two capture memories read and unpacked by the harness's layouts.
     Returns (plan, mismatches) per cycle."""
     plans = make_plans(net, ms, cycles, masks, family=family)  # refusals before building
     h = PackedHarness(net, family.hardware.top(net))
     settle = family.testbench.status_settle_clocks(net) + 1
-    T, layout, rlayout = net.cycle_length, h.layout, h.recv_layout
+    T, D, layout, rlayout = net.cycle_length, start_latency(net), h.layout, h.recv_layout
     W, Wr, k, rows = h.word_width, h.recv_width, h.bit_times_per_row, h.rows
     mask_port = getattr(h, "fault_mask", None)
     status = family.testbench.status_signals(net, h.core)
@@ -145,7 +150,7 @@ def run_cycles_harness_amaranth(net, ms, cycles, masks=None, *, family):
             ctx.set(h.start, 1)
             await ctx.tick()
             ctx.set(h.start, 0)
-            await ctx.tick().repeat(T)
+            await ctx.tick().repeat(D + T)
             assert not ctx.get(h.busy)
             recv = join_rows([ctx.get(h.recv_cap[r]) for r in range(rows)], Wr, k, T)
             ack = join_rows([ctx.get(h.ack_cap[r]) for r in range(rows)], W, k, T)

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..golden import bist as gb
 from ..golden.bitstream import bits_to_int, int_to_bits
+from ..golden.cycle import start_latency
 from ..golden.errors import FatnetInputError, ParameterError
 from ..golden.messages import MessageSet
 from ..hdl.signatures import endpoints
@@ -92,7 +93,7 @@ def make_plan(net, family, *, pattern="random", load=1.0, seed=0, report_cycles=
     if stuck_wire is not None:
         stuck_wire = gb.parse_stuck_wire(stuck_wire, N)
     T = int(net.cycle_length)
-    period = T + 2
+    period = gb.period_clocks(T, start_latency(net))
     line = line_clocks(baud_divisor)
     need = max(1, -(-line // period))        # periods a report line takes
     if report_cycles is None:
@@ -287,7 +288,8 @@ def build_core(plan: BistPlan, library=None):
              for s in range(plan.terminals)]
     return BistCore(top, ports, plan.cycle_length, plan.headers, plan.pattern, plan.prefix,
                     plan.payload_bits, plan.states, plan.threshold, plan.report_cycles,
-                    plan.baud_divisor, plan.flip_cycle, plan.stuck_wire)
+                    plan.baud_divisor, plan.flip_cycle, plan.stuck_wire,
+                    start_latency=start_latency(plan.net))
 
 
 def decode_uart(bits, baud_divisor: int) -> str:

@@ -80,6 +80,7 @@ if cocotb is not None:
         """
         plan = json.loads(Path(os.environ[PLAN_ENV]).read_text())
         T, W, Wr, k, n_rows = (plan[x] for x in ("length", "W", "Wr", "k", "rows"))
+        D = plan["start_latency"]   # clocks from the strobe's to bit-time 0's, less one
         # each cycle's stimulus as the stim memory's rows (see fatnet.hdl.harness)
         words = [split_rows(int(x, 16), W, k, n_rows) for x in plan["stim"]]
         masks = plan.get("masks") or [None] * len(words)
@@ -134,7 +135,7 @@ if cocotb is not None:
             t = clock()
             start.value = 0
             python += clock() - t
-            await Timer(PERIOD_NS * T, "ns")  # bit-times 0 .. T-1, all captured
+            await Timer(PERIOD_NS * (D + T), "ns")  # the start tree, bit-times 0 .. T-1
             t = clock()
             captured.append((join_rows([h.value.to_unsigned() for h in recv_cap], Wr, k, T),
                              join_rows([h.value.to_unsigned() for h in ack_cap], W, k, T)))
@@ -143,7 +144,7 @@ if cocotb is not None:
         Path(plan["observed"]).write_text(json.dumps(
             {"cycles": [[f"{r:x}", f"{a:x}"] for r, a in captured], "status": statuses,
              "seconds": seconds, "cpu_seconds": cpu, "python_seconds": python,
-             "clocks": len(words) * (T + 1)}))
+             "clocks": len(words) * (T + 1 + D)}))
 
 
 # ---------------------------------------------------------------------------- runner side
@@ -329,6 +330,7 @@ def run(net, ms, cycles, *, family, sim: str | None = None, build_root="build/co
     """
     from cocotb_tools.runner import get_runner
 
+    from ..golden.cycle import start_latency
     from ..hdl.gen import generate
     from ..hdl.harness import harness_geometry
     from ..hdl.tools import temporary_env
@@ -369,7 +371,8 @@ def run(net, ms, cycles, *, family, sim: str | None = None, build_root="build/co
     observed_file = build_dir / f"observed_{tag}.json"
     observed_file.unlink(missing_ok=True)
     geo = harness_geometry(net, hardware=hw)
-    doc = {"length": T, "stim": stim, "observed": str(observed_file),
+    doc = {"length": T, "start_latency": start_latency(net), "stim": stim,
+           "observed": str(observed_file),
            **{x: geo[x] for x in ("W", "Wr", "k", "rows")}}
     width = tb.mask_width(net)
     if width:

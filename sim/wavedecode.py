@@ -24,7 +24,8 @@ before it consumed; the family's ``hop_field_labels`` hook names the fields.
 
 Timeline. Delivery cycles are found in the dump itself: every rising edge of the
 harness's ``clk`` at which its ``start`` is 1 is a start strobe, and bit-time ``t`` of
-that cycle is the clock period from ``t`` periods after that edge (the controller's
+that cycle is the clock period from ``D + t`` periods after that edge (``D`` the
+network's start latency, :func:`fatnet.golden.cycle.start_latency`; the controller's
 ``bit_time`` is ``t`` there: :mod:`fatnet.hdl.controller`), with the period the testbench's
 own :data:`fatnet.sim.cocotb_runner.PERIOD_NS`. The number of strobes must be the number
 of model cycles.
@@ -40,6 +41,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ..golden.cycle import start_latency
 
 __all__ = ["decode_into_vcd", "read_vcd", "VcdData", "cycle_labels", "traced_signals",
            "cycle_starts",
@@ -308,7 +311,7 @@ def decode_into_vcd(net, results, vcd_path, top: str | None = None,
     if prefix is None:
         raise WaveDecodeError(f"no {top}.clk in {vcd_path}")
     clk, start = f"{prefix}{top}.clk", f"{prefix}{top}.start"
-    period = round(PERIOD_NS * 1e-9 / ts)
+    period, D = round(PERIOD_NS * 1e-9 / ts), start_latency(net)
     starts = cycle_starts(read_vcd(vcd_path, [clk, start]), clk, start, period)
     if len(starts) != len(results):
         raise WaveDecodeError(f"{len(starts)} start strobes in the dump, {len(results)} "
@@ -347,7 +350,8 @@ def decode_into_vcd(net, results, vcd_path, top: str | None = None,
                 prev = IDLE
                 for t, text in enumerate(labels + [IDLE]):
                     if text != prev:
-                        at.setdefault(e0 + t * period, []).append(f"s{text} {ids[k]}")
+                        at.setdefault(e0 + (D + t) * period, []).append(
+                            f"s{text} {ids[k]}")
                         prev = text
             yield from sorted(at.items())
 

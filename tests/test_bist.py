@@ -20,6 +20,7 @@ from amaranth.sim import Simulator
 from fatnet.cli.main import build_parser, main
 from fatnet.cli.registry import family_of, get_family
 from fatnet.golden import bist as gb
+from fatnet.golden.cycle import start_latency
 from fatnet.golden.errors import ParameterError
 from fatnet.sim.bist import build_core, decode_uart, make_plan, predict
 from simulators import SIMS, require as require_simulator
@@ -33,6 +34,11 @@ NETWORKS = {
     "multibutterfly": ("multibutterfly --inputs 8 --payload-bits 12", "random"),
     "fat-tree": ("fat-tree --leaves 8 --root-capacity 4 --mode online --payload-bits 12",
                  "random"),
+    # a start tree (and pipelined links): the BIST waits its latency each period
+    "butterfly-start-tree": ("butterfly --inputs 8 --payload-bits 12 --link-stages 1 "
+                             "--start-stages 2", "random"),
+    "fat-tree-start-tree": ("fat-tree --leaves 8 --root-capacity 4 --mode online "
+                            "--payload-bits 12 --start-stages 1", "random"),
     "hypercube-alg1": ("hypercube --dimension 3 --message-bits 13", "random"),
     "hypercube-alg2": ("hypercube --dimension 3 --algorithm alg2 --message-bits 13",
                        "complement"),
@@ -105,7 +111,7 @@ def run_amaranth(plan, reports):
     the UART line's samples, from reset."""
     from fatnet.sim.bist import line_clocks
     core = build_core(plan)
-    period = plan.cycle_length + 2
+    period = gb.period_clocks(plan.cycle_length, start_latency(plan.net))
     clocks = reports * plan.report_cycles * period + period + 4 + line_clocks(
         plan.baud_divisor)
     got, uart = [], []
@@ -231,8 +237,9 @@ def test_a_stuck_wire_reads_back_as_written():
 
 
 # ------------------------------------------------------------------ cocotb
-BIST_SIMS = [("icarus", n) for n in ("butterfly", "fat-tree", "hypercube-alg1")] + [
-    ("verilator", "multibutterfly")]
+BIST_SIMS = [("icarus", n) for n in ("butterfly", "fat-tree", "hypercube-alg1",
+                                     "fat-tree-start-tree")] + [
+    ("verilator", "multibutterfly"), ("verilator", "butterfly-start-tree")]
 
 
 @pytest.mark.parametrize("sim,name", [pytest.param(s, n, id=f"{s}-{n}")

@@ -30,6 +30,10 @@ NETS = {
     "dilated-butterfly": lambda: _butterfly("dilated-butterfly"),
     "multibutterfly": lambda: _butterfly("multibutterfly", 16, faults=2),
     "fat-tree": lambda: FatTreeNetwork(FatTreeSpec.universal(8, 4)),
+    "butterfly-start-tree": lambda: bfc.build(spec_from_options("butterfly", 8, 1,
+                                                                seed=SEED), 4, 1, 2),
+    "fat-tree-start-tree": lambda: FatTreeNetwork(FatTreeSpec.universal(8, 4,
+                                                                       start_stages=3)),
     "hypercube": lambda: HypercubeCircuit(3, order=(2, 0, 1)),
     "hypercube-alg2": lambda: HypercubeCircuit(3, algorithm="alg2", message_bits=5),
     "hypercube-ecube": lambda: HypercubeCircuit(3, algorithm="ecube", buffer=2),
@@ -59,6 +63,35 @@ def test_every_field_is_documented_and_every_documented_field_is_there(kind,
     assert not documented - present, f"documented but absent: {sorted(documented - present)}"
     assert all(isinstance(v, str) and v for v in doc["fields"].values())
     assert all(p["meaning"] for p in doc["ports"])
+
+
+@pytest.mark.parametrize("kind", ["butterfly", "fat-tree", "hypercube",
+                                  "butterfly-start-tree", "fat-tree-start-tree"])
+def test_the_start_latency_is_stated_wherever_a_testbench_needs_it(kind, tmp_path_factory):
+    """A start tree delays bit-time 0 by its stages: the manifest says so in its own
+    field, in the network's timing text, in the start port's meaning and in the
+    harness's timing (the wait after the strobe); without one, bit-time 0 is the clock
+    after the strobe, as before."""
+    net, doc = _doc(kind, tmp_path_factory)
+    D = getattr(net, "start_stages", 0)
+    T = doc["cycle_length_bits"]
+    assert doc["start_latency_clocks"] == D
+    start = next(p["meaning"] for p in doc["ports"] if p["name"] == "start")
+    harness_start = next(p["meaning"] for p in doc["harness"]["ports"]
+                         if p["name"] == "start")
+    if D:
+        assert doc["spec"]["start_stages"] == D
+        assert f"bit-time 0 is the clock start_latency_clocks + 1 = {D + 1} after" in \
+            doc["timing"]
+        assert f"the clock {D} after the start strobe (the clock before bit-time 0) " \
+            f"clears every" in doc["timing"]
+        assert f"the clock cycle {D + 1} after it" in start
+        assert f"the clock D + 1 = {D + 1} after it" in harness_start
+    else:
+        assert "bit-time 0 is the clock after the start strobe" in doc["timing"]
+        assert "the next clock cycle is bit-time 0" in start
+        assert "the next clock is bit-time 0" in harness_start
+    assert f"wait {T + D} more clocks" in doc["harness"]["timing"]
 
 
 @pytest.mark.parametrize("kind", ["butterfly", "dilated-butterfly", "multibutterfly"])

@@ -229,11 +229,13 @@ def build(spec: ButterflySpec):
 
 
 def build_circuit(spec: ButterflySpec, payload_bits: int = 8,
-                  link_stages: int = 0) -> CircuitNetwork:
+                  link_stages: int = 0, start_stages: int = 0) -> CircuitNetwork:
     """The bit-serial network of a spec (with its fault map): the one structure the
-    hardware is built from; ``link_stages`` registers on every switch-to-switch link."""
+    hardware is built from; ``link_stages`` registers on every switch-to-switch link,
+    ``start_stages`` register stages from the start strobe to the switches."""
     net, _ = build(spec)
-    return CircuitNetwork(net, payload_bits, spec=spec, link_stages=link_stages)
+    return CircuitNetwork(net, payload_bits, spec=spec, link_stages=link_stages,
+                          start_stages=start_stages)
 
 
 #: Most messages a pattern may hold in all (problems x inputs): 2^22, about 0.3 GiB of
@@ -292,14 +294,16 @@ def info(spec: ButterflySpec, alpha: float = 1 / 16, exact_limit: int | None = N
     return out
 
 
-def info_report(spec: ButterflySpec, payload_bits: int = 8, link_stages: int = 0) -> dict:
+def info_report(spec: ButterflySpec, payload_bits: int = 8, link_stages: int = 0,
+                start_stages: int = 0) -> dict:
     """:func:`info`, and the bit-serial timing of the network (``bit_serial``: address
     and payload bits, arrival, acknowledgment latency, delivery-cycle length)."""
     doc = info(spec)
-    circuit = build_circuit(spec, payload_bits, link_stages)
+    circuit = build_circuit(spec, payload_bits, link_stages, start_stages)
     doc["bit_serial"] = {"header_bits": circuit.header_bits,
                          "payload_bits": circuit.payload_bits,
                          "link_stages": circuit.link_stages,
+                         "start_stages": circuit.start_stages,
                          "arrival": circuit.arrival, "ack_latency": circuit.ack_latency,
                          "cycle_length_bits": circuit.cycle_length}
     return doc

@@ -40,7 +40,7 @@ from functools import cached_property
 import numpy as np
 
 from ..bitstream import frame, int_to_bits
-from ..cycle import MAX_LINK_STAGES, CycleResult, run_cycle
+from ..cycle import MAX_LINK_STAGES, MAX_START_STAGES, CycleResult, run_cycle
 from ..errors import ParameterError
 from ..messages import MessageSet
 from ..runner import ChannelUsage, RunReport, drive_online
@@ -78,19 +78,26 @@ class CircuitNetwork:
         the seed given, the fault options); None when it was built otherwise.
     link_stages : int
         Registers on every switch-to-switch link, each way (0 .. 8; module docstring).
+    start_stages : int
+        Register stages of the start strobe's tree to the switches (0 .. 4): bit-time 0
+        is the clock ``1 + start_stages`` after the strobe
+        (:func:`fatnet.golden.cycle.start_latency`); the bit-times do not change.
     """
 
     #: The family's folder in every layer (the hardware is ``fatnet.hdl.butterfly``).
     family = "butterfly"
 
-    def __init__(self, network, payload_bits: int = 8, spec=None, link_stages: int = 0):
+    def __init__(self, network, payload_bits: int = 8, spec=None, link_stages: int = 0,
+                 start_stages: int = 0):
         for name, value, high in (("payload-bits", payload_bits, MAX_PAYLOAD_BITS),
-                                  ("link-stages", link_stages, MAX_LINK_STAGES)):
+                                  ("link-stages", link_stages, MAX_LINK_STAGES),
+                                  ("start-stages", start_stages, MAX_START_STAGES)):
             if (isinstance(value, bool) or not isinstance(value, (int, np.integer))
                     or not 0 <= value <= high):
                 raise ParameterError(f"{name} must be an integer in [0, {high}], "
                                      f"got {value!r}")
         self.link_stages = int(link_stages)
+        self.start_stages = int(start_stages)
         self.network = network
         self.spec = spec
         self.payload_bits = int(payload_bits)
@@ -251,7 +258,8 @@ def masked_network(circuit: CircuitNetwork, bits) -> CircuitNetwork:
               else np.zeros((circuit.depth + 1, circuit.n_inputs), dtype=bool))
     faulty[1:circuit.depth] |= np.asarray(bits, dtype=bool)
     return CircuitNetwork(apply_faults(net, faulty), circuit.payload_bits, spec=circuit.spec,
-                          link_stages=circuit.link_stages)
+                          link_stages=circuit.link_stages,
+                          start_stages=circuit.start_stages)
 
 
 def run_masked(circuit: CircuitNetwork, ms: MessageSet, masks, max_cycles: int = 1000):

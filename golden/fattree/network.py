@@ -81,6 +81,12 @@ class FatTreeNetwork:
         child = 2 * node + (1 if port == PORT_L else 2)
         return (child, UP) if direction_in else (child, DOWN)
 
+    @property
+    def start_stages(self) -> int:
+        """Register stages of the start strobe's tree to the nodes (``spec.start_stages``;
+        :func:`fatnet.golden.cycle.start_latency`)."""
+        return self.spec.start_stages
+
     def link_stages_of(self, heap: int) -> int:
         """Registers, each way, on the link that carries the channels of ``heap`` (its
         UP and DOWN channels): ``spec.link_stages`` between two nodes, none on a

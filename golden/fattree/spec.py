@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..cycle import MAX_LINK_STAGES
+from ..cycle import MAX_LINK_STAGES, MAX_START_STAGES
 from ..errors import ParameterError
 from ..seeds import check_seed
 
@@ -105,6 +105,10 @@ class FatTreeSpec:
         Registers on every node-to-node link, each way (0 .. 8; the processors' and the
         external channel's wires are not pipelined): the hardware's clock for large
         trees, paid in latency (:mod:`fatnet.golden.fattree.cyclemodel`).
+    start_stages : int
+        Register stages of the start strobe's tree to the nodes (0 .. 4): bit-time 0 is
+        the clock ``1 + start_stages`` after the strobe
+        (:func:`fatnet.golden.cycle.start_latency`); the bit-times do not change.
     seed : int
         Seed for every random choice made when the instance is built.
     """
@@ -118,6 +122,7 @@ class FatTreeSpec:
     payload_bits: int = 8
     seed: int = 0
     link_stages: int = 0
+    start_stages: int = 0
     kind: str = field(default="fat-tree", init=False)
 
     def __post_init__(self):
@@ -148,6 +153,8 @@ class FatTreeSpec:
         check_seed(self.seed)
         _check_int("link-stages", self.link_stages, 0, MAX_LINK_STAGES,
                    f"an integer in [0, {MAX_LINK_STAGES}]")
+        _check_int("start-stages", self.start_stages, 0, MAX_START_STAGES,
+                   f"an integer in [0, {MAX_START_STAGES}]")
 
     @property
     def levels(self) -> int:
@@ -201,6 +208,7 @@ class FatTreeSpec:
             "payload_bits": self.payload_bits,
             "seed": self.seed,
             "link_stages": self.link_stages,
+            "start_stages": self.start_stages,
         }
 
 

@@ -3,6 +3,7 @@
 The names below are the family's hooks for generation (:mod:`fatnet.hdl.gen`).
 """
 
+from ..controller import bit_time_zero, cleared_when
 from .network import (ButterflyNetworkHW, SplitterSwitch, check_buildable, network_signature,
                       port_meaning, switch_key)
 
@@ -31,6 +32,8 @@ SPEC_FIELDS = {
     "payload_bits": "data bits of every message",
     "link_stages": "s, the --link-stages given: registers on every switch-to-switch link "
                    "(into levels 1 .. lg N - 1), each way",
+    "start_stages": "the --start-stages given: register stages of the start strobe's tree "
+                    "to the switches (= start_latency_clocks)",
 }
 
 
@@ -68,7 +71,7 @@ def _spec(circuit) -> dict:
     doc.update(kind=net.kind, inputs=net.inputs, multiplicity=net.multiplicity,
                modified=net.modified, seed=net.seed, wiring=net.wiring,
                wiring_attempt=int(net.attempt), payload_bits=circuit.payload_bits,
-               link_stages=circuit.link_stages,
+               link_stages=circuit.link_stages, start_stages=circuit.start_stages,
                fault_rule=None if net.faults is None else net.faults.rule)
     if spec is not None:
         doc.update(seed=spec.seed, wiring=spec.wiring, faults=spec.faults,
@@ -109,7 +112,7 @@ def manifest_fields(circuit, modules) -> dict:
         "ack_latency": circuit.ack_latency,
         "status_settle_clocks": n,
         "timing": (
-            f"one bit-time per clock; bit-time 0 is the clock after the start strobe. "
+            f"one bit-time per clock; {bit_time_zero(circuit.start_stages)}. "
             f"Input r drives on term{{r}}.send: M = 1 at bit-time 0, then the lg N address "
             f"bits of the destination (MSB first; 0 = up, 1 = down), then the {P} payload "
             f"bits. Each switch level reads its bit in the bit-time after M, strips it "
@@ -134,8 +137,8 @@ def manifest_fields(circuit, modules) -> dict:
             f"{circuit.ack_latency} clocks later "
             f"and send_ack carries the destination's recv_ack {circuit.ack_latency} clocks "
             f"later (both 0 "
-            f"if the inputs drive 0 and the destinations drop recv_ack); the clock of the "
-            f"start strobe clears every switch"
+            f"if the inputs drive 0 and the destinations drop recv_ack); "
+            f"{cleared_when(circuit.start_stages, 'switch')}"
             + (" and link register" if s else "") + f", so both read 0 from bit-time 0. "
             f"Status: "
             f"every switch has a status register <top>.bad_<level>_<row> (not a port); "

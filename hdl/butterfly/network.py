@@ -35,7 +35,8 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ...golden.errors import ParameterError
-from ..controller import add_cycle_controller, controller_meaning, controller_members
+from ..controller import (add_cycle_controller, controller_meaning, controller_members,
+                          start_tree)
 from ..signatures import ChannelSignature, EndpointSignature
 from ..switches import link_registers
 
@@ -239,7 +240,7 @@ def port_meaning(circuit, row: dict) -> str:
         who = (f"input {path[1]}" if member.startswith("send")
                else f"output {path[1]}")
         return EndpointSignature.MEANING[member].format(who=who)
-    meaning = controller_meaning(row["name"], circuit.cycle_length)
+    meaning = controller_meaning(row["name"], circuit.cycle_length, circuit.start_stages)
     if meaning is not None:
         return meaning
     return FAULT_MASK_MEANING.format(D=circuit.depth, D_1=circuit.depth - 1,
@@ -335,7 +336,9 @@ class ButterflyNetworkHW(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         c, net, D, N = self._c, self._c.network, self._depth, self._n
-        add_cycle_controller(m, self.start, self.bit_time, self.busy, self._T)
+        sw_count = D * N
+        clears, start = start_tree(m, self.start, sw_count, c.start_stages)
+        add_cycle_controller(m, start, self.bit_time, self.busy, self._T)
 
         # Why the assignments below are gathered into a few wide statements: the top has
         # about ten one-bit assignments per switch (10240 switches at 1024 inputs), and
@@ -350,7 +353,9 @@ class ButterflyNetworkHW(wiring.Component):
             for row in range(N):
                 sw[i, row] = s = self._switch(i, row)
                 m.submodules[f"sw_{i}_{row}"] = getattr(s, "instance", s)
-        m.d.comb += Cat(sw[key].clear for key in sw).eq(self.start.replicate(len(sw)))
+        assert len(sw) == sw_count
+        m.d.comb += Cat(sw[key].clear for key in sw).eq(
+            self.start.replicate(len(sw)) if not c.start_stages else Cat(clears))
 
         # faulty and bad status: bad[level][row]; outputs (level D) are never bad
         faulty = {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...golden.fattree.topology import PORT_L, PORT_NAMES, PORT_R, PORT_U
+from ..controller import bit_time_zero, cleared_when
 from .network import node_key
 
 __all__ = ["manifest_fields", "SPEC_FIELDS"]
@@ -22,6 +23,8 @@ SPEC_FIELDS = {
     "seed": "the --seed given: every concentrator's random stages derive from it",
     "link_stages": "s, the --link-stages given: registers on every node-to-node link, "
                    "each way (not on the leaves' or the external channel)",
+    "start_stages": "the --start-stages given: register stages of the start strobe's tree "
+                    "to the nodes (= start_latency_clocks)",
 }
 
 
@@ -73,7 +76,7 @@ def manifest_fields(net, modules) -> dict:
         "capacities": list(caps),
         "effective_capacities": eff,
         "timing": (
-            f"one bit-time per clock; bit-time 0 is the clock after the start strobe. "
+            f"one bit-time per clock; {bit_time_zero(net.start_stages)}. "
             f"Sources drive M at bit-time 0. At a node, M out = M in + 1 (turn bit) + W "
             f"+ max(1, k), W = the decision bits of the output's concentrator shape "
             f"({w_bits}), k = its stages (node_outputs says which shape); every later "
@@ -90,7 +93,7 @@ def manifest_fields(net, modules) -> dict:
             f"connection made in the cycle stays, so recv keeps carrying the connected "
             f"source's send bits and send_ack the destination's recv_ack, each delayed as "
             f"in the cycle (both 0 if the sources drive 0 and the destinations drop "
-            f"recv_ack); the clock of the start strobe clears every node, so both read 0 "
+            f"recv_ack); {cleared_when(net.start_stages, 'node')}, so both read 0 "
             f"from bit-time 0."),
         "message_format": (
             "one bit per bit-time, MSB first in every field: M = 1, then per node on the "

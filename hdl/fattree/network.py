@@ -24,7 +24,8 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ...golden.fattree.topology import BRANCHES, PORT_L, PORT_NAMES, PORT_R, PORT_U
-from ..controller import add_cycle_controller, controller_meaning, controller_members
+from ..controller import (add_cycle_controller, controller_meaning, controller_members,
+                          start_tree)
 from ..signatures import EndpointSignature, PortSignature, attach
 from ..switches import Selector, StageSwitch, link_registers
 
@@ -233,7 +234,7 @@ def port_meaning(net, row: dict) -> str:
         path = row["path"]
         who = "the external interface" if path[0] == "ext" else f"processor {path[1]}"
         return EndpointSignature.MEANING[path[-1]].format(who=who)
-    return controller_meaning(row["name"], net.cycle_length)
+    return controller_meaning(row["name"], net.cycle_length, net.start_stages)
 
 
 class FatTreeNetworkHW(wiring.Component):
@@ -280,12 +281,13 @@ class FatTreeNetworkHW(wiring.Component):
         m = Module()
         net = self._net
         L = net.L
-        add_cycle_controller(m, self.start, self.bit_time, self.busy, self._T)
+        clears, start = start_tree(m, self.start, 2 ** L - 1, net.start_stages)
+        add_cycle_controller(m, start, self.bit_time, self.busy, self._T)
 
         nodes = {}
         for h in range(2 ** L - 1):
             nodes[h] = m.submodules[f"node_{h}"] = self._node(h)
-            m.d.comb += nodes[h].clear.eq(self.start)
+            m.d.comb += nodes[h].clear.eq(clears[h])
 
         for h, nd in nodes.items():
             for side, port in ((1, nd.l), (2, nd.r)):

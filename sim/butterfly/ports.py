@@ -183,5 +183,6 @@ def build_params(net):
     h.update(np.ascontiguousarray(_fixed(net)).tobytes())
     params = {"kind": g.kind, "inputs": g.inputs, "multiplicity": g.multiplicity,
               "modified": g.modified, "seed": g.seed, "wiring": g.wiring,
-              "payload_bits": net.payload_bits, "structure": h.hexdigest()}
+              "payload_bits": net.payload_bits, "link_stages": net.link_stages,
+              "start_stages": net.start_stages, "structure": h.hexdigest()}
     return params, [cyclemodel.__file__, faults.__file__, topology.__file__]

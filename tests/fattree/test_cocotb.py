@@ -36,8 +36,9 @@ SPECS = {
     "n16-constant-pip-on": (lambda: FatTreeSpec.constant(16, 2, mode="online"), SIMS),
     "n16-universal-links2-pip-off": (lambda: FatTreeSpec.universal(16, 8, link_stages=2),
                                      ["verilator"]),
-    "n16-universal-links1-pip-on": (lambda: FatTreeSpec.universal(16, 8, mode="online",
-                                                                  link_stages=1), ["icarus"]),
+    "n16-universal-links1-start2-pip-on": (
+        lambda: FatTreeSpec.universal(16, 8, mode="online", link_stages=1, start_stages=2),
+        ["icarus"]),
     "n64-universal-pip-off": (lambda: FatTreeSpec.universal(64, 16), ["verilator"]),
 }
 
