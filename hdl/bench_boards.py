@@ -92,7 +92,9 @@ def build_row(board: str, kind: str, size: int, workdir: Path,
               clock: float | None = None, timeout: int = 7200) -> dict:
     """Build one size with ``fatnet board --bitstream``; its utilisation, Fmax, time and
     whether it fits (the build succeeded)."""
-    out = workdir / f"{board}-{kind}-{size}"
+    # a directory of its own per build (a failed build writes nothing: fatnet board's
+    # outputs are all-or-nothing, so nothing of an earlier build may be left to read)
+    out = workdir / (f"{board}-{kind}-{size}" + (f"-{clock:g}MHz" if clock else ""))
     cmd = [sys.executable, "-m", "fatnet.cli", "board", kind, *size_options(kind, size),
            "--board", board, "-o", str(out), "--bitstream"]
     if clock is not None:
@@ -114,6 +116,8 @@ def build_row(board: str, kind: str, size: int, workdir: Path,
             row[RESOURCES[name]] = used
             row[f"{RESOURCES[name]}_available"] = avail
     fmax = re.findall(r"Max frequency for clock\s+'[^']*':\s+([\d.]+) MHz", text)
+    if not fmax and row["error"]:   # a clock not met: the error line names the Fmax
+        fmax = re.findall(r"the clock is not met: Fmax ([\d.]+) MHz", row["error"])
     row["fmax_mhz"] = float(fmax[-1]) if fmax else None
     return row
 

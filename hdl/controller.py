@@ -4,10 +4,10 @@ A one-clock ``start`` strobe makes the next clock bit-time 0; ``bit_time`` then 
 and ``busy`` stays high for the cycle's ``length`` bit-times; afterwards ``bit_time``
 stays at ``length`` (saturates) until the next strobe. The same strobe clears every
 switch, so each top wires ``start`` to its switches' ``clear`` itself, directly or
-through a *start tree* (:func:`start_tree`): D register stages of fan-out at most
-:data:`START_FANOUT`, so that no net of the strobe spans the chip. The tree delays the
-whole cycle by D clocks (the controller's start comes out of the tree as well): bit-time
-0 is the clock D + 1 after the strobe.
+through a *start tree* (:func:`start_tree`): D register stages, so that no net of the
+strobe spans the chip (fan-out at most :data:`START_FANOUT` from D = ceil(log16 loads)
+on). The tree delays the whole cycle by D clocks (the controller's start comes out of
+the tree as well): bit-time 0 is the clock D + 1 after the strobe.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from amaranth.lib.wiring import In, Out
 __all__ = ["add_cycle_controller", "controller_members", "controller_meaning",
            "start_tree", "bit_time_zero", "cleared_when", "START_FANOUT", "keep_start_tree"]
 
-#: Most loads one register of the start tree drives.
+#: The fan-out the start tree's documentation recommends stages for (16 loads).
 START_FANOUT = 16
 
 #: The start tree's registers are named ``start_s<stage>_<index>``.
@@ -51,6 +51,7 @@ def keep_start_tree(text: str) -> str:
         indent = lines[i][:len(lines[i]) - len(lines[i].lstrip())]
         lines.insert(i, f"{indent}attribute \\keep 1")
     return "\n".join(lines)
+
 
 #: What the controller's members mean, for the manifest ({T}: the cycle length, {D}:
 #: the start tree's stages).
@@ -103,8 +104,9 @@ def start_tree(m, start, loads: int, stages: int) -> tuple[list, object]:
     down to one register at stage 1, so every switch sees the strobe exactly ``stages``
     clocks late and no register drives more than ``f`` others (``f`` + 1 for the one that
     also drives the controller). Enough stages for ``f`` <= :data:`START_FANOUT`:
-    ``ceil(log16(loads))``. Every register has its own name and a ``keep`` attribute:
-    synthesis would otherwise merge the identical registers of a stage into one net.
+    ``ceil(log16(loads))``. Every register has its own name, ``start_s<stage>_<i>``, by
+    which :func:`keep_start_tree` marks its flip-flop ``keep``: synthesis would
+    otherwise merge the identical registers of a stage into one net.
 
     Returns
     -------

@@ -167,10 +167,11 @@ def harness_manifest(net, top: str, core) -> dict:
                        f"lowest. Rows are memory elements, written and read through the "
                        f"simulator (e.g. cocotb dut.stim[r]), not ports"),
         "timing": (f"write stim's rows, pulse start for one clock, wait {T + D} more "
-                   f"clocks (T + start_latency_clocks; busy falls), read recv_cap's and ack_cap's rows; the harness "
-                   f"raises recv_ack on a wire from the bit-time its recv wire first "
-                   f"carries a 1 (the message's M bit) until the next start (auto-acknowledge); the other "
-                   f"inputs are set between cycles"),
+                   f"clocks (T + start_latency_clocks; busy falls), read recv_cap's and "
+                   f"ack_cap's rows; the harness raises recv_ack on a wire from the "
+                   f"bit-time its recv wire first carries a 1 (the message's M bit) until "
+                   f"the next start (auto-acknowledge); the other inputs are set between "
+                   f"cycles"),
         "packed": row(send),
         "recv_packed": row(recv),
     }

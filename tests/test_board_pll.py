@@ -355,3 +355,26 @@ def test_the_best_clock_step_builds_again_lower_until_one_closes(tmp_path, monke
     built.clear()
     assert bench_boards.best_clock({**first, "fmax_mhz": 11.0}, tmp_path) == []
     assert built == []
+
+
+def test_a_build_that_misses_its_clock_gives_the_fmax_of_its_error_line(tmp_path,
+                                                                        monkeypatch):
+    """A build that does not close writes nothing (fatnet board is all-or-nothing): its
+    Fmax comes from the one-line error, and each clock builds into a directory of its
+    own, so nothing of an earlier build is read as its."""
+    from fatnet.hdl import bench_boards
+    seen = []
+    line = ("fatnet board: error: the icebreaker build failed: the clock is not met: Fmax "
+            "17.40 MHz for clock pll_clk, constrained to 18.00 MHz (lower --clock)")
+
+    def fake_run(cmd, **kw):
+        seen.append(cmd[cmd.index("-o") + 1])
+        return subprocess.CompletedProcess(cmd, 2, "", line + "\n")
+
+    monkeypatch.setattr(bench_boards.subprocess, "run", fake_run)
+    (tmp_path / "icebreaker-butterfly-8").mkdir()      # an earlier build's, at 12 MHz
+    (tmp_path / "icebreaker-butterfly-8" / "bist_top.tim").write_text(
+        "Info: Max frequency for clock 'clk': 18.08 MHz (PASS at 12.00 MHz)\n")
+    row = bench_boards.build_row("icebreaker", "butterfly", 8, tmp_path, clock=18.0)
+    assert not row["fits"] and row["fmax_mhz"] == 17.40 and row["error"] == line
+    assert seen == [str(tmp_path / "icebreaker-butterfly-8-18MHz")]
