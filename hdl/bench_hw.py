@@ -613,8 +613,8 @@ def main(argv=None) -> None:
                     help="--link-scaling: the fat-tree's constant capacity (default 1)")
     ap.add_argument("--synth-options", default="", metavar="OPTS",
                     help="--link-scaling: more options of synth_ecp5, e.g. -nodffe (no "
-                         "clock-enable flip-flops: fewer control sets, so the 256-input "
-                         "butterfly packs and places)")
+                         "clock-enable flip-flops: fewer control sets, with which "
+                         "nextpnr legalises the 256-input butterfly's placement)")
     args = ap.parse_args(argv)
     if args.link_scaling:
         if args.pnr_timeout == BFLY_PNR_TIMEOUT:
