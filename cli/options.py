@@ -130,8 +130,9 @@ def add_start_stages_option(p: argparse.ArgumentParser) -> None:
     clock D + 1 after it."""
     p.add_argument("--start-stages", type=bounded_int("start-stages", 0, MAX_START_STAGES),
                    default=0, metavar="D",
-                   help=f"register stages from the start strobe to the switches (a tree of "
-                        f"fan-out 16 or less), for the clock of large networks on a board: "
+                   help=f"register stages from the start strobe to the switches (a "
+                        f"balanced tree, fan-out ceil(switches^(1/D))), for the clock of "
+                        f"large networks on a board: "
                         f"bit-time 0 is the clock D + 1 after the strobe (0 .. "
                         f"{MAX_START_STAGES}; default 0)")
 
