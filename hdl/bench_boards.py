@@ -37,7 +37,7 @@ from pathlib import Path
 
 from ..golden.fattree.spec import min_universal_root
 from .board import BOARD_SIZES, BOARDS
-from .pll import fastest_at_most
+from .pll import PLLS
 
 __all__ = ["LADDERS", "CLOCK_TRIES", "size_options", "build_row", "search", "pll_at_most",
            "best_clock", "record", "main"]
@@ -127,6 +127,13 @@ def _clock_of(r: dict) -> float:
     return r.get("clock_mhz") or BOARDS[r["board"]].clock_mhz
 
 
+def _largest_fastest(rows: list[dict]) -> dict | None:
+    """Of one board's and kind's builds, the largest size that fitted, at the fastest
+    clock it closed at (None if none fitted)."""
+    return max((r for r in rows if r["fits"]), key=lambda r: (r["size"], _clock_of(r)),
+               default=None)
+
+
 def _line(r: dict) -> str:
     use = ", ".join(f"{r[k]}/{r[k + '_available']} {k}" for k in ("logic", "ff", "bram")
                     if k in r)
@@ -154,7 +161,7 @@ def pll_at_most(board: str, ceiling_mhz: float) -> float | None:
     """The fastest clock ``board`` makes at or below ``ceiling_mhz``: its PLL's fastest
     frequency there or the oscillator's own, whichever is faster; None if neither is."""
     spec = BOARDS[board]
-    made = [fastest_at_most(spec.pll, spec.clock_mhz, ceiling_mhz),
+    made = [PLLS[spec.pll].fastest_at_most(spec.clock_mhz, ceiling_mhz),
             spec.clock_mhz if spec.clock_mhz <= ceiling_mhz else None]
     return max((f for f in made if f is not None), default=None)
 
@@ -219,8 +226,7 @@ def main(argv=None) -> None:
                 if fit and args.best_clock:
                     found += best_clock(fit[-1], Path(tmp), args.timeout)
                 rows += found
-                fastest = max((r for r in found if r["fits"] and r["size"] == fit[-1]["size"]),
-                              key=lambda r: r.get("clock_mhz") or 0, default=None)
+                fastest = _largest_fastest(found)
                 print(f"{board} {kind}: the largest that fits is "
                       + (f"size {fastest['size']}, at {_clock_of(fastest):g} MHz"
                          if fastest else "none tried"), flush=True)
@@ -235,12 +241,10 @@ def record(rows: list[dict], path: Path = BOARD_SIZES) -> None:
     other boards and kinds already there are kept)."""
     found = json.loads(path.read_text()) if path.exists() else {}
     for r in rows:
-        fits = [x for x in rows if x["board"] == r["board"] and x["kind"] == r["kind"]
-                and x["fits"]]
-        if not fits:
+        best = _largest_fastest([x for x in rows if x["board"] == r["board"]
+                                 and x["kind"] == r["kind"]])
+        if best is None:
             continue
-        # the largest size, at the fastest clock it closed at
-        best = max(fits, key=lambda x: (x["size"], _clock_of(x)))
         use = ", ".join(f"{best[k]}/{best[k + '_available']} {RESOURCE_NAMES[k]}"
                         for k in ("logic", "ff", "bram") if k in best)
         clock = (f" --clock {best['clock_mhz']:g}" if best.get("clock_mhz") else "")

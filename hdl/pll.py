@@ -33,8 +33,7 @@ from dataclasses import dataclass, field
 
 from ..golden.errors import ParameterError
 
-__all__ = ["CLOCK_TOLERANCE", "PLLS", "Pll", "PllSetting", "choose_pll", "fastest_at_most",
-           "ice40_pll", "ecp5_pll", "xilinx7_mmcm", "gowin_rpll", "ice40_candidates",
+__all__ = ["CLOCK_TOLERANCE", "PLLS", "Pll", "PllSetting", "choose_pll", "ice40_candidates",
            "ecp5_candidates", "xilinx7_candidates", "gowin_candidates"]
 
 #: The largest relative distance between the requested clock and the achieved one:
@@ -69,14 +68,28 @@ class PllSetting:
 
 @dataclass(frozen=True)
 class Pll:
-    """A vendor's PLL: its documented ranges (MHz) and its search."""
+    """A vendor's PLL: its documented ranges (MHz) and its legal settings."""
 
+    vendor: str           # its key in PLLS
     name: str             # for messages, e.g. "iCE40 SB_PLL40"
+    primitive: str        # the cell the board top instantiates
     pfd: tuple            # (min, max)
     vco: tuple
     output: tuple
-    search: object        # (input MHz, requested MHz) -> PllSetting or None
     candidates: object    # input MHz -> every legal (output, PFD, VCO, parameters)
+    prefer: object = None  # among equally near settings, the smaller prefer(cand) wins
+
+    def search(self, input_mhz: float, request_mhz: float) -> PllSetting | None:
+        """The setting nearest ``request_mhz`` (:func:`_nearest`), or None when no
+        setting is legal."""
+        return _nearest(self.vendor, self.primitive, input_mhz, request_mhz,
+                        self.candidates(input_mhz), self.prefer)
+
+    def fastest_at_most(self, input_mhz: float, ceiling_mhz: float) -> float | None:
+        """The fastest frequency this PLL makes from ``input_mhz`` at or below
+        ``ceiling_mhz`` (for a clock under a measured Fmax), or None if it makes none."""
+        return max((cand[0] for cand in self.candidates(input_mhz)
+                    if cand[0] <= ceiling_mhz * (1 + _EPS)), default=None)
 
 
 def _within(value: float, limits: tuple) -> bool:
@@ -133,12 +146,6 @@ def ice40_candidates(input_mhz: float):
                         "DIVQ": divq, "FILTER_RANGE": ice40_filter_range(pfd)}
 
 
-def ice40_pll(input_mhz: float, request_mhz: float) -> PllSetting | None:
-    """The iCE40 PLL's setting nearest ``request_mhz`` (simple feedback), or None when
-    no setting is legal."""
-    return _nearest("ice40", "SB_PLL40", input_mhz, request_mhz, ice40_candidates(input_mhz))
-
-
 # ------------------------------------------------------------------------------- ECP5
 _ECP5_PFD, _ECP5_VCO, _ECP5_OUT = (3.125, 400.0), (400.0, 800.0), (10.0, 400.0)
 
@@ -163,13 +170,6 @@ def ecp5_candidates(input_mhz: float):
                         "CLKOP_CPHASE": clkop_div // 2, "CLKOP_FPHASE": 0}
 
 
-def ecp5_pll(input_mhz: float, request_mhz: float) -> PllSetting | None:
-    """The ECP5 EHXPLLL's setting nearest ``request_mhz``, feedback from CLKOP; among
-    equals the VCO nearest 600 MHz, as ecppll."""
-    return _nearest("ecp5", "EHXPLLL", input_mhz, request_mhz, ecp5_candidates(input_mhz),
-                    prefer=lambda cand: abs(cand[2] - 600))
-
-
 # ---------------------------------------------------------------------- Xilinx 7-series
 _XC7_PFD, _XC7_VCO, _XC7_OUT = (10.0, 450.0), (600.0, 1200.0), (4.69, 464.0)
 
@@ -190,11 +190,6 @@ def xilinx7_candidates(input_mhz: float):
                         "DIVCLK_DIVIDE": divclk, "CLKFBOUT_MULT_F": float(mult),
                         "CLKOUT0_DIVIDE_F": float(outdiv),
                         "CLKIN1_PERIOD": round(1000 / input_mhz, 3)}
-
-
-def xilinx7_mmcm(input_mhz: float, request_mhz: float) -> PllSetting | None:
-    """The 7-series MMCME2_BASE's setting nearest ``request_mhz``, integer M, D, O."""
-    return _nearest("xilinx7", "MMCME2_BASE", input_mhz, request_mhz, xilinx7_candidates(input_mhz))
 
 
 # ------------------------------------------------------------------------------ Gowin
@@ -220,29 +215,19 @@ def gowin_candidates(input_mhz: float):
                         "FBDIV_SEL": fbdiv, "ODIV_SEL": odiv}
 
 
-def gowin_rpll(input_mhz: float, request_mhz: float) -> PllSetting | None:
-    """The Gowin rPLL's setting nearest ``request_mhz``, internal feedback."""
-    return _nearest("gowin", "rPLL", input_mhz, request_mhz, gowin_candidates(input_mhz))
-
-
-#: The PLLs, by the vendor key that :class:`~fatnet.hdl.board.Board` names.
+#: The PLLs, by the vendor key that :class:`~fatnet.hdl.board.Board` names. Each is
+#: searched as its vendor's tool searches: the first of the nearest settings, and the
+#: ECP5's among equals the VCO nearest 600 MHz, as ecppll.
 PLLS = {
-    "ice40": Pll("iCE40 SB_PLL40", _ICE40_PFD, _ICE40_VCO, _ICE40_OUT, ice40_pll,
+    "ice40": Pll("ice40", "iCE40 SB_PLL40", "SB_PLL40", _ICE40_PFD, _ICE40_VCO, _ICE40_OUT,
                  ice40_candidates),
-    "ecp5": Pll("ECP5 EHXPLLL", _ECP5_PFD, _ECP5_VCO, _ECP5_OUT, ecp5_pll,
-                ecp5_candidates),
-    "xilinx7": Pll("7-series MMCME2_BASE", _XC7_PFD, _XC7_VCO, _XC7_OUT, xilinx7_mmcm,
-                   xilinx7_candidates),
-    "gowin": Pll("Gowin rPLL", _GOWIN_PFD, _GOWIN_VCO, _GOWIN_OUT, gowin_rpll,
+    "ecp5": Pll("ecp5", "ECP5 EHXPLLL", "EHXPLLL", _ECP5_PFD, _ECP5_VCO, _ECP5_OUT,
+                ecp5_candidates, prefer=lambda cand: abs(cand[2] - 600)),
+    "xilinx7": Pll("xilinx7", "7-series MMCME2_BASE", "MMCME2_BASE", _XC7_PFD, _XC7_VCO,
+                   _XC7_OUT, xilinx7_candidates),
+    "gowin": Pll("gowin", "Gowin rPLL", "rPLL", _GOWIN_PFD, _GOWIN_VCO, _GOWIN_OUT,
                  gowin_candidates),
 }
-
-
-def fastest_at_most(vendor: str, input_mhz: float, ceiling_mhz: float) -> float | None:
-    """The fastest frequency the ``vendor`` PLL makes from ``input_mhz`` at or below
-    ``ceiling_mhz`` (for a clock under a measured Fmax), or None if it makes none."""
-    return max((cand[0] for cand in PLLS[vendor].candidates(input_mhz)
-                if cand[0] <= ceiling_mhz * (1 + _EPS)), default=None)
 
 
 def choose_pll(vendor: str, board: str, oscillator_mhz: float,

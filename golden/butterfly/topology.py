@@ -82,7 +82,6 @@ __all__ = [
     "check_inputs",
     "build_network",
     "expansion_report",
-    "splitter_expansion",
 ]
 
 KINDS = ("butterfly", "dilated-butterfly", "multibutterfly")
@@ -593,25 +592,13 @@ LEVEL_SEARCH_WORK = 1 << 26
 MIN_SEARCH_WORK = 1 << 16
 
 
-def splitter_expansion(net: SplitterNetwork, i: int, block: int, group: int, alpha: float,
-                       exact_limit: int | None = None, seed: int = 0,
-                       work: int | None = None):
-    """Expansion of one half-splitter (block ``block``, group ``group``) of hop ``i``.
-
-    ``work`` is the search's budget (:func:`~fatnet.golden.bipartite.measure_expansion`;
-    its default when None).
-    """
-    adj, outputs = net.bipartite_graph(i, block, group)
-    return _measure(adj, outputs, alpha, exact_limit, seed, work)
-
-
 def _measure(adj, outputs: int, alpha: float, exact_limit: int | None, seed: int,
-             work: int | None):
-    from ..bipartite import DEFAULT_EXACT_LIMIT, DEFAULT_SEARCH_WORK, measure_expansion
+             work: int):
+    """The expansion of one half-splitter's graph (``adj``, ``outputs``)."""
+    from ..bipartite import DEFAULT_EXACT_LIMIT, measure_expansion
     return measure_expansion(adj, outputs, alpha,
                              exact_limit=DEFAULT_EXACT_LIMIT if exact_limit is None
-                             else exact_limit, seed=seed,
-                             work=DEFAULT_SEARCH_WORK if work is None else work)
+                             else exact_limit, seed=seed, work=work)
 
 
 def expansion_report(net: SplitterNetwork, alpha: float, exact_limit: int | None = None,

@@ -336,8 +336,7 @@ class ButterflyNetworkHW(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         c, net, D, N = self._c, self._c.network, self._depth, self._n
-        sw_count = D * N
-        clears, start = start_tree(m, self.start, sw_count, c.start_stages)
+        clears, start = start_tree(m, self.start, D * N, c.start_stages)
         add_cycle_controller(m, start, self.bit_time, self.busy, self._T)
 
         # Why the assignments below are gathered into a few wide statements: the top has
@@ -353,9 +352,7 @@ class ButterflyNetworkHW(wiring.Component):
             for row in range(N):
                 sw[i, row] = s = self._switch(i, row)
                 m.submodules[f"sw_{i}_{row}"] = getattr(s, "instance", s)
-        assert len(sw) == sw_count
-        m.d.comb += Cat(sw[key].clear for key in sw).eq(
-            self.start.replicate(len(sw)) if not c.start_stages else Cat(clears))
+        m.d.comb += Cat(sw[key].clear for key in sw).eq(Cat(clears))
 
         # faulty and bad status: bad[level][row]; outputs (level D) are never bad
         faulty = {}
