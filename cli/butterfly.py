@@ -16,8 +16,9 @@ import numpy as np
 
 from ..golden.butterfly import api as bf
 from ..golden.butterfly.api import build_circuit as build
-from ..golden.butterfly.cyclemodel import (MAX_LINK_STAGES, MAX_PAYLOAD_BITS, CircuitNetwork,
-                                           run_circuit, run_masked)
+from ..golden.butterfly.cyclemodel import (MAX_LINK_STAGES, MAX_PAYLOAD_BITS,
+                                           STUCK_LINK_SYNTAX, CircuitNetwork,
+                                           parse_stuck_link, run_circuit, run_masked)
 from ..golden.butterfly.faults import ADVERSARIES, RULES
 from ..golden.butterfly.patterns import PATTERNS
 from ..golden.butterfly.store_forward import EDGE_CHOICES, QUEUES, TIES
@@ -25,6 +26,7 @@ from ..golden.butterfly.topology import MAX_INPUTS, WIRINGS
 from ..golden.errors import ParameterError
 from ..golden.messages import MessageSet, json_excerpt, read_json_file
 from .options import (MAX_CYCLES, MAX_TRIALS, add_seed_option, add_start_stages_option,
+                      add_stuck_link_option,
                       bounded_int, fraction, output_file, power_of_two)
 from .outputs import staged_file
 from .progress import progress_bar
@@ -77,6 +79,9 @@ def _network_options(p: argparse.ArgumentParser, kind: str) -> None:
                    help=f"registers on every switch-to-switch link, each way, for the "
                         f"clock of large networks (0 .. {MAX_LINK_STAGES}; default 0)")
     add_start_stages_option(p)
+    add_stuck_link_option(p, STUCK_LINK_SYNTAX, parse_stuck_link,
+                          "input wire WIRE of switch (LEVEL, ROW) held at 0, LEVEL 1 .. "
+                          "lg N - 1")
     add_seed_option(p, "seed for the wiring, the faults and the patterns (default 0)")
 
 
@@ -127,7 +132,7 @@ def spec_from_args(kind: str, args) -> bf.ButterflySpec:
 def network_from_args(kind: str, args) -> CircuitNetwork:
     """The bit-serial network the options name."""
     return build(spec_from_args(kind, args), args.payload_bits, args.link_stages,
-                 args.start_stages)
+                 args.start_stages, stuck_wires=dict(args.stuck_link))
 
 
 def messages_from_args(args, circuit: CircuitNetwork) -> MessageSet:
@@ -236,7 +241,8 @@ def run_model(circuit: CircuitNetwork, ms: MessageSet, args):
 # ---------------------------------------------------------------------- verbs
 def cmd_route(kind: str, args) -> int:
     spec = spec_from_args(kind, args)
-    circuit = build(spec, args.payload_bits, args.link_stages, args.start_stages)
+    circuit = build(spec, args.payload_bits, args.link_stages, args.start_stages,
+                    stuck_wires=dict(args.stuck_link))
     # store-and-forward on the same network; the circuit result is the cycle-exact run's
     doc = bf.route_report(spec, circuit, args.pattern, args.problems, args.hot_fraction,
                           queue=args.queue, edge_choice=args.edge_choice, tie=args.tie,
@@ -263,7 +269,8 @@ def cmd_route(kind: str, args) -> int:
 
 def cmd_info(kind: str, args) -> int:
     spec = spec_from_args(kind, args)
-    doc = bf.info_report(spec, args.payload_bits, args.link_stages, args.start_stages)
+    doc = bf.info_report(spec, args.payload_bits, args.link_stages, args.start_stages,
+                         stuck_wires=dict(args.stuck_link))
     if args.json:
         print(json.dumps(doc))
         return 0

@@ -18,7 +18,9 @@ from ..golden.fattree.schedule import METHODS
 from ..golden.fattree.spec import (CONCENTRATORS, MAX_LEAVES, MAX_LINK_STAGES,
                                   MAX_PAYLOAD_BITS, MODES, FatTreeSpec)
 from ..golden.messages import PATTERNS, load_message_file, make_pattern
-from .options import (MAX_CYCLES, add_seed_option, add_start_stages_option, bounded_int,
+from ..golden.fattree.spec import STUCK_LINK_SYNTAX, parse_stuck_link
+from .options import (MAX_CYCLES, add_seed_option, add_start_stages_option,
+                      add_stuck_link_option, bounded_int,
                       comma_ints, fraction, power_of_two)
 from .registry import Family, Kind
 
@@ -60,6 +62,9 @@ def _add_network_options(p: argparse.ArgumentParser, *, hardware: bool = True):
                        help=f"registers on every node-to-node link, each way, for the "
                             f"clock of large trees (0 .. {MAX_LINK_STAGES}; default 0)")
         add_start_stages_option(p)
+        add_stuck_link_option(p, STUCK_LINK_SYNTAX, parse_stuck_link,
+                              "wire WIRE of heap HEAP's UP or DOWN channel held at 0, HEAP "
+                              "1 .. n - 2 (a link between two nodes)")
 
 
 def _add_traffic_options(p: argparse.ArgumentParser):
@@ -98,6 +103,8 @@ def spec_from_args(kind: str, args) -> FatTreeSpec:
     for name in ("concentrator", "mode", "payload_bits", "link_stages", "start_stages"):
         if hasattr(args, name):
             opts[name] = getattr(args, name)
+    if getattr(args, "stuck_link", None):
+        opts["stuck_links"] = tuple(args.stuck_link)
     return spec_from_options(args.leaves, root_capacity=args.root_capacity,
                              capacity=args.capacity, capacities=args.capacities, **opts)
 

@@ -20,6 +20,7 @@ from ..golden.seeds import SEED_RANGE, check_seed
 
 __all__ = ["MAX_CYCLES", "MAX_TRIALS", "comma_ints", "bounded_int", "power_of_two",
            "fraction", "seed", "add_seed_option", "add_start_stages_option",
+           "add_stuck_link_option",
            "output_directory", "output_file", "identifier"]
 
 #: Most delivery cycles a run may be given (``--max-cycles``): a run whose messages can
@@ -135,6 +136,24 @@ def add_start_stages_option(p: argparse.ArgumentParser) -> None:
                         f"large networks on a board: "
                         f"bit-time 0 is the clock D + 1 after the strobe (0 .. "
                         f"{MAX_START_STAGES}; default 0)")
+
+
+def add_stuck_link_option(p: argparse.ArgumentParser, syntax: str, parse,
+                          which: str) -> None:
+    """``--stuck-link SPEC`` (repeatable), for every family whose hardware can hold a
+    link inside the network stuck: ``parse`` (the family's golden parser) turns SPEC
+    into ``(key, value)``, ``which`` says what the key names. A form that does not
+    parse is refused in one line; the ranges are checked when the network is built."""
+    def stuck_link(text: str):
+        try:
+            return parse(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    p.add_argument("--stuck-link", type=stuck_link, action="append", default=[],
+                   metavar=syntax,
+                   help=f"inject a fault no status register knows of: {which}; messages "
+                        f"routed onto it are lost there (repeatable; the model and the "
+                        f"hardware both carry it)")
 
 
 def _nearest_existing(path: Path) -> Path:

@@ -46,6 +46,15 @@ The fabric interface (duck-typed):
 ``port_name(out_port)`` -> a name for reports.
 ``link_delay(channel)`` -> registers on the channel's link (optional; default 0).
 ``usable(switch, out_port, stage, output)`` -> bool (optional; default: every output).
+``stuck_wires`` : dict ``(*channel, wire)`` -> 0 or 1 (optional; default: none).
+
+Stuck wires (a fault the network does not know of, ``--stuck-link``): a channel wire
+in the fabric's ``stuck_wires`` carries its value at every bit-time, whatever drives it; the
+switch it feeds sees only that.
+
+* Stuck at 0: a stream routed onto it goes no further (lost there, never
+  acknowledged: the fed switch holds nothing for that wire, so its reverse wire stays
+  low); the output that drove it stays claimed to the end of the cycle.
 """
 
 from __future__ import annotations
@@ -127,6 +136,8 @@ class CycleResult:
     length: int
     outcomes: dict
     injections: dict = field(default_factory=dict)
+    #: (*channel, wire) -> value: the fabric's ``stuck_wires``
+    stuck: dict = field(default_factory=dict)
 
     def with_status(self, status: str) -> list[int]:
         return sorted(m for m, o in self.outcomes.items() if o.status == status)
@@ -141,7 +152,7 @@ class CycleResult:
 
     def waveforms(self) -> dict:
         """Forward bits of every wire that carries anything: (*channel, wire) -> uint8
-        array of ``length`` bit-times."""
+        array of ``length`` bit-times (a stuck wire: its value throughout)."""
         out = {}
         for o in self.outcomes.values():
             for occ in o.path:
@@ -150,6 +161,8 @@ class CycleResult:
                                       np.zeros(self.length, dtype=np.uint8))
                 end = min(self.length, occ.time + len(bits))
                 wave[occ.time:end] = bits[:end - occ.time]
+        for key, value in self.stuck.items():
+            out[key] = np.full(self.length, value, dtype=np.uint8)
         return out
 
     def ack_waveforms(self) -> dict:
@@ -188,6 +201,7 @@ def run_cycle(fabric, length: int, messages: dict, injections: dict,
     usable = getattr(fabric, "usable", None)
     field_width = getattr(fabric, "field_width", None)
     link_delay = getattr(fabric, "link_delay", None)
+    stuck_wires = dict(getattr(fabric, "stuck_wires", None) or {})
     outcomes: dict[int, Outcome] = {}
     for m in local:
         s, d, _ = messages[m]
@@ -206,6 +220,10 @@ def run_cycle(fabric, length: int, messages: dict, injections: dict,
     def arrive(o: Outcome, channel, wire: int, t: int, pos: int):
         """M bit on a channel wire at bit-time t; stream index of that M is pos."""
         head = fabric.head(channel, wire)
+        if stuck_wires.get((*channel, wire)) == 0:   # the fed switch sees nothing
+            o.status = "lost"
+            o.lost_at = (head and head[0], f"input wire {wire}", -1, "its wire is stuck at 0")
+            return
         if head is None:
             o.status = "delivered"
             o.arrival = t
@@ -271,4 +289,4 @@ def run_cycle(fabric, length: int, messages: dict, injections: dict,
         claimed.add((switch, port, j, out))
         enter_stage(o, switch, port, j + 1, out, t + 1, pos)
 
-    return CycleResult(length, outcomes, dict(injections))
+    return CycleResult(length, outcomes, dict(injections), stuck_wires)

@@ -53,6 +53,7 @@ __all__ = [
     "spec_from_options",
     "build",
     "build_circuit",
+    "stuck_link_list",
     "pattern_messages",
     "check_problems",
     "MAX_MESSAGES",
@@ -229,13 +230,15 @@ def build(spec: ButterflySpec):
 
 
 def build_circuit(spec: ButterflySpec, payload_bits: int = 8,
-                  link_stages: int = 0, start_stages: int = 0) -> CircuitNetwork:
+                  link_stages: int = 0, start_stages: int = 0,
+                  stuck_wires=None) -> CircuitNetwork:
     """The bit-serial network of a spec (with its fault map): the one structure the
     hardware is built from; ``link_stages`` registers on every switch-to-switch link,
-    ``start_stages`` register stages from the start strobe to the switches."""
+    ``start_stages`` register stages from the start strobe to the switches,
+    ``stuck_wires`` the links stuck at 0 (``{(level, row, wire): 0}``)."""
     net, _ = build(spec)
     return CircuitNetwork(net, payload_bits, spec=spec, link_stages=link_stages,
-                          start_stages=start_stages)
+                          start_stages=start_stages, stuck_wires=stuck_wires)
 
 
 #: Most messages a pattern may hold in all (problems x inputs): 2^22, about 0.3 GiB of
@@ -294,16 +297,24 @@ def info(spec: ButterflySpec, alpha: float = 1 / 16, exact_limit: int | None = N
     return out
 
 
+def stuck_link_list(circuit) -> list[list[int]]:
+    """The stuck links as ``[level, row, wire, value]`` lists, sorted (reports and the
+    manifest)."""
+    return [[*key, value] for key, value in sorted(circuit.stuck_wires.items())]
+
+
 def info_report(spec: ButterflySpec, payload_bits: int = 8, link_stages: int = 0,
-                start_stages: int = 0) -> dict:
+                start_stages: int = 0, stuck_wires=None) -> dict:
     """:func:`info`, and the bit-serial timing of the network (``bit_serial``: address
-    and payload bits, arrival, acknowledgment latency, delivery-cycle length)."""
+    and payload bits, arrival, acknowledgment latency, delivery-cycle length, the stuck
+    links)."""
     doc = info(spec)
-    circuit = build_circuit(spec, payload_bits, link_stages, start_stages)
+    circuit = build_circuit(spec, payload_bits, link_stages, start_stages, stuck_wires)
     doc["bit_serial"] = {"header_bits": circuit.header_bits,
                          "payload_bits": circuit.payload_bits,
                          "link_stages": circuit.link_stages,
                          "start_stages": circuit.start_stages,
+                         "stuck_links": stuck_link_list(circuit),
                          "arrival": circuit.arrival, "ack_latency": circuit.ack_latency,
                          "cycle_length_bits": circuit.cycle_length}
     return doc

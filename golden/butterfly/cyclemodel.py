@@ -22,6 +22,10 @@ the fat-tree's framing and timing (docs/hardware.md "Timing"):
   lg N - 1 receive them; the sources' and the outputs' wires are not pipelined) has s
   registers in each direction at the receiving switch, so M reaches the next switch s
   bit-times later and the acknowledgment spends s more on the way back.
+* Stuck links (``stuck_wires``, ``--stuck-link LEVEL:ROW:WIRE:0``): input wire WIRE of
+  switch (LEVEL, ROW), LEVEL 1 .. lg N - 1, held at 0 whatever drives it, a fault no
+  status register knows of. A message whose edge leads onto it is lost there (the
+  engine's rule, :mod:`fatnet.golden.cycle`) and keeps its edge to the end of the cycle.
 * A message that finds no free edge is lost, not acknowledged; its source retries in a
   later cycle. The destination raises the acknowledgment on its delivery wire when M
   arrives; it travels back one register per level (and s per pipelined link), so the
@@ -46,7 +50,8 @@ from ..messages import MessageSet
 from ..runner import ChannelUsage, RunReport, drive_online
 from .faults import apply_faults
 
-__all__ = ["CircuitNetwork", "SplitterFabric", "run_circuit", "masked_network", "run_masked"]
+__all__ = ["CircuitNetwork", "SplitterFabric", "run_circuit", "masked_network", "run_masked",
+           "parse_stuck_link", "STUCK_LINK_SYNTAX"]
 
 MAX_PAYLOAD_BITS = 1024
 
@@ -82,13 +87,16 @@ class CircuitNetwork:
         Register stages of the start strobe's tree to the switches (0 .. 4): bit-time 0
         is the clock ``1 + start_stages`` after the strobe
         (:func:`fatnet.golden.cycle.start_latency`); the bit-times do not change.
+    stuck_wires : dict, optional
+        ``(level, row, wire)`` -> 0: input wire ``wire`` of switch ``(level, row)``
+        (levels 1 .. depth - 1) stuck at 0 (module docstring; :func:`parse_stuck_link`).
     """
 
     #: The family's folder in every layer (the hardware is ``fatnet.hdl.butterfly``).
     family = "butterfly"
 
     def __init__(self, network, payload_bits: int = 8, spec=None, link_stages: int = 0,
-                 start_stages: int = 0):
+                 start_stages: int = 0, stuck_wires=None):
         for name, value, high in (("payload-bits", payload_bits, MAX_PAYLOAD_BITS),
                                   ("link-stages", link_stages, MAX_LINK_STAGES),
                                   ("start-stages", start_stages, MAX_START_STAGES)):
@@ -114,7 +122,31 @@ class CircuitNetwork:
         #: address bits each level reads: 0 (matching), 1 (splitter), 2 (complete 4x4)
         self.field_widths = [int(network.group_mask[i]).bit_length()
                              for i in range(self.depth)]
+        self.stuck_wires = {}
+        for key, value in dict(stuck_wires or {}).items():
+            self.stuck_wires[self.check_stuck_link(*key, value)] = value
         self._stages: dict[tuple[int, int], tuple] = {}
+
+    def check_stuck_link(self, level, row, wire, value) -> tuple[int, int, int]:
+        """``(level, row, wire)`` of a stuck link, checked against this network;
+        one-line :class:`~fatnet.golden.errors.ParameterError` otherwise."""
+        if self.depth < 2:
+            raise ParameterError(f"stuck-link needs a switch-to-switch link: the "
+                                 f"{self.n_inputs}-input network has none (inputs >= 4)")
+        if value != 0:
+            raise ParameterError(f"stuck-link value must be 0 (a link stuck at 1 is not "
+                                 f"modelled), got {value!r}")
+        for name, v, high in (("level", level, self.depth - 1),
+                              ("row", row, self.n_inputs - 1)):
+            if not (isinstance(v, (int, np.integer)) and (name == "row" or v >= 1)
+                    and 0 <= v <= high):
+                raise ParameterError(f"stuck-link {name} must be in [{int(name == 'level')}, "
+                                     f"{high}], got {v!r}")
+        degree = int(self.in_degree[level, row])
+        if not (isinstance(wire, (int, np.integer)) and 0 <= wire < degree):
+            raise ParameterError(f"stuck-link wire must be in [0, {degree - 1}] (switch "
+                                 f"({level}, {row}) has {degree} input wires), got {wire!r}")
+        return int(level), int(row), int(wire)
 
     # ------------------------------------------------------------------ timing
     @property
@@ -173,6 +205,7 @@ class SplitterFabric:
     def __init__(self, circuit: CircuitNetwork):
         self.c = circuit
         self.net = circuit.network
+        self.stuck_wires = circuit.stuck_wires
 
     def head(self, channel, wire):
         return None if channel[0] == self.c.depth else (channel, wire)
@@ -217,6 +250,21 @@ class SplitterFabric:
         return {0: "up", 1: "down"}.get(group, f"group {group}")
 
 
+#: The syntax of ``--stuck-link``.
+STUCK_LINK_SYNTAX = "LEVEL:ROW:WIRE:0"
+
+
+def parse_stuck_link(text: str) -> tuple[tuple[int, int, int], int]:
+    """``((level, row, wire), value)`` from ``LEVEL:ROW:WIRE:0`` (the ranges are checked
+    by :class:`CircuitNetwork`); one-line ParameterError for another form."""
+    parts = str(text).split(":")
+    if len(parts) != 4 or not all(p.isdigit() for p in parts):
+        raise ParameterError(f"stuck-link must be {STUCK_LINK_SYNTAX} (non-negative "
+                             f"integers), got {text!r}")
+    level, row, wire, value = map(int, parts)
+    return (level, row, wire), value
+
+
 def simulate_cycle(circuit: CircuitNetwork, ms: MessageSet, idx) -> CycleResult:
     """One delivery cycle: every message of ``idx`` from its input's one wire.
 
@@ -259,7 +307,8 @@ def masked_network(circuit: CircuitNetwork, bits) -> CircuitNetwork:
     faulty[1:circuit.depth] |= np.asarray(bits, dtype=bool)
     return CircuitNetwork(apply_faults(net, faulty), circuit.payload_bits, spec=circuit.spec,
                           link_stages=circuit.link_stages,
-                          start_stages=circuit.start_stages)
+                          start_stages=circuit.start_stages,
+                          stuck_wires=circuit.stuck_wires)
 
 
 def run_masked(circuit: CircuitNetwork, ms: MessageSet, masks, max_cycles: int = 1000):

@@ -59,6 +59,7 @@ class FatTreeFabric:
         self.net = net
         self.online = net.spec.mode == "online"
         self._first_leaf = (1 << net.L) - 1
+        self.stuck_wires = net.stuck_wires
 
     def head(self, channel, wire):
         direction, heap = channel

@@ -87,6 +87,12 @@ class FatTreeNetwork:
         :func:`fatnet.golden.cycle.start_latency`)."""
         return self.spec.start_stages
 
+    @property
+    def stuck_wires(self) -> dict:
+        """``(direction, heap, wire)`` -> value of every stuck link (``spec.stuck_links``):
+        the cycle engine's key ``(*channel, wire)``."""
+        return dict(self.spec.stuck_links)
+
     def link_stages_of(self, heap: int) -> int:
         """Registers, each way, on the link that carries the channels of ``heap`` (its
         UP and DOWN channels): ``spec.link_stages`` between two nodes, none on a

@@ -20,12 +20,17 @@ __all__ = [
     "universal_capacities",
     "is_power_of_two",
     "min_universal_root",
+    "parse_stuck_link",
+    "STUCK_LINK_SYNTAX",
 ]
 
 #: Concentrator switch implementations a node can be built with.
 CONCENTRATORS = ("pippenger", "crossbar")
 #: Switch-setting modes: settings carried in the message (off-line) or arbitrated in hardware.
 MODES = ("offline", "online")
+
+#: Channel directions: a heap's channel to its parent (UP) and from it (DOWN).
+UP, DOWN = 0, 1
 
 MAX_LEAVES = 1 << 16
 MAX_PAYLOAD_BITS = 1024
@@ -109,6 +114,11 @@ class FatTreeSpec:
         Register stages of the start strobe's tree to the nodes (0 .. 4): bit-time 0 is
         the clock ``1 + start_stages`` after the strobe
         (:func:`fatnet.golden.cycle.start_latency`); the bit-times do not change.
+    stuck_links : tuple of ((direction, heap, wire), value)
+        Wires inside the tree held at ``value`` (0) whatever drives them, a fault no
+        node knows of (``--stuck-link up|down:HEAP:WIRE:0``): wire ``wire`` of heap
+        ``heap``'s UP or DOWN channel, heap 1 .. n - 2 (a link between two nodes).
+        Messages routed onto one are lost there (:mod:`fatnet.golden.cycle`).
     seed : int
         Seed for every random choice made when the instance is built.
     """
@@ -123,6 +133,7 @@ class FatTreeSpec:
     seed: int = 0
     link_stages: int = 0
     start_stages: int = 0
+    stuck_links: tuple = ()
     kind: str = field(default="fat-tree", init=False)
 
     def __post_init__(self):
@@ -155,6 +166,27 @@ class FatTreeSpec:
                    f"an integer in [0, {MAX_LINK_STAGES}]")
         _check_int("start-stages", self.start_stages, 0, MAX_START_STAGES,
                    f"an integer in [0, {MAX_START_STAGES}]")
+        object.__setattr__(self, "stuck_links", tuple(sorted(
+            {self._check_stuck_link(*key, value) for key, value in self.stuck_links})))
+
+    def _check_stuck_link(self, direction, heap, wire, value) -> tuple:
+        """``((direction, heap, wire), value)`` of a stuck link, checked; one line else."""
+        n = self.leaves
+        if n < 4:
+            raise ParameterError(f"stuck-link needs a link between two nodes: a tree of "
+                                 f"{n} leaves has none (leaves >= 4)")
+        if direction not in (UP, DOWN):
+            raise ParameterError(f"stuck-link direction must be up or down, got "
+                                 f"{direction!r}")
+        _check_int("stuck-link heap", heap, 1, n - 2,
+                   f"in [1, {n - 2}] (a link between two nodes)")
+        width = self.capacities[int(heap + 1).bit_length() - 1]
+        _check_int("stuck-link wire", wire, 0, width - 1,
+                   f"in [0, {width - 1}] (heap {heap}'s channel has {width} wires)")
+        if value != 0:
+            raise ParameterError(f"stuck-link value must be 0 (a link stuck at 1 is not "
+                                 f"modelled), got {value!r}")
+        return (int(direction), int(heap), int(wire)), 0
 
     @property
     def levels(self) -> int:
@@ -209,7 +241,25 @@ class FatTreeSpec:
             "seed": self.seed,
             "link_stages": self.link_stages,
             "start_stages": self.start_stages,
+            "stuck_links": [[DIRECTION_NAMES[d], h, w, v]
+                            for (d, h, w), v in self.stuck_links],
         }
+
+
+#: The syntax of ``--stuck-link`` for a fat-tree.
+STUCK_LINK_SYNTAX = "up|down:HEAP:WIRE:0"
+DIRECTION_NAMES = {UP: "up", DOWN: "down"}
+
+
+def parse_stuck_link(text: str) -> tuple[tuple[int, int, int], int]:
+    """``((direction, heap, wire), value)`` from ``up|down:HEAP:WIRE:0`` (the ranges
+    are checked by :class:`FatTreeSpec`); one-line ParameterError for another form."""
+    parts = str(text).split(":")
+    names = {v: k for k, v in DIRECTION_NAMES.items()}
+    if len(parts) != 4 or parts[0] not in names or not all(p.isdigit() for p in parts[1:]):
+        raise ParameterError(f"stuck-link must be {STUCK_LINK_SYNTAX} (non-negative "
+                             f"integers), got {text!r}")
+    return (names[parts[0]], int(parts[1]), int(parts[2])), int(parts[3])
 
 
 def min_universal_root(n: int) -> int:

@@ -29,13 +29,11 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..messages import EXT
-from .spec import FatTreeSpec
+from .spec import DOWN, UP, FatTreeSpec  # channel directions, defined with the spec
 
 __all__ = ["EXT", "UP", "DOWN", "PORT_U", "PORT_L", "PORT_R", "PORT_NAMES",
            "BRANCHES", "Hop", "FatTree", "out_port_for"]
 
-#: Channel directions.
-UP, DOWN = 0, 1
 #: Node ports.
 PORT_U, PORT_L, PORT_R = 0, 1, 2
 PORT_NAMES = ("U", "L", "R")

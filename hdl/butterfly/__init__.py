@@ -3,6 +3,7 @@
 The names below are the family's hooks for generation (:mod:`fatnet.hdl.gen`).
 """
 
+from ...golden.butterfly.api import stuck_link_list
 from ..controller import bit_time_zero, cleared_when
 from .network import (ButterflyNetworkHW, SplitterSwitch, check_buildable, network_signature,
                       port_meaning, switch_key)
@@ -34,6 +35,9 @@ SPEC_FIELDS = {
                    "(into levels 1 .. lg N - 1), each way",
     "start_stages": "the --start-stages given: register stages of the start strobe's tree "
                     "to the switches (= start_latency_clocks)",
+    "stuck_links": "the --stuck-link faults built in, sorted: [level, row, wire, value], "
+                   "input wire `wire` of switch (level, row) held at `value` (0) whatever "
+                   "drives it; no status register knows of it (empty: none)",
 }
 
 
@@ -72,6 +76,7 @@ def _spec(circuit) -> dict:
                modified=net.modified, seed=net.seed, wiring=net.wiring,
                wiring_attempt=int(net.attempt), payload_bits=circuit.payload_bits,
                link_stages=circuit.link_stages, start_stages=circuit.start_stages,
+               stuck_links=stuck_link_list(circuit),
                fault_rule=None if net.faults is None else net.faults.rule)
     if spec is not None:
         doc.update(seed=spec.seed, wiring=spec.wiring, faults=spec.faults,

@@ -413,7 +413,10 @@ class ButterflyNetworkHW(wiring.Component):
                 term = self.term[row]
                 data, ack = term.recv, term.recv_ack
             for w, (port, j) in enumerate(wires):
-                m.d.comb += [data[w].eq(port.data[j]), port.ack[j].eq(ack[w])]
+                # a stuck link (--stuck-link) holds the wire the switch sees
+                stuck = c.stuck_wires.get((i, row, w))
+                m.d.comb += [data[w].eq(port.data[j] if stuck is None else Const(stuck, 1)),
+                             port.ack[j].eq(ack[w])]
         for row in range(N):
             term = self.term[row]
             m.d.comb += [sw[0, row].i.data.eq(term.send), term.send_ack.eq(sw[0, row].i.ack)]

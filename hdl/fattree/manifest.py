@@ -25,6 +25,9 @@ SPEC_FIELDS = {
                    "each way (not on the leaves' or the external channel)",
     "start_stages": "the --start-stages given: register stages of the start strobe's tree "
                     "to the nodes (= start_latency_clocks)",
+    "stuck_links": "the --stuck-link faults built in, sorted: [direction, heap, wire, "
+                   "value], wire `wire` of heap `heap`'s up or down channel held at "
+                   "`value` (0) whatever drives it; no node knows of it (empty: none)",
 }
 
 

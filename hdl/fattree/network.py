@@ -19,11 +19,11 @@ Without one (the default, and what the Amaranth simulator needs) the design is f
 
 from __future__ import annotations
 
-from amaranth import Cat, Module, Signal
+from amaranth import Cat, Const, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ...golden.fattree.topology import BRANCHES, PORT_L, PORT_NAMES, PORT_R, PORT_U
+from ...golden.fattree.topology import BRANCHES, DOWN, PORT_L, PORT_NAMES, PORT_R, PORT_U, UP
 from ..controller import (add_cycle_controller, controller_meaning, controller_members,
                           start_tree)
 from ..signatures import EndpointSignature, PortSignature, attach
@@ -217,6 +217,19 @@ class FatTreeNode(wiring.Component):
         return m
 
 
+def link(m, out, into, direction: int, heap: int, stuck: dict) -> None:
+    """Connect channel ``(direction, heap)``: a node's outgoing ``out`` to the next node's
+    incoming ``into``; a wire of it in ``stuck`` (the golden ``stuck_wires``,
+    ``--stuck-link``) is held at its value on the way in, whatever ``out`` drives."""
+    held = {w: v for (d, h, w), v in stuck.items() if (d, h) == (direction, heap)}
+    if not held:
+        wiring.connect(m, out, into)
+        return
+    m.d.comb += [into.data.eq(Cat(Const(held[w], 1) if w in held else out.data[w]
+                                  for w in range(len(out.data)))),
+                 out.ack.eq(into.ack)]
+
+
 def network_signature(net) -> wiring.Signature:
     """The signature of a network's top (see :class:`FatTreeNetworkHW`): the one port
     map the manifest, the harness packing and the waveform groups derive from."""
@@ -289,12 +302,13 @@ class FatTreeNetworkHW(wiring.Component):
             nodes[h] = m.submodules[f"node_{h}"] = self._node(h)
             m.d.comb += nodes[h].clear.eq(clears[h])
 
+        stuck = net.stuck_wires
         for h, nd in nodes.items():
             for side, port in ((1, nd.l), (2, nd.r)):
                 child = 2 * h + side
                 if child in nodes:  # the link: parent's L/R port <-> child's U port
-                    wiring.connect(m, port.o, nodes[child].u.i)
-                    wiring.connect(m, nodes[child].u.o, port.i)
+                    link(m, port.o, nodes[child].u.i, DOWN, child, stuck)
+                    link(m, nodes[child].u.o, port.i, UP, child, stuck)
                 else:
                     attach(m, self.leaf[child - (2 ** L - 1)], port)
         attach(m, self.ext, nodes[0].u)

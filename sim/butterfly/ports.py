@@ -184,5 +184,7 @@ def build_params(net):
     params = {"kind": g.kind, "inputs": g.inputs, "multiplicity": g.multiplicity,
               "modified": g.modified, "seed": g.seed, "wiring": g.wiring,
               "payload_bits": net.payload_bits, "link_stages": net.link_stages,
-              "start_stages": net.start_stages, "structure": h.hexdigest()}
+              "start_stages": net.start_stages,
+              "stuck_links": sorted([*k, v] for k, v in net.stuck_wires.items()),
+              "structure": h.hexdigest()}
     return params, [cyclemodel.__file__, faults.__file__, topology.__file__]

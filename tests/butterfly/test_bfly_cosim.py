@@ -24,14 +24,16 @@ cocotb_runner = pytest.importorskip("fatnet.sim.cocotb_runner")
 
 
 # name -> (kind, N, d, faults, link stages, simulators; "-startD" in the name: a start
-# tree of D stages); the 64-input network on
-# Verilator only
+# tree of D stages, "-stuck": input wire 1 of switch (1, 2) stuck at 0, --stuck-link);
+# the 64-input network on Verilator only
 DESIGNS = {
     "multibutterfly-n8-d2-random": ("multibutterfly", 8, 2, "random", 0, SIMS),
     "dilated-n16-d3-adversarial": ("dilated-butterfly", 16, 3, "adversarial", 0, ["icarus"]),
     "multibutterfly-n16-d2-links2-start2": ("multibutterfly", 16, 2, "random", 2, ["icarus"]),
     "butterfly-n64-random": ("butterfly", 64, 1, "random", 0, ["verilator"]),
+    "multibutterfly-n8-d2-stuck": ("multibutterfly", 8, 2, None, 1, ["icarus"]),
 }
+STUCK_LINK = {(1, 2, 1): 0}
 _circuits = {}
 
 
@@ -42,7 +44,8 @@ def _circuit(name):
         # a start tree where the name says so: bit-time 0 later, nothing else
         start = int(name.split("-start")[1]) if "-start" in name else 0
         _circuits[name] = CircuitNetwork(c.network, c.payload_bits, link_stages=links,
-                                         start_stages=start)
+                                         start_stages=start,
+                                         stuck_wires=STUCK_LINK if "-stuck" in name else {})
     return _circuits[name]
 
 

@@ -105,6 +105,51 @@ def test_pipelined_links_keep_the_model_exact(kind, n, d, link_stages):
           f"{kind} N={n} d={d} link_stages={link_stages} seed {seed}")
 
 
+def stuck_on_a_route(c, ms, seed):
+    """A link ``(level, row, wire)`` that the model's first cycle of ``ms`` routes a
+    message onto (drawn with ``seed`` among them), so that holding it at 0 matters."""
+    rep = run_circuit(c, ms, keep_results=True, max_cycles=1)
+    used = sorted({(occ.channel[0], occ.channel[1], occ.wire)
+                   for o in rep.results[0].outcomes.values() for occ in o.path
+                   if 0 < occ.channel[0] < c.depth})
+    return used[np.random.default_rng(seed).integers(len(used))]
+
+
+@pytest.mark.parametrize("kind,n,d,link_stages", [("butterfly", 16, 1, 0),
+                                                  ("multibutterfly", 8, 2, 1),
+                                                  ("dilated-butterfly", 8, 2, 0)])
+def test_a_stuck_link_loses_what_the_model_loses(kind, n, d, link_stages):
+    """--stuck-link: a link held at 0 inside the network, which no status register
+    knows of. The model loses every message routed onto it (and the edge stays taken);
+    the hardware does exactly that, wire for wire, over cycles of retries. The same
+    results driven through the sound network differ, so the check can fail."""
+    seed = 21 + d
+    sound = circuit(kind, n, d, link_stages=link_stages, seed=seed)
+    ms = messages(sound, "random-destinations", seed, problems=2)
+    link = stuck_on_a_route(sound, ms, seed)
+    c = CircuitNetwork(sound.network, sound.payload_bits, link_stages=link_stages,
+                       stuck_wires={link: 0})
+    rep = run_circuit(c, ms, keep_results=True, max_cycles=4)
+    reasons = [o.lost_at[3] for res in rep.results for o in res.outcomes.values()
+               if o.status == "lost"]
+    assert "its wire is stuck at 0" in reasons
+    why = f"{kind} N={n} d={d} link_stages={link_stages} stuck link {link} seed {seed}"
+    check(run_cycles_amaranth(c, ms, rep.results, family=family_of(c)), why)
+    differs = run_cycles_amaranth(sound, ms, rep.results, family=family_of(sound))
+    assert any(mms for _, mms in differs), f"the sound network matched the stuck one: {why}"
+
+
+def test_a_stuck_link_is_refused_outside_the_network():
+    c = circuit("butterfly", 8, 1)
+    for key, value, words in [((0, 1, 0), 0, "level must be in [1, 2]"),
+                              ((3, 1, 0), 0, "level must be in [1, 2]"),
+                              ((1, 8, 0), 0, "row must be in [0, 7]"),
+                              ((1, 2, 2), 0, "wire must be in [0, 1]"),
+                              ((1, 2, 0), 1, "value must be 0")]:
+        with pytest.raises(FatnetInputError, match=words.replace("[", r"\[")):
+            CircuitNetwork(c.network, 4, stuck_wires={key: value})
+
+
 @pytest.mark.parametrize("start_stages", [1, 3])
 @pytest.mark.parametrize("kind,n,d,link_stages", [("butterfly", 16, 1, 0),
                                                   ("multibutterfly", 8, 2, 1)])

@@ -37,6 +37,14 @@ def _check(results, why):
                                 f"{mismatches[0]}; {why}")
 
 
+def one_run(mode, net, ms):
+    """The cycles of ``ms``: the off-line schedule, or every message in one on-line
+    cycle."""
+    if mode == "offline":
+        return schedule(net.tree, ms.src, ms.dst, cap=net.effective_cap)
+    return [range(len(ms))]
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("conc", ["pippenger", "crossbar"])
 def test_offline_schedule_runs_exactly_as_modelled(case, conc):
@@ -79,12 +87,46 @@ def test_pipelined_links_keep_the_model_exact(mode, link_stages):
         assert net.ack_latency(s, d) == plain.ack_latency(s, d) + links
     seed = 20 + link_stages
     ms = make_pattern(net.n, "random-destinations", seed, 3)
-    if mode == "offline":
-        cycles = schedule(net.tree, ms.src, ms.dst, cap=net.effective_cap)
-    else:
-        cycles = [range(len(ms))]
+    cycles = one_run(mode, net, ms)
     _check(run_cycles_amaranth(net, ms, cycles, family=family_of(net)),
            f"{mode} link_stages={link_stages} seed {seed}")
+
+
+@pytest.mark.parametrize("mode,link_stages", [("offline", 0), ("online", 1)])
+def test_a_stuck_link_loses_what_the_model_loses(mode, link_stages):
+    """--stuck-link: a wire between two nodes held at 0, which no node knows of. A wire
+    the sound run uses (drawn with the seed) is stuck; the model loses the messages
+    routed onto it, and the hardware does exactly what the model says, wire for wire."""
+    kw = dict(concentrator="pippenger", mode=mode, payload_bits=3, link_stages=link_stages)
+    sound = FatTreeNetwork(FatTreeSpec.universal(16, 8, **kw))
+    seed = 40 + link_stages
+    ms = make_pattern(sound.n, "random-destinations", seed, 3)
+    cycles = one_run(mode, sound, ms)
+    why = f"{mode} link_stages={link_stages} seed {seed}"
+    runs = run_cycles_amaranth(sound, ms, cycles, family=family_of(sound))
+    _check(runs, why)
+    used = sorted({(*occ.channel, occ.wire) for plan, _ in runs
+                   for o in plan.result.outcomes.values() for occ in o.path
+                   if 0 < occ.channel[1] < sound.n - 1})
+    link = used[np.random.default_rng(seed).integers(len(used))]
+    net = FatTreeNetwork(FatTreeSpec.universal(16, 8, stuck_links=((link, 0),), **kw))
+    runs = run_cycles_amaranth(net, ms, cycles, family=family_of(net))
+    _check(runs, f"{why} stuck link {link}")
+    reasons = [o.lost_at[3] for plan, _ in runs for o in plan.result.outcomes.values()
+               if o.status == "lost"]
+    assert "its wire is stuck at 0" in reasons, (why, link, reasons)
+
+
+def test_a_stuck_link_outside_the_tree_is_refused():
+    from fatnet.golden.errors import ParameterError
+    # capacities (8, 6, 4, 2, 1): heap 1's channel has 6 wires
+    for links, words in [(((0, 0, 0), 0), r"heap must be in \[1, 14\]"),
+                         (((1, 15, 0), 0), r"heap must be in \[1, 14\]"),
+                         (((0, 1, 6), 0), r"wire must be in \[0, 5\]"),
+                         (((2, 1, 0), 0), "direction must be up or down"),
+                         (((0, 1, 0), 1), "value must be 0")]:
+        with pytest.raises(ParameterError, match=words):
+            FatTreeSpec.universal(16, 8, stuck_links=(links,))
 
 
 @pytest.mark.parametrize("start_stages", [1, 2])
