@@ -80,7 +80,7 @@ def _network_options(p: argparse.ArgumentParser, kind: str) -> None:
                         f"clock of large networks (0 .. {MAX_LINK_STAGES}; default 0)")
     add_start_stages_option(p)
     add_stuck_link_option(p, STUCK_LINK_SYNTAX, parse_stuck_link,
-                          "input wire WIRE of switch (LEVEL, ROW) held at 0, LEVEL 1 .. "
+                          "input wire WIRE of switch (LEVEL, ROW) held at 0 or 1, LEVEL 1 .. "
                           "lg N - 1")
     add_seed_option(p, "seed for the wiring, the faults and the patterns (default 0)")
 

@@ -63,8 +63,8 @@ def _add_network_options(p: argparse.ArgumentParser, *, hardware: bool = True):
                             f"clock of large trees (0 .. {MAX_LINK_STAGES}; default 0)")
         add_start_stages_option(p)
         add_stuck_link_option(p, STUCK_LINK_SYNTAX, parse_stuck_link,
-                              "wire WIRE of heap HEAP's UP or DOWN channel held at 0, HEAP "
-                              "1 .. n - 2 (a link between two nodes)")
+                              "wire WIRE of heap HEAP's UP or DOWN channel held at 0 or 1, "
+                              "HEAP 1 .. n - 2 (a link between two nodes)")
 
 
 def _add_traffic_options(p: argparse.ArgumentParser):

@@ -152,8 +152,8 @@ def add_stuck_link_option(p: argparse.ArgumentParser, syntax: str, parse,
     p.add_argument("--stuck-link", type=stuck_link, action="append", default=[],
                    metavar=syntax,
                    help=f"inject a fault no status register knows of: {which}; messages "
-                        f"routed onto it are lost there (repeatable; the model and the "
-                        f"hardware both carry it)")
+                        f"routed onto it are lost there, and one stuck at 1 feeds a stream "
+                        f"of ones on (repeatable; the model and the hardware both carry it)")
 
 
 def _nearest_existing(path: Path) -> Path:

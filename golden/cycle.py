@@ -49,12 +49,23 @@ The fabric interface (duck-typed):
 ``stuck_wires`` : dict ``(*channel, wire)`` -> 0 or 1 (optional; default: none).
 
 Stuck wires (a fault the network does not know of, ``--stuck-link``): a channel wire
-in the fabric's ``stuck_wires`` carries its value at every bit-time, whatever drives it; the
-switch it feeds sees only that.
+in the fabric's ``stuck_wires`` carries its value whatever drives it, and the switch it
+feeds sees only that. A stream routed onto it goes no further (lost there); the output
+that drove it stays claimed to the end of the cycle.
 
-* Stuck at 0: a stream routed onto it goes no further (lost there, never
-  acknowledged: the fed switch holds nothing for that wire, so its reverse wire stays
-  low); the output that drove it stays claimed to the end of the cycle.
+* Stuck at 0: the fed switch holds nothing for that wire, so its reverse wire stays
+  low and the lost stream is never acknowledged.
+* Stuck at 1: the fed switch sees a *phantom*, a stream of ones whose M bit is there at
+  bit-time ``link_delay(channel)`` (the link's registers are cleared with the cycle),
+  and routes it like any message: its branch and decision bits are all ones, it claims
+  and holds outputs, it may be delivered, and a destination acknowledges it. Phantoms
+  are kept apart from the messages (``CycleResult.phantoms``, keys -1, -2, ...) and
+  are in the waveforms. The phantom's acknowledgment comes back on the stuck wire's
+  reverse wire, and the switch that drove the wire passes it on to whichever of its
+  inputs holds that output: a stream lost there is acknowledged when both the
+  connection and the phantom's acknowledgment are there, ``registers`` later
+  (``max(A + s, t - s) + registers``, with A the phantom's acknowledgment, s the link's
+  registers and t the bit-time the stream's M reached the wire), then back as usual.
 """
 
 from __future__ import annotations
@@ -138,6 +149,13 @@ class CycleResult:
     injections: dict = field(default_factory=dict)
     #: (*channel, wire) -> value: the fabric's ``stuck_wires``
     stuck: dict = field(default_factory=dict)
+    #: -1, -2, ... -> Outcome of each wire stuck at 1's stream of ones (``src`` and
+    #: ``dst`` None; ``path[0]`` the stuck wire)
+    phantoms: dict = field(default_factory=dict)
+
+    def _streams(self):
+        """Every outcome, the messages' then the phantoms'."""
+        return [*self.outcomes.values(), *self.phantoms.values()]
 
     def with_status(self, status: str) -> list[int]:
         return sorted(m for m, o in self.outcomes.items() if o.status == status)
@@ -152,28 +170,31 @@ class CycleResult:
 
     def waveforms(self) -> dict:
         """Forward bits of every wire that carries anything: (*channel, wire) -> uint8
-        array of ``length`` bit-times (a stuck wire: its value throughout)."""
-        out = {}
-        for o in self.outcomes.values():
-            for occ in o.path:
+        array of ``length`` bit-times (a stuck wire: 0, or its phantom's ones)."""
+        out = {key: np.zeros(self.length, dtype=np.uint8) for key in self.stuck}
+        for o in self._streams():
+            for q, occ in enumerate(o.path):
+                key = (*occ.channel, occ.wire)
+                if key in self.stuck and not (o.message < 0 and q == 0):
+                    continue      # the fed switch sees the stuck value, not this stream
                 bits = [1] + o.stream[occ.offset + 1:]
-                wave = out.setdefault((*occ.channel, occ.wire),
-                                      np.zeros(self.length, dtype=np.uint8))
+                wave = out.setdefault(key, np.zeros(self.length, dtype=np.uint8))
                 end = min(self.length, occ.time + len(bits))
                 wave[occ.time:end] = bits[:end - occ.time]
-        for key, value in self.stuck.items():
-            out[key] = np.full(self.length, value, dtype=np.uint8)
         return out
 
     def ack_waveforms(self) -> dict:
-        """Reverse (acknowledgment) bits of every wire whose ack rises: same keys."""
+        """Reverse (acknowledgment) bits of every wire whose ack rises: same keys. Hop q
+        of a path sees it ``sum(hop_registers[:q])`` before the source."""
         out = {}
-        for o in self.outcomes.values():
-            if o.status != "delivered":
+        for o in self._streams():
+            if o.ack_time is None:
                 continue
-            for q, occ in enumerate(o.path):
+            # a stream lost on a wire stuck at 1: that wire's reverse is the phantom's
+            path = o.path if o.status == "delivered" else o.path[:-1]
+            for q, occ in enumerate(path):
                 wave = np.zeros(self.length, dtype=np.uint8)
-                wave[o.arrival + sum(o.hop_registers[q:]):] = 1
+                wave[o.ack_time - sum(o.hop_registers[:q]):] = 1
                 out[(*occ.channel, occ.wire)] = wave
         return out
 
@@ -220,9 +241,14 @@ def run_cycle(fabric, length: int, messages: dict, injections: dict,
     def arrive(o: Outcome, channel, wire: int, t: int, pos: int):
         """M bit on a channel wire at bit-time t; stream index of that M is pos."""
         head = fabric.head(channel, wire)
-        if stuck_wires.get((*channel, wire)) == 0:   # the fed switch sees nothing
+        value = stuck_wires.get((*channel, wire))
+        own = o.message < 0 and len(o.path) == 1   # a phantom on its own wire
+        if value is not None and not own:   # the fed switch sees only the value
             o.status = "lost"
-            o.lost_at = (head and head[0], f"input wire {wire}", -1, "its wire is stuck at 0")
+            o.lost_at = (head and head[0], f"input wire {wire}", -1,
+                         f"its wire is stuck at {value}")
+            if value == 1:
+                on_phantom.append(o)
             return
         if head is None:
             o.status = "delivered"
@@ -251,6 +277,19 @@ def run_cycle(fabric, length: int, messages: dict, injections: dict,
         w = 0 if online else stages[j].decision_width
         heapq.heappush(events, (tau + w, j, switch, port, x, o.message, pos))
 
+    # every wire stuck at 1 feeds its switch a stream of ones from the cycle's start
+    phantoms: dict[int, Outcome] = {}
+    phantom_of: dict = {}
+    on_phantom: list = []      # streams lost on a wire stuck at 1
+    for key in sorted(k for k, v in stuck_wires.items() if v == 1):
+        *channel, wire = key
+        channel = tuple(channel)
+        t = 0 if link_delay is None else link_delay(channel)
+        m = -1 - len(phantoms)
+        o = phantoms[m] = phantom_of[key] = Outcome(m, None, None, "lost", [1] * length)
+        o.path.append(occupancy(channel, wire, t, 0))
+        arrive(o, channel, wire, t, 0)
+
     for m in sorted(injections):
         wire, stream = injections[m]
         s, d, channel = messages[m]
@@ -260,7 +299,7 @@ def run_cycle(fabric, length: int, messages: dict, injections: dict,
 
     while events:
         t, j, switch, port, x, m, pos = heapq.heappop(events)
-        o = outcomes[m]
+        o = outcomes[m] if m >= 0 else phantoms[m]
         stage = fabric.stages(switch, port)[j]
         edges = stage.adjacency[x]
         if online:
@@ -289,4 +328,14 @@ def run_cycle(fabric, length: int, messages: dict, injections: dict,
         claimed.add((switch, port, j, out))
         enter_stage(o, switch, port, j + 1, out, t + 1, pos)
 
-    return CycleResult(length, outcomes, dict(injections), stuck_wires)
+    # acknowledged through the phantom, once both are there (a phantom may itself be
+    # lost on another wire stuck at 1: one pass per phantom settles every chain)
+    for _ in range(len(phantoms)):
+        for o in on_phantom:
+            occ = o.path[-1]
+            ack = phantom_of[(*occ.channel, occ.wire)].ack_time
+            if ack is not None:
+                s = 0 if link_delay is None else link_delay(occ.channel)
+                o.ack_time = max(ack + s, occ.time - s) + o.hop_registers[-1] - s + \
+                    sum(o.hop_registers[:-1])
+    return CycleResult(length, outcomes, dict(injections), stuck_wires, phantoms)

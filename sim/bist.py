@@ -148,6 +148,9 @@ UNPREDICTED = {("send", "data", 1): "a send wire stuck at 1 drives a stream of o
 def unpredicted(plan: BistPlan) -> str | None:
     """Why :func:`predict` cannot predict the plan's stuck wire, or None if it can."""
     f = plan.stuck_wire
+    if f is not None and 1 in getattr(plan.net, "stuck_wires", {}).values():
+        return ("a link stuck at 1 inside the network sends a stream of ones to some "
+                "terminal, and the model does not combine it with a stuck terminal wire")
     return None if f is None else UNPREDICTED.get((f.direction, f.signal, f.value))
 
 
@@ -185,6 +188,12 @@ def run_counters(plan: BistPlan):
       passes recv_ack back, not acknowledged;
     * recv ack at 1: as the sound network (the destination acknowledges anyway).
 
+    A link stuck inside the network (``--stuck-link``) is part of the network, so the
+    model's outcomes carry it: a message lost on a link stuck at 1 may still be
+    acknowledged (through the phantom stream of ones the link feeds on), and a phantom
+    delivered to terminal t is checked there as a payload of ones (delivered if it
+    passes t's check, an error otherwise).
+
     Send data at 1 is not predicted (:data:`UNPREDICTED`): ParameterError.
     """
     why = unpredicted(plan)
@@ -211,6 +220,8 @@ def run_counters(plan: BistPlan):
     phantom = None
     if fault == ("recv", "data", 1) and 1 + plan.prefix + P <= T:
         phantom = gb.payload_ok((1 << P) - 1, f.terminal, P, n)
+    has_phantom = 1 in getattr(plan.net, "stuck_wires", {}).values()
+    terminal_of = {tb.port_name(plan.net, t): t for t in range(N)} if has_phantom else {}
     c = 0
     while True:
         srcs, dsts, pays = [], [], []
@@ -234,7 +245,7 @@ def run_counters(plan: BistPlan):
         # the model runs the messages that enter the network
         into = [i for i, s in enumerate(srcs) if s != silent]
         res = None
-        if into:
+        if into or has_phantom:
             ms = MessageSet.from_pairs([srcs[i] for i in into], [dsts[i] for i in into],
                                        P, 0, payload=[pays[i] for i in into])
             res = tb.simulate(plan.net, ms, tb.prepare(plan.net, ms, list(range(len(into)))))
@@ -248,6 +259,27 @@ def run_counters(plan: BistPlan):
                     f" terminal {srcs[i]}'s message to {dsts[i]} in a cycle with "
                     f"{len(into)} messages")
             outcome[i] = o
+        # the wires stuck at 1 whose phantom nobody acknowledges: delivered where the
+        # top ties the port off, or lost on such a wire in turn
+        unheard = set()
+        phantoms = list(res.phantoms.values()) if has_phantom and res is not None else []
+        for _ in phantoms:
+            for o in phantoms:
+                last = (*o.path[-1].channel, o.path[-1].wire)
+                if (o.status == "delivered" and tb.recv_port(plan.net, last)[0]
+                        not in terminal_of) or (o.status == "lost" and last in unheard):
+                    unheard.add((*o.path[0].channel, o.path[0].wire))
+        for o in phantoms:
+            if o.status != "delivered":
+                continue
+            t = terminal_of.get(tb.recv_port(plan.net, (*o.path[-1].channel,
+                                                        o.path[-1].wire))[0])
+            if t is not None:     # t's checker sees a payload of ones
+                if o.arrival + 1 + plan.prefix + P > T:
+                    raise ParameterError(f"the model delivers a stuck link's stream "
+                                         f"of ones to terminal {t} too late to check")
+                ok = gb.payload_ok((1 << P) - 1, t, P, n)
+                delivered, bad = delivered + ok, bad + (not ok)
         for i, s in enumerate(srcs):
             o = outcome.get(i)
             ack = False
@@ -264,6 +296,10 @@ def run_counters(plan: BistPlan):
                 # matters where the network passes recv_ack back
                 ack = o.ack_time is not None and o.ack_time < T and \
                     not (at_stuck and f.value == 0 and passes_ack)
+            elif o is not None and o.ack_time is not None:
+                # lost on a link stuck at 1: acknowledged when its phantom is
+                ack = o.ack_time < T and \
+                    (*o.path[-1].channel, o.path[-1].wire) not in unheard
             if fault is not None and fault[:2] == ("send", "ack") and s == f.terminal:
                 ack = bool(f.value)
             if ack:

@@ -22,10 +22,11 @@ the fat-tree's framing and timing (docs/hardware.md "Timing"):
   lg N - 1 receive them; the sources' and the outputs' wires are not pipelined) has s
   registers in each direction at the receiving switch, so M reaches the next switch s
   bit-times later and the acknowledgment spends s more on the way back.
-* Stuck links (``stuck_wires``, ``--stuck-link LEVEL:ROW:WIRE:0``): input wire WIRE of
-  switch (LEVEL, ROW), LEVEL 1 .. lg N - 1, held at 0 whatever drives it, a fault no
-  status register knows of. A message whose edge leads onto it is lost there (the
-  engine's rule, :mod:`fatnet.golden.cycle`) and keeps its edge to the end of the cycle.
+* Stuck links (``stuck_wires``, ``--stuck-link LEVEL:ROW:WIRE:0|1``): input wire WIRE
+  of switch (LEVEL, ROW), LEVEL 1 .. lg N - 1, held at 0 or 1 whatever drives it, a
+  fault no status register knows of. A message whose edge leads onto it is lost there
+  and keeps its edge to the end of the cycle; a wire stuck at 1 feeds its switch a
+  phantom stream of ones (the engine's rules, :mod:`fatnet.golden.cycle`).
 * A message that finds no free edge is lost, not acknowledged; its source retries in a
   later cycle. The destination raises the acknowledgment on its delivery wire when M
   arrives; it travels back one register per level (and s per pipelined link), so the
@@ -88,8 +89,9 @@ class CircuitNetwork:
         is the clock ``1 + start_stages`` after the strobe
         (:func:`fatnet.golden.cycle.start_latency`); the bit-times do not change.
     stuck_wires : dict, optional
-        ``(level, row, wire)`` -> 0: input wire ``wire`` of switch ``(level, row)``
-        (levels 1 .. depth - 1) stuck at 0 (module docstring; :func:`parse_stuck_link`).
+        ``(level, row, wire)`` -> 0 or 1: input wire ``wire`` of switch ``(level, row)``
+        (levels 1 .. depth - 1) stuck at that value (module docstring;
+        :func:`parse_stuck_link`).
     """
 
     #: The family's folder in every layer (the hardware is ``fatnet.hdl.butterfly``).
@@ -133,9 +135,8 @@ class CircuitNetwork:
         if self.depth < 2:
             raise ParameterError(f"stuck-link needs a switch-to-switch link: the "
                                  f"{self.n_inputs}-input network has none (inputs >= 4)")
-        if value != 0:
-            raise ParameterError(f"stuck-link value must be 0 (a link stuck at 1 is not "
-                                 f"modelled), got {value!r}")
+        if value not in (0, 1):
+            raise ParameterError(f"stuck-link value must be 0 or 1, got {value!r}")
         for name, v, high in (("level", level, self.depth - 1),
                               ("row", row, self.n_inputs - 1)):
             if not (isinstance(v, (int, np.integer)) and (name == "row" or v >= 1)
@@ -205,7 +206,10 @@ class SplitterFabric:
     def __init__(self, circuit: CircuitNetwork):
         self.c = circuit
         self.net = circuit.network
-        self.stuck_wires = circuit.stuck_wires
+        # a faulty switch drives and acknowledges nothing: a wire stuck at 1 into it feeds
+        # no phantom (no message is routed into it), so it is left out
+        self.stuck_wires = {k: v for k, v in circuit.stuck_wires.items()
+                            if not (v and circuit.blocked[k[0], k[1]])}
 
     def head(self, channel, wire):
         return None if channel[0] == self.c.depth else (channel, wire)
@@ -251,11 +255,11 @@ class SplitterFabric:
 
 
 #: The syntax of ``--stuck-link``.
-STUCK_LINK_SYNTAX = "LEVEL:ROW:WIRE:0"
+STUCK_LINK_SYNTAX = "LEVEL:ROW:WIRE:0|1"
 
 
 def parse_stuck_link(text: str) -> tuple[tuple[int, int, int], int]:
-    """``((level, row, wire), value)`` from ``LEVEL:ROW:WIRE:0`` (the ranges are checked
+    """``((level, row, wire), value)`` from ``LEVEL:ROW:WIRE:0|1`` (the ranges are checked
     by :class:`CircuitNetwork`); one-line ParameterError for another form."""
     parts = str(text).split(":")
     if len(parts) != 4 or not all(p.isdigit() for p in parts):

@@ -115,10 +115,11 @@ class FatTreeSpec:
         the clock ``1 + start_stages`` after the strobe
         (:func:`fatnet.golden.cycle.start_latency`); the bit-times do not change.
     stuck_links : tuple of ((direction, heap, wire), value)
-        Wires inside the tree held at ``value`` (0) whatever drives them, a fault no
-        node knows of (``--stuck-link up|down:HEAP:WIRE:0``): wire ``wire`` of heap
+        Wires inside the tree held at ``value`` (0 or 1) whatever drives them, a fault
+        no node knows of (``--stuck-link up|down:HEAP:WIRE:0|1``): wire ``wire`` of heap
         ``heap``'s UP or DOWN channel, heap 1 .. n - 2 (a link between two nodes).
-        Messages routed onto one are lost there (:mod:`fatnet.golden.cycle`).
+        Messages routed onto one are lost there; one stuck at 1 feeds its node a
+        phantom stream of ones (:mod:`fatnet.golden.cycle`).
     seed : int
         Seed for every random choice made when the instance is built.
     """
@@ -183,10 +184,9 @@ class FatTreeSpec:
         width = self.capacities[int(heap + 1).bit_length() - 1]
         _check_int("stuck-link wire", wire, 0, width - 1,
                    f"in [0, {width - 1}] (heap {heap}'s channel has {width} wires)")
-        if value != 0:
-            raise ParameterError(f"stuck-link value must be 0 (a link stuck at 1 is not "
-                                 f"modelled), got {value!r}")
-        return (int(direction), int(heap), int(wire)), 0
+        if value not in (0, 1):
+            raise ParameterError(f"stuck-link value must be 0 or 1, got {value!r}")
+        return (int(direction), int(heap), int(wire)), int(value)
 
     @property
     def levels(self) -> int:
@@ -247,12 +247,12 @@ class FatTreeSpec:
 
 
 #: The syntax of ``--stuck-link`` for a fat-tree.
-STUCK_LINK_SYNTAX = "up|down:HEAP:WIRE:0"
+STUCK_LINK_SYNTAX = "up|down:HEAP:WIRE:0|1"
 DIRECTION_NAMES = {UP: "up", DOWN: "down"}
 
 
 def parse_stuck_link(text: str) -> tuple[tuple[int, int, int], int]:
-    """``((direction, heap, wire), value)`` from ``up|down:HEAP:WIRE:0`` (the ranges
+    """``((direction, heap, wire), value)`` from ``up|down:HEAP:WIRE:0|1`` (the ranges
     are checked by :class:`FatTreeSpec`); one-line ParameterError for another form."""
     parts = str(text).split(":")
     names = {v: k for k, v in DIRECTION_NAMES.items()}

@@ -36,7 +36,7 @@ SPEC_FIELDS = {
     "start_stages": "the --start-stages given: register stages of the start strobe's tree "
                     "to the switches (= start_latency_clocks)",
     "stuck_links": "the --stuck-link faults built in, sorted: [level, row, wire, value], "
-                   "input wire `wire` of switch (level, row) held at `value` (0) whatever "
+                   "input wire `wire` of switch (level, row) held at `value` (0 or 1) whatever "
                    "drives it; no status register knows of it (empty: none)",
 }
 

@@ -27,7 +27,7 @@ SPEC_FIELDS = {
                     "to the nodes (= start_latency_clocks)",
     "stuck_links": "the --stuck-link faults built in, sorted: [direction, heap, wire, "
                    "value], wire `wire` of heap `heap`'s up or down channel held at "
-                   "`value` (0) whatever drives it; no node knows of it (empty: none)",
+                   "`value` (0 or 1) whatever drives it; no node knows of it (empty: none)",
 }
 
 

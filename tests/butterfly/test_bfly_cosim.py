@@ -24,7 +24,7 @@ cocotb_runner = pytest.importorskip("fatnet.sim.cocotb_runner")
 
 
 # name -> (kind, N, d, faults, link stages, simulators; "-startD" in the name: a start
-# tree of D stages, "-stuck": input wire 1 of switch (1, 2) stuck at 0, --stuck-link);
+# tree of D stages, "-stuck": input wire 1 of switch (1, 2) stuck at 1, --stuck-link);
 # the 64-input network on Verilator only
 DESIGNS = {
     "multibutterfly-n8-d2-random": ("multibutterfly", 8, 2, "random", 0, SIMS),
@@ -33,7 +33,7 @@ DESIGNS = {
     "butterfly-n64-random": ("butterfly", 64, 1, "random", 0, ["verilator"]),
     "multibutterfly-n8-d2-stuck": ("multibutterfly", 8, 2, None, 1, ["icarus"]),
 }
-STUCK_LINK = {(1, 2, 1): 0}
+STUCK_LINK = {(1, 2, 1): 1}
 _circuits = {}
 
 

@@ -115,25 +115,32 @@ def stuck_on_a_route(c, ms, seed):
     return used[np.random.default_rng(seed).integers(len(used))]
 
 
-@pytest.mark.parametrize("kind,n,d,link_stages", [("butterfly", 16, 1, 0),
-                                                  ("multibutterfly", 8, 2, 1),
-                                                  ("dilated-butterfly", 8, 2, 0)])
-def test_a_stuck_link_loses_what_the_model_loses(kind, n, d, link_stages):
-    """--stuck-link: a link held at 0 inside the network, which no status register
+STUCK_NETS = [("butterfly", 16, 1, 0), ("multibutterfly", 8, 2, 1),
+              ("dilated-butterfly", 8, 2, 0), ("butterfly", 16, 1, 2)]
+
+
+@pytest.mark.parametrize("value", [0, 1])
+@pytest.mark.parametrize("kind,n,d,link_stages", STUCK_NETS)
+def test_a_stuck_link_loses_what_the_model_loses(kind, n, d, link_stages, value):
+    """--stuck-link: a link held at 0 or 1 inside the network, which no status register
     knows of. The model loses every message routed onto it (and the edge stays taken);
-    the hardware does exactly that, wire for wire, over cycles of retries. The same
-    results driven through the sound network differ, so the check can fail."""
-    seed = 21 + d
+    at 1 the switch it feeds routes a phantom stream of ones, which takes edges, is
+    delivered, and whose acknowledgment reaches the source of what was lost on the
+    wire. The hardware does exactly that, wire for wire, over cycles of retries. The
+    same results driven through the sound network differ, so the check can fail."""
+    seed = 21 + d + link_stages
     sound = circuit(kind, n, d, link_stages=link_stages, seed=seed)
     ms = messages(sound, "random-destinations", seed, problems=2)
     link = stuck_on_a_route(sound, ms, seed)
     c = CircuitNetwork(sound.network, sound.payload_bits, link_stages=link_stages,
-                       stuck_wires={link: 0})
+                       stuck_wires={link: value})
     rep = run_circuit(c, ms, keep_results=True, max_cycles=4)
     reasons = [o.lost_at[3] for res in rep.results for o in res.outcomes.values()
                if o.status == "lost"]
-    assert "its wire is stuck at 0" in reasons
-    why = f"{kind} N={n} d={d} link_stages={link_stages} stuck link {link} seed {seed}"
+    assert f"its wire is stuck at {value}" in reasons
+    if value:
+        assert all(res.phantoms[-1].status == "delivered" for res in rep.results)
+    why = f"{kind} N={n} d={d} link_stages={link_stages} stuck link {link}:{value} seed {seed}"
     check(run_cycles_amaranth(c, ms, rep.results, family=family_of(c)), why)
     differs = run_cycles_amaranth(sound, ms, rep.results, family=family_of(sound))
     assert any(mms for _, mms in differs), f"the sound network matched the stuck one: {why}"
@@ -145,7 +152,7 @@ def test_a_stuck_link_is_refused_outside_the_network():
                               ((3, 1, 0), 0, "level must be in [1, 2]"),
                               ((1, 8, 0), 0, "row must be in [0, 7]"),
                               ((1, 2, 2), 0, "wire must be in [0, 1]"),
-                              ((1, 2, 0), 1, "value must be 0")]:
+                              ((1, 2, 0), 2, "value must be 0 or 1")]:
         with pytest.raises(FatnetInputError, match=words.replace("[", r"\[")):
             CircuitNetwork(c.network, 4, stuck_wires={key: value})
 

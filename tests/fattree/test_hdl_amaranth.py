@@ -92,11 +92,13 @@ def test_pipelined_links_keep_the_model_exact(mode, link_stages):
            f"{mode} link_stages={link_stages} seed {seed}")
 
 
-@pytest.mark.parametrize("mode,link_stages", [("offline", 0), ("online", 1)])
-def test_a_stuck_link_loses_what_the_model_loses(mode, link_stages):
-    """--stuck-link: a wire between two nodes held at 0, which no node knows of. A wire
-    the sound run uses (drawn with the seed) is stuck; the model loses the messages
-    routed onto it, and the hardware does exactly what the model says, wire for wire."""
+@pytest.mark.parametrize("value", [0, 1])
+@pytest.mark.parametrize("mode,link_stages", [("offline", 0), ("online", 1), ("online", 0)])
+def test_a_stuck_link_loses_what_the_model_loses(mode, link_stages, value):
+    """--stuck-link: a wire between two nodes held at 0 or 1, which no node knows of. A
+    wire the sound run uses (drawn with the seed) is stuck; the model loses the messages
+    routed onto it (at 1 the node it feeds routes a phantom stream of ones), and the
+    hardware does exactly what the model says, wire for wire."""
     kw = dict(concentrator="pippenger", mode=mode, payload_bits=3, link_stages=link_stages)
     sound = FatTreeNetwork(FatTreeSpec.universal(16, 8, **kw))
     seed = 40 + link_stages
@@ -109,12 +111,12 @@ def test_a_stuck_link_loses_what_the_model_loses(mode, link_stages):
                    for o in plan.result.outcomes.values() for occ in o.path
                    if 0 < occ.channel[1] < sound.n - 1})
     link = used[np.random.default_rng(seed).integers(len(used))]
-    net = FatTreeNetwork(FatTreeSpec.universal(16, 8, stuck_links=((link, 0),), **kw))
+    net = FatTreeNetwork(FatTreeSpec.universal(16, 8, stuck_links=((link, value),), **kw))
     runs = run_cycles_amaranth(net, ms, cycles, family=family_of(net))
-    _check(runs, f"{why} stuck link {link}")
+    _check(runs, f"{why} stuck link {link}:{value}")
     reasons = [o.lost_at[3] for plan, _ in runs for o in plan.result.outcomes.values()
                if o.status == "lost"]
-    assert "its wire is stuck at 0" in reasons, (why, link, reasons)
+    assert f"its wire is stuck at {value}" in reasons, (why, link, reasons)
 
 
 def test_a_stuck_link_outside_the_tree_is_refused():
@@ -124,7 +126,7 @@ def test_a_stuck_link_outside_the_tree_is_refused():
                          (((1, 15, 0), 0), r"heap must be in \[1, 14\]"),
                          (((0, 1, 6), 0), r"wire must be in \[0, 5\]"),
                          (((2, 1, 0), 0), "direction must be up or down"),
-                         (((0, 1, 0), 1), "value must be 0")]:
+                         (((0, 1, 0), 2), "value must be 0 or 1")]:
         with pytest.raises(ParameterError, match=words):
             FatTreeSpec.universal(16, 8, stuck_links=(links,))
 
