@@ -26,7 +26,7 @@ from ..golden.butterfly.topology import MAX_INPUTS, WIRINGS
 from ..golden.errors import ParameterError
 from ..golden.messages import MessageSet, json_excerpt, read_json_file
 from .options import (MAX_CYCLES, MAX_TRIALS, add_seed_option, add_start_stages_option,
-                      add_stuck_link_option,
+                      add_stuck_link_option, stuck_links,
                       bounded_int, fraction, output_file, power_of_two)
 from .outputs import staged_file
 from .progress import progress_bar
@@ -132,7 +132,7 @@ def spec_from_args(kind: str, args) -> bf.ButterflySpec:
 def network_from_args(kind: str, args) -> CircuitNetwork:
     """The bit-serial network the options name."""
     return build(spec_from_args(kind, args), args.payload_bits, args.link_stages,
-                 args.start_stages, stuck_wires=dict(args.stuck_link))
+                 args.start_stages, stuck_wires=stuck_links(args.stuck_link))
 
 
 def messages_from_args(args, circuit: CircuitNetwork) -> MessageSet:
@@ -242,7 +242,7 @@ def run_model(circuit: CircuitNetwork, ms: MessageSet, args):
 def cmd_route(kind: str, args) -> int:
     spec = spec_from_args(kind, args)
     circuit = build(spec, args.payload_bits, args.link_stages, args.start_stages,
-                    stuck_wires=dict(args.stuck_link))
+                    stuck_wires=stuck_links(args.stuck_link))
     # store-and-forward on the same network; the circuit result is the cycle-exact run's
     doc = bf.route_report(spec, circuit, args.pattern, args.problems, args.hot_fraction,
                           queue=args.queue, edge_choice=args.edge_choice, tie=args.tie,
@@ -251,10 +251,13 @@ def cmd_route(kind: str, args) -> int:
         print(json.dumps(doc))
     else:
         sf, c = doc["store_and_forward"], doc["circuit"]
+        stuck = sorted(circuit.stuck_wires.items())
         print(f"{kind}: {spec.inputs} inputs, multiplicity {spec.multiplicity}"
               f"{', modified (*)' if spec.modified else ''}, seed {spec.seed}; "
               f"{args.pattern}, {args.problems} per input: {doc['messages']} messages, "
-              f"{doc['lost_at_faults']} cut off by faults")
+              f"{doc['lost_at_faults']} cut off by faults"
+              + (f"; stuck links {', '.join(f'{i}:{r}:{w}:{v}' for (i, r, w), v in stuck)} "
+                 f"(the circuit model's)" if stuck else ""))
         print(f"store-and-forward: {sf['delivered']} delivered in {sf['steps']} steps, "
               f"{sf['never_delayed_fraction']:.1%} never delayed")
         acc = c["first_cycle_acceptance"]
@@ -270,7 +273,7 @@ def cmd_route(kind: str, args) -> int:
 def cmd_info(kind: str, args) -> int:
     spec = spec_from_args(kind, args)
     doc = bf.info_report(spec, args.payload_bits, args.link_stages, args.start_stages,
-                         stuck_wires=dict(args.stuck_link))
+                         stuck_wires=stuck_links(args.stuck_link))
     if args.json:
         print(json.dumps(doc))
         return 0

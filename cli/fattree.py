@@ -16,11 +16,11 @@ from ..golden.fattree.api import build, info, schedule_report, spec_from_options
 from ..golden.fattree.network import FatTreeNetwork
 from ..golden.fattree.schedule import METHODS
 from ..golden.fattree.spec import (CONCENTRATORS, MAX_LEAVES, MAX_LINK_STAGES,
-                                  MAX_PAYLOAD_BITS, MODES, FatTreeSpec)
+                                  MAX_PAYLOAD_BITS, MODES, STUCK_LINK_SYNTAX, FatTreeSpec,
+                                  parse_stuck_link)
 from ..golden.messages import PATTERNS, load_message_file, make_pattern
-from ..golden.fattree.spec import STUCK_LINK_SYNTAX, parse_stuck_link
 from .options import (MAX_CYCLES, add_seed_option, add_start_stages_option,
-                      add_stuck_link_option, bounded_int,
+                      add_stuck_link_option, bounded_int, stuck_links,
                       comma_ints, fraction, power_of_two)
 from .registry import Family, Kind
 
@@ -104,7 +104,7 @@ def spec_from_args(kind: str, args) -> FatTreeSpec:
         if hasattr(args, name):
             opts[name] = getattr(args, name)
     if getattr(args, "stuck_link", None):
-        opts["stuck_links"] = tuple(args.stuck_link)
+        opts["stuck_links"] = tuple(stuck_links(args.stuck_link).items())
     return spec_from_options(args.leaves, root_capacity=args.root_capacity,
                              capacity=args.capacity, capacities=args.capacities, **opts)
 

@@ -20,7 +20,7 @@ from ..golden.seeds import SEED_RANGE, check_seed
 
 __all__ = ["MAX_CYCLES", "MAX_TRIALS", "comma_ints", "bounded_int", "power_of_two",
            "fraction", "seed", "add_seed_option", "add_start_stages_option",
-           "add_stuck_link_option",
+           "add_stuck_link_option", "stuck_links",
            "output_directory", "output_file", "identifier"]
 
 #: Most delivery cycles a run may be given (``--max-cycles``): a run whose messages can
@@ -154,6 +154,18 @@ def add_stuck_link_option(p: argparse.ArgumentParser, syntax: str, parse,
                    help=f"inject a fault no status register knows of: {which}; messages "
                         f"routed onto it are lost there, and one stuck at 1 feeds a stream "
                         f"of ones on (repeatable; the model and the hardware both carry it)")
+
+
+def stuck_links(pairs) -> dict:
+    """The ``--stuck-link`` values (``(key, value)`` pairs) as one dict; a wire named
+    twice with two values is refused in one line rather than one of them dropped."""
+    out = {}
+    for key, value in pairs:
+        if out.get(key, value) != value:
+            raise ParameterError(f"stuck-link names one wire twice, at {out[key]} and at "
+                                 f"{value}: {key}")
+        out[key] = value
+    return out
 
 
 def _nearest_existing(path: Path) -> Path:

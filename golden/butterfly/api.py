@@ -235,7 +235,7 @@ def build_circuit(spec: ButterflySpec, payload_bits: int = 8,
     """The bit-serial network of a spec (with its fault map): the one structure the
     hardware is built from; ``link_stages`` registers on every switch-to-switch link,
     ``start_stages`` register stages from the start strobe to the switches,
-    ``stuck_wires`` the links stuck at 0 (``{(level, row, wire): 0}``)."""
+    ``stuck_wires`` the links stuck at 0 or 1 (``{(level, row, wire): value}``)."""
     net, _ = build(spec)
     return CircuitNetwork(net, payload_bits, spec=spec, link_stages=link_stages,
                           start_stages=start_stages, stuck_wires=stuck_wires)

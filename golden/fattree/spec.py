@@ -167,8 +167,12 @@ class FatTreeSpec:
                    f"an integer in [0, {MAX_LINK_STAGES}]")
         _check_int("start-stages", self.start_stages, 0, MAX_START_STAGES,
                    f"an integer in [0, {MAX_START_STAGES}]")
-        object.__setattr__(self, "stuck_links", tuple(sorted(
-            {self._check_stuck_link(*key, value) for key, value in self.stuck_links})))
+        links = sorted({self._check_stuck_link(*key, value)
+                        for key, value in self.stuck_links})
+        if len({key for key, _ in links}) != len(links):
+            raise ParameterError(f"stuck-link names one wire twice, at 0 and at 1: "
+                                 f"{sorted(links)}")
+        object.__setattr__(self, "stuck_links", tuple(links))
 
     def _check_stuck_link(self, direction, heap, wire, value) -> tuple:
         """``((direction, heap, wire), value)`` of a stuck link, checked; one line else."""

@@ -28,6 +28,13 @@ BAD_NETWORK = [
     (["--inputs", "8", "--link-stages", "9"], "link-stages must be an integer in [0, 8], got 9"),
     (["--inputs", "8", "--link-stages", "-1"],
      "link-stages must be an integer in [0, 8], got -1"),
+    (["--inputs", "8", "--stuck-link", "3:0:0:0"], "stuck-link level must be in [1, 2], got 3"),
+    (["--inputs", "8", "--stuck-link", "1:8:0:0"], "stuck-link row must be in [0, 7], got 8"),
+    (["--inputs", "8", "--stuck-link", "1:0:0:2"], "stuck-link value must be 0 or 1, got 2"),
+    (["--inputs", "8", "--stuck-link", "1:0:0"],
+     "stuck-link must be LEVEL:ROW:WIRE:0|1 (non-negative integers), got '1:0:0'"),
+    (["--inputs", "8", "--stuck-link", "1:0:0:0", "--stuck-link", "1:0:0:1"],
+     "stuck-link names one wire twice, at 0 and at 1: (1, 0, 0)"),
 ]
 
 # multiplicity wrong for the kind
@@ -173,6 +180,30 @@ def test_start_stages_reach_the_manifest_the_verilog_and_the_co_simulation(tmp_p
                  "random-destinations", "--sim", "icarus",
                  "--build-dir", str(tmp_path / "b")]) == 0
     assert "icarus: PASS" in capsys.readouterr().out
+
+
+def test_a_stuck_link_reaches_the_report_the_manifest_and_the_co_simulation(tmp_path,
+                                                                           capsys):
+    """--stuck-link: route reports the message it loses on every retry (exit 1, 0 with
+    --allow-loss), the manifest records the link, and `fatnet sim` co-simulates the
+    stuck network (Icarus) against the model, at 0 and at 1."""
+    link = ["--inputs", "8", "--stuck-link", "1:0:1:0", "--max-cycles", "5"]
+    assert main(["route", "butterfly", *link]) == 1
+    out = capsys.readouterr().out
+    assert "stuck links 1:0:1:0" in out and "1 lost" in out, out
+    assert main(["route", "butterfly", *link, "--allow-loss"]) == 0
+    assert main(["gen", "butterfly", "--inputs", "8", "--stuck-link", "2:3:0:1",
+                 "-o", str(tmp_path / "g")]) == 0
+    doc = json.loads((tmp_path / "g" / "butterfly.json").read_text())
+    assert doc["spec"]["stuck_links"] == [[2, 3, 0, 1]]
+    if "icarus" not in SIMS:
+        pytest.skip("Icarus is not among the simulators")
+    for value in (0, 1):
+        capsys.readouterr()
+        assert main(["sim", "butterfly", "--inputs", "8", "--stuck-link", f"1:0:1:{value}",
+                     "--max-cycles", "3", "--sim", "icarus",
+                     "--build-dir", str(tmp_path / f"b{value}")]) == 0
+        assert "icarus: PASS" in capsys.readouterr().out
 
 
 # ------------------------------------------------------------------ run-time fault masks

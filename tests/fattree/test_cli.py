@@ -69,6 +69,11 @@ def test_schedule_with_explicit_capacities(tmp_path, capsys):
     (["route", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--pattern", "hot-spot", "--hot-fraction", "2"], "hot-fraction"),
     (["info", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--concentrator", "magic"], "invalid choice"),
     (["info", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--link-stages", "9"], "link-stages must be an integer in [0, 8], got 9"),
+    (["info", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--stuck-link", "up:15:0:0"], "stuck-link heap must be in [1, 14] (a link between two nodes), got 15"),
+    (["info", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--stuck-link", "up:1:6:0"], "stuck-link wire must be in [0, 5] (heap 1's channel has 6 wires), got 6"),
+    (["info", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--stuck-link", "left:1:0:0"], "stuck-link must be up|down:HEAP:WIRE:0|1 (non-negative integers), got 'left:1:0:0'"),
+    (["info", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--stuck-link", "up:1:0:2"], "stuck-link value must be 0 or 1, got 2"),
+    (["info", "fat-tree", "--leaves", "2", "--capacity", "1", "--stuck-link", "up:1:0:0"], "stuck-link needs a link between two nodes: a tree of 2 leaves has none"),
     (["frobnicate"], "invalid choice"),
     (["route", "hypertorus", "--leaves", "4"], "invalid choice"),
 ])
