@@ -10,7 +10,7 @@ import pytest
 
 from fatnet.golden import butterfly as bfc
 from fatnet.golden.butterfly.api import spec_from_options
-from fatnet.golden.butterfly.cyclemodel import masked_network
+from fatnet.golden.butterfly.cyclemodel import CircuitNetwork, masked_network
 from fatnet.golden.fattree.network import FatTreeNetwork
 from fatnet.golden.fattree.spec import FatTreeSpec
 from fatnet.golden.hypercube.circuit import HypercubeCircuit
@@ -130,45 +130,58 @@ def test_splitter_terms_are_used_consistently(kind, tmp_path_factory):
     mask = next(p for p in doc["ports"] if p["name"] == "fault_mask")
     assert mask["width"] == (n - 1) * N
     assert "bit (level - 1) * N + row" in mask["meaning"] and "(level, row)" in mask["meaning"]
-    assert f"lg N = {n} clocks" in mask["meaning"]
-    assert f"lg N-th (= {n}th) rising edge" in doc["timing"]
+    assert f"settle in {n} clocks (status_settle_clocks)" in mask["meaning"]
+    assert f"status_settle_clocks-th (= {n}th) rising edge" in doc["timing"]
     assert "not disabled" in doc["fault_rules"]
     faults = c.network.faults
     if faults is not None:
         assert doc["faulty"] == [[int(i), int(r)] for i, r in zip(*faults.faulty.nonzero())]
 
 
-def test_status_registers_settle_in_the_clocks_the_manifest_states(tmp_path_factory):
+@pytest.mark.parametrize("link_stages", [0, 2])
+def test_status_registers_settle_in_the_clocks_the_manifest_states(link_stages,
+                                                                   tmp_path_factory):
     """After a fault_mask change every status register holds its final value from the
-    lg N-th rising edge on, and not before (the mask kills the last interior level, so
-    the status of every level changes)."""
+    status_settle_clocks-th rising edge on, and not before (the mask kills the last
+    interior level, so the status of every level changes). With pipelined links the
+    status comes back through their registers (lg N + s (lg N - 1)), and after reset
+    the registers hold the settled status under the built-in faults at once."""
     from amaranth.sim import Simulator
 
-    from fatnet.hdl.butterfly import top
+    from fatnet.hdl.butterfly import manifest_fields, top
     from fatnet.sim.butterfly.ports import expected_status, mask_int, status_signals
-    c, doc = _doc("multibutterfly", tmp_path_factory)
+    plain, _ = _doc("multibutterfly", tmp_path_factory)
+    c = CircuitNetwork(plain.network, plain.payload_bits, link_stages=link_stages)
+    k = manifest_fields(c, {})["status_settle_clocks"]
     n, N = c.depth, c.n_inputs
+    assert k == n + link_stages * (n - 1)
     mask = np.zeros((n - 1, N), dtype=bool)
     mask[n - 2] = True
     want = expected_status(c, mask)
+    at_reset = expected_status(c, None)
+    assert (want != at_reset).any()
     dut = top(c)
     status = status_signals(c, dut)
-    settled = []
+    settled, first = [], []
+
+    def now(ctx):
+        return np.array([[ctx.get(status[i][r]) for r in range(N)] for i in range(n)])
 
     async def bench(ctx):
-        await ctx.tick().repeat(n + 1)
+        if link_stages:
+            first.append(bool((now(ctx) == at_reset).all()))
+        await ctx.tick().repeat(k + 1)
         ctx.set(dut.fault_mask, mask_int(c, mask))
-        for _ in range(n + 2):
+        for _ in range(k + 2):
             await ctx.tick()
-            got = np.array([[ctx.get(status[i][r]) for r in range(N)] for i in range(n)])
-            settled.append(bool((got == want).all()))
+            settled.append(bool((now(ctx) == want).all()))
 
     sim = Simulator(dut)
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
     sim.run()
-    k = doc["status_settle_clocks"]
     assert settled == [False] * (k - 1) + [True] * (len(settled) - k + 1)
+    assert first in ([], [True])
 
 
 def test_a_declared_faulty_input_keeps_routing_on_its_good_direction():

@@ -167,6 +167,13 @@ class CircuitNetwork:
         return self.header_bits + self.depth + self.link_registers
 
     @property
+    def status_settle_clocks(self) -> int:
+        """Clocks the hardware's fault-status registers take to settle after the
+        run-time fault mask changes: one per level, and the s registers each pipelined
+        link puts on the status it carries back (lg N + s (lg N - 1))."""
+        return self.depth + self.link_registers
+
+    @property
     def ack_latency(self) -> int:
         """Bit-times from the destination's acknowledgment to the source's: one per level,
         and the pipelined links'."""

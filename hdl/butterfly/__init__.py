@@ -115,7 +115,7 @@ def manifest_fields(circuit, modules) -> dict:
         "switch_levels": n,
         "arrival_bit_time": circuit.arrival,
         "ack_latency": circuit.ack_latency,
-        "status_settle_clocks": n,
+        "status_settle_clocks": circuit.status_settle_clocks,
         "timing": (
             f"one bit-time per clock; {bit_time_zero(circuit.start_stages)}. "
             f"Input r drives on term{{r}}.send: M = 1 at bit-time 0, then the lg N address "
@@ -148,9 +148,15 @@ def manifest_fields(circuit, modules) -> dict:
             f"Status: "
             f"every switch has a status register <top>.bad_<level>_<row> (not a port); "
             f"after fault_mask changes (or after reset) the registers settle backward one "
-            f"level per clock and hold their final value from the lg N-th (= {n}th) "
-            f"rising edge on: change fault_mask only while busy is low, then wait lg N "
-            f"clocks before the start strobe (the bundled testbenches wait lg N + 1). "
+            f"level per clock"
+            + (f", and each pipelined link holds the status it carries back s = {s} "
+               f"clocks more (those registers and the status registers reset to the "
+               f"settled value under the built-in faults, so after reset with fault_mask "
+               f"0 they hold it at once)" if s else "")
+            + f", and hold their final value from the status_settle_clocks-th (= "
+            f"{circuit.status_settle_clocks}th) rising edge on: change fault_mask only "
+            f"while busy is low, then wait status_settle_clocks clocks before the start "
+            f"strobe (the bundled testbenches wait one more). "
             f"A switch's faulty input takes effect at once (it drives and acknowledges "
             f"nothing)."),
         "fault_rules": (
@@ -188,9 +194,9 @@ def manifest_fields(circuit, modules) -> dict:
                                 "bit-time a message's M bit reaches its output",
             "ack_latency": "lg N + s (lg N - 1): bit-times from a destination's recv_ack "
                            "to its input's send_ack",
-            "status_settle_clocks": "lg N: rising clock edges after a fault_mask change "
-                                    "(or reset) until every status register holds its "
-                                    "final value",
+            "status_settle_clocks": "lg N + s (lg N - 1) (s = spec.link_stages): rising "
+                                    "clock edges after a fault_mask change (or reset) "
+                                    "until every status register holds its final value",
             "timing": "framing, latency, the delivery cycle, what the outputs carry after "
                       "busy falls, and the status registers' settling",
             "fault_rules": "what faulty and declared-faulty switches do, input switches "

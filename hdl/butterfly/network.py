@@ -19,7 +19,11 @@ keeps a *bad* status register, ``faulty | (all edges of some direction lead to b
 switches)`` (Sec. III-C: "each switch simply checks its up and down output neighbors"),
 so the status settles backward one level per clock after the mask changes: every status
 register holds its final value from the ``depth`` (lg N)-th rising edge on; an edge into a
-bad switch is masked out of arbitration and never taken. The
+bad switch is masked out of arbitration and never taken. With ``--link-stages s`` the
+status of the next level comes back through s registers too (the links' long wires end
+in registers), so it settles in lg N + s (lg N - 1) clocks
+(``CircuitNetwork.status_settle_clocks``), and the registers reset to their settled
+value under the built-in faults. The
 settled status equals the golden propagation (:func:`fatnet.golden.butterfly.faults.propagate`).
 """
 
@@ -229,7 +233,7 @@ FAULT_MASK_MEANING = (
     "run-time faults, one bit per interior switch: bit (level - 1) * N + row (bit 0 the "
     "LSB) marks switch (level, row), level 1 .. lg N - 1 = {D_1}, row 0 .. N - 1 = {N_1}, "
     "faulty on top of the built-in faults; change it while busy is low, the status "
-    "registers settle in lg N = {D} clocks")
+    "registers settle in {settle} clocks (status_settle_clocks)")
 
 
 def port_meaning(circuit, row: dict) -> str:
@@ -244,7 +248,8 @@ def port_meaning(circuit, row: dict) -> str:
     if meaning is not None:
         return meaning
     return FAULT_MASK_MEANING.format(D=circuit.depth, D_1=circuit.depth - 1,
-                                     N_1=circuit.n_inputs - 1)
+                                     N_1=circuit.n_inputs - 1,
+                                     settle=circuit.status_settle_clocks)
 
 
 def check_buildable(circuit) -> None:
@@ -320,8 +325,24 @@ class ButterflyNetworkHW(wiring.Component):
         self._fixed = (net.faults.faulty if net.faults is not None
                        else np.zeros((self._depth + 1, self._n), dtype=bool))
         super().__init__(network_signature(circuit))
-        self.status = [[Signal(name=f"bad_{i}_{row}") for row in range(self._n)]
-                       for i in range(self._depth)]
+        # with pipelined links the status registers reset to their settled value under
+        # the built-in faults, so nothing waits for them to settle after reset (without,
+        # they reset to 0 and settle within lg N clocks, as they always have)
+        self._settled = (circuit.blocked if circuit.link_stages
+                         else np.zeros_like(circuit.blocked))
+        self.status = [[Signal(name=f"bad_{i}_{row}", init=int(self._settled[i, row]))
+                        for row in range(self._n)] for i in range(self._depth)]
+
+    def _status_link(self, m, bad, settled, name):
+        """The status ``bad`` of a switch's targets, through the s registers of the
+        pipelined links it comes back on (reset to their ``settled`` values): the long
+        wire between two levels ends in a register, not in the switch's arbitration."""
+        for k in range(self._c.link_stages):
+            held = Signal(len(bad), name=f"bad_link{k}_{name}",
+                          init=sum(int(v) << j for j, v in enumerate(settled)))
+            m.d.sync += held.eq(bad)
+            bad = held
+        return bad
 
     def _switch(self, level: int, row: int):
         """Switch ``(level, row)``: the component itself (simulation), or, for generation,
@@ -385,6 +406,9 @@ class ButterflyNetworkHW(wiring.Component):
                     targets = [int(t) for t in net.heads[i, row, g * e:(g + 1) * e]]
                     # one Cat for the port and the reduction (Amaranth emits it once)
                     to = Cat(bad[i + 1, t] for t in targets)
+                    if c.link_stages and i + 1 < D:   # along the pipelined links
+                        to = self._status_link(m, to, [self._settled[i + 1, t]
+                                                       for t in targets], f"{i}_{row}_{g}")
                     port_lhs.append(port_bad)
                     port_rhs.append(to)
                     dirs_bad.append(to.all())

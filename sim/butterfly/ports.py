@@ -129,9 +129,9 @@ def expected_status(net, mask):
 
 
 def status_settle_clocks(net) -> int:
-    """Clocks the status registers take to settle after the mask changes: one level per
-    clock, lg N (the manifest's ``status_settle_clocks``)."""
-    return net.depth
+    """Clocks the status registers take to settle after the mask changes (the golden
+    network's, the manifest's ``status_settle_clocks``)."""
+    return net.status_settle_clocks
 
 
 def status_paths(net, top: str) -> list[str]:
