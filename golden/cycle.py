@@ -105,6 +105,11 @@ class Occupancy:
     time: int
     offset: int
 
+    @property
+    def key(self) -> tuple:
+        """``(*channel, wire)``: the wire's key in the waveforms and ``stuck_wires``."""
+        return (*self.channel, self.wire)
+
 
 @dataclass
 class Outcome:
@@ -174,7 +179,7 @@ class CycleResult:
         out = {key: np.zeros(self.length, dtype=np.uint8) for key in self.stuck}
         for o in self._streams():
             for q, occ in enumerate(o.path):
-                key = (*occ.channel, occ.wire)
+                key = occ.key
                 if key in self.stuck and not (o.message < 0 and q == 0):
                     continue      # the fed switch sees the stuck value, not this stream
                 bits = [1] + o.stream[occ.offset + 1:]
@@ -195,7 +200,7 @@ class CycleResult:
             for q, occ in enumerate(path):
                 wave = np.zeros(self.length, dtype=np.uint8)
                 wave[o.ack_time - sum(o.hop_registers[:q]):] = 1
-                out[(*occ.channel, occ.wire)] = wave
+                out[occ.key] = wave
         return out
 
 
@@ -333,9 +338,8 @@ def run_cycle(fabric, length: int, messages: dict, injections: dict,
     for _ in range(len(phantoms)):
         for o in on_phantom:
             occ = o.path[-1]
-            ack = phantom_of[(*occ.channel, occ.wire)].ack_time
-            if ack is not None:
+            ack = phantom_of[occ.key].ack_time
+            if ack is not None:   # the last hop's registers less the stuck link's s
                 s = 0 if link_delay is None else link_delay(occ.channel)
-                o.ack_time = max(ack + s, occ.time - s) + o.hop_registers[-1] - s + \
-                    sum(o.hop_registers[:-1])
+                o.ack_time = max(ack + s, occ.time - s) - s + sum(o.hop_registers)
     return CycleResult(length, outcomes, dict(injections), stuck_wires, phantoms)

@@ -259,21 +259,21 @@ def run_counters(plan: BistPlan):
                     f" terminal {srcs[i]}'s message to {dsts[i]} in a cycle with "
                     f"{len(into)} messages")
             outcome[i] = o
-        # the wires stuck at 1 whose phantom nobody acknowledges: delivered where the
-        # top ties the port off, or lost on such a wire in turn
-        unheard = set()
         phantoms = list(res.phantoms.values()) if has_phantom and res is not None else []
+        # where each delivered phantom ends: a terminal's checker, or None for a port
+        # the top ties off (the fat-tree's ext)
+        ends = {o.message: terminal_of.get(tb.recv_port(plan.net, o.path[-1].key)[0])
+                for o in phantoms if o.status == "delivered"}
+        # the wires stuck at 1 whose phantom nobody acknowledges: it ends where the top
+        # ties the port off, or is lost on such a wire in turn
+        unheard = set()
         for _ in phantoms:
             for o in phantoms:
-                last = (*o.path[-1].channel, o.path[-1].wire)
-                if (o.status == "delivered" and tb.recv_port(plan.net, last)[0]
-                        not in terminal_of) or (o.status == "lost" and last in unheard):
-                    unheard.add((*o.path[0].channel, o.path[0].wire))
+                if (o.message in ends and ends[o.message] is None) or \
+                        (o.status == "lost" and o.path[-1].key in unheard):
+                    unheard.add(o.path[0].key)
         for o in phantoms:
-            if o.status != "delivered":
-                continue
-            t = terminal_of.get(tb.recv_port(plan.net, (*o.path[-1].channel,
-                                                        o.path[-1].wire))[0])
+            t = ends.get(o.message)
             if t is not None:     # t's checker sees a payload of ones
                 if o.arrival + 1 + plan.prefix + P > T:
                     raise ParameterError(f"the model delivers a stuck link's stream "
@@ -298,8 +298,7 @@ def run_counters(plan: BistPlan):
                     not (at_stuck and f.value == 0 and passes_ack)
             elif o is not None and o.ack_time is not None:
                 # lost on a link stuck at 1: acknowledged when its phantom is
-                ack = o.ack_time < T and \
-                    (*o.path[-1].channel, o.path[-1].wire) not in unheard
+                ack = o.ack_time < T and o.path[-1].key not in unheard
             if fault is not None and fault[:2] == ("send", "ack") and s == f.terminal:
                 ack = bool(f.value)
             if ack:

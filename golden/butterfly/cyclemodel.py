@@ -137,12 +137,11 @@ class CircuitNetwork:
                                  f"{self.n_inputs}-input network has none (inputs >= 4)")
         if value not in (0, 1):
             raise ParameterError(f"stuck-link value must be 0 or 1, got {value!r}")
-        for name, v, high in (("level", level, self.depth - 1),
-                              ("row", row, self.n_inputs - 1)):
-            if not (isinstance(v, (int, np.integer)) and (name == "row" or v >= 1)
-                    and 0 <= v <= high):
-                raise ParameterError(f"stuck-link {name} must be in [{int(name == 'level')}, "
-                                     f"{high}], got {v!r}")
+        for name, v, low, high in (("level", level, 1, self.depth - 1),
+                                   ("row", row, 0, self.n_inputs - 1)):
+            if not (isinstance(v, (int, np.integer)) and low <= v <= high):
+                raise ParameterError(f"stuck-link {name} must be in [{low}, {high}], "
+                                     f"got {v!r}")
         degree = int(self.in_degree[level, row])
         if not (isinstance(wire, (int, np.integer)) and 0 <= wire < degree):
             raise ParameterError(f"stuck-link wire must be in [0, {degree - 1}] (switch "

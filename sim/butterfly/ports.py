@@ -178,6 +178,7 @@ def build_params(net):
     import hashlib
 
     from ...golden.butterfly import cyclemodel, faults, topology
+    from ...golden.butterfly.api import stuck_link_list
     g = net.network
     h = hashlib.sha1(np.ascontiguousarray(g.heads).tobytes())
     h.update(np.ascontiguousarray(_fixed(net)).tobytes())
@@ -185,6 +186,6 @@ def build_params(net):
               "modified": g.modified, "seed": g.seed, "wiring": g.wiring,
               "payload_bits": net.payload_bits, "link_stages": net.link_stages,
               "start_stages": net.start_stages,
-              "stuck_links": sorted([*k, v] for k, v in net.stuck_wires.items()),
+              "stuck_links": stuck_link_list(net),
               "structure": h.hexdigest()}
     return params, [cyclemodel.__file__, faults.__file__, topology.__file__]
