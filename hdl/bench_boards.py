@@ -18,7 +18,12 @@ below the Fmax that build measured, up to :data:`CLOCK_TRIES` builds
 
     python -m fatnet.hdl.bench_boards [--boards icebreaker ulx3s] [--kinds butterfly ...]
                                       [--json FILE] [--record] [--from-record]
-                                      [--no-best-clock]
+                                      [--first-size N] [--no-best-clock]
+
+``--first-size N`` starts a search at size N instead of the smallest (on a large device
+the small sizes each cost a long build and tell nothing): the sizes below it are not
+built, and taken to fit, since a smaller network of the same kind needs fewer of every
+resource.
 
 Each build is its own ``fatnet board`` process, so a failure is the command's own
 one-line error, which the table shows.
@@ -202,6 +207,10 @@ def main(argv=None) -> None:
     ap.add_argument("--from-record", action="store_true",
                     help="start each search at the size hdl/board_sizes.json records "
                          "for the board and kind (it and the next size are built again)")
+    ap.add_argument("--first-size", type=int, default=None, metavar="N",
+                    help="start each search at size N (the butterfly's inputs, the "
+                         "fat-tree's leaves, the hypercube's dimension; one of the "
+                         "kind's sizes): smaller sizes are not built")
     ap.add_argument("--no-best-clock", dest="best_clock", action="store_false",
                     help="skip building the largest size again at the PLL's fastest "
                          "clock under its Fmax")
@@ -211,6 +220,14 @@ def main(argv=None) -> None:
                          "hdl/board_sizes.json (fatnet board's error for a network that "
                          "does not fit names it)")
     args = ap.parse_args(argv)
+    if args.first_size is not None:
+        for kind in args.kinds:
+            if args.first_size not in LADDERS[kind]:
+                ap.error(f"--first-size must be one of {kind}'s sizes "
+                         f"{', '.join(map(str, LADDERS[kind]))}, not {args.first_size}")
+        if args.from_record:
+            ap.error("--first-size and --from-record both set where a search starts: "
+                     "give one")
     print("The largest network per board (python -m fatnet.hdl.bench_boards): fatnet "
           "board --bitstream per size until one does not fit or meet the clock",
           flush=True)
@@ -219,9 +236,9 @@ def main(argv=None) -> None:
     with tempfile.TemporaryDirectory(prefix="fatnet-bench-boards-") as tmp:
         for board in args.boards:
             for kind in args.kinds:
-                first = recorded.get(board, {}).get(kind, {}).get("size")
-                found = search(board, kind, Path(tmp), args.clock, args.timeout,
-                               first if args.from_record else None)
+                first = (recorded.get(board, {}).get(kind, {}).get("size")
+                         if args.from_record else args.first_size)
+                found = search(board, kind, Path(tmp), args.clock, args.timeout, first)
                 fit = [r for r in found if r["fits"]]
                 if fit and args.best_clock:
                     found += best_clock(fit[-1], Path(tmp), args.timeout)

@@ -378,3 +378,31 @@ def test_a_build_that_misses_its_clock_gives_the_fmax_of_its_error_line(tmp_path
     row = bench_boards.build_row("icebreaker", "butterfly", 8, tmp_path, clock=18.0)
     assert not row["fits"] and row["fmax_mhz"] == 17.40 and row["error"] == line
     assert seen == [str(tmp_path / "icebreaker-butterfly-8-18MHz")]
+
+
+def test_the_size_search_starts_at_first_size(tmp_path, monkeypatch, capsys):
+    """bench_boards --first-size N builds from size N up (not the smaller sizes) until
+    one does not fit; a size not on the kind's ladder is one line, exit 2."""
+    from fatnet.hdl import bench_boards
+    built = []
+
+    def fake_build(board, kind, size, workdir, clock=None, timeout=7200):
+        built.append(size)
+        return {"board": board, "kind": kind, "size": size, "fits": size < 256,
+                "error": None if size < 256 else "too large", "fmax_mhz": 30.0,
+                "seconds": 0}
+
+    monkeypatch.setattr(bench_boards, "build_row", fake_build)
+    out = tmp_path / "rows.json"
+    bench_boards.main(["--boards", "ulx3s", "--kinds", "butterfly", "--first-size", "64",
+                       "--no-best-clock", "--json", str(out)])
+    assert built == [64, 128, 256]
+    assert "the largest that fits is size 128" in capsys.readouterr().out
+    assert [r["size"] for r in json.loads(out.read_text())["boards"]] == [64, 128, 256]
+    for argv in (["--kinds", "hypercube", "--first-size", "64"],
+                 ["--kinds", "butterfly", "--first-size", "64", "--from-record"]):
+        with pytest.raises(SystemExit) as e:
+            bench_boards.main(["--boards", "ulx3s", *argv])
+        assert e.value.code == 2
+        assert "--first-size" in capsys.readouterr().err
+    assert built == [64, 128, 256]
