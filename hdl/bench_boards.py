@@ -147,16 +147,20 @@ def _line(r: dict) -> str:
             f"{state}; {use or '-'}; Fmax {r['fmax_mhz'] or '-'} MHz; {r['seconds']} s")
 
 
+def _print_row(row: dict) -> None:
+    print(_line(row), flush=True)
+
+
 def search(board: str, kind: str, workdir: Path, clock: float | None = None,
-           timeout: int = 7200, first: int | None = None) -> list[dict]:
+           timeout: int = 7200, first: int | None = None, report=_print_row) -> list[dict]:
     """Sizes of ``kind`` on ``board`` from the smallest (or ``first``) until one does
-    not fit."""
+    not fit; ``report`` is called with each row as it is measured."""
     rows = []
     for size in LADDERS[kind]:
         if first is not None and size < first:
             continue
         rows.append(build_row(board, kind, size, workdir, clock, timeout))
-        print(_line(rows[-1]), flush=True)
+        report(rows[-1])
         if not rows[-1]["fits"]:
             break
     return rows
@@ -171,10 +175,12 @@ def pll_at_most(board: str, ceiling_mhz: float) -> float | None:
     return max((f for f in made if f is not None), default=None)
 
 
-def best_clock(row: dict, workdir: Path, timeout: int = 7200) -> list[dict]:
+def best_clock(row: dict, workdir: Path, timeout: int = 7200,
+               report=_print_row) -> list[dict]:
     """The largest size's build (``row``, which fits) again at the PLL's fastest clock
     at or below its Fmax, until one closes or :data:`CLOCK_TRIES` builds are made: the
-    rows of those builds (each with its ``clock_mhz``)."""
+    rows of those builds (each with its ``clock_mhz``); ``report`` is called with each
+    as it is measured."""
     rows, fmax = [], row["fmax_mhz"]
     tried = {BOARDS[row["board"]].clock_mhz}
     for _ in range(CLOCK_TRIES):
@@ -185,7 +191,7 @@ def best_clock(row: dict, workdir: Path, timeout: int = 7200) -> list[dict]:
         rows.append(build_row(row["board"], row["kind"], row["size"], workdir, clock,
                               timeout))
         rows[-1]["clock_mhz"] = clock
-        print(_line(rows[-1]), flush=True)
+        report(rows[-1])
         if rows[-1]["fits"]:
             break
         fmax = min(fmax, rows[-1]["fmax_mhz"] or fmax) * (1 - 1e-3)
@@ -233,29 +239,39 @@ def main(argv=None) -> None:
           flush=True)
     rows = []
     recorded = json.loads(BOARD_SIZES.read_text()) if BOARD_SIZES.exists() else {}
+
+    def keep(row: dict) -> None:
+        """Print a row and write the JSON and the record at once, so that a search
+        stopped midway (each build of a large device takes many minutes) keeps what it
+        measured."""
+        _print_row(row)
+        rows.append(row)
+        if args.json:
+            Path(args.json).write_text(json.dumps({"boards": rows}, indent=2))
+        if args.record:
+            record(rows)
+
     with tempfile.TemporaryDirectory(prefix="fatnet-bench-boards-") as tmp:
         for board in args.boards:
             for kind in args.kinds:
                 first = (recorded.get(board, {}).get(kind, {}).get("size")
                          if args.from_record else args.first_size)
-                found = search(board, kind, Path(tmp), args.clock, args.timeout, first)
+                found = search(board, kind, Path(tmp), args.clock, args.timeout, first,
+                               keep)
                 fit = [r for r in found if r["fits"]]
                 if fit and args.best_clock:
-                    found += best_clock(fit[-1], Path(tmp), args.timeout)
-                rows += found
+                    found += best_clock(fit[-1], Path(tmp), args.timeout, keep)
                 fastest = _largest_fastest(found)
                 print(f"{board} {kind}: the largest that fits is "
                       + (f"size {fastest['size']}, at {_clock_of(fastest):g} MHz"
                          if fastest else "none tried"), flush=True)
-    if args.json:
-        Path(args.json).write_text(json.dumps({"boards": rows}, indent=2))
-    if args.record:
-        record(rows)
 
 
-def record(rows: list[dict], path: Path = BOARD_SIZES) -> None:
-    """Add the largest size that fitted per board and kind to ``path`` (the searches of
-    other boards and kinds already there are kept)."""
+def record(rows: list[dict], path: Path | None = None) -> None:
+    """Add the largest size that fitted per board and kind to ``path`` (default
+    :data:`~fatnet.hdl.board.BOARD_SIZES`; the searches of other boards and kinds already
+    there are kept)."""
+    path = BOARD_SIZES if path is None else path
     found = json.loads(path.read_text()) if path.exists() else {}
     for r in rows:
         best = _largest_fastest([x for x in rows if x["board"] == r["board"]

@@ -406,3 +406,26 @@ def test_the_size_search_starts_at_first_size(tmp_path, monkeypatch, capsys):
         assert e.value.code == 2
         assert "--first-size" in capsys.readouterr().err
     assert built == [64, 128, 256]
+
+
+def test_a_stopped_size_search_keeps_what_it_measured(tmp_path, monkeypatch):
+    """Each row is written to --json and --record as it is measured: a search stopped
+    during a build (a large device's builds take many minutes) keeps the sizes before."""
+    from fatnet.hdl import bench_boards
+
+    def fake_build(board, kind, size, workdir, clock=None, timeout=7200):
+        if size == 256:
+            raise KeyboardInterrupt   # stopped by hand during the third build
+        return {"board": board, "kind": kind, "size": size, "fits": True, "error": None,
+                "fmax_mhz": 30.0, "seconds": 0, "logic": size * 300,
+                "logic_available": 83640}
+
+    monkeypatch.setattr(bench_boards, "build_row", fake_build)
+    sizes = tmp_path / "sizes.json"
+    monkeypatch.setattr(bench_boards, "BOARD_SIZES", sizes)
+    out = tmp_path / "rows.json"
+    with pytest.raises(KeyboardInterrupt):
+        bench_boards.main(["--boards", "ulx3s", "--kinds", "butterfly", "--first-size",
+                           "64", "--json", str(out), "--record"])
+    assert [r["size"] for r in json.loads(out.read_text())["boards"]] == [64, 128]
+    assert json.loads(sizes.read_text())["ulx3s"]["butterfly"]["size"] == 128
