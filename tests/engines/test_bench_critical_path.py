@@ -1,0 +1,33 @@
+"""bench_hw's summary of nextpnr's critical path (printed per row of --link-scaling)."""
+
+from fatnet.hdl.bench_hw import critical_path
+
+# The shape of nextpnr-ecp5's report: a placement estimate first, then the routed path.
+LOG = """\
+Info: Critical path report for clock 'clk' (posedge -> posedge):
+Info:   clk-to-q  0.52  0.52 Source old_TRELLIS_FF_Q.Q
+Info:      setup  0.00  0.52 Sink old_TRELLIS_FF_Q.DI
+Info: 0.10 ns logic, 0.42 ns routing
+
+Info: Critical path report for clock 'clk' (posedge -> posedge):
+Info:       type curr  total name
+Info:   clk-to-q  0.52  0.52 Source bad_link0_2_4_1_TRELLIS_FF_Q.Q
+Info:    routing  2.56  3.08 Net bad_link0_2_4_1 (29,32) -> (27,6)
+Info:                          Sink bad_link0_2_4_1_LUT4_D.D
+Info:      logic  0.24  3.32 Source bad_link0_2_4_1_LUT4_D.F
+Info:    routing  0.13  4.41 Net sw_2_4.down__data_TRELLIS_FF_Q_DI (26,7) -> (26,7)
+Info:                          Sink sw_2_4.down__data_TRELLIS_FF_Q.DI
+Info: 1.00 ns logic, 3.41 ns routing
+
+Info: Max frequency for clock 'clk': 226.65 MHz (PASS at 12.00 MHz)
+"""
+
+
+def test_the_last_report_names_its_first_source_and_last_sink():
+    assert critical_path(LOG) == ("bad_link0_2_4_1 -> sw_2_4.down__data "
+                                  "(1.00 ns logic, 3.41 ns routing)")
+
+
+def test_a_log_without_a_report_gives_none():
+    assert critical_path("ERROR: Unable to find legal placement") is None
+    assert critical_path("Info: Critical path report for clock 'clk'\n") is None
