@@ -215,6 +215,32 @@ def timing_failure(text: list) -> str | None:
     return f"Fmax {fmax} MHz for clock {clock}, constrained to {target} MHz"
 
 
+def build_failure(out: Path, name: str, returncode: int) -> tuple[str, str | None]:
+    """Why a platform build in ``out`` stopped, read from its logs (every vendor's
+    Amaranth build writes Yosys's to ``<name>.rpt`` and nextpnr's to ``<name>.tim``):
+    an unmet clock, the last ERROR line of the tool that stopped, or, when it printed
+    none (a YoWASP tool out of its memory prints only to the terminal), which tool
+    stopped and its exit status. Returns the reason and nextpnr's last logic-cell
+    utilisation line (None before nextpnr ran)."""
+    def lines(suffix):
+        log = out / f"{name}.{suffix}"
+        return log.read_text(errors="replace").splitlines() if log.exists() else None
+    pnr = lines("tim")
+    tool, log = (("synthesis (Yosys)", lines("rpt") or []) if pnr is None
+                 else ("place-and-route (nextpnr)", pnr))
+    # nextpnr names cells by their whole synthesis path; 40 characters say which
+    errors = [re.sub(r"'([^']{40})[^']+'", r"'\1...'", ln.split("ERROR:", 1)[1].strip())
+              for ln in log if "ERROR:" in ln]
+    use = utilisation_lines(pnr or [])
+    timing = timing_failure(pnr or [])
+    reason = (f"the clock is not met: {timing} (lower --clock)" if timing else
+              errors[-1] if errors else
+              f"{tool} stopped with exit status {returncode} and no ERROR line in "
+              f"{name}.{'rpt' if pnr is None else 'tim'}; build without --bitstream and "
+              f"run build_{name}.sh in that directory to see its output")
+    return reason, (use[-1] if use else None)
+
+
 #: The size search's findings (:mod:`fatnet.hdl.bench_boards` ``--record``): per board
 #: and kind, the largest network that fitted and met the clock, with its options.
 BOARD_SIZES = Path(__file__).with_name("board_sizes.json")
@@ -253,19 +279,9 @@ def build_board(core, board: str, out: Path, *, bitstream: bool, name: str = "bi
     try:
         with temporary_env(env):
             return plan.execute_local(str(out))
-    except subprocess.CalledProcessError:
+    except subprocess.CalledProcessError as failed:
         from ..golden.errors import ParameterError
-        log = Path(out) / f"{name}.tim"
-        text = log.read_text().splitlines() if log.exists() else []
-        # nextpnr names cells by their whole synthesis path; 40 characters say which
-        errors = [re.sub(r"'([^']{40})[^']+'", r"'\1...'", ln.split("ERROR:", 1)[1].strip())
-                  for ln in text if "ERROR:" in ln]
-        use = utilisation_lines(text)
-        timing = timing_failure(text)
-        reason = (f"the clock is not met: {timing} (lower --clock)" if timing else
-                  errors[-1] if errors else
-                  f"the tools printed no ERROR line; build without --bitstream and run "
-                  f"build_{name}.sh in that directory to see their output")
+        reason, use = build_failure(Path(out), name, failed.returncode)
         raise ParameterError(f"the {board} build failed: {reason}"
-                             + (f" (utilisation {use[-1]})" if use else "")
+                             + (f" (utilisation {use})" if use else "")
                              + (f"; {hint}" if hint else "")) from None

@@ -259,6 +259,35 @@ def test_a_timing_failure_is_reported_with_its_fmax():
     assert timing_failure(log[:1]) is None
 
 
+def test_a_failed_build_names_the_tool_that_stopped(tmp_path):
+    # the reason is read from the logs the platform's build writes: Yosys's <name>.rpt,
+    # then nextpnr's <name>.tim once place-and-route started
+    from fatnet.hdl.board import build_failure
+    (tmp_path / "top.rpt").write_text("-- Running command ...\n")
+    reason, use = build_failure(tmp_path, "top", 137)
+    assert reason.startswith("synthesis (Yosys) stopped with exit status 137 and no "
+                             "ERROR line in top.rpt"), reason
+    assert use is None
+    (tmp_path / "top.rpt").write_text("ERROR: Module `foo' not found\n")
+    assert build_failure(tmp_path, "top", 1)[0] == "Module `foo' not found"
+    cell = "bist.core.sw_3_17.up_conn0_" + "x" * 40
+    (tmp_path / "top.tim").write_text(
+        "Info:          TRELLIS_COMB: 91022/83640   108%\n"
+        f"ERROR: Unable to place cell '{cell}', no BELs remaining\n")
+    reason, use = build_failure(tmp_path, "top", 255)
+    assert reason == f"Unable to place cell '{cell[:40]}...', no BELs remaining"
+    assert use == "TRELLIS_COMB: 91022/83640 108%"
+    (tmp_path / "top.tim").write_text("Info: Program finished normally.\n")
+    assert build_failure(tmp_path, "top", 139)[0].startswith(
+        "place-and-route (nextpnr) stopped with exit status 139 and no ERROR line in "
+        "top.tim")
+    (tmp_path / "top.tim").write_text(
+        "ERROR: Max frequency for clock 'pll_clk': 16.56 MHz (FAIL at 18.00 MHz)\n")
+    assert build_failure(tmp_path, "top", 1)[0] == (
+        "the clock is not met: Fmax 16.56 MHz for clock pll_clk, constrained to "
+        "18.00 MHz (lower --clock)")
+
+
 def test_the_icebreaker_pll_top_synthesizes_with_the_pll(tmp_path):
     """Synthesis only (no place-and-route): the board build's Yosys flow keeps the
     SB_PLL40_PAD and the pll_clk net that the .pcf constrains."""
