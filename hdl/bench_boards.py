@@ -43,6 +43,7 @@ from pathlib import Path
 from ..golden.fattree.spec import min_universal_root
 from .board import BOARD_SIZES, BOARDS
 from .pll import PLLS
+from .tools import nextpnr_fmax
 
 __all__ = ["LADDERS", "CLOCK_TRIES", "size_options", "build_row", "search", "pll_at_most",
            "best_clock", "record", "main"]
@@ -120,10 +121,11 @@ def build_row(board: str, kind: str, size: int, workdir: Path,
         if name in RESOURCES:
             row[RESOURCES[name]] = used
             row[f"{RESOURCES[name]}_available"] = avail
-    fmax = re.findall(r"Max frequency for clock\s+'[^']*':\s+([\d.]+) MHz", text)
-    if not fmax and row["error"]:   # a clock not met: the error line names the Fmax
-        fmax = re.findall(r"the clock is not met: Fmax ([\d.]+) MHz", row["error"])
-    row["fmax_mhz"] = float(fmax[-1]) if fmax else None
+    fmax = nextpnr_fmax(text)
+    if fmax is None and row["error"]:   # a clock not met: the error line names the Fmax
+        unmet = re.findall(r"the clock is not met: Fmax ([\d.]+) MHz", row["error"])
+        fmax = float(unmet[-1]) if unmet else None
+    row["fmax_mhz"] = fmax
     return row
 
 

@@ -46,7 +46,7 @@ from . import butterfly as butterfly_hw, fattree as fattree_hw
 from .butterfly import SplitterSwitch
 from .fattree import FatTreeNode
 from .gen import generate
-from .tools import yowasp_tool
+from .tools import nextpnr_fmax, yowasp_tool
 
 __all__ = ["synth_counts", "ecp5_fmax", "node_row", "network_row", "gen_row",
            "bfly_switch_row", "bfly_network_row", "hc_cell_row", "hc_network_row", "main"]
@@ -131,15 +131,15 @@ def ecp5_fmax(netlist_json, timeout: int = 1800, options: str = "",
         print(f"bench_hw: nextpnr-ecp5 on {path.name} gave no result within {timeout} s",
               file=sys.stderr)
         return None
-    found = re.findall(r"Max frequency for clock\s+'[^']*':\s+([\d.]+) MHz", p.stderr)
+    fmax = nextpnr_fmax(p.stderr)
     if report is not None:
         report["critical_path"] = critical_path(p.stderr)
-    if not found:   # say why the table will show "-"
+    if fmax is None:   # say why the table will show "-"
         errors = [ln for ln in p.stderr.splitlines() if "ERROR" in ln] or \
             p.stderr.strip().splitlines()[-1:]
         print(f"bench_hw: nextpnr-ecp5 on {path.name} gave no Fmax (exit {p.returncode}): "
               f"{errors[-1] if errors else 'no output'}", file=sys.stderr)
-    return float(found[-1]) if found else None
+    return fmax
 
 
 def _synthesize(path: Path, top: str, fmax: bool, pnr_timeout: int = 1800) -> dict:

@@ -6,17 +6,26 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
 
-__all__ = ["yowasp_tool", "temporary_env"]
+__all__ = ["yowasp_tool", "temporary_env", "nextpnr_fmax"]
 
 
 def yowasp_tool(name: str) -> str:
     """A YoWASP console script: on PATH, or beside this interpreter (the venv)."""
     beside = Path(sys.executable).parent / name
     return shutil.which(name) or str(beside)
+
+
+def nextpnr_fmax(log: str) -> float | None:
+    """The Fmax in MHz of nextpnr's last "Max frequency for clock" line in ``log``, or
+    None when it has none. The last is the routed design's: nextpnr prints an estimate
+    after placement first. (The designs measured from logs have one clock.)"""
+    found = re.findall(r"Max frequency for clock\s+'[^']*':\s+([\d.]+) MHz", log)
+    return float(found[-1]) if found else None
 
 
 @contextlib.contextmanager

@@ -1,4 +1,5 @@
-"""bench_hw's summary of nextpnr's critical path (printed per row of --link-scaling)."""
+"""What the benchmarks read from nextpnr's log: the critical path (printed per row of
+bench_hw --link-scaling) and the Fmax."""
 
 from fatnet.hdl.bench_hw import critical_path
 
@@ -31,3 +32,11 @@ def test_the_last_report_names_its_first_source_and_last_sink():
 def test_a_log_without_a_report_gives_none():
     assert critical_path("ERROR: Unable to find legal placement") is None
     assert critical_path("Info: Critical path report for clock 'clk'\n") is None
+
+
+def test_the_fmax_read_is_the_routed_designs_not_the_placement_estimate():
+    from fatnet.hdl.tools import nextpnr_fmax
+    placed = "Info: Max frequency for clock 'clk': 257.40 MHz (PASS at 12.00 MHz)\n"
+    assert nextpnr_fmax(placed + LOG) == 226.65
+    assert nextpnr_fmax(placed) == 257.40
+    assert nextpnr_fmax("Info: Program finished normally.\n") is None
