@@ -40,3 +40,27 @@ def test_the_fmax_read_is_the_routed_designs_not_the_placement_estimate():
     assert nextpnr_fmax(placed + LOG) == 226.65
     assert nextpnr_fmax(placed) == 257.40
     assert nextpnr_fmax("Info: Program finished normally.\n") is None
+
+
+def test_a_scaling_row_placed_with_several_seeds_takes_their_median(monkeypatch, tmp_path):
+    # --pnr-seeds: the same netlist placed once per seed; the row's Fmax is the median,
+    # its critical path that of the seed nearest it, and one seed without an Fmax
+    # leaves the row without one
+    from fatnet.hdl import bench_hw
+    fmax_of = {1: 240.0, 2: 250.0, 3: 231.0}
+    monkeypatch.setattr(bench_hw, "synth_counts",
+                        lambda *a, **k: {"luts": 10, "ffs": 5, "seconds": 0.0})
+
+    def fake_pnr(netlist, timeout, options, report, seed):
+        report["critical_path"] = f"path of seed {seed}"
+        return fmax_of[seed]
+    monkeypatch.setattr(bench_hw, "ecp5_fmax", fake_pnr)
+    row = bench_hw.scaling_row("butterfly", 8, 1, tmp_path, seeds=(3, 1, 2))
+    assert row["ecp5_fmax_mhz"] == 240.0
+    assert row["ecp5_fmax_by_seed"] == [231.0, 240.0, 250.0]
+    assert row["critical_path"] == "path of seed 1"
+    assert bench_hw.by_seed(row) == " (seeds 3 1 2: 231.0 240.0 250.0)"
+    fmax_of[2] = None
+    assert bench_hw.scaling_row("butterfly", 8, 1, tmp_path, seeds=(1, 2))[
+        "ecp5_fmax_mhz"] is None
+    assert bench_hw.by_seed(bench_hw.scaling_row("butterfly", 8, 1, tmp_path)) == ""
