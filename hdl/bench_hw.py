@@ -347,8 +347,9 @@ def scaling_main(args) -> list[dict]:
     seeds = " ".join(map(str, args.pnr_seeds))
     print(f"Clock against size (python -m fatnet.hdl.bench_hw --link-scaling): ECP5-85k "
           f"out of context, nextpnr seed{'s' if len(args.pnr_seeds) > 1 else ''} {seeds}"
-          f"{' (Fmax: their median)' if len(args.pnr_seeds) > 1 else ''}; butterfly d = 1 and the fat-tree of constant "
-          f"capacity {args.scaling_capacity} (Pippenger, off-line); 8 payload bits"
+          f"{' (Fmax: their median)' if len(args.pnr_seeds) > 1 else ''}; butterfly d = 1 "
+          f"and the fat-tree of constant capacity {args.scaling_capacity} (Pippenger, "
+          f"off-line); 8 payload bits"
           + (f"; synth_ecp5 {args.synth_options}" if args.synth_options else "")
           + (f"; nextpnr-ecp5 {args.pnr_options}" if args.pnr_options else "")
           + (f"; tied to 0: {' '.join(args.tie_low)}" if args.tie_low else ""),

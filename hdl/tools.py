@@ -23,7 +23,7 @@ def yowasp_tool(name: str) -> str:
 def nextpnr_fmax(log: str) -> float | None:
     """The Fmax in MHz of nextpnr's last "Max frequency for clock" line in ``log``, or
     None when it has none. The last is the routed design's: nextpnr prints an estimate
-    after placement first. (The designs measured from logs have one clock.)"""
+    after placement first (with several clocks, it is the last clock of that report)."""
     found = re.findall(r"Max frequency for clock\s+'[^']*':\s+([\d.]+) MHz", log)
     return float(found[-1]) if found else None
 
