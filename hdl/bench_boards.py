@@ -52,11 +52,13 @@ __all__ = ["LADDERS", "CLOCK_TRIES", "size_options", "build_row", "search", "pll
 CLOCK_TRIES = 3
 
 #: Per kind: the sizes tried, smallest first (the butterfly's inputs, the fat-tree's
-#: leaves, the hypercube's dimension).
+#: leaves, the hypercube's dimension), each up to a size that does not fit on the
+#: largest board, the ULX3S's ECP5-85F (its butterfly of 256 inputs and its fat-tree of
+#: 128 leaves did not; its hypercube of dimension 7 fitted in 40 % of its LUTs).
 LADDERS = {
     "butterfly": (4, 8, 16, 32, 64, 128, 256),
     "fat-tree": (4, 8, 16, 32, 64, 128),
-    "hypercube": (2, 3, 4, 5, 6, 7),
+    "hypercube": (2, 3, 4, 5, 6, 7, 8, 9),
 }
 
 
@@ -154,12 +156,13 @@ def _print_row(row: dict) -> None:
 
 
 def search(board: str, kind: str, workdir: Path, clock: float | None = None,
-           timeout: int = 7200, first: int | None = None, report=_print_row) -> list[dict]:
+           timeout: int = 7200, first: int | None = None, report=_print_row,
+           last: int | None = None) -> list[dict]:
     """Sizes of ``kind`` on ``board`` from the smallest (or ``first``) until one does
-    not fit; ``report`` is called with each row as it is measured."""
+    not fit or ``last`` is built; ``report`` is called with each row as it is measured."""
     rows = []
     for size in LADDERS[kind]:
-        if first is not None and size < first:
+        if (first is not None and size < first) or (last is not None and size > last):
             continue
         rows.append(build_row(board, kind, size, workdir, clock, timeout))
         report(rows[-1])
@@ -219,6 +222,10 @@ def main(argv=None) -> None:
                     help="start each search at size N (the butterfly's inputs, the "
                          "fat-tree's leaves, the hypercube's dimension; one of the "
                          "kind's sizes): smaller sizes are not built")
+    ap.add_argument("--last-size", type=int, default=None, metavar="N",
+                    help="stop each search at size N (one of the kind's sizes), for "
+                         "a larger size an earlier run measured not to fit: the sizes "
+                         "above N are not built")
     ap.add_argument("--no-best-clock", dest="best_clock", action="store_false",
                     help="skip building the largest size again at the PLL's fastest "
                          "clock under its Fmax")
@@ -228,14 +235,17 @@ def main(argv=None) -> None:
                          "hdl/board_sizes.json (fatnet board's error for a network that "
                          "does not fit names it)")
     args = ap.parse_args(argv)
-    if args.first_size is not None:
-        for kind in args.kinds:
-            if args.first_size not in LADDERS[kind]:
-                ap.error(f"--first-size must be one of {kind}'s sizes "
-                         f"{', '.join(map(str, LADDERS[kind]))}, not {args.first_size}")
-        if args.from_record:
-            ap.error("--first-size and --from-record both set where a search starts: "
-                     "give one")
+    for option, size in (("--first-size", args.first_size), ("--last-size", args.last_size)):
+        for kind in args.kinds if size is not None else ():
+            if size not in LADDERS[kind]:
+                ap.error(f"{option} must be one of {kind}'s sizes "
+                         f"{', '.join(map(str, LADDERS[kind]))}, not {size}")
+    if args.first_size is not None and args.from_record:
+        ap.error("--first-size and --from-record both set where a search starts: "
+                 "give one")
+    if None not in (args.first_size, args.last_size) and args.last_size < args.first_size:
+        ap.error(f"--last-size must be at least --first-size ({args.first_size}), "
+                 f"not {args.last_size}")
     print("The largest network per board (python -m fatnet.hdl.bench_boards): fatnet "
           "board --bitstream per size until one does not fit or meet the clock",
           flush=True)
@@ -259,7 +269,7 @@ def main(argv=None) -> None:
                 first = (recorded.get(board, {}).get(kind, {}).get("size")
                          if args.from_record else args.first_size)
                 found = search(board, kind, Path(tmp), args.clock, args.timeout, first,
-                               keep)
+                               keep, args.last_size)
                 fit = [r for r in found if r["fits"]]
                 if fit and args.best_clock:
                     found += best_clock(fit[-1], Path(tmp), args.timeout, keep)

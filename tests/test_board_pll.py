@@ -437,6 +437,32 @@ def test_the_size_search_starts_at_first_size(tmp_path, monkeypatch, capsys):
     assert built == [64, 128, 256]
 
 
+def test_the_size_search_stops_at_last_size(tmp_path, monkeypatch, capsys):
+    """bench_boards --last-size N builds no size above N (one an earlier run measured
+    not to fit), and its best-clock step then takes N; a size off the ladder or below
+    --first-size is one line, exit 2."""
+    from fatnet.hdl import bench_boards
+    built = []
+
+    def fake_build(board, kind, size, workdir, clock=None, timeout=7200):
+        built.append((size, clock))
+        return {"board": board, "kind": kind, "size": size, "fits": True, "error": None,
+                "fmax_mhz": 40.0, "seconds": 0}
+
+    monkeypatch.setattr(bench_boards, "build_row", fake_build)
+    bench_boards.main(["--boards", "ulx3s", "--kinds", "fat-tree", "--first-size", "32",
+                       "--last-size", "64"])
+    clock = bench_boards.pll_at_most("ulx3s", 40.0)
+    assert built == [(32, None), (64, None), (64, clock)]
+    assert f"the largest that fits is size 64, at {clock:g} MHz" in capsys.readouterr().out
+    for argv in (["--last-size", "48"], ["--first-size", "64", "--last-size", "32"]):
+        with pytest.raises(SystemExit) as e:
+            bench_boards.main(["--boards", "ulx3s", "--kinds", "fat-tree", *argv])
+        assert e.value.code == 2
+        assert "--last-size" in capsys.readouterr().err
+    assert len(built) == 3
+
+
 def test_a_stopped_size_search_keeps_what_it_measured(tmp_path, monkeypatch):
     """Each row is written to --json and --record as it is measured: a search stopped
     during a build (a large device's builds take many minutes) keeps the sizes before."""
