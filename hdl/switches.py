@@ -19,12 +19,13 @@ from .signatures import ChannelSignature
 __all__ = ["StageSwitch", "Selector", "link_registers"]
 
 
-def link_registers(m, wires, stages: int, clear, name: str):
+def link_registers(m, wires, stages: int, clear, name: str, first: int = 0):
     """``wires`` delayed by ``stages`` registers of a pipelined link (``--link-stages``),
     each cleared by ``clear``, the switch's own delivery-cycle clear, so that a
     place-and-route tool packs them with the switch's flip-flops (same control set).
+    They are named ``<name><first>``, ``<name><first + 1>``, ...
     Returns the last register (``wires`` itself for 0 stages)."""
-    for s in range(stages):
+    for s in range(first, first + stages):
         held = Signal(len(wires), name=f"{name}{s}")
         with m.If(clear):
             m.d.sync += held.eq(0)

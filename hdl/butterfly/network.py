@@ -62,6 +62,8 @@ class SplitterSwitch(wiring.Component):
         input wires are registered this many times before the switch reads them, and
         the acknowledgment as many more times after its own register. They are cleared
         with the switch, so a place-and-route tool can pack them with its flip-flops.
+        With two or more, ``waiting`` is computed one clock early from the register
+        before the last (``inputs`` more flip-flops; the same behaviour at every port).
 
     Members
     -------
@@ -114,9 +116,30 @@ class SplitterSwitch(wiring.Component):
         # forwards ``holder & i.data``, which is all those registers were read for.
         m = Module()
         r, d = self._inputs, self._edges
-        i = link_registers(m, self.i.data, self._link_stages, self.clear, "link")
+        s = self._link_stages
         seen = Signal(r, name="seen")
         waiting = Signal(r, name="waiting")
+        if s >= 2:
+            # ``waiting`` a clock ahead, from the register before the last:
+            # ahead = (the next i) & ~(the next seen) = before & ~(seen | i), and 0 in
+            # the clock after a clear (which clears i and seen), so every port carries
+            # what it did before. Why: the register before the last then feeds logic in
+            # this switch too, so the last one costs the placer wire anywhere but next
+            # to the switch's logic; with nothing to draw it in, it was placed 9 to 17
+            # tiles away at 256 inputs, and its two LUT levels were the critical path
+            # (docs/figures.md). With one stage the register before the last is the
+            # sending switch's output register, which is left as it was.
+            before = link_registers(m, self.i.data, s - 1, self.clear, "link")
+            i = link_registers(m, before, 1, self.clear, "link", first=s - 1)
+            ahead = Signal(r, name="waiting_ahead")
+            with m.If(self.clear):
+                m.d.sync += ahead.eq(0)
+            with m.Else():
+                m.d.sync += ahead.eq(before & ~(seen | i))
+            next_waiting = ahead
+        else:
+            i = link_registers(m, self.i.data, s, self.clear, "link")
+            next_waiting = i & ~seen
         off = Signal(name="off")  # outputs and acknowledgments forced low
         m.d.comb += off.eq(self.clear | self.faulty)
         acks = []  # per edge: the acknowledgment back to the input wire holding it
@@ -159,7 +182,7 @@ class SplitterSwitch(wiring.Component):
         with m.If(self.clear):
             m.d.sync += [seen.eq(0), waiting.eq(0)] + [c.eq(0) for c in held]
         with m.Else():
-            m.d.sync += [seen.eq(seen | i), waiting.eq(i & ~seen)]
+            m.d.sync += [seen.eq(seen | i), waiting.eq(next_waiting)]
             m.d.sync += [c.eq(c | g) for c, g in zip(held, grants)]
         return m
 
