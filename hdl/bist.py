@@ -11,7 +11,8 @@ start latency (:func:`fatnet.golden.bist.period_clocks`):
   check is delivered, one that fails it is an error), then every terminal with no
   message waiting draws (:func:`fatnet.golden.bist.draw`), and every terminal with a
   message loads its stream: ``1``, the header for its destination (from a table per
-  terminal, the model's own streams), the payload
+  terminal, the model's own streams, as a decision diagram: :func:`table_lookup`), the
+  payload
   (:func:`fatnet.golden.bist.make_payload`);
 * clock 1: the network's ``start`` strobe;
 * clocks 2 .. D + 1: the strobe in the network's start tree (none when D = 0);
@@ -38,7 +39,7 @@ from ..golden.bist import COUNTERS, REPORT_FIELDS, payload_fields, period_clocks
 from ..golden.bitstream import bits_to_int
 from .gen import LINT_WAIVERS
 
-__all__ = ["BistCore", "line_template", "bist_lint_waivers"]
+__all__ = ["BistCore", "line_template", "bist_lint_waivers", "table_lookup"]
 
 #: Verilator waivers for the self-testing top's Verilog (network and BIST in one file):
 #: the network's own (:data:`fatnet.hdl.gen.LINT_WAIVERS`) and WIDTHEXPAND, because
@@ -64,6 +65,54 @@ def line_template() -> list:
         items += [ord(" "), ord(key), ord("=")]
         items += [(name, nib) for nib in range(7, -1, -1)]
     return items + [13, 10]
+
+
+def table_lookup(m: Module, index, table: dict, width: int, name: str):
+    """``table[index]``, ``width`` bits, as a reduced decision diagram over the bits of
+    ``index`` (a multiplexer per node, each node a signal named ``{name}_{i}``); an
+    index not in the table is a don't-care.
+
+    A chain of one comparison per entry (``Mux(index == d, table[d], ...)``) costs
+    2^n comparators per terminal, 4^n for the whole top: at 2^8 terminals Amaranth
+    took 14 minutes to write it and Yosys had not finished after 80. A header is a simple function of the destination (its bits, the source's bits
+    XOR the destination's, or a level's prefix and the low bits), so most of the
+    diagram's cofactors agree: splitting on the top bit first, a bit whose two
+    cofactors agree wherever both are defined is skipped (Shannon expansion with
+    don't-cares merged), and equal sub-functions share one node.
+
+    Parameters
+    ----------
+    m : Module
+        The module the node signals are driven in (``comb``).
+    index : Value
+        The index, n bits.
+    table : dict of int to int
+        The values of the indices that matter, each in ``[0, 2^width)``.
+    width : int
+        Bits of the result.
+    name : str
+        The prefix of the node signals' names.
+    """
+    n = len(index)
+    nodes = {}
+
+    def build(f, var):       # f: values of indices 0 .. 2^(var + 1) - 1, None don't-care
+        cares = {v for v in f if v is not None}
+        if len(cares) <= 1:
+            return Const(cares.pop() if cares else 0, 1)
+        half = len(f) // 2
+        lo, hi = f[:half], f[half:]
+        if all(a is None or b is None or a == b for a, b in zip(lo, hi)):
+            return build(tuple(b if a is None else a for a, b in zip(lo, hi)), var - 1)
+        if f not in nodes:
+            node = Signal(name=f"{name}_{len(nodes)}")
+            nodes[f] = node    # claimed before the children: names in build order
+            m.d.comb += node.eq(Mux(index[var], build(hi, var - 1), build(lo, var - 1)))
+        return nodes[f]
+
+    bits = [build(tuple((table[d] >> b) & 1 if d in table else None
+                        for d in range(1 << n)), n - 1) for b in range(width)]
+    return Cat(bits)
 
 
 class BistCore(wiring.Component):
@@ -266,13 +315,13 @@ class BistCore(wiring.Component):
             d_now = Signal(n, name=f"t{s}_d_now")
             m.d.comb += d_now.eq(Mux(keep, dst, new_dst))
             # ---- the stream for d_now: header table, payload
-            # (Mux chains, not Arrays: an Array is a process Icarus evaluates only when
-            # its index changes, and a fixed pattern's index never does)
-            hdr_v, hlen_v = Const(0, max(H, 1)), Const(0, Hb + 1)
-            for d, bits in hs.items():
-                val = bits_to_int(bits) << (H - len(bits))
-                hdr_v = Mux(eq(d_now, d), Const(val, max(H, 1)), hdr_v)
-                hlen_v = Mux(eq(d_now, d), Const(len(bits), Hb + 1), hlen_v)
+            # (multiplexers, not Arrays: an Array is a process Icarus evaluates only
+            # when its index changes, and a fixed pattern's index never does)
+            hdr_v = table_lookup(m, d_now, {d: bits_to_int(bits) << (H - len(bits))
+                                            for d, bits in hs.items()},
+                                 max(H, 1), f"t{s}_hdr")
+            hlen_v = table_lookup(m, d_now, {d: len(bits) for d, bits in hs.items()},
+                                  Hb + 1, f"t{s}_hlen")
             chk = Const(s, n) ^ d_now
             for i in range(0, q, n):
                 chunk = seq_next[i:i + n]
