@@ -274,9 +274,14 @@ def main(argv=None) -> None:
                 if fit and args.best_clock:
                     found += best_clock(fit[-1], Path(tmp), args.timeout, keep)
                 fastest = _largest_fastest(found)
+                if not found:         # --from-record's size above --last-size
+                    print(f"{board} {kind}: nothing built: the search starts at size "
+                          f"{first}, above --last-size {args.last_size}", flush=True)
+                    continue
                 print(f"{board} {kind}: the largest that fits is "
                       + (f"size {fastest['size']}, at {_clock_of(fastest):g} MHz"
-                         if fastest else "none tried"), flush=True)
+                         if fastest else "none (the first size built does not fit)"),
+                      flush=True)
 
 
 def record(rows: list[dict], path: Path | None = None) -> None:

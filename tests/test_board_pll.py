@@ -463,6 +463,21 @@ def test_the_size_search_stops_at_last_size(tmp_path, monkeypatch, capsys):
     assert len(built) == 3
 
 
+
+def test_a_search_from_a_record_above_last_size_says_why_nothing_was_built(
+        tmp_path, monkeypatch, capsys):
+    from fatnet.hdl import bench_boards
+    built = []
+    monkeypatch.setattr(bench_boards, "build_row", lambda *a, **k: built.append(a))
+    sizes = tmp_path / "sizes.json"
+    sizes.write_text(json.dumps({"ulx3s": {"fat-tree": {"size": 64}}}))
+    monkeypatch.setattr(bench_boards, "BOARD_SIZES", sizes)
+    bench_boards.main(["--boards", "ulx3s", "--kinds", "fat-tree", "--from-record",
+                       "--last-size", "32"])
+    assert built == []
+    assert ("ulx3s fat-tree: nothing built: the search starts at size 64, above "
+            "--last-size 32") in capsys.readouterr().out
+
 def test_a_stopped_size_search_keeps_what_it_measured(tmp_path, monkeypatch):
     """Each row is written to --json and --record as it is measured: a search stopped
     during a build (a large device's builds take many minutes) keeps the sizes before."""
