@@ -6,14 +6,18 @@ gives them).
 One *BIST period* is ``T + 2 + D`` clocks, T the network's delivery cycle and D its
 start latency (:func:`fatnet.golden.bist.period_clocks`):
 
-* clock 0, *prepare*: the cycle that just ended is counted (per terminal: acknowledged,
-  or lost and kept to be sent again; per destination: a complete payload that passes its
-  check is delivered, one that fails it is an error), then every terminal with no
-  message waiting draws (:func:`fatnet.golden.bist.draw`), and every terminal with a
-  message loads its stream: ``1``, the header for its destination (from a table per
-  terminal, the model's own streams, as a decision diagram: :func:`table_lookup`), the
-  payload
-  (:func:`fatnet.golden.bist.make_payload`);
+* clock 0, *prepare*: the outcome of the cycle that just ended is latched (per
+  terminal: acknowledged, or lost and kept to be sent again; per destination: a
+  complete payload that passes its check is delivered, one that fails it is an error),
+  then every terminal with no message waiting takes its draw
+  (:func:`fatnet.golden.bist.draw`, computed in the clocks before), and every terminal
+  with a message loads its stream: ``1``, the header for its destination (from a table
+  per terminal, the model's own streams, as a decision diagram: :func:`table_lookup`),
+  the payload (:func:`fatnet.golden.bist.make_payload`);
+* clocks 1 .. 3: the latched outcomes are counted, in stages so that no clock holds a
+  path from a terminal's checker to a 32-bit counter (:data:`COUNT_CLOCKS`): clock 1
+  sums each kind of outcome over the terminals, clock 2 forms the cycle's errors, clock
+  3 adds to the counters (a period is at least 4 clocks);
 * clock 1: the network's ``start`` strobe;
 * clocks 2 .. D + 1: the strobe in the network's start tree (none when D = 0);
 * clocks D + 2 .. D + T + 1: the network's bit-times 0 .. T - 1: each terminal drives its
@@ -35,7 +39,7 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
-from ..golden.bist import COUNTERS, REPORT_FIELDS, payload_fields, period_clocks
+from ..golden.bist import COUNTERS, REPORT_FIELDS, draw, payload_fields, period_clocks
 from ..golden.bitstream import bits_to_int
 from .gen import LINT_WAIVERS
 
@@ -50,6 +54,11 @@ __all__ = ["BistCore", "line_template", "bist_lint_waivers", "table_lookup"]
 BIST_LINT_EXTRA = """// Yosys narrows an adder's zero-extended operand to its non-zero bits.
 lint_off -rule WIDTHEXPAND
 """
+
+
+#: Clocks from a prepare to the counters holding the cycle that ended (the count's
+#: stages: latch the outcomes, sum them, form the errors, add): a period is at least this.
+COUNT_CLOCKS = 4
 
 
 def bist_lint_waivers() -> str:
@@ -166,6 +175,10 @@ class BistCore(wiring.Component):
             raise ValueError(f"the terminals must be a power of two >= 2, got {N}")
         if baud_divisor < 2:
             raise ValueError(f"baud_divisor must be >= 2, got {baud_divisor}")
+        if period_clocks(cycle_length, start_latency) < COUNT_CLOCKS:
+            raise ValueError(f"the BIST period must be >= {COUNT_CLOCKS} clocks, the count's "
+                             f"stages; cycle_length {cycle_length} gives "
+                             f"{period_clocks(cycle_length, start_latency)}")
         self._network, self._ports, self._T = network, ports, cycle_length
         self._headers, self._pattern, self._prefix = headers, pattern, prefix
         self._P, self._n = payload_bits, n
@@ -211,8 +224,8 @@ class BistCore(wiring.Component):
         counts = []
 
         def popcount(bits):
-            """The number of ones among ``bits``, 32 bits wide: a tree of adders of
-            equal widths, every sum a signal."""
+            """The number of ones among ``bits``, ``len(bits).bit_length()`` bits wide:
+            a tree of adders of equal widths, every sum a signal."""
             w = max(1, len(bits).bit_length())
             level = []
             for b in bits:
@@ -228,10 +241,8 @@ class BistCore(wiring.Component):
                 if len(level) % 2:
                     nxt.append(level[-1])
                 level = nxt
-            out = Signal(32, name=f"popcount{len(counts)}")
-            m.d.comb += out.eq(level[0] if level else 0)
-            counts.append(out)
-            return out
+            counts.append(level)
+            return level[0] if level else Const(0, w)
 
         # ---- the BIST period: clock 0 prepare, 1 strobe, 2 .. D + 1 the start tree,
         # D + 2 .. D + T + 1 the bit-times
@@ -275,7 +286,6 @@ class BistCore(wiring.Component):
         acked, lost, ok, bad, offered, sending = [], [], [], [], [], []
         for s, port in enumerate(self._ports):
             hs = self._headers[s]
-            x = Signal(32, name=f"t{s}_x", init=self._states[s])
             pending = Signal(name=f"t{s}_pending")
             dst = Signal(n, name=f"t{s}_dst")
             seq = Signal(max(q, 1), name=f"t{s}_seq")
@@ -293,23 +303,27 @@ class BistCore(wiring.Component):
             m.d.comb += keep.eq(pending & ~a)
             seq_next = Signal(max(q, 1), name=f"t{s}_seq_next")
             m.d.comb += seq_next.eq(Mux(a, seq + 1, seq))
-            # ---- the draw
-            x1 = Signal(32, name=f"t{s}_x1")
-            y = x ^ (x << 13)[:32]
+            # ---- the draw, ready before the prepare that takes it: x1 is the
+            # generator's next state (the model's x stepped once), which changes only at
+            # a prepare; the offer and the destination drawn from it are registered
+            # (reset: the draw from the first state)
+            x1_0, offer_0, dst_0 = draw(self._states[s], s, n, self._thr, self._pattern)
+            x1 = Signal(32, name=f"t{s}_x1", init=x1_0)
+            y = x1 ^ (x1 << 13)[:32]
             y = y ^ (y >> 17)
-            m.d.comb += x1.eq(y ^ (y << 5)[:32])
-            offer = Signal(name=f"t{s}_offer")
-            new_dst = Signal(n, name=f"t{s}_new_dst")
+            x2 = y ^ (y << 5)[:32]        # the state after x1
+            offer = Signal(name=f"t{s}_offer", init=offer_0)
+            new_dst = Signal(n, name=f"t{s}_new_dst", init=dst_0)
             cheap = below(x1[:16], self._thr)
             if self._pattern == "random":
                 v = x1[16:16 + n]
-                m.d.comb += [new_dst.eq(Const(s, n) ^ Mux(v.any(), v, Const(1, n))),
+                m.d.sync += [new_dst.eq(Const(s, n) ^ Mux(v.any(), v, Const(1, n))),
                              offer.eq(cheap)]
             elif hs:
                 (d_fixed,) = hs
-                m.d.comb += [new_dst.eq(d_fixed), offer.eq(cheap)]
+                m.d.sync += [new_dst.eq(d_fixed), offer.eq(cheap)]
             else:                          # the pattern maps s to itself: never sends
-                m.d.comb += [new_dst.eq(s), offer.eq(0)]
+                m.d.sync += [new_dst.eq(s), offer.eq(0)]
             new = Signal(name=f"t{s}_new")
             m.d.comb += new.eq(~keep & offer)
             d_now = Signal(n, name=f"t{s}_d_now")
@@ -340,7 +354,7 @@ class BistCore(wiring.Component):
                              hcnt.eq(Mux(go, hlen_v, 0)), hdr.eq(hdr_v),
                              pay.eq(Mux(go, payload, 0))]
                 with m.If(~keep):
-                    m.d.sync += x.eq(x1)
+                    m.d.sync += x1.eq(x2)
             with m.Elif(live):
                 m.d.sync += ack_seen.eq(ack_seen | read(port.send_ack[0], s, "send", "ack"))
                 with m.If(mbit):
@@ -389,27 +403,42 @@ class BistCore(wiring.Component):
             offered.append(ran & drew)
             sending.append(ran & active)
 
-        a_n = Signal(32, name="cycle_acked")
-        d_n = Signal(32, name="cycle_delivered")
-        mismatch = Signal(32, name="cycle_mismatch")
-        m.d.comb += [a_n.eq(popcount(acked)), d_n.eq(popcount(ok)),
-                     mismatch.eq(Mux(a_n > d_n, a_n - d_n, d_n - a_n))]
+        # ---- the count of the cycle that ended, in stages (a terminal's outcome, the
+        # adder trees over all terminals and the counters' adders in one clock would be
+        # the top's longest path): clock 0 latches each outcome, clock 1 sums them,
+        # clock 2 forms the errors, clock 3 adds to the counters
+        m.d.sync += ran.eq(ran | prep)
+        ended = Signal(name="count_ended")      # the latched cycle ran
+        latched = {}
+        for key, flags in (("offered", offered), ("sent", sending), ("acknowledged", acked),
+                           ("lost", lost), ("delivered", ok), ("bad", bad)):
+            latched[key] = [Signal(name=f"t{i}_{key}_latched") for i in range(len(flags))]
+            with m.If(prep):
+                m.d.sync += [f.eq(v) for f, v in zip(latched[key], flags)]
+        with m.If(prep):
+            m.d.sync += ended.eq(ran)
+        sums = {}
+        for key, flags in latched.items():
+            sums[key] = Signal(max(1, len(flags).bit_length()), name=f"cycle_{key}")
+            with m.If(eq(t, 1)):
+                m.d.sync += sums[key].eq(popcount(flags))
+        w = max(len(v) for v in sums.values()) + 1
+        a_n, d_n, bad_n = (zext(sums[k], w) for k in ("acknowledged", "delivered", "bad"))
+        errors = Signal(w, name="cycle_errors")
+        with m.If(eq(t, 2)):
+            m.d.sync += errors.eq((bad_n + Mux(a_n > d_n, a_n - d_n, d_n - a_n)[:w])[:w])
         rep_left = Signal(range(self._R), name="report_left", init=self._R - 1)
         snap = {name: Signal(32, name=f"snap_{name}") for name in COUNTERS}
         report = Signal(name="report")
         m.d.comb += report.eq(0)
-        with m.If(prep):
-            m.d.sync += ran.eq(1)
-            with m.If(ran):
-                adds = {"offered": popcount(offered), "sent": popcount(sending),
-                        "cycles": Const(1, 32), "acknowledged": a_n,
-                        "lost": popcount(lost), "delivered": d_n,
-                        "errors": (popcount(bad) + mismatch)[:32]}
-                adds = {name: v if len(v) == 32 else (Const(0, 32) | v) for name, v in adds.items()}
-                m.d.sync += [c[name].eq((c[name] + v)[:32]) for name, v in adds.items()]
-                last = ~rep_left.any()
-                m.d.sync += rep_left.eq(Mux(last, self._R - 1, rep_left - 1))
-                m.d.comb += report.eq(last)
+        with m.If(eq(t, COUNT_CLOCKS - 1) & ended):
+            adds = {"cycles": Const(1, 32), "errors": errors,
+                    **{name: sums[name] for name in COUNTERS if name in sums}}
+            m.d.sync += [c[name].eq((c[name] + zext(adds[name], 32))[:32])
+                         for name in COUNTERS]
+            last = ~rep_left.any()
+            m.d.sync += rep_left.eq(Mux(last, self._R - 1, rep_left - 1))
+            m.d.comb += report.eq(last)
         # the snapshot is taken a clock after the counters settle (report, delayed)
         take_snap = Signal(name="take_snapshot")
         m.d.sync += take_snap.eq(report)
