@@ -183,7 +183,9 @@ def pll_at_most(board: str, ceiling_mhz: float) -> float | None:
 def best_clock(row: dict, workdir: Path, timeout: int = 7200,
                report=_print_row) -> list[dict]:
     """The largest size's build (``row``, which fits) again at the PLL's fastest clock
-    at or below its Fmax, until one closes or :data:`CLOCK_TRIES` builds are made: the
+    at or below its Fmax (after a build that does not close, under the Fmax it measured,
+    or under its clock if it measured none), until one closes or :data:`CLOCK_TRIES`
+    builds are made: the
     rows of those builds (each with its ``clock_mhz``); ``report`` is called with each
     as it is measured."""
     rows, fmax = [], row["fmax_mhz"]
@@ -199,7 +201,10 @@ def best_clock(row: dict, workdir: Path, timeout: int = 7200,
         report(rows[-1])
         if rows[-1]["fits"]:
             break
-        fmax = min(fmax, rows[-1]["fmax_mhz"] or fmax) * (1 - 1e-3)
+        # under the Fmax the build measured; a build that measured none (no legal
+        # placement: timing-driven placement can need more cells at a faster clock)
+        # is followed by the fastest clock under the one it tried
+        fmax = min(fmax, rows[-1]["fmax_mhz"] or clock) * (1 - 1e-3)
     return rows
 
 

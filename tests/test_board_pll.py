@@ -386,6 +386,29 @@ def test_the_best_clock_step_builds_again_lower_until_one_closes(tmp_path, monke
     assert built == []
 
 
+
+def test_a_clock_that_cannot_be_placed_is_followed_by_a_slower_one(tmp_path, monkeypatch):
+    """A best-clock build that fails with no Fmax (no legal placement: timing-driven
+    placement can need more cells at a faster clock) is followed by the PLL's fastest
+    clock under the one it tried, not the end of the step."""
+    from fatnet.hdl import bench_boards
+    built = []
+
+    def fake_build(board, kind, size, workdir, clock=None, timeout=7200):
+        built.append(clock)
+        placed = len(built) > 1
+        return {"board": board, "kind": kind, "size": size, "fits": placed,
+                "fmax_mhz": 80.0 if placed else None, "seconds": 1,
+                "error": None if placed else "no legal placement"}
+
+    monkeypatch.setattr(bench_boards, "build_row", fake_build)
+    first = {"board": "tang-nano-9k", "kind": "fat-tree", "size": 16, "fits": True,
+             "fmax_mhz": 79.95, "seconds": 1, "error": None}
+    rows = bench_boards.best_clock(first, tmp_path)
+    top = bench_boards.pll_at_most("tang-nano-9k", 79.95)
+    assert built == [top, bench_boards.pll_at_most("tang-nano-9k", top * (1 - 1e-3))]
+    assert built[1] < built[0] and rows[-1]["fits"]
+
 def test_a_build_that_misses_its_clock_gives_the_fmax_of_its_error_line(tmp_path,
                                                                         monkeypatch):
     """A build that does not close writes nothing (fatnet board is all-or-nothing): its
