@@ -412,7 +412,7 @@ class BistCore(wiring.Component):
         latched = {}
         for key, flags in (("offered", offered), ("sent", sending), ("acknowledged", acked),
                            ("lost", lost), ("delivered", ok), ("bad", bad)):
-            latched[key] = [Signal(name=f"t{i}_{key}_latched") for i in range(len(flags))]
+            latched[key] = [Signal(name=f"latched_{key}_{i}") for i in range(len(flags))]
             with m.If(prep):
                 m.d.sync += [f.eq(v) for f, v in zip(latched[key], flags)]
         with m.If(prep):
