@@ -186,9 +186,8 @@ def best_clock(row: dict, workdir: Path, timeout: int = 7200,
     """The largest size's build (``row``, which fits) again at the PLL's fastest clock
     at or below its Fmax (after a build that does not close, under the Fmax it measured,
     or under its clock if it measured none), until one closes or :data:`CLOCK_TRIES`
-    builds are made: the
-    rows of those builds (each with its ``clock_mhz``); ``report`` is called with each
-    as it is measured."""
+    builds are made: the rows of those builds (each with its ``clock_mhz``); ``report``
+    is called with each as it is measured."""
     rows, fmax = [], row["fmax_mhz"]
     tried = {BOARDS[row["board"]].clock_mhz}
     for _ in range(CLOCK_TRIES):
@@ -279,11 +278,11 @@ def main(argv=None) -> None:
                 fit = [r for r in found if r["fits"]]
                 if fit and args.best_clock:
                     found += best_clock(fit[-1], Path(tmp), args.timeout, keep)
-                fastest = _largest_fastest(found)
                 if not found:         # --from-record's size above --last-size
                     print(f"{board} {kind}: nothing built: the search starts at size "
                           f"{first}, above --last-size {args.last_size}", flush=True)
                     continue
+                fastest = _largest_fastest(found)
                 print(f"{board} {kind}: the largest that fits is "
                       + (f"size {fastest['size']}, at {_clock_of(fastest):g} MHz"
                          if fastest else "none (the first size built does not fit)"),

@@ -83,9 +83,10 @@ def table_lookup(m: Module, index, table: dict, width: int, name: str):
 
     A chain of one comparison per entry (``Mux(index == d, table[d], ...)``) costs
     2^n comparators per terminal, 4^n for the whole top: at 2^8 terminals Amaranth
-    took 14 minutes to write it and Yosys had not finished after 80. A header is a simple function of the destination (its bits, the source's bits
-    XOR the destination's, or a level's prefix and the low bits), so most of the
-    diagram's cofactors agree: splitting on the top bit first, a bit whose two
+    took 14 minutes to write it and Yosys had not finished after 80. A header is a
+    simple function of the destination (its bits, the source's bits XOR the
+    destination's, or a level's prefix and the low bits), so most of the diagram's
+    cofactors agree: splitting on the top bit first, a bit whose two
     cofactors agree wherever both are defined is skipped (Shannon expansion with
     don't-cares merged), and equal sub-functions share one node.
 
@@ -409,19 +410,18 @@ class BistCore(wiring.Component):
         # clock 2 forms the errors, clock 3 adds to the counters
         m.d.sync += ran.eq(ran | prep)
         ended = Signal(name="count_ended")      # the latched cycle ran
-        latched = {}
-        for key, flags in (("offered", offered), ("sent", sending), ("acknowledged", acked),
-                           ("lost", lost), ("delivered", ok), ("bad", bad)):
-            latched[key] = [Signal(name=f"latched_{key}_{i}") for i in range(len(flags))]
-            with m.If(prep):
-                m.d.sync += [f.eq(v) for f, v in zip(latched[key], flags)]
+        outcomes = {"offered": offered, "sent": sending, "acknowledged": acked,
+                    "lost": lost, "delivered": ok, "bad": bad}
+        latched = {key: [Signal(name=f"latched_{key}_{i}") for i in range(len(flags))]
+                   for key, flags in outcomes.items()}
+        sums = {key: Signal(max(1, len(flags).bit_length()), name=f"cycle_{key}")
+                for key, flags in latched.items()}
         with m.If(prep):
             m.d.sync += ended.eq(ran)
-        sums = {}
-        for key, flags in latched.items():
-            sums[key] = Signal(max(1, len(flags).bit_length()), name=f"cycle_{key}")
-            with m.If(eq(t, 1)):
-                m.d.sync += sums[key].eq(popcount(flags))
+            m.d.sync += [f.eq(v) for key, flags in outcomes.items()
+                         for f, v in zip(latched[key], flags)]
+        with m.If(eq(t, 1)):
+            m.d.sync += [sums[key].eq(popcount(flags)) for key, flags in latched.items()]
         w = max(len(v) for v in sums.values()) + 1
         a_n, d_n, bad_n = (zext(sums[k], w) for k in ("acknowledged", "delivered", "bad"))
         errors = Signal(w, name="cycle_errors")

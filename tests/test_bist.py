@@ -118,7 +118,6 @@ def test_the_check_catches_every_single_bit_flip_and_every_wrong_destination(n, 
         assert all(not gb.payload_ok(pay, e, P, n) for e in range(1 << n) if e != d)
 
 
-
 def lookup_values(table, n, width):
     """table_lookup's value at every index, from Amaranth's simulator, and its nodes."""
     from amaranth import Module, Signal
@@ -160,6 +159,7 @@ def test_a_header_of_destination_bits_costs_a_node_per_bit(n):
         got, nodes = lookup_values(table, n, n)
         assert all(got[d] == v for d, v in table.items())
         assert nodes <= n, f"{nodes} nodes for {n} bits"
+
 
 def test_the_report_line_names_every_counter_in_hex():
     counts = dict(zip(gb.COUNTERS, (1, 2, 3, 4, 5, 6, 0xDEADBEEF)))

@@ -386,7 +386,6 @@ def test_the_best_clock_step_builds_again_lower_until_one_closes(tmp_path, monke
     assert built == []
 
 
-
 def test_a_clock_that_cannot_be_placed_is_followed_by_a_slower_one(tmp_path, monkeypatch):
     """A best-clock build that fails with no Fmax (no legal placement: timing-driven
     placement can need more cells at a faster clock) is followed by the PLL's fastest
@@ -408,6 +407,7 @@ def test_a_clock_that_cannot_be_placed_is_followed_by_a_slower_one(tmp_path, mon
     top = bench_boards.pll_at_most("tang-nano-9k", 79.95)
     assert built == [top, bench_boards.pll_at_most("tang-nano-9k", top * (1 - 1e-3))]
     assert built[1] < built[0] and rows[-1]["fits"]
+
 
 def test_a_build_that_misses_its_clock_gives_the_fmax_of_its_error_line(tmp_path,
                                                                         monkeypatch):
@@ -486,7 +486,6 @@ def test_the_size_search_stops_at_last_size(tmp_path, monkeypatch, capsys):
     assert len(built) == 3
 
 
-
 def test_a_search_from_a_record_above_last_size_says_why_nothing_was_built(
         tmp_path, monkeypatch, capsys):
     from fatnet.hdl import bench_boards
@@ -500,6 +499,7 @@ def test_a_search_from_a_record_above_last_size_says_why_nothing_was_built(
     assert built == []
     assert ("ulx3s fat-tree: nothing built: the search starts at size 64, above "
             "--last-size 32") in capsys.readouterr().out
+
 
 def test_a_stopped_size_search_keeps_what_it_measured(tmp_path, monkeypatch):
     """Each row is written to --json and --record as it is measured: a search stopped
