@@ -118,6 +118,8 @@ def build_row(board: str, kind: str, size: int, workdir: Path,
            "command": "fatnet board " + " ".join(cmd[4:]).replace(str(out), "DIR"),
            "fits": code == 0, "seconds": round(time.perf_counter() - t0),
            "error": None if code == 0 else (err[-1] if err else f"exit {code}")}
+    if clock is not None:
+        row["clock_mhz"] = clock
     tim = out / "bist_top.tim"
     text = tim.read_text() if tim.exists() else ""
     for name, (used, avail) in _utilisation(text).items():
@@ -189,7 +191,7 @@ def best_clock(row: dict, workdir: Path, timeout: int = 7200,
     builds are made: the rows of those builds (each with its ``clock_mhz``); ``report``
     is called with each as it is measured."""
     rows, fmax = [], row["fmax_mhz"]
-    tried = {BOARDS[row["board"]].clock_mhz}
+    tried = {BOARDS[row["board"]].clock_mhz, _clock_of(row)}
     for _ in range(CLOCK_TRIES):
         clock = pll_at_most(row["board"], fmax) if fmax else None
         if clock is None or clock in tried:
@@ -197,7 +199,6 @@ def best_clock(row: dict, workdir: Path, timeout: int = 7200,
         tried.add(clock)
         rows.append(build_row(row["board"], row["kind"], row["size"], workdir, clock,
                               timeout))
-        rows[-1]["clock_mhz"] = clock
         report(rows[-1])
         if rows[-1]["fits"]:
             break

@@ -355,6 +355,16 @@ def test_the_fastest_pll_clock_under_an_fmax_is_made_and_none_faster_is(board, c
             assert not got * (1 + 1e-9) < near <= ceiling, (f, near)
 
 
+def _built_row(board, kind, size, clock=None, **fields):
+    """A row as bench_boards.build_row makes it (its ``clock_mhz`` when built at
+    ``--clock``), without place-and-route: fits, no error, 1 s unless ``fields`` say."""
+    row = {"board": board, "kind": kind, "size": size, "fits": True, "error": None,
+           "fmax_mhz": None, "seconds": 1, **fields}
+    if clock is not None:
+        row["clock_mhz"] = clock
+    return row
+
+
 def test_the_best_clock_step_builds_again_lower_until_one_closes(tmp_path, monkeypatch):
     """After the size search, the largest size is built at the PLL's fastest clock under
     its Fmax; a build that does not close is followed by one under the Fmax it measured
@@ -365,8 +375,8 @@ def test_the_best_clock_step_builds_again_lower_until_one_closes(tmp_path, monke
     def fake_build(board, kind, size, workdir, clock=None, timeout=7200):
         built.append(clock)
         fmax = {18.0: 17.6, 17.25: 17.9}[clock]     # the first misses, the second closes
-        return {"board": board, "kind": kind, "size": size, "fits": fmax >= clock,
-                "fmax_mhz": fmax, "seconds": 1, "error": None if fmax >= clock else "x"}
+        return _built_row(board, kind, size, clock, fits=fmax >= clock, fmax_mhz=fmax,
+                          error=None if fmax >= clock else "x")
 
     monkeypatch.setattr(bench_boards, "build_row", fake_build)
     first = {"board": "icebreaker", "kind": "butterfly", "size": 8, "fits": True,
@@ -396,9 +406,9 @@ def test_a_clock_that_cannot_be_placed_is_followed_by_a_slower_one(tmp_path, mon
     def fake_build(board, kind, size, workdir, clock=None, timeout=7200):
         built.append(clock)
         placed = len(built) > 1
-        return {"board": board, "kind": kind, "size": size, "fits": placed,
-                "fmax_mhz": 80.0 if placed else None, "seconds": 1,
-                "error": None if placed else "no legal placement"}
+        return _built_row(board, kind, size, clock, fits=placed,
+                          fmax_mhz=80.0 if placed else None,
+                          error=None if placed else "no legal placement")
 
     monkeypatch.setattr(bench_boards, "build_row", fake_build)
     first = {"board": "tang-nano-9k", "kind": "fat-tree", "size": 16, "fits": True,
@@ -440,9 +450,8 @@ def test_the_size_search_starts_at_first_size(tmp_path, monkeypatch, capsys):
 
     def fake_build(board, kind, size, workdir, clock=None, timeout=7200):
         built.append(size)
-        return {"board": board, "kind": kind, "size": size, "fits": size < 256,
-                "error": None if size < 256 else "too large", "fmax_mhz": 30.0,
-                "seconds": 0}
+        return _built_row(board, kind, size, clock, fits=size < 256,
+                          error=None if size < 256 else "too large", fmax_mhz=30.0)
 
     monkeypatch.setattr(bench_boards, "build_row", fake_build)
     out = tmp_path / "rows.json"
@@ -469,8 +478,7 @@ def test_the_size_search_stops_at_last_size(tmp_path, monkeypatch, capsys):
 
     def fake_build(board, kind, size, workdir, clock=None, timeout=7200):
         built.append((size, clock))
-        return {"board": board, "kind": kind, "size": size, "fits": True, "error": None,
-                "fmax_mhz": 40.0, "seconds": 0}
+        return _built_row(board, kind, size, clock, fmax_mhz=40.0)
 
     monkeypatch.setattr(bench_boards, "build_row", fake_build)
     bench_boards.main(["--boards", "ulx3s", "--kinds", "fat-tree", "--first-size", "32",
@@ -509,9 +517,8 @@ def test_a_stopped_size_search_keeps_what_it_measured(tmp_path, monkeypatch):
     def fake_build(board, kind, size, workdir, clock=None, timeout=7200):
         if size == 256:
             raise KeyboardInterrupt   # stopped by hand during the third build
-        return {"board": board, "kind": kind, "size": size, "fits": True, "error": None,
-                "fmax_mhz": 30.0, "seconds": 0, "logic": size * 300,
-                "logic_available": 83640}
+        return _built_row(board, kind, size, clock, fmax_mhz=30.0, logic=size * 300,
+                          logic_available=83640)
 
     monkeypatch.setattr(bench_boards, "build_row", fake_build)
     sizes = tmp_path / "sizes.json"
@@ -522,3 +529,27 @@ def test_a_stopped_size_search_keeps_what_it_measured(tmp_path, monkeypatch):
                            "64", "--json", str(out), "--record"])
     assert [r["size"] for r in json.loads(out.read_text())["boards"]] == [64, 128]
     assert json.loads(sizes.read_text())["ulx3s"]["butterfly"]["size"] == 128
+
+
+def test_a_search_at_a_given_clock_records_that_clock_and_does_not_build_it_again(
+        tmp_path, monkeypatch, capsys):
+    """bench_boards --clock C: the rows and the record name C (not the oscillator's
+    clock), and the best-clock step does not build C again when the PLL's fastest clock
+    under the Fmax is C."""
+    from fatnet.hdl import bench_boards
+    clock = bench_boards.pll_at_most("ulx3s", 55.0)
+    built = []
+
+    def fake_build(board, kind, size, workdir, clock=None, timeout=7200):
+        built.append(clock)
+        return _built_row(board, kind, size, clock, fmax_mhz=clock * 1.0005)
+
+    monkeypatch.setattr(bench_boards, "build_row", fake_build)
+    sizes = tmp_path / "sizes.json"
+    monkeypatch.setattr(bench_boards, "BOARD_SIZES", sizes)
+    bench_boards.main(["--boards", "ulx3s", "--kinds", "hypercube", "--first-size", "7",
+                       "--last-size", "7", "--clock", f"{clock:g}", "--record"])
+    assert built == [clock]
+    assert f"size 7, at {clock:g} MHz" in capsys.readouterr().out
+    entry = json.loads(sizes.read_text())["ulx3s"]["hypercube"]
+    assert entry["clock_mhz"] == clock and entry["options"].endswith(f"--clock {clock:g}")
