@@ -416,22 +416,26 @@ class BistCore(wiring.Component):
                    for key, flags in outcomes.items()}
         sums = {key: Signal(max(1, len(flags).bit_length()), name=f"cycle_{key}")
                 for key, flags in latched.items()}
+        # the sums and the errors are plain pipeline registers (no enable: the latched
+        # outcomes hold from one prepare to the next, so the sums hold the cycle's from
+        # clock 2 on and the errors from clock 3); the counters add at clock 3, strobed
+        # by a flip-flop rather than a decode of t (an enable or a decode, merged into
+        # the adders' first LUTs, lay on the top's longest path)
+        stage = Signal(COUNT_CLOCKS - 1, name="count_stage")   # bit k: t == k + 1
+        m.d.sync += stage.eq(Cat(prep, stage[:-1]))
         with m.If(prep):
             m.d.sync += ended.eq(ran)
             m.d.sync += [f.eq(v) for key, flags in outcomes.items()
                          for f, v in zip(latched[key], flags)]
-        with m.If(eq(t, 1)):
-            m.d.sync += [sums[key].eq(popcount(flags)) for key, flags in latched.items()]
+        m.d.sync += [sums[key].eq(popcount(flags)) for key, flags in latched.items()]
         w = max(len(v) for v in sums.values()) + 1
         a_n, d_n, bad_n = (zext(sums[k], w) for k in ("acknowledged", "delivered", "bad"))
         errors = Signal(w, name="cycle_errors")
-        with m.If(eq(t, 2)):
-            m.d.sync += errors.eq((bad_n + Mux(a_n > d_n, a_n - d_n, d_n - a_n)[:w])[:w])
+        m.d.sync += errors.eq((bad_n + Mux(a_n > d_n, a_n - d_n, d_n - a_n)[:w])[:w])
         rep_left = Signal(range(self._R), name="report_left", init=self._R - 1)
-        snap = {name: Signal(32, name=f"snap_{name}") for name in COUNTERS}
         report = Signal(name="report")
         m.d.comb += report.eq(0)
-        with m.If(eq(t, COUNT_CLOCKS - 1) & ended):
+        with m.If(stage[COUNT_CLOCKS - 2] & ended):
             adds = {"cycles": Const(1, 32), "errors": errors,
                     **{name: sums[name] for name in COUNTERS if name in sums}}
             m.d.sync += [c[name].eq((c[name] + zext(adds[name], 32))[:32])
@@ -453,33 +457,53 @@ class BistCore(wiring.Component):
         L = len(items)
         idx = Signal(range(L + 1), name="uart_index", init=L)
         char = Signal(8, name="uart_char")
+        # the snapshot, one shift register whose top nibble is the next hex digit of
+        # the line (the counters in the line's order, most significant nibble first),
+        # shifted by a nibble as each digit is sent: a digit is then a function of 4
+        # bits, not a choice among the line's 56 nibbles by the index
+        assert [it for it in items if not isinstance(it, int)] == [
+            (name, nib) for name in COUNTERS for nib in range(7, -1, -1)]
+        snapshot = Signal(32 * len(COUNTERS), name="snapshot")
+        digit = snapshot[-4:]
+        hex_item = Signal(name="uart_hex_item")          # the index is a hex digit's
 
         def hexdig(d4):           # a Mux chain (see the header table)
             out = Const(ord("0"), 8)
             for i in range(1, 16):
                 out = Mux(eq(d4, i), Const(ord("0123456789abcdef"[i]), 8), out)
             return out
-        with m.Switch(idx):
+        with m.Switch(idx):       # every case sets both (a full case, as lint asks)
             for i, it in enumerate(items):
                 with m.Case(i):
                     if isinstance(it, int):
-                        m.d.comb += char.eq(it)
+                        m.d.comb += [char.eq(it), hex_item.eq(0)]
                     else:
-                        name, nib = it
-                        m.d.comb += char.eq(hexdig(snap[name][4 * nib:4 * nib + 4]))
+                        m.d.comb += [char.eq(hexdig(digit)), hex_item.eq(1)]
             with m.Default():
-                m.d.comb += char.eq(0)
+                m.d.comb += [char.eq(0), hex_item.eq(0)]
         shifter = Signal(10, name="uart_shift")
         bits_left = Signal(range(11), name="uart_bits")
         baud = Signal(range(self._div), name="uart_baud")
         idle = ~bits_left.any()
+        # the character and the next index, registered: a character is loaded at most
+        # every 10 clocks (10 bits of at least a clock each), so both have settled by
+        # the next load; the snapshot sets them with the index (a line's first item is
+        # a constant character). (Computed in the load's clock, the character's
+        # multiplexers and the increment's carry chain were the top's longest paths on
+        # the iCE40.)
+        assert isinstance(items[0], int)
+        char_r = Signal(8, name="uart_char_next")
+        idx_next = Signal(range(L + 2), name="uart_index_next")
+        m.d.sync += [char_r.eq(char), idx_next.eq(idx + 1)]
         with m.If(take_snap):
-            m.d.sync += [snap[name].eq(c[name]) for name in COUNTERS]
-            m.d.sync += [idx.eq(0), bits_left.eq(0)]
+            m.d.sync += snapshot.eq(Cat(*(c[name] for name in reversed(COUNTERS))))
+            m.d.sync += [idx.eq(0), idx_next.eq(1), char_r.eq(items[0]), bits_left.eq(0)]
         with m.Elif(idle):
             with m.If(~eq(idx, L)):
-                m.d.sync += [shifter.eq(Cat(Const(0, 1), char, Const(1, 1))),
-                             bits_left.eq(10), baud.eq(self._div - 1), idx.eq(idx + 1)]
+                m.d.sync += [shifter.eq(Cat(Const(0, 1), char_r, Const(1, 1))),
+                             bits_left.eq(10), baud.eq(self._div - 1), idx.eq(idx_next)]
+                with m.If(hex_item):
+                    m.d.sync += snapshot.eq(Cat(Const(0, 4), snapshot[:-4]))
         with m.Else():
             with m.If(~baud.any()):
                 m.d.sync += [shifter.eq(Cat(shifter[1:], Const(1, 1))),

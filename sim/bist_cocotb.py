@@ -56,9 +56,8 @@ if cocotb is not None:
                 if not v.is_resolvable:
                     raise AssertionError(
                         f"uart_tx is {v} in bit {j} of character {len(text)} of line "
-                        f"{len(lines)}, {get_sim_time('ns')} ns: " + ", ".join(
-                            f"{k} {getattr(dut, 'snap_' + k).value}" for k in
-                            ("cycles", "sent", "delivered", "errors")))
+                        f"{len(lines)}, {get_sim_time('ns')} ns: snapshot "
+                        f"{dut.snapshot.value}")
                 byte |= int(v) << j
             await Timer(bit, unit="ns")
             if not int(dut.uart_tx.value):
