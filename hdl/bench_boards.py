@@ -43,7 +43,7 @@ from pathlib import Path
 from ..golden.fattree.spec import min_universal_root
 from .board import BOARD_SIZES, BOARDS
 from .pll import PLLS
-from .tools import nextpnr_fmax
+from .tools import nextpnr_fmax, nextpnr_utilisation
 
 __all__ = ["LADDERS", "CLOCK_TRIES", "size_options", "build_row", "search", "pll_at_most",
            "best_clock", "record", "main"]
@@ -81,14 +81,6 @@ def size_options(kind: str, size: int) -> list[str]:
     raise ValueError(f"kind must be one of {', '.join(LADDERS)}, not {kind!r}")
 
 
-def _utilisation(tim: str) -> dict:
-    """The device utilisation nextpnr printed: resource -> (used, available)."""
-    out = {}
-    for name, used, avail in re.findall(r"Info:\s+(\w+):\s+(\d+)/\s*(\d+)\s+\d+%", tim):
-        out[name] = (int(used), int(avail))
-    return out
-
-
 #: Per device family: nextpnr's names of logic, flip-flops and block RAM.
 RESOURCES = {"ICESTORM_LC": "logic", "TRELLIS_COMB": "logic", "TRELLIS_FF": "ff",
              "ICESTORM_RAM": "bram", "DP16KD": "bram", "LUT4": "logic", "DFF": "ff",
@@ -122,7 +114,7 @@ def build_row(board: str, kind: str, size: int, workdir: Path,
         row["clock_mhz"] = clock
     tim = out / "bist_top.tim"
     text = tim.read_text() if tim.exists() else ""
-    for name, (used, avail) in _utilisation(text).items():
+    for name, (used, avail) in nextpnr_utilisation(text).items():
         if name in RESOURCES:
             row[RESOURCES[name]] = used
             row[f"{RESOURCES[name]}_available"] = avail

@@ -30,7 +30,7 @@ from amaranth.lib.cdc import ResetSynchronizer
 
 from .controller import keep_start_tree
 from .pll import PllSetting
-from .tools import temporary_env, yowasp_tool
+from .tools import UTILISATION_LINE, temporary_env, yowasp_tool
 
 __all__ = ["BOARDS", "Board", "BoardTop", "board_platform", "build_board", "check_tools",
            "BAUD", "baud_divisor", "pll_instance", "timing_failure", "utilisation_lines"]
@@ -198,10 +198,14 @@ def check_tools(board: str) -> dict:
     return env
 
 
+#: nextpnr's name of the logic cells per device family (iCE40, ECP5, Gowin).
+LOGIC_CELLS = ("ICESTORM_LC", "TRELLIS_COMB", "LUT4")
+
+
 def utilisation_lines(text: list) -> list:
     """nextpnr's utilisation lines of the logic cells (iCE40, ECP5, Gowin)."""
     return [" ".join(ln.split("Info:", 1)[-1].split()) for ln in text
-            if re.search(r"\b(ICESTORM_LC|TRELLIS_COMB|LUT4):", ln)]
+            if (m := UTILISATION_LINE.search(ln)) and m[1] in LOGIC_CELLS]
 
 
 def timing_failure(text: list) -> str | None:

@@ -28,6 +28,17 @@ def nextpnr_fmax(log: str) -> float | None:
     return float(found[-1]) if found else None
 
 
+#: A line of nextpnr's device utilisation, ``Info:   NAME:  USED/ AVAILABLE  PCT%``.
+UTILISATION_LINE = re.compile(r"Info:\s+(\w+):\s+(\d+)/\s*(\d+)\s+\d+%")
+
+
+def nextpnr_utilisation(log: str) -> dict:
+    """nextpnr's device utilisation in ``log``: resource name -> (used, available); a
+    resource printed twice (before and after packing) keeps its last line."""
+    return {name: (int(used), int(avail))
+            for name, used, avail in UTILISATION_LINE.findall(log)}
+
+
 @contextlib.contextmanager
 def temporary_env(env: dict):
     """Set the variables of ``env`` and restore every one of them afterwards."""

@@ -553,3 +553,24 @@ def test_a_search_at_a_given_clock_records_that_clock_and_does_not_build_it_agai
     assert f"size 7, at {clock:g} MHz" in capsys.readouterr().out
     entry = json.loads(sizes.read_text())["ulx3s"]["hypercube"]
     assert entry["clock_mhz"] == clock and entry["options"].endswith(f"--clock {clock:g}")
+
+
+@pytest.mark.parametrize("logic,used,avail", [("ICESTORM_LC", 2490, 5280),
+                                               ("TRELLIS_COMB", 40676, 83640),
+                                               ("LUT4", 5107, 8640)])
+def test_nextpnr_utilisation_is_read_once_for_the_record_and_the_error_line(logic, used,
+                                                                            avail):
+    """One parser of nextpnr's utilisation lines serves bench_boards' record (every
+    resource, the last line of each) and fatnet board's messages (the logic cells'
+    lines only, as nextpnr printed them)."""
+    from fatnet.hdl.board import utilisation_lines
+    from fatnet.hdl.tools import nextpnr_utilisation
+    pct = 100 * used // avail
+    log = ["Info: Device utilisation:",
+           f"Info: \t{logic:>15}: {used - 7:>6}/{avail:>6}    {pct}%",   # before packing
+           f"Info: \t{'SB_IO':>15}: {6:>6}/{39:>6}    15%",
+           f"Info: \t{logic:>15}: {used:>6}/{avail:>6}    {pct}%",
+           f"Info: placed {logic}: {used} cells"]                      # not a count
+    assert nextpnr_utilisation("\n".join(log)) == {logic: (used, avail), "SB_IO": (6, 39)}
+    assert utilisation_lines(log) == [f"{logic}: {used - 7}/ {avail} {pct}%",
+                                      f"{logic}: {used}/ {avail} {pct}%"]
