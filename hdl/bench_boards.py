@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 
 from ..golden.fattree.spec import min_universal_root
-from .board import BOARD_SIZES, BOARDS
+from .board import BOARD_SIZES, BOARDS, LOGIC_CELLS
 from .pll import PLLS
 from .tools import nextpnr_fmax, nextpnr_utilisation
 
@@ -82,9 +82,8 @@ def size_options(kind: str, size: int) -> list[str]:
 
 
 #: Per device family: nextpnr's names of logic, flip-flops and block RAM.
-RESOURCES = {"ICESTORM_LC": "logic", "TRELLIS_COMB": "logic", "TRELLIS_FF": "ff",
-             "ICESTORM_RAM": "bram", "DP16KD": "bram", "LUT4": "logic", "DFF": "ff",
-             "BSRAM": "bram"}
+RESOURCES = {**dict.fromkeys(LOGIC_CELLS, "logic"), "TRELLIS_FF": "ff", "DFF": "ff",
+             "ICESTORM_RAM": "bram", "DP16KD": "bram", "BSRAM": "bram"}
 #: How the record names them.
 RESOURCE_NAMES = {"logic": "logic cells", "ff": "flip-flops", "bram": "block RAMs"}
 

@@ -435,7 +435,7 @@ class BistCore(wiring.Component):
         rep_left = Signal(range(self._R), name="report_left", init=self._R - 1)
         report = Signal(name="report")
         m.d.comb += report.eq(0)
-        with m.If(stage[COUNT_CLOCKS - 2] & ended):
+        with m.If(stage[-1] & ended):
             adds = {"cycles": Const(1, 32), "errors": errors,
                     **{name: sums[name] for name in COUNTERS if name in sums}}
             m.d.sync += [c[name].eq((c[name] + zext(adds[name], 32))[:32])
@@ -472,13 +472,15 @@ class BistCore(wiring.Component):
             for i in range(1, 16):
                 out = Mux(eq(d4, i), Const(ord("0123456789abcdef"[i]), 8), out)
             return out
+        digit_char = Signal(8, name="uart_digit_char")    # the one digit's character
+        m.d.comb += digit_char.eq(hexdig(digit))
         with m.Switch(idx):       # every case sets both (a full case, as lint asks)
             for i, it in enumerate(items):
                 with m.Case(i):
                     if isinstance(it, int):
                         m.d.comb += [char.eq(it), hex_item.eq(0)]
                     else:
-                        m.d.comb += [char.eq(hexdig(digit)), hex_item.eq(1)]
+                        m.d.comb += [char.eq(digit_char), hex_item.eq(1)]
             with m.Default():
                 m.d.comb += [char.eq(0), hex_item.eq(0)]
         shifter = Signal(10, name="uart_shift")
