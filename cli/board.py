@@ -65,6 +65,11 @@ def add_board_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bitstream", action="store_true",
                    help="run the YoWASP and Apicula tools to the bitstream (iCE40, ECP5, "
                         "Gowin)")
+    p.add_argument("--nextpnr-opts", default=None, metavar="OPTS",
+                   help="more options for nextpnr, one string given with '=' (iCE40, ECP5, "
+                        "Gowin; e.g. --nextpnr-opts='--router router2', which routes large "
+                        "ECP5 designs that nextpnr's default router does not finish at a "
+                        "tight clock)")
     p.add_argument("--listen", default=None, metavar="PORT",
                    help="build nothing: read the board's report lines from this serial "
                         "port (/dev/ttyUSB1, COM3 or a pyserial URL) and compare each with "
@@ -91,6 +96,10 @@ def cmd_board(kind: str, args) -> int:
     clock = board.clock_mhz if pll is None else pll.output_mhz
     if args.bitstream and board.bitstream is not None:
         check_tools(args.board)
+    if args.nextpnr_opts is not None and not board.nextpnr:
+        raise ParameterError(f"nextpnr-opts applies to the boards nextpnr builds "
+                             f"({', '.join(b for b, s in BOARDS.items() if s.nextpnr)}), "
+                             f"not {args.board}")
     if args.listen is None and args.output is None:
         raise ParameterError("output is required (-o DIR) unless --listen PORT")
     for name in ("baud", "reports"):
@@ -114,7 +123,8 @@ def cmd_board(kind: str, args) -> int:
     out = Path(args.output)
     lines = [report_line(r) for r in predict(plan, args.predict * report_cycles)]
     doc = {"board": args.board, "clock_requested_mhz": requested, "clock_mhz": clock,
-           "pll": None if pll is None else pll.as_json(), "kind": kind,
+           "pll": None if pll is None else pll.as_json(),
+           "nextpnr_opts": args.nextpnr_opts, "kind": kind,
            "network": fam.testbench.build_params(net)[0], "pattern": args.pattern,
            "load": args.load, "seed": args.seed, "stuck_wire": args.stuck_wire,
            "terminals": plan.terminals,
@@ -125,7 +135,8 @@ def cmd_board(kind: str, args) -> int:
     with staged_dir(out) as tmp:      # all or nothing: a failed build writes none
         write_core(plan, tmp)
         products = build_board(build_core(plan), args.board, tmp, bitstream=args.bitstream,
-                               pll=pll, hint=largest_measured(args.board, kind))
+                               pll=pll, hint=largest_measured(args.board, kind),
+                               nextpnr_opts=args.nextpnr_opts)
         (tmp / "board.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
     via = "the oscillator" if pll is None else (
         f"{pll.primitive} {', '.join(f'{k}={v}' for k, v in pll.parameters.items())}")

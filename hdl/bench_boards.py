@@ -18,7 +18,8 @@ below the Fmax that build measured, up to :data:`CLOCK_TRIES` builds
 
     python -m fatnet.hdl.bench_boards [--boards icebreaker ulx3s] [--kinds butterfly ...]
                                       [--json FILE] [--record] [--from-record]
-                                      [--first-size N] [--no-best-clock]
+                                      [--first-size N] [--last-size N] [--no-best-clock]
+                                      [--clock MHZ] [--nextpnr-opts OPTS]
 
 ``--first-size N`` starts a search at size N instead of the smallest (on a large device
 the small sizes each cost a long build and tell nothing): the sizes below it are not
@@ -34,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -89,9 +91,10 @@ RESOURCE_NAMES = {"logic": "logic cells", "ff": "flip-flops", "bram": "block RAM
 
 
 def build_row(board: str, kind: str, size: int, workdir: Path,
-              clock: float | None = None, timeout: int = 7200) -> dict:
-    """Build one size with ``fatnet board --bitstream``; its utilisation, Fmax, time and
-    whether it fits (the build succeeded)."""
+              clock: float | None = None, timeout: int = 7200,
+              nextpnr_opts: str | None = None) -> dict:
+    """Build one size with ``fatnet board --bitstream`` (``--nextpnr-opts`` if given);
+    its utilisation, Fmax, time and whether it fits (the build succeeded)."""
     # a directory of its own per build (a failed build writes nothing: fatnet board's
     # outputs are all-or-nothing, so nothing of an earlier build may be left to read)
     out = workdir / (f"{board}-{kind}-{size}" + (f"-{clock:g}MHz" if clock else ""))
@@ -99,6 +102,8 @@ def build_row(board: str, kind: str, size: int, workdir: Path,
            "--board", board, "-o", str(out), "--bitstream"]
     if clock is not None:
         cmd += ["--clock", f"{clock:g}"]
+    if nextpnr_opts is not None:
+        cmd += [f"--nextpnr-opts={nextpnr_opts}"]   # '=': the value starts with '-'
     t0 = time.perf_counter()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -106,11 +111,13 @@ def build_row(board: str, kind: str, size: int, workdir: Path,
     except subprocess.TimeoutExpired:
         code, err = None, [f"no result within {timeout} s"]
     row = {"board": board, "kind": kind, "size": size,
-           "command": "fatnet board " + " ".join(cmd[4:]).replace(str(out), "DIR"),
+           "command": "fatnet board " + shlex.join(cmd[4:]).replace(str(out), "DIR"),
            "fits": code == 0, "seconds": round(time.perf_counter() - t0),
            "error": None if code == 0 else (err[-1] if err else f"exit {code}")}
     if clock is not None:
         row["clock_mhz"] = clock
+    if nextpnr_opts is not None:
+        row["nextpnr_opts"] = nextpnr_opts
     tim = out / "bist_top.tim"
     text = tim.read_text() if tim.exists() else ""
     for name, (used, avail) in nextpnr_utilisation(text).items():
@@ -151,14 +158,14 @@ def _print_row(row: dict) -> None:
 
 def search(board: str, kind: str, workdir: Path, clock: float | None = None,
            timeout: int = 7200, first: int | None = None, report=_print_row,
-           last: int | None = None) -> list[dict]:
+           last: int | None = None, nextpnr_opts: str | None = None) -> list[dict]:
     """Sizes of ``kind`` on ``board`` from the smallest (or ``first``) until one does
     not fit or ``last`` is built; ``report`` is called with each row as it is measured."""
     rows = []
     for size in LADDERS[kind]:
         if (first is not None and size < first) or (last is not None and size > last):
             continue
-        rows.append(build_row(board, kind, size, workdir, clock, timeout))
+        rows.append(build_row(board, kind, size, workdir, clock, timeout, nextpnr_opts))
         report(rows[-1])
         if not rows[-1]["fits"]:
             break
@@ -179,8 +186,8 @@ def best_clock(row: dict, workdir: Path, timeout: int = 7200,
     """The largest size's build (``row``, which fits) again at the PLL's fastest clock
     at or below its Fmax (after a build that does not close, under the Fmax it measured,
     or under its clock if it measured none), until one closes or :data:`CLOCK_TRIES`
-    builds are made: the rows of those builds (each with its ``clock_mhz``); ``report``
-    is called with each as it is measured."""
+    builds are made, with the row's ``--nextpnr-opts``: the rows of those builds (each
+    with its ``clock_mhz``); ``report`` is called with each as it is measured."""
     rows, fmax = [], row["fmax_mhz"]
     tried = {BOARDS[row["board"]].clock_mhz, _clock_of(row)}
     for _ in range(CLOCK_TRIES):
@@ -189,7 +196,7 @@ def best_clock(row: dict, workdir: Path, timeout: int = 7200,
             break
         tried.add(clock)
         rows.append(build_row(row["board"], row["kind"], row["size"], workdir, clock,
-                              timeout))
+                              timeout, row.get("nextpnr_opts")))
         report(rows[-1])
         if rows[-1]["fits"]:
             break
@@ -210,6 +217,9 @@ def main(argv=None) -> None:
                     help="families (default all)")
     ap.add_argument("--clock", type=float, default=None, metavar="MHZ",
                     help="fatnet board --clock (default: each board's oscillator)")
+    ap.add_argument("--nextpnr-opts", default=None, metavar="OPTS",
+                    help="fatnet board --nextpnr-opts for every build (e.g. '--router "
+                         "router2' for the ULX3S's largest sizes)")
     ap.add_argument("--timeout", type=int, default=7200,
                     help="seconds per build (default 7200)")
     ap.add_argument("--from-record", action="store_true",
@@ -266,7 +276,7 @@ def main(argv=None) -> None:
                 first = (recorded.get(board, {}).get(kind, {}).get("size")
                          if args.from_record else args.first_size)
                 found = search(board, kind, Path(tmp), args.clock, args.timeout, first,
-                               keep, args.last_size)
+                               keep, args.last_size, args.nextpnr_opts)
                 fit = [r for r in found if r["fits"]]
                 if fit and args.best_clock:
                     found += best_clock(fit[-1], Path(tmp), args.timeout, keep)
@@ -294,10 +304,12 @@ def record(rows: list[dict], path: Path | None = None) -> None:
             continue
         use = ", ".join(f"{best[k]}/{best[k + '_available']} {RESOURCE_NAMES[k]}"
                         for k in ("logic", "ff", "bram") if k in best)
-        clock = (f" --clock {best['clock_mhz']:g}" if best.get("clock_mhz") else "")
+        extra = (f" --clock {best['clock_mhz']:g}" if best.get("clock_mhz") else "")
+        if best.get("nextpnr_opts") is not None:
+            extra += " " + shlex.quote(f"--nextpnr-opts={best['nextpnr_opts']}")
         found.setdefault(r["board"], {})[r["kind"]] = {
             "size": best["size"], "clock_mhz": _clock_of(best),
-            "options": " ".join(size_options(r["kind"], best["size"])) + clock,
+            "options": " ".join(size_options(r["kind"], best["size"])) + extra,
             "use": use + (f", Fmax {best['fmax_mhz']} MHz" if best["fmax_mhz"] else "")}
     path.write_text(json.dumps(found, indent=2, sort_keys=True) + "\n")
 

