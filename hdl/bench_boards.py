@@ -11,10 +11,11 @@ flip-flops where the device counts them apart, block RAMs), nextpnr's Fmax of th
 routed design and the build time; per board and family the largest size that fits.
 
 Then the largest size's clock: the PLL's fastest frequency at or below the Fmax
-nextpnr measured (:func:`pll_at_most`), built again at it (``--clock``); a build that
-does not close (the placement differs at each clock) tries the PLL's fastest frequency
-below the Fmax that build measured, up to :data:`CLOCK_TRIES` builds
-(``--no-best-clock`` skips the step).
+nextpnr measured (:func:`pll_at_most`), built again at it (``--clock``); each build
+places differently, so the next clock follows the Fmax each build measured: after a
+build that closes, the PLL's fastest frequency under its Fmax if that is faster; after
+one that does not, the fastest under its Fmax; up to :data:`CLOCK_TRIES` builds
+(:func:`best_clock`; ``--no-best-clock`` skips the step).
 
     python -m fatnet.hdl.bench_boards [--boards icebreaker ulx3s] [--kinds butterfly ...]
                                       [--json FILE] [--record] [--from-record]
@@ -184,26 +185,36 @@ def pll_at_most(board: str, ceiling_mhz: float) -> float | None:
 def best_clock(row: dict, workdir: Path, timeout: int = 7200,
                report=_print_row) -> list[dict]:
     """The largest size's build (``row``, which fits) again at the PLL's fastest clock
-    at or below its Fmax (after a build that does not close, under the Fmax it measured,
-    or under its clock if it measured none), until one closes or :data:`CLOCK_TRIES`
-    builds are made, with the row's ``--nextpnr-opts``: the rows of those builds (each
-    with its ``clock_mhz``); ``report`` is called with each as it is measured."""
+    at or below its Fmax, with the row's ``--nextpnr-opts``, until a try finds nothing
+    faster to build or :data:`CLOCK_TRIES` builds are made: the rows of those builds
+    (each with its ``clock_mhz``); ``report`` is called with each as it is measured.
+
+    Each build places differently, so each one's Fmax sets the next clock: a build that
+    closes is followed by the PLL's fastest clock under the Fmax it measured, if that
+    is faster (the Fmax of a placement made for a slower clock understates what a
+    placement for a faster one reaches); a build that does not close, by the fastest
+    under the Fmax it measured (under its clock if it measured none). A clock is never
+    built twice, and never at or below one that closed or at or above one that missed."""
     rows, fmax = [], row["fmax_mhz"]
-    tried = {BOARDS[row["board"]].clock_mhz, _clock_of(row)}
+    closed = _clock_of(row)              # the fastest clock known to close
+    missed = float("inf")                # the slowest clock known to miss
+    tried = {BOARDS[row["board"]].clock_mhz, closed}
     for _ in range(CLOCK_TRIES):
-        clock = pll_at_most(row["board"], fmax) if fmax else None
-        if clock is None or clock in tried:
+        clock = pll_at_most(row["board"], min(fmax, missed * (1 - 1e-3))) if fmax else None
+        if clock is None or clock in tried or clock <= closed:
             break
         tried.add(clock)
         rows.append(build_row(row["board"], row["kind"], row["size"], workdir, clock,
                               timeout, row.get("nextpnr_opts")))
         report(rows[-1])
         if rows[-1]["fits"]:
-            break
-        # under the Fmax the build measured; a build that measured none (no legal
-        # placement: timing-driven placement can need more cells at a faster clock)
-        # is followed by the fastest clock under the one it tried
-        fmax = min(fmax, rows[-1]["fmax_mhz"] or clock) * (1 - 1e-3)
+            closed, fmax = clock, rows[-1]["fmax_mhz"]
+        else:
+            # a build that measured no Fmax (no legal placement: timing-driven placement
+            # can need more cells at a faster clock) is followed by the fastest clock
+            # under the one it tried
+            missed = clock
+            fmax = min(fmax, rows[-1]["fmax_mhz"] or clock) * (1 - 1e-3)
     return rows
 
 

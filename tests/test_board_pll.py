@@ -367,14 +367,22 @@ def _built_row(board, kind, size, clock=None, **fields):
 
 def test_the_best_clock_step_builds_again_lower_until_one_closes(tmp_path, monkeypatch):
     """After the size search, the largest size is built at the PLL's fastest clock under
-    its Fmax; a build that does not close is followed by one under the Fmax it measured
-    (rows as fatnet board's builds make them, without place-and-route)."""
+    its Fmax; a build that does not close is followed by one under the Fmax it measured,
+    one that closes by the fastest under its own Fmax if faster, never at or above a
+    clock that missed (rows as fatnet board's builds make them, without
+    place-and-route)."""
     from fatnet.hdl import bench_boards
     built = []
+    lower = bench_boards.pll_at_most("icebreaker", 17.6 * (1 - 1e-3))
+    between = bench_boards.pll_at_most("icebreaker", 17.9)
+    assert lower < between < 18.0        # the PLL makes a clock between the two
+    # the first misses; the second closes with an Fmax above a faster clock, which
+    # misses; nothing is left between the clock that closed and the one that missed
+    fmaxes = {18.0: 17.6, lower: 17.9, between: 17.5}
 
     def fake_build(board, kind, size, workdir, clock=None, timeout=7200, nextpnr_opts=None):
         built.append(clock)
-        fmax = {18.0: 17.6, 17.25: 17.9}[clock]     # the first misses, the second closes
+        fmax = fmaxes[clock]
         return _built_row(board, kind, size, clock, fits=fmax >= clock, fmax_mhz=fmax,
                           error=None if fmax >= clock else "x")
 
@@ -382,18 +390,42 @@ def test_the_best_clock_step_builds_again_lower_until_one_closes(tmp_path, monke
     first = {"board": "icebreaker", "kind": "butterfly", "size": 8, "fits": True,
              "fmax_mhz": 18.09, "seconds": 1, "error": None}
     rows = bench_boards.best_clock(first, tmp_path)
-    assert built == [18.0, bench_boards.pll_at_most("icebreaker", 17.6 * (1 - 1e-3))]
-    assert [r["fits"] for r in rows] == [False, True]
-    assert rows[-1]["clock_mhz"] == built[-1] <= 17.6
+    assert built == [18.0, lower, between]
+    assert [r["fits"] for r in rows] == [False, True, False]
     path = tmp_path / "sizes.json"
     bench_boards.record([first, *rows], path)
     entry = json.loads(path.read_text())["icebreaker"]["butterfly"]
-    assert entry["clock_mhz"] == built[-1] and entry["options"].endswith(
-        f"--clock {built[-1]:g}")
+    assert entry["clock_mhz"] == lower and entry["options"].endswith(f"--clock {lower:g}")
     # an Fmax below every clock the board makes: no build
     built.clear()
     assert bench_boards.best_clock({**first, "fmax_mhz": 11.0}, tmp_path) == []
     assert built == []
+
+
+def test_a_build_that_closes_with_fmax_to_spare_is_followed_by_a_faster_clock(
+        tmp_path, monkeypatch):
+    """A build at --clock C that closes with an Fmax above a faster PLL clock is built
+    again at that clock, and so on while each closes faster; it stops when the Fmax
+    allows nothing faster than the clock that closed."""
+    from fatnet.hdl import bench_boards
+    start = bench_boards.pll_at_most("ulx3s", 44.0)
+    second = bench_boards.pll_at_most("ulx3s", 52.05)
+    third = bench_boards.pll_at_most("ulx3s", 53.47)
+    assert start < second < third
+    fmaxes = {second: 53.47, third: third + 0.05}   # nothing faster under third + 0.05
+    built = []
+
+    def fake_build(board, kind, size, workdir, clock=None, timeout=7200, nextpnr_opts=None):
+        built.append((clock, nextpnr_opts))
+        return _built_row(board, kind, size, clock, fmax_mhz=fmaxes[clock],
+                          **({} if nextpnr_opts is None else {"nextpnr_opts": nextpnr_opts}))
+
+    monkeypatch.setattr(bench_boards, "build_row", fake_build)
+    first = _built_row("ulx3s", "butterfly", 128, start, fmax_mhz=52.05,
+                       nextpnr_opts="--router router2")
+    rows = bench_boards.best_clock(first, tmp_path)
+    assert built == [(second, "--router router2"), (third, "--router router2")]
+    assert all(r["fits"] for r in rows) and rows[-1]["clock_mhz"] == third
 
 
 def test_a_clock_that_cannot_be_placed_is_followed_by_a_slower_one(tmp_path, monkeypatch):
