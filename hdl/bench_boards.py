@@ -91,6 +91,12 @@ RESOURCES = {**dict.fromkeys(LOGIC_CELLS, "logic"), "TRELLIS_FF": "ff", "DFF": "
 RESOURCE_NAMES = {"logic": "logic cells", "ff": "flip-flops", "bram": "block RAMs"}
 
 
+def _nextpnr_option(opts: str) -> str:
+    """``fatnet board``'s argument for ``opts``, joined by '=' (the value starts with
+    '-', which argparse would take for an option)."""
+    return f"--nextpnr-opts={opts}"
+
+
 def build_row(board: str, kind: str, size: int, workdir: Path,
               clock: float | None = None, timeout: int = 7200,
               nextpnr_opts: str | None = None) -> dict:
@@ -104,7 +110,7 @@ def build_row(board: str, kind: str, size: int, workdir: Path,
     if clock is not None:
         cmd += ["--clock", f"{clock:g}"]
     if nextpnr_opts is not None:
-        cmd += [f"--nextpnr-opts={nextpnr_opts}"]   # '=': the value starts with '-'
+        cmd.append(_nextpnr_option(nextpnr_opts))
     t0 = time.perf_counter()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -317,7 +323,7 @@ def record(rows: list[dict], path: Path | None = None) -> None:
                         for k in ("logic", "ff", "bram") if k in best)
         extra = (f" --clock {best['clock_mhz']:g}" if best.get("clock_mhz") else "")
         if best.get("nextpnr_opts") is not None:
-            extra += " " + shlex.quote(f"--nextpnr-opts={best['nextpnr_opts']}")
+            extra += " " + shlex.quote(_nextpnr_option(best["nextpnr_opts"]))
         found.setdefault(r["board"], {})[r["kind"]] = {
             "size": best["size"], "clock_mhz": _clock_of(best),
             "options": " ".join(size_options(r["kind"], best["size"])) + extra,

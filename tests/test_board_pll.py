@@ -355,13 +355,16 @@ def test_the_fastest_pll_clock_under_an_fmax_is_made_and_none_faster_is(board, c
             assert not got * (1 + 1e-9) < near <= ceiling, (f, near)
 
 
-def _built_row(board, kind, size, clock=None, **fields):
+def _built_row(board, kind, size, clock=None, nextpnr_opts=None, **fields):
     """A row as bench_boards.build_row makes it (its ``clock_mhz`` when built at
-    ``--clock``), without place-and-route: fits, no error, 1 s unless ``fields`` say."""
+    ``--clock``, its ``nextpnr_opts`` when given), without place-and-route: fits, no
+    error, 1 s unless ``fields`` say."""
     row = {"board": board, "kind": kind, "size": size, "fits": True, "error": None,
            "fmax_mhz": None, "seconds": 1, **fields}
     if clock is not None:
         row["clock_mhz"] = clock
+    if nextpnr_opts is not None:
+        row["nextpnr_opts"] = nextpnr_opts
     return row
 
 
@@ -417,8 +420,7 @@ def test_a_build_that_closes_with_fmax_to_spare_is_followed_by_a_faster_clock(
 
     def fake_build(board, kind, size, workdir, clock=None, timeout=7200, nextpnr_opts=None):
         built.append((clock, nextpnr_opts))
-        return _built_row(board, kind, size, clock, fmax_mhz=fmaxes[clock],
-                          **({} if nextpnr_opts is None else {"nextpnr_opts": nextpnr_opts}))
+        return _built_row(board, kind, size, clock, nextpnr_opts, fmax_mhz=fmaxes[clock])
 
     monkeypatch.setattr(bench_boards, "build_row", fake_build)
     first = _built_row("ulx3s", "butterfly", 128, start, fmax_mhz=52.05,
@@ -656,9 +658,8 @@ def test_a_size_search_passes_nextpnr_opts_to_every_build_and_records_them(
     def fake_build(board, kind, size, workdir, clock=None, timeout=7200, nextpnr_opts=None):
         built.append((clock, nextpnr_opts))
         fits = clock is None or clock < 44     # 45 MHz misses, 43.75 closes
-        return _built_row(board, kind, size, clock, fmax_mhz=45.0, fits=fits,
-                          error=None if fits else "the clock is not met",
-                          **({} if nextpnr_opts is None else {"nextpnr_opts": nextpnr_opts}))
+        return _built_row(board, kind, size, clock, nextpnr_opts, fmax_mhz=45.0, fits=fits,
+                          error=None if fits else "the clock is not met")
 
     monkeypatch.setattr(bench_boards, "build_row", fake_build)
     sizes = tmp_path / "sizes.json"
