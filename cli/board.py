@@ -65,6 +65,12 @@ def add_board_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bitstream", action="store_true",
                    help="run the YoWASP and Apicula tools to the bitstream (iCE40, ECP5, "
                         "Gowin)")
+    p.add_argument("--synth-opts", default=None, metavar="OPTS",
+                   help="more options for Yosys's synth_ice40, synth_ecp5 or synth_gowin "
+                        "command, one string given with '=' (e.g. "
+                        "--synth-opts='-dffe_min_ce_use 4', which makes the clock enables "
+                        "of fewer than 4 flip-flops logic, so that fewer distinct enables "
+                        "compete for the logic blocks)")
     p.add_argument("--nextpnr-opts", default=None, metavar="OPTS",
                    help="more options for nextpnr, one string given with '=' (iCE40, ECP5, "
                         "Gowin; e.g. --nextpnr-opts='--router router2', which routes large "
@@ -81,8 +87,8 @@ def add_board_options(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_board(kind: str, args) -> int:
-    from ..hdl.board import (BAUD, BOARDS, baud_divisor, build_board, check_tools,
-                             largest_measured, utilisation_lines)
+    from ..hdl.board import (BAUD, BOARDS, TOOL_OPTIONS, baud_divisor, build_board,
+                             check_tools, largest_measured, utilisation_lines)
     from ..hdl.gen import check_generable
     from ..hdl.pll import choose_pll
     from ..sim.bist import build_core, make_plan, predict, unpredicted
@@ -96,8 +102,12 @@ def cmd_board(kind: str, args) -> int:
     clock = board.clock_mhz if pll is None else pll.output_mhz
     if args.bitstream and board.bitstream is not None:
         check_tools(args.board)
-    if args.nextpnr_opts is not None and not board.nextpnr:
-        raise ParameterError(f"nextpnr-opts applies to the boards nextpnr builds "
+    tool_opts = {name: getattr(args, name) for name in TOOL_OPTIONS
+                 if getattr(args, name) is not None}
+    if tool_opts and not board.nextpnr:
+        name = next(iter(tool_opts))
+        raise ParameterError(f"{name.replace('_', '-')} applies to the boards Yosys and "
+                             f"nextpnr build "
                              f"({', '.join(b for b, s in BOARDS.items() if s.nextpnr)}), "
                              f"not {args.board}")
     if args.listen is None and args.output is None:
@@ -124,7 +134,7 @@ def cmd_board(kind: str, args) -> int:
     lines = [report_line(r) for r in predict(plan, args.predict * report_cycles)]
     doc = {"board": args.board, "clock_requested_mhz": requested, "clock_mhz": clock,
            "pll": None if pll is None else pll.as_json(),
-           "nextpnr_opts": args.nextpnr_opts, "kind": kind,
+           "synth_opts": args.synth_opts, "nextpnr_opts": args.nextpnr_opts, "kind": kind,
            "network": fam.testbench.build_params(net)[0], "pattern": args.pattern,
            "load": args.load, "seed": args.seed, "stuck_wire": args.stuck_wire,
            "terminals": plan.terminals,
@@ -136,7 +146,7 @@ def cmd_board(kind: str, args) -> int:
         write_core(plan, tmp)
         products = build_board(build_core(plan), args.board, tmp, bitstream=args.bitstream,
                                pll=pll, hint=largest_measured(args.board, kind),
-                               nextpnr_opts=args.nextpnr_opts)
+                               tool_opts=tool_opts)
         (tmp / "board.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
     via = "the oscillator" if pll is None else (
         f"{pll.primitive} {', '.join(f'{k}={v}' for k, v in pll.parameters.items())}")

