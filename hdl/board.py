@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from amaranth import ClockDomain, Const, Elaboratable, Instance, Module, Signal
+from amaranth.build.run import LocalBuildProducts
 from amaranth.lib import io
 from amaranth.lib.cdc import ResetSynchronizer
 
@@ -234,27 +235,31 @@ def timing_failure(text: list) -> str | None:
 
 def build_failure(out: Path, name: str, returncode: int) -> tuple[str, str | None]:
     """Why a platform build in ``out`` stopped, read from its logs (every vendor's
-    Amaranth build writes Yosys's to ``<name>.rpt`` and nextpnr's to ``<name>.tim``):
-    an unmet clock, the last ERROR line of the tool that stopped, or, when it printed
-    none (a YoWASP tool out of its memory prints only to the terminal), which tool
-    stopped and its exit status. Returns the reason and nextpnr's last logic-cell
-    utilisation line (None before nextpnr ran)."""
-    def lines(suffix):
-        log = out / f"{name}.{suffix}"
+    Amaranth build writes Yosys's to ``<name>.rpt`` and nextpnr's to ``<name>.tim``;
+    :func:`build_board` writes what the tools printed to ``build_<name>.log``):
+    an unmet clock, the last ERROR line of the tool that stopped, or, when its log has
+    none (a YoWASP tool out of its memory prints only to its console), which tool
+    stopped, its exit status and the last line it printed. Returns the reason and
+    nextpnr's last logic-cell utilisation line (None before nextpnr ran)."""
+    def lines(fname):
+        log = out / fname
         return log.read_text(errors="replace").splitlines() if log.exists() else None
-    pnr = lines("tim")
-    tool, log = (("synthesis (Yosys)", lines("rpt") or []) if pnr is None
+    pnr = lines(f"{name}.tim")
+    tool, log = (("synthesis (Yosys)", lines(f"{name}.rpt") or []) if pnr is None
                  else ("place-and-route (nextpnr)", pnr))
     # nextpnr names cells by their whole synthesis path; 40 characters say which
     errors = [re.sub(r"'([^']{40})[^']+'", r"'\1...'", ln.split("ERROR:", 1)[1].strip())
               for ln in log if "ERROR:" in ln]
+    printed = [ln.strip() for ln in lines(f"build_{name}.log") or [] if ln.strip()]
     use = utilisation_lines(pnr or [])
     timing = timing_failure(pnr or [])
     reason = (f"the clock is not met: {timing} (lower --clock)" if timing else
               errors[-1] if errors else
               f"{tool} stopped with exit status {returncode} and no ERROR line in "
-              f"{name}.{'rpt' if pnr is None else 'tim'}; build without --bitstream and "
-              f"run build_{name}.sh in that directory to see its output")
+              f"{name}.{'rpt' if pnr is None else 'tim'}"
+              + (f"; the last line it printed: {printed[-1]}" if printed else
+                 f"; build without --bitstream and run build_{name}.sh in that "
+                 f"directory to see its output"))
     return reason, (use[-1] if use else None)
 
 
@@ -303,8 +308,12 @@ def build_board(core, board: str, out: Path, *, bitstream: bool, name: str = "bi
         return None
     env = check_tools(board)
     try:
-        with temporary_env(env):
-            return plan.execute_local(str(out))
+        # the tools print to a file (build_<name>.log), not the terminal: a failed build
+        # is one error line, read from their logs (Amaranth's execute_local, but for that)
+        with temporary_env(env), open(Path(out) / f"{plan.script}.log", "w") as console:
+            subprocess.run(["sh", f"{plan.script}.sh"], cwd=out, stdout=console,
+                           stderr=subprocess.STDOUT, check=True)
+        return LocalBuildProducts(str(out))
     except subprocess.CalledProcessError as failed:
         from ..golden.errors import ParameterError
         reason, use = build_failure(Path(out), name, failed.returncode)

@@ -288,6 +288,36 @@ def test_a_failed_build_names_the_tool_that_stopped(tmp_path):
         "18.00 MHz (lower --clock)")
 
 
+@pytest.mark.parametrize("script, reason", [
+    # Yosys's log names the error; what the tool printed on its console does not matter
+    ('echo "console noise" >&2; echo "ERROR: Module \\`foo\' not found" > bist_top.rpt; '
+     'exit 1', "Module `foo' not found"),
+    # no ERROR line in any log (a YoWASP tool out of memory): the last line it printed
+    ('echo "console noise" >&2; echo "out of memory" >&2; exit 137',
+     "synthesis (Yosys) stopped with exit status 137 and no ERROR line in bist_top.rpt; "
+     "the last line it printed: out of memory"),
+])
+def test_a_failed_board_build_is_one_line_on_the_terminal(
+        tmp_path, monkeypatch, capfd, script, reason):
+    """The tools' console output goes to build_bist_top.log, not the terminal: a build
+    that fails is fatnet board's one error line, exit 2 (a Yosys that fails as given,
+    in place of the real one)."""
+    from fatnet.hdl import board
+    fake = tmp_path / "fake-yosys"
+    fake.write_text("#!/bin/sh\n" + script + "\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(board, "check_tools", lambda name: {"YOSYS": str(fake)})
+    out = tmp_path / "out"
+    assert main(["board", *SMALL, "--board", "icebreaker", "-o", str(out),
+                 "--bitstream"]) == 2
+    captured = capfd.readouterr()
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and "noise" not in captured.out, captured
+    assert lines[0].startswith(f"fatnet board: error: the icebreaker build failed: "
+                               f"{reason}"), lines
+    assert not out.exists()              # all or nothing
+
+
 def test_the_icebreaker_pll_top_synthesizes_with_the_pll(tmp_path):
     """Synthesis only (no place-and-route): the board build's Yosys flow keeps the
     SB_PLL40_PAD and the pll_clk net that the .pcf constrains."""
