@@ -58,8 +58,8 @@ CLOCK_TRIES = 3
 #: Per kind: the sizes tried, smallest first (the butterfly's inputs, the fat-tree's
 #: leaves, the hypercube's dimension), each up to a size that does not fit on the
 #: largest board, the ULX3S's ECP5-85F (its butterfly of 256 inputs and its fat-tree of
-#: 128 leaves did not; its hypercube of dimension 8 placed in 86 % of its LUTs and had
-#: not routed after 84 minutes).
+#: 128 leaves did not; its hypercube of dimension 8 fits in 87 % of its LUTs, 2.2 times
+#: dimension 7's, so dimension 9 would not).
 LADDERS = {
     "butterfly": (4, 8, 16, 32, 64, 128, 256),
     "fat-tree": (4, 8, 16, 32, 64, 128),
