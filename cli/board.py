@@ -88,7 +88,8 @@ def add_board_options(p: argparse.ArgumentParser) -> None:
 
 def cmd_board(kind: str, args) -> int:
     from ..hdl.board import (BAUD, BOARDS, TOOL_OPTIONS, baud_divisor, build_board,
-                             check_tools, largest_measured, utilisation_lines)
+                             check_tools, largest_measured, tool_opts_of,
+                             utilisation_lines)
     from ..hdl.gen import check_generable
     from ..hdl.pll import choose_pll
     from ..sim.bist import build_core, make_plan, predict, unpredicted
@@ -102,8 +103,7 @@ def cmd_board(kind: str, args) -> int:
     clock = board.clock_mhz if pll is None else pll.output_mhz
     if args.bitstream and board.bitstream is not None:
         check_tools(args.board)
-    tool_opts = {name: getattr(args, name) for name in TOOL_OPTIONS
-                 if getattr(args, name) is not None}
+    tool_opts = tool_opts_of(vars(args))
     if tool_opts and not board.nextpnr:
         name = next(iter(tool_opts))
         raise ParameterError(f"{name.replace('_', '-')} applies to the boards Yosys and "
@@ -134,7 +134,7 @@ def cmd_board(kind: str, args) -> int:
     lines = [report_line(r) for r in predict(plan, args.predict * report_cycles)]
     doc = {"board": args.board, "clock_requested_mhz": requested, "clock_mhz": clock,
            "pll": None if pll is None else pll.as_json(),
-           "synth_opts": args.synth_opts, "nextpnr_opts": args.nextpnr_opts, "kind": kind,
+           **{name: tool_opts.get(name) for name in TOOL_OPTIONS}, "kind": kind,
            "network": fam.testbench.build_params(net)[0], "pattern": args.pattern,
            "load": args.load, "seed": args.seed, "stuck_wire": args.stuck_wire,
            "terminals": plan.terminals,

