@@ -16,6 +16,6 @@ for layer in LAYERS:
     packages += [f"fatnet.{layer}.{sub}" for sub in find_packages(where=layer)]
     package_dir[f"fatnet.{layer}"] = layer
 
-# data read at run time: the boards' size-search findings (hdl/board.py)
+# data read at run time: the boards' size-search findings and measured builds (hdl/board.py)
 setup(packages=packages, package_dir=package_dir,
-      package_data={"fatnet.hdl": ["board_sizes.json"]})
+      package_data={"fatnet.hdl": ["board_sizes.json", "board_builds.json"]})

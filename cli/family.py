@@ -36,3 +36,17 @@ class CommandFamily(Protocol):
         """The model's run for ``sim``: a :class:`~fatnet.golden.runner.RunReport` with its
         cycle results kept (``results``) and, if it ran under run-time fault masks, the
         mask of every cycle (``masks``)."""
+
+    def board_defaults(self, kind: str) -> dict:
+        """``fatnet board``'s defaults for the self-test where ``gen``'s do not serve
+        (a payload long enough for its fields, a switch-setting mode, a pattern): option
+        dest -> :class:`fatnet.cli.board.BoardDefault` (its help, stating the default,
+        and its value from the other options). The one place these defaults come from."""
+
+    def check_board(self, kind: str, args) -> None:
+        """Refuse, in one line naming the option that fixes it, options the self-test
+        cannot take (after :meth:`board_defaults` are applied)."""
+
+    def board_fit_key(self, kind: str, args) -> str:
+        """Which measured builds (``hdl/board_builds.json``, their ``key``) estimate
+        this network's logic: the kind, and what else changes its logic per terminal."""

@@ -12,6 +12,7 @@ import argparse
 import json
 import time
 
+from ..golden.errors import ParameterError
 from ..golden.fattree.api import build, info, schedule_report, spec_from_options
 from ..golden.fattree.network import FatTreeNetwork
 from ..golden.fattree.schedule import METHODS
@@ -25,7 +26,8 @@ from .options import (MAX_CYCLES, add_seed_option, add_start_stages_option,
 from .registry import Family, Kind
 
 __all__ = ["FAMILY", "VERBS", "add_arguments", "spec_from_args", "build",
-           "network_from_args", "messages_from_args", "run_model"]
+           "network_from_args", "messages_from_args", "run_model", "board_defaults",
+           "check_board", "board_fit_key"]
 
 #: The family as a plug-in (the entry point ``fattree`` of ``fatnet.families``).
 FAMILY = Family(
@@ -120,6 +122,40 @@ def messages_from_args(args, net):
     if args.messages is not None:
         return load_message_file(args.messages, n, payload_bits, args.seed)
     return make_pattern(n, args.pattern, args.seed, payload_bits, args.hot_fraction)
+
+
+def board_defaults(kind: str) -> dict:
+    """``fatnet board``'s defaults for the self-test (:class:`fatnet.cli.board.BoardDefault`):
+    on-line switch setting, and the shortest payload that holds its fields."""
+    from .board import BoardDefault, least_payload
+    return {
+        "mode": BoardDefault(
+            "switch-setting mode (default online: the self-test sends each source's "
+            "message to a destination with one fixed header, which an off-line schedule "
+            "of the whole cycle's messages does not give)", lambda args: "online"),
+        "payload_bits": BoardDefault(
+            f"data bits per message (0 .. {MAX_PAYLOAD_BITS}; default 2n + 4 for 2^n "
+            f"leaves, the shortest payload the self-test's source, sequence and check "
+            f"fields fit in: 10 for 8 leaves)", lambda args: least_payload(args.leaves))}
+
+
+def board_fit_key(kind: str, args) -> str:
+    """The measured builds (``hdl/board_builds.json``) whose logic per terminal this
+    network's is estimated from: those of the kind."""
+    return kind
+
+
+def check_board(kind: str, args) -> None:
+    """Refuse, naming the option, what the self-test cannot take."""
+    from .board import least_payload, require_payload
+    if args.mode != "online":
+        raise ParameterError(
+            f"mode must be online on a board, got {args.mode}: the self-test sends each "
+            f"message with one fixed header per source and destination, and an off-line "
+            f"schedule sets the switches from the whole cycle's messages (--mode online, "
+            f"fatnet board's default)")
+    require_payload("payload-bits", args.payload_bits, least_payload(args.leaves),
+                    "2n + 4", args.leaves)
 
 
 def run_model(net, ms, args):

@@ -31,7 +31,8 @@ from .progress import progress_bar
 from .registry import Family, Kind
 
 __all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "network_from_args",
-           "messages_from_args", "run_model"]
+           "messages_from_args", "run_model", "board_defaults", "check_board",
+           "board_fit_key"]
 
 #: The family as a plug-in (the entry point ``hypercube`` of ``fatnet.families``). Its
 #: hardware: Algorithm 1's router chains and Algorithm 2's nodes (``gen``, ``sim``
@@ -145,6 +146,57 @@ def network_from_args(kind: str, args) -> HypercubeCircuit:
                             steps=getattr(args, "steps", None),
                             seed=getattr(args, "seed", None) if hardware and
                             algorithm == "valiant" else None)
+
+
+#: Algorithms that route partial permutations only: on a board, a fixed pattern.
+_PERMUTATIONS_ONLY = ("alg2", "ecube")
+#: The self-test's pattern for them (every node sends, and every message crosses every
+#: dimension).
+_BOARD_PATTERN = "complement"
+
+
+def board_defaults(kind: str) -> dict:
+    """``fatnet board``'s defaults for the self-test (:class:`fatnet.cli.board.BoardDefault`):
+    the shortest message that holds its payload's fields, and a fixed pattern for the
+    algorithms that route partial permutations only."""
+    from .board import BoardDefault, least_payload
+    return {
+        "message_bits": BoardDefault(
+            "message length M in bits (default 3k + 4: the k address bits and the "
+            "shortest payload the self-test's source, sequence and check fields fit in, "
+            "2k + 4; 13 for k = 3)",
+            lambda args: args.dimension + least_payload(1 << args.dimension)),
+        "pattern": BoardDefault(
+            f"destinations: random (every other node) or a fixed pattern (default random "
+            f"for alg1; {_BOARD_PATTERN} for {' and '.join(_PERMUTATIONS_ONLY)}, which "
+            f"route partial permutations only, and random destinations repeat)",
+            lambda args: _BOARD_PATTERN if args.algorithm in _PERMUTATIONS_ONLY
+            else "random")}
+
+
+def board_fit_key(kind: str, args) -> str:
+    """The measured builds (``hdl/board_builds.json``) whose logic per terminal this
+    network's is estimated from: those of the kind and its algorithm."""
+    return f"{kind} {args.algorithm}"
+
+
+def check_board(kind: str, args) -> None:
+    """Refuse, naming the option, what the self-test cannot take."""
+    from .board import least_payload, require_payload
+    if args.algorithm == "valiant":
+        raise ParameterError(
+            "algorithm valiant is not available on a board, because Valiant's "
+            "intermediate node is drawn per message and the self-test sends one fixed "
+            "header per source and destination (--algorithm alg1, alg2 or ecube)")
+    if args.algorithm in _PERMUTATIONS_ONLY and args.pattern == "random":
+        raise ParameterError(
+            f"pattern must be a fixed pattern for {args.algorithm} on a board, got "
+            f"random: random destinations repeat, and {args.algorithm} routes partial "
+            f"permutations only (--pattern {_BOARD_PATTERN}, fatnet board's default for "
+            f"{args.algorithm})")
+    k = args.dimension
+    require_payload("message-bits", args.message_bits, k + least_payload(1 << k), "3k + 4",
+                    1 << k)
 
 
 def load_messages(path, n: int, payload_bits: int | None = None):

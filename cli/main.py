@@ -130,7 +130,7 @@ def build_parser(argv: list[str], kind: str | None = None) -> _Parser:
         get_family(named).commands.add_arguments(p, "gen" if v == "board" else v, named)
         if v == "board":
             from .board import add_board_options
-            add_board_options(p)
+            add_board_options(p, named)
         elif v in HARDWARE_VERBS:
             _add_hardware_options(p, v, named)
         if v in ("route", "info"):

@@ -35,7 +35,8 @@ from .errors import ParameterError
 __all__ = ["FIXED_PATTERNS", "PATTERNS", "COUNTERS", "xorshift32", "initial_state",
            "threshold", "draw", "payload_fields", "make_payload", "check_bits",
            "report_line", "parse_report_line", "REPORT_FIELDS", "check_payload_bits",
-           "StuckWire", "parse_stuck_wire", "STUCK_WIRE_SYNTAX", "period_clocks"]
+           "StuckWire", "parse_stuck_wire", "STUCK_WIRE_SYNTAX", "period_clocks",
+           "min_payload_bits"]
 
 MASK32 = (1 << 32) - 1
 
@@ -110,10 +111,16 @@ def payload_fields(P: int, n: int) -> tuple[int, int, int]:
     return n, P - 2 * n, n
 
 
+def min_payload_bits(n: int) -> int:
+    """The shortest payload among 2^n terminals: the source, a 4-bit sequence and the
+    check, 2n + 4 bits."""
+    return 2 * n + 4
+
+
 def check_payload_bits(P: int, n: int) -> None:
     """Refuse a payload too short for the source, a 4-bit sequence and the check."""
-    if P < 2 * n + 4:
-        raise ParameterError(f"payload-bits must be >= 2n + 4 = {2 * n + 4} for the "
+    if P < min_payload_bits(n):
+        raise ParameterError(f"payload-bits must be >= 2n + 4 = {min_payload_bits(n)} for the "
                              f"self-testing top (source, sequence and check fields "
                              f"among 2^{n} terminals), got {P}")
 

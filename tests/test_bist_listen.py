@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from fatnet.cli.listen import field_marks, listen
+from fatnet.cli.listen import check_capture, field_marks, listen
 from fatnet.cli.main import main
 from fatnet.golden import bist as gb
 from fatnet.sim.bist import predict
@@ -66,7 +66,7 @@ def test_true_reports_match_and_pass():
     status, out = run_listen(plan, board_lines(plan, 3), 3)
     assert status == 0, (8, out)
     assert sum(ln.endswith("  match") for ln in out) == 3, out
-    assert out[-1].startswith("summary: 3 lines, 3 matched") and out[-1].endswith("PASS")
+    assert out[-1].startswith("summary: 3 reports, 3 matched") and out[-1].endswith("PASS")
 
 
 def test_an_altered_counter_is_flagged_under_its_field_and_fails():
@@ -84,12 +84,72 @@ def test_an_altered_counter_is_flagged_under_its_field_and_fails():
 
 def test_a_garbled_line_is_shown_and_fails_but_a_cut_first_line_does_not():
     plan = plan_of("butterfly", load=0.7, seed=8)
-    status, out = run_listen(plan, board_lines(plan, 2, garble=1), 3)
+    status, out = run_listen(plan, board_lines(plan, 2, garble=1), 2)
     assert status == 1 and any("unparseable: 'fat\\x00et C=0000zz'" in ln
                                for ln in out), out
-    # a line cut when the port opened (the first) is shown but not held against the run
-    status, out = run_listen(plan, ["0000001 E=00000000"] + board_lines(plan, 2), 3)
+    # a line cut when the port opened (before the first report) is shown but not held
+    # against the run
+    status, out = run_listen(plan, ["0000001 E=00000000"] + board_lines(plan, 2), 2)
     assert status == 0 and "unparseable" in out[1], out
+
+
+def test_reports_counts_reports_not_lines():
+    # two unparseable lines among three reports: --reports 3 waits for the third report
+    plan = plan_of("butterfly", load=0.7, seed=8)
+    lines = board_lines(plan, 3)
+    status, out = run_listen(plan, ["garbage"] + lines[:2] + ["more garbage"] + lines[2:],
+                             3)
+    assert sum(ln.endswith("  match") for ln in out) == 3, out
+    assert out[-1].startswith("summary: 3 reports, 3 matched the model, 0 differed, 1 "
+                              "unparseable after the first report") and \
+        out[-1].endswith("FAIL"), out
+
+
+def test_the_model_shows_its_progress_while_it_catches_up():
+    plan = plan_of("butterfly", load=0.7, seed=8, report_cycles=600)
+    shown = []
+    status = listen(plan, "fake", baud=115200, reports=1, out=lambda ln: None,
+                    open_port=lambda name, rate: FakePort(board_lines(plan, 1)),
+                    progress=shown.append)
+    assert status == 0
+    texts = [t for t in shown if t is not None]
+    assert texts[0] == "model: predicting report 1 (cycle 256 of 600)", shown
+    assert texts[-1] == "model: predicting report 1 (cycle 512 of 600)" and \
+        shown[-1] is None, shown
+
+
+def test_a_capture_that_matches_passes(tmp_path):
+    plan = plan_of("butterfly", load=0.7, seed=8)
+    capture = tmp_path / "capture.txt"
+    capture.write_text("\r\n".join(["ut C=000", *board_lines(plan, 3)]) + "\r\n")
+    out = []
+    assert check_capture(plan, capture, out=out.append) == 0, (8, out)
+    assert out[-1].startswith("summary: 3 reports, 3 matched") and out[-1].endswith("PASS")
+
+
+def test_a_capture_stops_at_its_first_differing_report(tmp_path):
+    plan = plan_of("butterfly", load=0.7, seed=8)
+    capture = tmp_path / "capture.txt"
+    lines = board_lines(plan, 3, alter=1)
+    capture.write_text("\n".join(lines) + "\n")
+    out = []
+    assert check_capture(plan, capture, out=out.append) == 1, (8, out)
+    # the board's line, the model's, the marks: the third report is not compared
+    assert out[-4] == f"line 2   board {lines[1]}", out
+    assert out[-3].endswith("MISMATCH D") and out[-2].strip() == "^" * 8, out
+    assert out[-1].startswith("summary: 2 reports, 1 matched the model, 1 differed (line 2)")
+
+
+def test_fatnet_board_check_capture_exit_status(tmp_path, capsys):
+    plan = plan_of("butterfly", load=0.1, seed=2, report_cycles=4300, baud_divisor=104)
+    good, bad = tmp_path / "good.txt", tmp_path / "bad.txt"
+    good.write_text("\n".join(board_lines(plan, 2)) + "\n")
+    bad.write_text("\n".join(board_lines(plan, 2, alter=0)) + "\n")
+    assert main(BOARD + ["--check-capture", str(good)]) == 0
+    assert main(BOARD + ["--check-capture", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert "MISMATCH D" in out and out.rstrip().endswith("FAIL")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt", "good.txt"]
 
 
 def test_a_board_reset_restarts_the_model():
