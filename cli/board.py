@@ -29,14 +29,14 @@ from .options import add_seed_option, bounded_int, fraction, output_directory
 from .outputs import staged_dir
 
 __all__ = ["add_board_options", "cmd_board", "write_core", "BoardDefault", "least_payload",
-           "require_payload", "DEFAULT_REPORT_CYCLES", "PREDICT_BUDGET", "default_predict"]
+           "require_payload", "payload_bits_default", "require_payload_bits", "DEFAULT_REPORT_CYCLES", "PREDICT_BUDGET", "default_predict"]
 
 #: Delivery cycles between reports by default (more when a report line's UART time is
 #: longer): short enough that the model predicts a few reports in seconds to a minute.
 DEFAULT_REPORT_CYCLES = 5_000
 #: The model work ``fatnet board`` predicts by default, in terminal-cycles (terminals
-#: times delivery cycles): 3 reports of 8 terminals, about 20 s of model time.
-PREDICT_BUDGET = 120_000
+#: times delivery cycles): 3 reports of 8 terminals at 5,000 cycles, about 20 s.
+PREDICT_BUDGET = 150_000
 #: Reports predicted by default when the budget allows.
 DEFAULT_PREDICT = 3
 
@@ -67,6 +67,22 @@ def require_payload(option: str, given: int, need: int, formula: str,
                              f"number and a check among {terminals} terminals), got "
                              f"{given} (--{option} {need}, or leave it out: fatnet "
                              f"board's default)")
+
+
+def payload_bits_default(size: str, terminals: str, max_bits: int) -> BoardDefault:
+    """``--payload-bits``' board default for a network whose option ``size`` (a dest,
+    ``inputs``) counts its ``terminals`` (``inputs``, ``leaves``)."""
+    return BoardDefault(
+        f"data bits per message (0 .. {max_bits}; default 2n + 4 for 2^n {terminals}, "
+        f"the shortest payload the self-test's source, sequence and check fields fit "
+        f"in: 10 for 8 {terminals})", lambda args: least_payload(getattr(args, size)))
+
+
+def require_payload_bits(args, size: str) -> None:
+    """Refuse a ``--payload-bits`` too short among the ``size`` option's terminals."""
+    terminals = getattr(args, size)
+    require_payload("payload-bits", args.payload_bits, least_payload(terminals), "2n + 4",
+                    terminals)
 
 
 def write_core(plan, out: Path) -> None:

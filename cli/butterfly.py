@@ -145,11 +145,8 @@ def messages_from_args(args, circuit: CircuitNetwork) -> MessageSet:
 def board_defaults(kind: str) -> dict:
     """``fatnet board``'s defaults for the self-test (:class:`fatnet.cli.board.BoardDefault`):
     the shortest payload that holds its fields."""
-    from .board import BoardDefault, least_payload
-    return {"payload_bits": BoardDefault(
-        f"data bits per message (0 .. {MAX_PAYLOAD_BITS}; default 2n + 4 for N = 2^n "
-        f"inputs, the shortest payload the self-test's source, sequence and check "
-        f"fields fit in: 10 for 8 inputs)", lambda args: least_payload(args.inputs))}
+    from .board import payload_bits_default
+    return {"payload_bits": payload_bits_default("inputs", "inputs", MAX_PAYLOAD_BITS)}
 
 
 def board_fit_key(kind: str, args) -> str:
@@ -160,9 +157,8 @@ def board_fit_key(kind: str, args) -> str:
 
 def check_board(kind: str, args) -> None:
     """Refuse, naming the option, what the self-test cannot take."""
-    from .board import least_payload, require_payload
-    require_payload("payload-bits", args.payload_bits, least_payload(args.inputs),
-                    "2n + 4", args.inputs)
+    from .board import require_payload_bits
+    require_payload_bits(args, "inputs")
 
 
 def _mask_range(circuit: CircuitNetwork) -> str:

@@ -127,35 +127,31 @@ def messages_from_args(args, net):
 def board_defaults(kind: str) -> dict:
     """``fatnet board``'s defaults for the self-test (:class:`fatnet.cli.board.BoardDefault`):
     on-line switch setting, and the shortest payload that holds its fields."""
-    from .board import BoardDefault, least_payload
+    from .board import BoardDefault, payload_bits_default
     return {
         "mode": BoardDefault(
             "switch-setting mode (default online: the self-test sends each source's "
             "message to a destination with one fixed header, which an off-line schedule "
             "of the whole cycle's messages does not give)", lambda args: "online"),
-        "payload_bits": BoardDefault(
-            f"data bits per message (0 .. {MAX_PAYLOAD_BITS}; default 2n + 4 for 2^n "
-            f"leaves, the shortest payload the self-test's source, sequence and check "
-            f"fields fit in: 10 for 8 leaves)", lambda args: least_payload(args.leaves))}
+        "payload_bits": payload_bits_default("leaves", "leaves", MAX_PAYLOAD_BITS)}
 
 
 def board_fit_key(kind: str, args) -> str:
     """The measured builds (``hdl/board_builds.json``) whose logic per terminal this
-    network's is estimated from: those of the kind."""
+    network's is estimated from: the fat-trees' (on-line, any capacities)."""
     return kind
 
 
 def check_board(kind: str, args) -> None:
     """Refuse, naming the option, what the self-test cannot take."""
-    from .board import least_payload, require_payload
+    from .board import require_payload_bits
     if args.mode != "online":
         raise ParameterError(
             f"mode must be online on a board, got {args.mode}: the self-test sends each "
             f"message with one fixed header per source and destination, and an off-line "
             f"schedule sets the switches from the whole cycle's messages (--mode online, "
             f"fatnet board's default)")
-    require_payload("payload-bits", args.payload_bits, least_payload(args.leaves),
-                    "2n + 4", args.leaves)
+    require_payload_bits(args, "leaves")
 
 
 def run_model(net, ms, args):

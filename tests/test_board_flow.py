@@ -95,7 +95,12 @@ def test_every_measured_build_is_estimated_within_the_tolerance():
         assert abs(error) <= hdl_board.FIT_TOLERANCE, (b["command"], b["logic"], est)
 
 
-def test_the_estimate_of_a_build_left_out_is_within_the_tolerance():
+#: How far a build's estimate from the other builds alone may be (for the largest or
+#: smallest size an extrapolation), as docs/boards.md states.
+LEFT_OUT_TOLERANCE = 0.15
+
+
+def test_the_estimate_of_a_build_left_out_is_within_its_tolerance():
     # each build of a key with three sizes or more, estimated from the others alone
     builds = hdl_board.measured_builds()
     for b in builds:
@@ -104,7 +109,7 @@ def test_the_estimate_of_a_build_left_out_is_within_the_tolerance():
         if len(sizes) < 3:
             continue
         est = hdl_board.estimate_logic(b["board"], b["key"], b["terminals"], rest)
-        assert abs(est.cells / b["logic"] - 1) <= hdl_board.FIT_TOLERANCE, (b, est)
+        assert abs(est.cells / b["logic"] - 1) <= LEFT_OUT_TOLERANCE, (b, est)
 
 
 def test_a_network_that_cannot_fit_is_refused_before_anything_is_built(
