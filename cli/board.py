@@ -229,13 +229,16 @@ def _check_options(args, board) -> None:
                              f"build_bist_top.sh, then load it (docs/boards.md)")
 
 
-def _fit_check(args, kind: str, terminals: int) -> str | None:
-    """Refuse, before synthesis, a network whose estimated logic exceeds the board's
-    FPGA (unless ``--no-fit-check``); the estimate as a phrase, or None if none."""
+def _fit_check(args, kind: str, net) -> str | None:
+    """Refuse, before anything is generated, a network whose estimated logic exceeds
+    the board's FPGA (unless ``--no-fit-check``); the estimate as a phrase, or None if
+    none."""
     from ..hdl.board import estimate_logic
+    from ..sim.bist import terminal_count
     from .registry import get_family
-    key = get_family(kind).commands.board_fit_key(kind, args)
-    est = estimate_logic(args.board, key, terminals)
+    fam = get_family(kind)
+    key = fam.commands.board_fit_key(kind, args)
+    est = estimate_logic(args.board, key, terminal_count(net, fam))
     if est is None:
         return None
     if est.cells > est.capacity and not args.no_fit_check:
@@ -246,8 +249,9 @@ def _fit_check(args, kind: str, terminals: int) -> str | None:
 
 
 def _plan_from_args(kind: str, args):
-    """(network, plan, PLL setting, clock, report period in clocks, the defaults the
-    family chose) of a ``fatnet board`` command line."""
+    """(network, plan, (clock requested, PLL setting, clock, report period in clocks),
+    the defaults the family chose, the logic estimate) of a ``fatnet board`` command
+    line; a build's network is checked to fit before the plan (which runs the model)."""
     from ..hdl.board import BOARDS, baud_divisor
     from ..hdl.gen import check_generable
     from ..hdl.pll import choose_pll
@@ -265,6 +269,8 @@ def _plan_from_args(kind: str, args):
     _check_options(args, board)
     net = fam.commands.network_from_args(kind, args)
     check_generable(net, hardware=fam.hardware)
+    building = args.listen is None and args.check_capture is None
+    fit = _fit_check(args, kind, net) if building else None
     divisor = baud_divisor(clock)
     period = period_clocks(net.cycle_length, start_latency(net))
     report_cycles = args.report_cycles or max(DEFAULT_REPORT_CYCLES,
@@ -272,7 +278,7 @@ def _plan_from_args(kind: str, args):
     plan = make_plan(net, fam, pattern=args.pattern, load=args.load, seed=args.seed,
                      report_cycles=report_cycles, baud_divisor=divisor,
                      stuck_wire=args.stuck_wire)
-    return net, plan, (requested, pll, clock, period), chosen
+    return net, plan, (requested, pll, clock, period), chosen, fit
 
 
 def cmd_board(kind: str, args) -> int:
@@ -280,7 +286,7 @@ def cmd_board(kind: str, args) -> int:
     from .registry import get_family
     if args.program:
         args.bitstream = True
-    net, plan, (requested, pll, clock, period), chosen = _plan_from_args(kind, args)
+    net, plan, clocking, chosen, fit = _plan_from_args(kind, args)
     if args.listen is not None:       # the same plan as the build; nothing is written
         from ..hdl.board import BAUD
         from .listen import listen
@@ -293,11 +299,9 @@ def cmd_board(kind: str, args) -> int:
     if args.bitstream and board.bitstream is not None:
         check_tools(args.board)
     loader = _loader(args.board) if args.program else None
-    fit = _fit_check(args, kind, plan.terminals)
     predict_n, unpredicted_note = _predict_count(args, plan)
-    fam = get_family(kind)
-    doc = _board_doc(args, kind, fam, net, plan, (requested, pll, clock, period), chosen,
-                     predict_n, fit)
+    doc = _board_doc(args, kind, get_family(kind), net, plan, clocking, chosen, fit)
+    pll = clocking[1]
     products, lines = _build(args, kind, plan, pll, doc, predict_n)
     _print_result(args, kind, plan, doc, pll, products, lines, fit, unpredicted_note)
     if loader is not None:
@@ -323,7 +327,7 @@ def _predict_count(args, plan) -> tuple[int, str | None]:
         f"of model time); --predict N computes N")
 
 
-def _board_doc(args, kind, fam, net, plan, clocking, chosen, predict_n, fit) -> dict:
+def _board_doc(args, kind, fam, net, plan, clocking, chosen, fit) -> dict:
     """board.json (``predicted_reports`` filled by the build)."""
     from ..hdl.board import BAUD, TOOL_OPTIONS, tool_opts_of
     requested, pll, clock, period = clocking
@@ -355,6 +359,7 @@ def _build(args, kind, plan, pll, doc, predict_n):
             reports = predict(plan, total, on_cycle=lambda c: shown.model(
                 c, plan.report_cycles, total))
             lines.extend(report_line(r) for r in reports)
+        shown.step("generation (bist.v)")
         write_core(plan, tmp)
         products = build_board(build_core(plan), args.board, tmp, bitstream=args.bitstream,
                                pll=pll, hint=largest_measured(args.board, kind),
@@ -468,7 +473,8 @@ class BuildProgress:
             self._model = self._bar.add_task(text, total=total)
         self._bar.update(self._model, completed=cycle, description=text)
         if cycle >= total:
-            self._say(f"model: {total // report_cycles} reports predicted in "
+            count = total // report_cycles
+            self._say(f"model: {count} report{'s' * (count != 1)} predicted in "
                                 f"{self._task(self._model).elapsed or 0:.0f} s")
             self._bar.remove_task(self._model)
             self._model = None

@@ -421,9 +421,10 @@ def build_board(core, board: str, out: Path, *, bitstream: bool, name: str = "bi
     ``AMARANTH_nextpnr_opts`` for instance, if set, takes precedence).
 
     Progress: ``on_step(step, tool, first_use)`` is called as each step starts
-    ("generation", then per tool "synthesis", "place and route", "packing", with the
-    tool's name and, on its first call, the seconds it spends compiling itself;
-    ``on_step(None, None, None)`` when no tool runs after the generation);
+    ("generation (the board's top)", then per tool "synthesis", "place and route",
+    "packing", with the tool's name and, on its first call, the seconds it spends
+    compiling itself;
+    ``on_step(None, None, None)`` once the last step has ended without error);
     ``echo(line)``, if given, gets every line the tools print (they go to
     ``build_<name>.log`` in any case). ``meanwhile()``, if given, is called while the
     tools run (the model's prediction, say); it runs in this thread, the tools'
@@ -440,7 +441,7 @@ def build_board(core, board: str, out: Path, *, bitstream: bool, name: str = "bi
     if unknown:
         raise ValueError(f"tool_opts must be among {', '.join(TOOL_OPTIONS)}, not "
                          f"{', '.join(unknown)}")
-    on_step("generation", None, None)
+    on_step("generation (the board's top)", None, None)
     plan = platform.prepare(BoardTop(core, board, pll), name=name, **overrides)
     for fname, content in plan.files.items():   # the start tree's registers kept apart
         if fname.endswith(".il"):

@@ -27,7 +27,7 @@ from ..hdl.signatures import endpoints
 TRIAL_CYCLES = 64
 
 __all__ = ["BistPlan", "make_plan", "predict", "run_counters", "unpredicted", "build_core",
-           "decode_uart", "line_clocks", "line_cycles"]
+           "decode_uart", "line_clocks", "line_cycles", "terminal_count"]
 
 
 @dataclass
@@ -53,7 +53,9 @@ class BistPlan:
     stuck_wire: gb.StuckWire | None = None
 
 
-def _terminals(net, family) -> int:
+def terminal_count(net, family) -> int:
+    """The terminals of a network the family builds (its endpoints' ports by the
+    testbench's names, from 0 up), read from the network's signature alone."""
     from ..hdl.signatures import port_rows
     names = {r["endpoint"] for r in port_rows(family.hardware.network_signature(net))}
     N = 0
@@ -88,7 +90,7 @@ def make_plan(net, family, *, pattern="random", load=1.0, seed=0, report_cycles=
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 64:
         raise ParameterError(f"seed must be an integer in [0, 2^64 - 1], got {seed!r}")
     family.hardware.check_buildable(net)
-    N = _terminals(net, family)
+    N = terminal_count(net, family)
     n = (N - 1).bit_length()
     if N < 2 or N != 1 << n:
         raise ParameterError(f"the self-testing top needs a power-of-two number of "
