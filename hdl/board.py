@@ -36,7 +36,7 @@ from .tools import UTILISATION_LINE, yowasp_tool
 __all__ = ["BOARDS", "Board", "BoardTop", "board_platform", "build_board", "check_tools",
            "BAUD", "baud_divisor", "pll_instance", "timing_failure", "utilisation_lines",
            "TOOL_OPTIONS", "tool_opts_of", "estimate_logic", "LogicEstimate",
-           "logic_per_terminal", "measured_builds", "BOARD_BUILDS", "FIT_TOLERANCE",
+           "fit_logic", "measured_builds", "BOARD_BUILDS", "FIT_TOLERANCE",
            "BUILD_STEPS", "tool_steps"]
 
 #: The UART's baud rate.
@@ -316,35 +316,63 @@ def measured_builds() -> list[dict]:
     return json.loads(BOARD_BUILDS.read_text())["builds"]
 
 
-def logic_per_terminal(key: str, builds: list[dict] | None = None):
-    """The logic per terminal of networks of ``key``, as a function of the terminal
-    count N: ``a + b lg N``, the least-squares line through the measured builds of
-    ``key`` (on every board: an iCE40 logic cell and an ECP5 or Gowin LUT4 hold about
-    the same logic); a constant when they have one size; None when there is none.
-    Returns (function, the builds it rests on)."""
-    import math
+#: The board whose unit the per-terminal lines are in (the others' scaled to it).
+REFERENCE_BOARD = "icebreaker"
+#: Rounds of :func:`fit_logic`'s alternation (lines, then board factors); the factors
+#: settle within a few.
+FIT_ROUNDS = 8
 
+
+def _line(points: list[tuple[float, float]]):
+    """The least-squares line ``y = a + b x`` through ``points`` (x, y); a constant
+    when every x is the same."""
     import numpy as np
-    rows = [b for b in (measured_builds() if builds is None else builds) if b["key"] == key]
-    if not rows:
-        return None, 0
-    x = np.array([math.log2(b["terminals"]) for b in rows])
-    y = np.array([b["logic"] / b["terminals"] for b in rows])
+    x, y = np.array(points, dtype=float).T
     slope, level = np.polyfit(x, y, 1) if len(set(x)) > 1 else (0.0, float(y.mean()))
-    return (lambda N: level + slope * math.log2(N)), len(rows)
+    return float(level), float(slope)
+
+
+def fit_logic(builds: list[dict]) -> tuple[dict, dict]:
+    """The logic per terminal of every key of ``builds`` as ``a + b lg N`` (in the
+    reference board's unit), and every board's factor (its logic for the same design
+    over the reference board's: an ECP5 LUT4 holds a little more than an iCE40 logic
+    cell). Least squares by alternation: the lines through the builds scaled by their
+    boards' factors, then each factor the geometric mean of its builds over their
+    lines. Returns ({key: (a, b)}, {board: factor})."""
+    import math
+    factor = {b["board"]: 1.0 for b in builds}
+    for _ in range(FIT_ROUNDS):
+        lines = {key: _line([(math.log2(b["terminals"]),
+                              b["logic"] / b["terminals"] / factor[b["board"]])
+                             for b in builds if b["key"] == key])
+                 for key in {b["key"] for b in builds}}
+        for board in factor:
+            ratios = [math.log(b["logic"] / (b["terminals"] * (lines[b["key"]][0] + lines[
+                b["key"]][1] * math.log2(b["terminals"])))) for b in builds
+                      if b["board"] == board]
+            factor[board] = math.exp(sum(ratios) / len(ratios))
+        ref = factor.get(REFERENCE_BOARD, 1.0)
+        factor = {board: f / ref for board, f in factor.items()}
+    return lines, factor
 
 
 def estimate_logic(board: str, key: str, terminals: int,
                    builds: list[dict] | None = None) -> LogicEstimate | None:
     """The logic a self-testing top of ``terminals`` terminals of ``key`` needs on
-    ``board`` (:func:`logic_per_terminal`), or None when the board's build is not run
-    here or no build of ``key`` was measured."""
+    ``board`` (:func:`fit_logic` over the measured builds), or None when the board's
+    build is not run here or no build of ``key`` was measured. A board with no build
+    of its own takes the reference board's factor (1)."""
+    import math
+    builds = measured_builds() if builds is None else builds
     spec = BOARDS[board]
-    per_terminal, count = logic_per_terminal(key, builds)
-    if spec.logic is None or per_terminal is None:
+    count = sum(b["key"] == key for b in builds)
+    if spec.logic is None or count == 0:
         return None
+    lines, factor = fit_logic(builds)
+    level, slope = lines[key]
+    per_terminal = (level + slope * math.log2(terminals)) * factor.get(board, 1.0)
     capacity, unit = spec.logic
-    return LogicEstimate(round(per_terminal(terminals) * terminals), capacity, unit, count)
+    return LogicEstimate(round(per_terminal * terminals), capacity, unit, count)
 
 
 #: The size search's findings (:mod:`fatnet.hdl.bench_boards` ``--record``): per board
