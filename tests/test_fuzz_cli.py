@@ -62,8 +62,8 @@ SIZE_VALUES = {
     "--buffer": ["1", "2"], "--multiplicity": ["1", "2"], "--payload-bits": ["4", "12"],
     "--message-bits": ["10", "13"], "--faults": ["0", "1"], "--table": ["1"],
 }
-#: Options left out: they run external tools or wait on a port.
-SKIPPED = {"--bitstream", "--listen", "--help", "-h", "--json"}
+#: Options left out: they run external tools (the bitstream, the loader) or wait on a port.
+SKIPPED = {"--bitstream", "--program", "--listen", "--help", "-h", "--json"}
 
 HOSTILE_NUMBERS = ["0", "-1", "-7", str(2 ** 63), str(2 ** 64), "1" + "0" * 30, "nan",
                    "inf", "-inf", "1e3", "0x10", "", " ", "abc", "3\n4", "½"]
