@@ -29,7 +29,8 @@ from .options import add_seed_option, bounded_int, fraction, output_directory
 from .outputs import staged_dir
 
 __all__ = ["add_board_options", "cmd_board", "write_core", "BoardDefault", "least_payload",
-           "require_payload", "payload_bits_default", "require_payload_bits", "DEFAULT_REPORT_CYCLES", "PREDICT_BUDGET", "default_predict"]
+           "require_payload", "payload_bits_default", "require_payload_bits",
+           "DEFAULT_REPORT_CYCLES", "PREDICT_BUDGET", "default_predict"]
 
 #: Delivery cycles between reports by default (more when a report line's UART time is
 #: longer): short enough that the model predicts a few reports in seconds to a minute.
@@ -467,8 +468,8 @@ class BuildProgress:
 
     def model(self, cycle: int, report_cycles: int, total: int) -> None:
         """The model's prediction has reached ``cycle`` of ``total``."""
-        text = (f"model: predicting report {min(cycle // report_cycles + 1, total // report_cycles)} "
-                f"(cycle {cycle:,} of {total:,})")
+        report = min(cycle // report_cycles + 1, total // report_cycles)
+        text = f"model: predicting report {report} (cycle {cycle:,} of {total:,})"
         if self._model is None:
             self._model = self._bar.add_task(text, total=total)
         self._bar.update(self._model, completed=cycle, description=text)

@@ -119,10 +119,11 @@ def min_payload_bits(n: int) -> int:
 
 def check_payload_bits(P: int, n: int) -> None:
     """Refuse a payload too short for the source, a 4-bit sequence and the check."""
-    if P < min_payload_bits(n):
-        raise ParameterError(f"payload-bits must be >= 2n + 4 = {min_payload_bits(n)} for the "
-                             f"self-testing top (source, sequence and check fields "
-                             f"among 2^{n} terminals), got {P}")
+    need = min_payload_bits(n)
+    if P < need:
+        raise ParameterError(f"payload-bits must be >= 2n + 4 = {need} for the self-testing "
+                             f"top (source, sequence and check fields among 2^{n} "
+                             f"terminals), got {P}")
 
 
 def check_bits(src: int, dst: int, seq: int, n: int) -> int:
