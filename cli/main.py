@@ -20,6 +20,7 @@ import argparse
 import os
 import sys
 import unicodedata
+from importlib.metadata import version
 
 from ..golden.errors import FatnetInputError
 from . import demo
@@ -46,7 +47,33 @@ def one_line(message: str) -> str:
                    for c in message)
 
 
+def _states_a_default(action: argparse.Action) -> bool:
+    """Whether ``--help`` owes ``action``'s default: an option that takes a value, whose
+    default is neither None (nothing, or a rule its help states in words) nor an empty
+    list (a repeatable option not given)."""
+    return (bool(action.option_strings) and action.nargs != 0
+            and action.default not in (None, argparse.SUPPRESS) and action.default != [])
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Help that states every option's default: an option whose help does not say its
+    default (``default X`` in its own words) gets ``(default X)``."""
+
+    def _get_help_string(self, action):
+        help_ = action.help or ""
+        if _states_a_default(action) and "default" not in help_:
+            help_ += " (default %(default)s)"
+        return help_
+
+
+class _RawDescriptionHelpFormatter(_HelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """:class:`_HelpFormatter` that keeps the description's and epilog's lines."""
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, formatter_class=_HelpFormatter, **kwargs):
+        super().__init__(*args, formatter_class=formatter_class, **kwargs)
+
     def error(self, message):  # one line, exit 2 (argparse's own status for usage errors)
         self.exit(2, f"{self.prog}: error: {one_line(message)}\n")
 
@@ -87,7 +114,8 @@ def _add_hardware_options(p: argparse.ArgumentParser, verb: str, kind: str) -> N
         p.add_argument("--waves", type=output_directory("waves"), metavar="DIR", default=None,
                        help="write the waveform dump and a GTKWave .gtkw file into DIR")
         p.add_argument("--build-dir", type=output_directory("build-dir"), default="build/cocotb",
-                       help="where builds are kept")
+                       help="where the simulator's builds are kept and reused (default "
+                            "build/cocotb)")
 
 
 def named_kind(argv: list[str]) -> str | None:
@@ -112,6 +140,7 @@ def build_parser(argv: list[str], kind: str | None = None) -> _Parser:
                      "golden model. Kinds: " + ", ".join(
                          f"{k.name} ({k.summary})" for f in families()
                          for k in sorted(f.kinds.values(), key=lambda k: k.name)))
+    parser.add_argument("--version", action="version", version=f"fatnet {version('fatnet')}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     verb = argv[0] if argv else None
     named = kind or named_kind(argv)
@@ -145,7 +174,7 @@ def build_parser(argv: list[str], kind: str | None = None) -> _Parser:
                            description="Reproduce a paper's experiments.",
                            epilog=f"experiments:\n{listing}\n\noptions depend on the "
                                   "experiment: fatnet experiment <name> --help",
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
+                           formatter_class=_RawDescriptionHelpFormatter)
         p.add_argument("kind", metavar="name", choices=sorted(experiments),
                        help="the experiment: " + ", ".join(sorted(experiments)))
         if verb == "experiment" and named in experiments:
