@@ -25,7 +25,8 @@ from ..golden.butterfly.store_forward import EDGE_CHOICES, QUEUES, TIES
 from ..golden.butterfly.topology import MAX_INPUTS, WIRINGS
 from ..golden.errors import ParameterError
 from ..golden.messages import MessageSet, json_excerpt, read_json_file
-from .options import (MAX_CYCLES, MAX_TRIALS, add_seed_option, add_start_stages_option,
+from .options import (MAX_CYCLES, MAX_TRIALS, add_pattern_option, add_seed_option,
+                      add_start_stages_option,
                       add_stuck_link_option, stuck_links,
                       bounded_int, fraction, output_file, power_of_two)
 from .outputs import staged_file
@@ -82,19 +83,22 @@ def _network_options(p: argparse.ArgumentParser, kind: str) -> None:
     add_stuck_link_option(p, STUCK_LINK_SYNTAX, parse_stuck_link,
                           "input wire WIRE of switch (LEVEL, ROW) held at 0 or 1, LEVEL 1 .. "
                           "lg N - 1")
-    add_seed_option(p, "seed for the wiring, the faults and the patterns (default 0)")
+    wired = kind == "multibutterfly"
+    add_seed_option(p, "seed for every random choice: " + ("the wiring, " if wired else "")
+                    + "faults placed at random, the random patterns (default 0"
+                    + ("" if wired else f"; a {kind}'s wiring is fixed") + ")")
 
 
 def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
     """The options of one verb for a splitter network."""
     _network_options(p, kind)
     if verb in ("route", "sim"):
-        p.add_argument("--pattern", default="random-destinations",
-                       help="one of: " + ", ".join(PATTERNS) + " (default random-destinations)")
+        add_pattern_option(p, PATTERNS)
         p.add_argument("--problems", type=bounded_int("problems", 1), default=1,
                        help="messages per input (several problems at once; default 1)")
         p.add_argument("--hot-fraction", type=fraction("hot-fraction"), default=0.1,
-                       help="hot-spot pattern: fraction of inputs sending to output 0")
+                       help="hot-spot pattern: fraction of inputs sending to output 0 "
+                            "(default 0.1)")
         p.add_argument("--max-cycles", type=bounded_int("max-cycles", 1, MAX_CYCLES), default=1000,
                        help="circuit model: give up after this many delivery cycles, >= 1 "
                             "(default 1000)")
