@@ -36,6 +36,7 @@ import hashlib
 import json
 import logging
 import os
+import shlex
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -266,7 +267,6 @@ class _Logged:
     def _execute(self, cmds, cwd):
         if self.log_to is None:
             return super()._execute(cmds, cwd)
-        import shlex
         with open(self.log_to, "a", encoding="utf-8") as f:
             for cmd in cmds:
                 f.write(f"$ {shlex.join(map(str, cmd))}\n")
@@ -288,8 +288,9 @@ class _AppendHandler(logging.Handler):
 
 
 def _verilator_runner(public_all: bool, status_module: str | None = None):
-    """cocotb's Verilator runner, with --public-flat-rw limited to the top's ports (and
-    the status registers of ``status_module``)."""
+    """cocotb's Verilator runner (its output as :class:`_Logged` says), with
+    --public-flat-rw limited to the top's ports (and the status registers of
+    ``status_module``)."""
     from cocotb_tools.runner import Verilator
 
     class _Runner(_Logged, Verilator):
@@ -307,8 +308,9 @@ def _verilator_runner(public_all: bool, status_module: str | None = None):
 
 
 def _icarus_runner():
-    """cocotb's Icarus runner with the dump as a VCD, not an FST (vvp takes the last of
-    ``-fst``/``-vcd``; the runner appends ``-fst``): :mod:`fatnet.sim.wavedecode` merges
+    """cocotb's Icarus runner (its output as :class:`_Logged` says) with the dump as a
+    VCD, not an FST (vvp takes the last of ``-fst``/``-vcd``; the runner appends
+    ``-fst``): :mod:`fatnet.sim.wavedecode` merges
     the decoded message traces into the VCD in plain Python."""
     from cocotb_tools.runner import Icarus
 
