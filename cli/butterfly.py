@@ -332,7 +332,7 @@ def _leighton_maggs_options(p: argparse.ArgumentParser) -> None:
 
 def cmd_leighton_maggs(args) -> int:
     table = args.table if args.table == "all" else int(args.table)
-    with Progress("experiment", args.verbose, "trials") as progress:
+    with Progress("fatnet experiment", args.verbose, "trials") as progress:
         cells = bf.experiment(table, args.inputs, args.trials, args.seed, progress)
         if args.plot:
             with staged_file(args.plot) as tmp:
@@ -360,7 +360,7 @@ def _acceptance_options(p: argparse.ArgumentParser) -> None:
 def cmd_acceptance(args) -> int:
     """One circuit-switched cycle under load, random destinations, for the three
     networks (:func:`fatnet.golden.butterfly.api.acceptance_table`)."""
-    with Progress("experiment", args.verbose, "networks") as progress:
+    with Progress("fatnet experiment", args.verbose, "networks") as progress:
         rows = bf.acceptance_table(args.inputs, args.trials, args.seed, args.load, progress)
     if args.json:
         print(json.dumps(rows))
@@ -387,7 +387,7 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_sweep(args) -> int:
-    with Progress("experiment", args.verbose, "loads") as progress:
+    with Progress("fatnet experiment", args.verbose, "loads") as progress:
         if args.plot:
             with staged_file(args.plot) as tmp:
                 rows = bf.sweep(args.inputs, args.trials, args.seed, plot=str(tmp),

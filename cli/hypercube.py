@@ -471,7 +471,7 @@ def format_kuszmaul(doc: dict) -> str:
 
 
 def cmd_kuszmaul(args) -> int:
-    with Progress("experiment", args.verbose, "tables") as progress:
+    with Progress("fatnet experiment", args.verbose, "tables") as progress:
         doc = hx.run(args.dimensions, args.compare, args.trials, args.seed, progress,
                      sweep=args.sweep)
     if args.plot:

@@ -20,6 +20,7 @@ import argparse
 import os
 import sys
 import unicodedata
+from pathlib import Path
 
 from ..golden.errors import FatnetInputError
 from . import demo
@@ -173,7 +174,7 @@ def build_parser(argv: list[str], kind: str | None = None) -> _Parser:
 def cmd_gen(kind: str, args) -> int:
     from ..hdl.gen import generate
     fam = get_family(kind)
-    with Progress("gen", args.verbose) as progress:
+    with Progress("fatnet gen", args.verbose) as progress:
         progress(0, None, "building the model network")
         net = fam.commands.network_from_args(kind, args)
         with staged_dir(args.output) as tmp:   # all or nothing
@@ -195,7 +196,7 @@ def cmd_sim(kind: str, args) -> int:
     from ..sim.cocotb_runner import SimulatorError
     replay = "fatnet " + " ".join(sys.argv[1:]) if sys.argv[1:] else "fatnet sim ..."
     try:
-        with Progress("sim", args.verbose) as progress:
+        with Progress("fatnet sim", args.verbose) as progress:
             net, report, res, waves = _cosimulate(kind, args, replay, progress)
     except SimulatorError as e:
         _error_with_log(str(e), e.log)
@@ -210,7 +211,7 @@ def cmd_sim(kind: str, args) -> int:
     print(f"{args.sim}: build {res.build_seconds:.1f} s, simulation "
           f"{res.cycles_per_second:.1f} delivery cycles/s "
           f"({res.clocks_per_second:.0f} bit-times/s)"
-          + (f"; tool output in {res.log}" if res.log else ""))
+          + (f"; tool output in {_shown(res.log)}" if res.log else ""))
     if waves is not None:
         dump, gtkw, note = waves
         print(f"waves: {dump}; open with: gtkwave {gtkw}")
@@ -260,8 +261,16 @@ def _error_with_log(message: str, log, tail: bool = True) -> None:
     if tail:
         for line in log_tail(log):
             print(f"  {line}", file=sys.stderr)
-    where = f"; log: {log}" if log else ""
+    where = f"; log: {_shown(log)}" if log else ""
     print(f"fatnet sim: error: {one_line(message)}{where}", file=sys.stderr)
+
+
+def _shown(path) -> str:
+    """``path`` relative to the working directory when it lies below it."""
+    try:
+        return str(Path(path).relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def _dispatch(args) -> int:

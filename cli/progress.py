@@ -27,16 +27,16 @@ class Progress:
 
     Parameters
     ----------
-    verb : str
-        The command, shown before each step (``fatnet gen: ...``).
+    label : str
+        The command, shown before each step (``fatnet gen`` shows ``fatnet gen: ...``).
     verbose : bool
         One line per new step instead of a bar (``-v``).
     default : str
         The step's name when a caller gives none (``"trials"``).
     """
 
-    def __init__(self, verb: str, verbose: bool = False, default: str = "working"):
-        self.verb = verb
+    def __init__(self, label: str, verbose: bool = False, default: str = "working"):
+        self.label = label
         self.verbose = verbose
         self.default = default
         self._bar = None
@@ -56,12 +56,12 @@ class Progress:
         self._what = what
         if self.verbose:
             if new:
-                print(f"fatnet {self.verb}: {what}", file=sys.stderr, flush=True)
+                print(f"{self.label}: {what}", file=sys.stderr, flush=True)
             return
         if self._bar is None and not self._start():
             return
         self._bar.update(self._task, completed=done, total=total,
-                         description=f"{self.verb}: {what}")
+                         description=f"{self.label}: {what}")
         if new:   # a new step shows at once, not at the next tick
             self._bar.refresh()
 

@@ -65,13 +65,13 @@ def test_progress_goes_to_stderr_and_never_to_stdout(tmp_path, capsys, terminal)
     assert out.startswith("wrote butterfly.v") and out.count("\n") == 1
     for step in ("building the model network", "elaborating the network top",
                  "Yosys writing the Verilog"):
-        assert f"gen: {step}" in err
+        assert f"fatnet gen: {step}" in err
     # --json stays parseable with a bar running beside it
     assert main(["experiment", "acceptance", "--inputs", "8", "--trials", "4",
                  "--json"]) == 0
     out, err = capsys.readouterr()
     assert len(json.loads(out)) == 4
-    assert "experiment: multibutterfly" in err
+    assert "fatnet experiment: multibutterfly" in err
 
 
 def test_verbose_progress_is_one_line_per_step(capsys):
