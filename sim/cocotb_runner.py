@@ -125,6 +125,8 @@ if cocotb is not None:
         clock = time.perf_counter
         python = 0.0  # time in this coroutine's own code (the rest is the simulator's)
         t0, cpu0 = clock(), time.process_time()
+        report = plan.get("progress")  # the runner shows the cycles done (about 2 a second)
+        reported = t0
         for word, mk in zip(words, masks):
             got_status = None
             if mask_port is not None and (current is None or int(mk or "0", 16) != current):
@@ -147,6 +149,9 @@ if cocotb is not None:
             t = clock()
             captured.append((join_rows([h.value.to_unsigned() for h in recv_cap], Wr, k, T),
                              join_rows([h.value.to_unsigned() for h in ack_cap], W, k, T)))
+            if report and t - reported > 0.5:
+                Path(report).write_text(str(len(captured)))
+                reported = t
             python += clock() - t
         seconds, cpu = clock() - t0, time.process_time() - cpu0
         Path(plan["observed"]).write_text(json.dumps(
@@ -447,8 +452,9 @@ def run(net, ms, cycles, *, family, sim: str | None = None, build_root="build/co
     observed_file = build_dir / f"observed_{tag}.json"
     observed_file.unlink(missing_ok=True)
     geo = harness_geometry(net, hardware=hw)
+    progress_file = build_dir / f"progress_{tag}.txt" if progress is not None else None
     doc = {"length": T, "start_latency": start_latency(net), "stim": stim,
-           "observed": str(observed_file),
+           "observed": str(observed_file), "progress": progress_file and str(progress_file),
            **{x: geo[x] for x in ("W", "Wr", "k", "rows")}}
     width = tb.mask_width(net)
     if width:
@@ -461,10 +467,13 @@ def run(net, ms, cycles, *, family, sim: str | None = None, build_root="build/co
     build_s, run_s, crash = _build_and_test(
         net, top, sim, build_dir, hw, waves=waves, status_module=top if width else None,
         plan_file=plan_file, results_xml=results_xml, log=log_file,
-        progress=progress or (lambda done, total, what: None), cycles=len(plans_))
+        progress=progress or (lambda done, total, what: None), cycles=len(plans_),
+        progress_file=progress_file)
     # runner.test() does not fail on a failing cocotb test outside pytest: the XML says.
     failures = crash + _failures(results_xml)
     obs = json.loads(observed_file.read_text()) if observed_file.exists() else {}
+    if not obs and log_file is not None:
+        failures.append(f"the tools' output is in {log_file}")
     failures += failure_report(plans_, _captured(obs, plans_, layout, rlayout, T), seed,
                                replay)
     wave_file = None
@@ -483,11 +492,13 @@ BUILD_STEP = {"icarus": "Icarus compiling the harness",
 
 
 def _build_and_test(net, top, sim, build_dir, hw, *, waves, status_module, plan_file,
-                    results_xml, log, progress, cycles) -> tuple[float, float, list[str]]:
+                    results_xml, log, progress, cycles,
+                    progress_file) -> tuple[float, float, list[str]]:
     """Generate (once), build (once) and run the cocotb test on ``plan_file``: the
     build's and the run's seconds, and why the simulator failed (empty if it did not;
-    the results XML says which tests failed). Raises :class:`SimulatorError` if the
-    build fails."""
+    the results XML says which tests failed). The test writes the cycles it has run
+    into ``progress_file`` (if not None), watched for ``progress``. Raises
+    :class:`SimulatorError` if the build fails."""
     from ..hdl.gen import generate
     from ..hdl.tools import temporary_env
     # Another process (a pytest-xdist worker) may share build_dir: one at a time
@@ -524,8 +535,10 @@ def _build_and_test(net, top, sim, build_dir, hw, *, waves, status_module, plan_
             if not waves:  # each run has its own plan, observed and results files
                 lock.release()
             results_xml.unlink(missing_ok=True)
-            progress(0, None, f"simulating {cycles} delivery cycles on {sim}")
+            what = f"simulating {cycles} delivery cycles on {sim}"
+            progress(0, cycles, what)
             t1 = time.perf_counter()
+            watch = _Watch(progress_file, cycles, what, progress)
             try:
                 runner.test(hdl_toplevel=f"{top}_harness",
                             test_module="fatnet.sim.cocotb_runner", build_dir=build_dir,
@@ -538,10 +551,39 @@ def _build_and_test(net, top, sim, build_dir, hw, *, waves, status_module, plan_
                 pass  # under pytest the runner exits on a failing test; the XML says which
             except RuntimeError as e:  # the simulator's own exit status
                 crash.append(f"the {sim} simulation failed ({e})")
+            finally:
+                watch.stop()
             run_s = time.perf_counter() - t1
     finally:
         lock.release()
     return build_s, run_s, crash
+
+
+class _Watch:
+    """Reads the cycles done from ``path`` (written by the test) twice a second, on a
+    thread, and reports them: ``progress(done, total, what)``. No path: does nothing."""
+
+    def __init__(self, path: Path | None, total: int, what: str, progress):
+        import threading
+        self._stop = threading.Event()
+        self._thread = None
+        if path is not None:
+            path.unlink(missing_ok=True)
+            self._thread = threading.Thread(target=self._poll, daemon=True,
+                                            args=(path, total, what, progress))
+            self._thread.start()
+
+    def _poll(self, path, total, what, progress) -> None:
+        while not self._stop.wait(0.5):
+            try:
+                progress(int(path.read_text()), total, what)
+            except (OSError, ValueError):   # not written yet, or being written
+                pass
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
 
 
 def _captured(obs: dict, plans_, layout, rlayout, T) -> list:
