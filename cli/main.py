@@ -219,11 +219,8 @@ def cmd_sim(kind: str, args) -> int:
             print(f"waves: {note}")
     if not res.passed:
         sys.stdout.flush()   # the result first, then the one error line
-        first = res.failures[0].splitlines()
-        _error_with_log(f"{args.sim}: FAIL: " + ": ".join(x.strip().rstrip(":")
-                                                          for x in first[:2])
-                        + f"; seed {args.seed}; replay: {replay}", res.log,
-                        tail=not res.ran)
+        _error_with_log(f"{args.sim}: FAIL: {_first_failure(res.failures)}; seed "
+                        f"{args.seed}; replay: {replay}", res.log, tail=not res.ran)
     return 0 if res.passed else 1
 
 
@@ -252,6 +249,13 @@ def _cosimulate(kind: str, args, replay: str, progress):
         waves = write_waves(net, report.results, res.waves, args.waves, name=fam.name,
                             family=fam)
     return net, report, res, waves
+
+
+def _first_failure(failures: list[str]) -> str:
+    """The first failure in one line: its heading and its first item (``RTL differs
+    from the golden model: cycle 0: leaf__0.recv[0] ...``)."""
+    heading, *items = failures[0].splitlines()
+    return ": ".join(x.strip().rstrip(":") for x in [heading, *items[:1]])
 
 
 def _error_with_log(message: str, log, tail: bool = True) -> None:

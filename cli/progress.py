@@ -42,6 +42,7 @@ class Progress:
         self._bar = None
         self._task = None
         self._what = None
+        self._off = False   # stderr is not a terminal: nothing is shown
 
     def __enter__(self) -> "Progress":
         return self
@@ -58,7 +59,7 @@ class Progress:
             if new:
                 print(f"{self.label}: {what}", file=sys.stderr, flush=True)
             return
-        if self._bar is None and not self._start():
+        if self._off or (self._bar is None and not self._start()):
             return
         self._bar.update(self._task, completed=done, total=total,
                          description=f"{self.label}: {what}")
@@ -72,6 +73,7 @@ class Progress:
                                    SpinnerColumn, TextColumn, TimeElapsedColumn)
         console = Console(stderr=True)
         if not console.is_terminal:   # rich would still end its bar with a newline
+            self._off = True
             return False
         # stdout and stderr are left alone: a print while the bar runs stays on its own
         # stream (rich would move stdout's lines to the bar's stream, stderr)
