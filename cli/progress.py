@@ -59,15 +59,16 @@ class Progress:
             if new:
                 print(f"{self.label}: {what}", file=sys.stderr, flush=True)
             return
-        if self._off or (self._bar is None and not self._start()):
+        description = f"{self.label}: {what}"
+        if self._off or (self._bar is None and not self._start(description)):
             return
-        self._bar.update(self._task, completed=done, total=total,
-                         description=f"{self.label}: {what}")
+        self._bar.update(self._task, completed=done, total=total, description=description)
         if new:   # a new step shows at once, not at the next tick
             self._bar.refresh()
 
-    def _start(self) -> bool:
-        """Start the bar; False (and no bar) when stderr is not a terminal."""
+    def _start(self, description: str) -> bool:
+        """Start the bar on ``description``; False (and no bar) when stderr is not a
+        terminal."""
         from rich.console import Console
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress as Bar,
                                    SpinnerColumn, TextColumn, TimeElapsedColumn)
@@ -81,8 +82,8 @@ class Progress:
                         MofNCompleteColumn(), TimeElapsedColumn(),
                         console=console, transient=True,
                         redirect_stdout=False, redirect_stderr=False)
+        self._task = self._bar.add_task(description, total=None)
         self._bar.start()
-        self._task = self._bar.add_task(self.default, total=None)
         return True
 
     def stop(self) -> None:
