@@ -30,7 +30,7 @@ from .options import (MAX_CYCLES, MAX_TRIALS, add_pattern_option, add_seed_optio
                       add_stuck_link_option, stuck_links,
                       bounded_int, fraction, output_file, power_of_two)
 from .outputs import staged_file
-from .progress import progress_bar
+from .progress import Progress
 from .registry import Family, Kind
 
 __all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "spec_from_args", "build",
@@ -336,14 +336,12 @@ def _leighton_maggs_options(p: argparse.ArgumentParser) -> None:
 
 def cmd_leighton_maggs(args) -> int:
     table = args.table if args.table == "all" else int(args.table)
-    progress, stop = progress_bar("trials")
-    try:
+    with Progress("fatnet experiment", args.verbose, "trials") as progress:
         cells = bf.experiment(table, args.inputs, args.trials, args.seed, progress)
-    finally:
-        stop()
-    if args.plot:
-        with staged_file(args.plot) as tmp:
-            bf.sweep(min(args.inputs, 256), seed=args.seed, plot=str(tmp))
+        if args.plot:
+            with staged_file(args.plot) as tmp:
+                bf.sweep(min(args.inputs, 256), seed=args.seed, plot=str(tmp),
+                         progress=progress)
     if args.json:
         print(json.dumps(cells))
     else:
@@ -366,7 +364,8 @@ def _acceptance_options(p: argparse.ArgumentParser) -> None:
 def cmd_acceptance(args) -> int:
     """One circuit-switched cycle under load, random destinations, for the three
     networks (:func:`fatnet.golden.butterfly.api.acceptance_table`)."""
-    rows = bf.acceptance_table(args.inputs, args.trials, args.seed, args.load)
+    with Progress("fatnet experiment", args.verbose, "networks") as progress:
+        rows = bf.acceptance_table(args.inputs, args.trials, args.seed, args.load, progress)
     if args.json:
         print(json.dumps(rows))
         return 0
@@ -392,11 +391,13 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_sweep(args) -> int:
-    if args.plot:
-        with staged_file(args.plot) as tmp:
-            rows = bf.sweep(args.inputs, args.trials, args.seed, plot=str(tmp))
-    else:
-        rows = bf.sweep(args.inputs, args.trials, args.seed)
+    with Progress("fatnet experiment", args.verbose, "loads") as progress:
+        if args.plot:
+            with staged_file(args.plot) as tmp:
+                rows = bf.sweep(args.inputs, args.trials, args.seed, plot=str(tmp),
+                                progress=progress)
+        else:
+            rows = bf.sweep(args.inputs, args.trials, args.seed, progress=progress)
     if args.json:
         print(json.dumps(rows))
         return 0

@@ -14,7 +14,6 @@ it runs the steps a user would type, printing each command before its output:
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 import shutil
 import time
@@ -51,10 +50,6 @@ def run(args, main) -> int:
     if unknown:
         raise ParameterError(f"kind must be one of {', '.join(demo_kinds())}, got "
                              f"{unknown[0]!r}")
-    # the simulator's own banner and per-test table would bury the demo's lines; its
-    # warnings and errors still print
-    for var in ("COCOTB_LOG_LEVEL", "GPI_LOG_LEVEL"):
-        os.environ.setdefault(var, "WARNING")
     sim = args.sim or ("icarus" if shutil.which("iverilog") else "verilator")
     kinds = args.kinds or demo_kinds()
     out = Path(args.output)
@@ -70,7 +65,9 @@ def run(args, main) -> int:
                        "--waves", str(where / "waves")]]
         for argv in steps:
             print(f"\n$ fatnet {shlex.join(argv)}", flush=True)
-            status = main(argv)
+            # each step shows its own progress; the simulator's output is in its log
+            # (on the terminal with -v)
+            status = main(argv + ["-v"] * bool(args.verbose))
             if status:
                 print(f"demo: step failed with status {status}: fatnet {shlex.join(argv)}")
                 return status

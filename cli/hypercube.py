@@ -29,7 +29,7 @@ from .options import (MAX_CYCLES, add_pattern_option, add_seed_option,
                       add_unused_seed_option, bounded_int, comma_ints, fraction,
                       output_file)
 from .outputs import staged_file
-from .progress import progress_bar
+from .progress import Progress
 from .registry import Family, Kind
 
 __all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "network_from_args",
@@ -486,12 +486,9 @@ def format_kuszmaul(doc: dict) -> str:
 
 
 def cmd_kuszmaul(args) -> int:
-    progress, stop = progress_bar("tables")
-    try:
+    with Progress("fatnet experiment", args.verbose, "tables") as progress:
         doc = hx.run(args.dimensions, args.compare, args.trials, args.seed, progress,
                      sweep=args.sweep)
-    finally:
-        stop()
     if args.plot:
         with staged_file(args.plot) as tmp:
             hx.plot(doc, str(tmp))
