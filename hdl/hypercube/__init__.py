@@ -321,10 +321,11 @@ def _idle_outputs(net, after: str) -> str:
     quiet = ("while every send and recv_ack is 0 (the routers are not gated by busy: "
              "drive send 0 outside a cycle)" if net.algorithm == "alg1" else
              "(the sequencer is idle, so send is ignored)")
-    return (f"after reset and before the first start strobe every register holds its "
-            f"reset value, the state the start strobe's clock leaves: bit_time reads 0 "
-            f"(not T = {T}) and busy 0, and recv and send_ack read 0 {quiet}; after busy "
-            f"falls bit_time stays at T = {T}, and {after}")
+    return (f"after reset (or power-up: the Verilog's initial values) and before the "
+            f"first start strobe every register holds its reset value (0; a sequencer, "
+            f"where there is one, idle): bit_time reads 0 (not T = {T}) and busy 0, and recv "
+            f"and send_ack read 0 {quiet}; after busy falls bit_time stays at T = {T}, "
+            f"and {after}")
 
 
 def _alg1_rules(net) -> dict:
