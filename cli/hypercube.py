@@ -63,10 +63,16 @@ def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
                         f"[{MIN_DIMENSION}, {MAX_DIMENSION}]")
     p.add_argument("--message-bits", type=bounded_int("message-bits", 1, MAX_MESSAGE_BITS),
                    default=None, metavar="M",
-                   help="message length M in bits (default 2k): alg1's pipeline counts the "
-                        "k address bits in M (M >= k + 1); alg2's storage figures take "
-                        "M-bit messages (M >= k) with a k-bit header in transit; e-cube and "
-                        "Valiant add a k- or 2k-bit header to M")
+                   help=("message length M in bits (default 2k): alg1, the k "
+                         "relative-address bits and the payload (M >= k + 1); alg2, ecube "
+                         "and valiant, the destination (k bits) and the data (M >= k); "
+                         "valiant's stream also carries its intermediate node (k bits) "
+                         "besides M" if verb in ("gen", "sim") else
+                         "message length M in bits (default 2k): alg1's pipeline counts the "
+                         "k address bits in M (M >= k + 1); alg2's storage figures take "
+                         "M-bit messages (M >= k) with a k-bit header in transit; the "
+                         "e-cube and Valiant bit-times add a header of k or 2k bits to M "
+                         "(gen and sim count the destination in M)"))
     if verb in ("gen", "sim"):
         _hardware_arguments(p, verb)
         return
