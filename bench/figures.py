@@ -67,7 +67,7 @@ HEADLINE = (
     ("soak", "million", "{butterfly:,} (butterfly), {fattree:,} (fat-tree), "
      "{hypercube:,} (hypercube) messages, every wire equal to the model"),
     ("experiments", "kuszmaul-alg2", "{formula} bit-times ({at_k10:,} at k = 10); "
-     "fewer than e-cube's on transpose from k = {wins_from_k}"),
+     "fewer than e-cube's cut-through on transpose and bit-reversal from k = {wins_from_k}"),
 )
 
 #: docs/figures.md's table of the self-testing tops (results file, entries).
