@@ -59,8 +59,8 @@ HEADLINE = (
      "{fmax_mhz:.2f} MHz (runs at {clock_mhz} MHz)"),
     ("boards", "ulx3s-butterfly-8-50mhz", "{cells:,} LUT4, Fmax {fmax_mhz:.2f} MHz "
      "(runs at {clock_mhz} MHz)"),
-    ("link_scaling", "ratio-256-16", "fat-tree {fattree_ratio:.3f} (one link stage; the same command with "
-     "`--scaling-families fat-tree --link-stages 1`, no `--tie-low`), "
+    ("link_scaling", "ratio-256-16", "fat-tree {fattree_ratio:.3f} (one link stage; the "
+     "same command with `--scaling-families fat-tree --link-stages 1`, no `--tie-low`), "
      "butterfly {butterfly_ratio:.3f} (three link stages); goal {goal}"),
     ("largest", "per-board", "iCEBreaker: {icebreaker}; Tang Nano 9K: {tang_nano_9k}; "
      "ULX3S: {ulx3s}"),
@@ -73,13 +73,6 @@ HEADLINE = (
 #: docs/figures.md's table of the self-testing tops (results file, entries).
 BOARD_TOPS = ("boards", ("icebreaker-butterfly-8", "ulx3s-butterfly-8-50mhz",
                          "icebreaker-butterfly-8-31.5mhz", "tang-nano-9k-butterfly-8-33.75mhz"))
-
-#: Where each table goes: (file from the repository root, marker name, renderer).
-TARGETS = (
-    ("README.md", "headline", lambda results: headline_table(results)),
-    ("docs/figures.md", "board-tops", lambda results: board_tops_table(results)),
-    ("docs/figures.md", "recorded", lambda results: recorded_table(results)),
-)
 
 
 def load_results(folder: Path = RESULTS) -> dict[str, dict]:
@@ -160,6 +153,14 @@ def recorded_table(results: dict) -> str:
     return table(("Results", "Figure", "Values", "Command", "Date", "Machine"), rows)
 
 
+#: Where each table goes: (file from the repository root, marker name, renderer).
+TARGETS = (
+    ("README.md", "headline", headline_table),
+    ("docs/figures.md", "board-tops", board_tops_table),
+    ("docs/figures.md", "recorded", recorded_table),
+)
+
+
 def markers(name: str) -> tuple[str, str]:
     """The opening and closing marker comments of table ``name``."""
     return f"<!-- figures:{name} -->", f"<!-- /figures:{name} -->"
@@ -218,6 +219,7 @@ def record(args) -> None:
 
 
 def parse_args(argv):
+    """The command line: render (the default), ``--check``, or ``record``."""
     parser = argparse.ArgumentParser(prog="bench/figures.py", description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 naming the files whose tables are stale")
@@ -233,6 +235,7 @@ def parse_args(argv):
 
 
 def main(argv=None) -> int:
+    """Render the tables, check them, or record one entry; the exit status."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.action == "record":
         record(args)
