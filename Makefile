@@ -23,7 +23,7 @@ setup:
 test:
 	$(PY) -m pytest -n auto
 
-# The command line's fuzz test at length (issue 18): hostile options and message files
+# The command line's fuzz test at length: hostile options and message files
 # for every verb and kind, each invocation under a deadline; prints the invocations per
 # verb and outcome. `make test` runs the same test with 12 examples per verb.
 # (FATNET_FUZZ_EXAMPLES=1000 make fuzz runs more)
@@ -32,7 +32,7 @@ fuzz:
 	FATNET_FUZZ_EXAMPLES=$(FATNET_FUZZ_EXAMPLES) $(PY) -m pytest -q -s tests/test_fuzz_cli.py
 
 # A million messages through each family's Verilog on Verilator, every wire compared
-# with the model (issue 18); about ten minutes a family on two free cores.
+# with the model; about ten minutes a family on two free cores.
 soak:
 	$(PY) -m fatnet.sim.soak --build-dir build/soak
 

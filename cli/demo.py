@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from ..golden.errors import ParameterError
-from .options import output_directory
+from .options import output_directory, seed
 from .registry import demo_kinds, get_family
 
 __all__ = ["SUMMARY", "add_arguments", "run"]
@@ -39,8 +39,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sim", choices=("icarus", "verilator"), default=None,
                    help="simulator (default icarus when iverilog is installed, else "
                         "verilator)")
+    p.add_argument("--seed", type=seed, default=None, metavar="S",
+                   help="seed of every step's random choices (wiring, traffic, payloads); "
+                        "default each kind's own demo seed, so the demo is the same every run")
     p.add_argument("-o", "--output", type=output_directory("output"), default="build/demo",
                    help="where the Verilog and waves go (default build/demo)")
+
+
+def _with_seed(argv: tuple[str, ...], seed: int) -> tuple[str, ...]:
+    """``argv`` with its ``--seed`` (if any) replaced by ``seed``."""
+    kept = list(argv)
+    if "--seed" in kept:
+        at = kept.index("--seed")
+        del kept[at:at + 2]
+    return (*kept, "--seed", str(seed))
 
 
 def run(args, main) -> int:
@@ -57,6 +69,8 @@ def run(args, main) -> int:
     t0 = time.perf_counter()
     for kind in kinds:
         network, traffic = get_family(kind).kinds[kind].demo
+        if args.seed is not None:
+            network = _with_seed(network, args.seed)
         steps = [["route", kind, *network, *traffic]]
         if not args.model_only:
             where = out / kind
