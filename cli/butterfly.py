@@ -25,7 +25,7 @@ from ..golden.butterfly.store_forward import EDGE_CHOICES, QUEUES, TIES
 from ..golden.butterfly.topology import MAX_INPUTS, WIRINGS
 from ..golden.errors import ParameterError
 from ..golden.messages import MessageSet, json_excerpt, read_json_file
-from .options import (MAX_CYCLES, MAX_TRIALS, add_pattern_option, add_seed_option,
+from .options import (MAX_CYCLES, loss_status, MAX_TRIALS, add_pattern_option, add_seed_option,
                       add_start_stages_option,
                       add_stuck_link_option, stuck_links,
                       bounded_int, fraction, output_file, power_of_two)
@@ -271,7 +271,8 @@ def cmd_route(kind: str, args) -> int:
               + f"; all in {c['cycles']} cycles of {c['cycle_length_bits']} bit-times, "
               f"{c['retries']} retries, {len(c['lost'])} lost")
     lost = doc["lost_at_faults"] + len(doc["circuit"]["lost"])
-    return 0 if not lost or args.allow_loss else 1
+    return loss_status(lost, doc["messages"], args.allow_loss,
+                       "cut off by faults or not through within --max-cycles")
 
 
 def cmd_info(kind: str, args) -> int:

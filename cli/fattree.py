@@ -19,7 +19,7 @@ from ..golden.fattree.spec import (CONCENTRATORS, MAX_LEAVES, MAX_LINK_STAGES,
                                   MAX_PAYLOAD_BITS, MODES, STUCK_LINK_SYNTAX, FatTreeSpec,
                                   parse_stuck_link)
 from ..golden.messages import PATTERNS, load_message_file, make_pattern
-from .options import (MAX_CYCLES, add_pattern_option, add_seed_option,
+from .options import (MAX_CYCLES, loss_status, add_pattern_option, add_seed_option,
                       add_start_stages_option, add_unused_seed_option,
                       add_stuck_link_option, bounded_int, stuck_links,
                       comma_ints, fraction, power_of_two)
@@ -159,7 +159,9 @@ def cmd_route(kind: str, args) -> int:
         print(json.dumps(doc))
     else:
         _print_route(doc, seconds)
-    return 0 if not report.lost or args.allow_loss else 1
+    return loss_status(len(report.lost), doc["messages"],
+                       args.allow_loss, "a message the schedule or arbitration could not "
+                       "place within --max-cycles")
 
 
 def _print_route(doc: dict, seconds: float):

@@ -12,6 +12,7 @@ import argparse
 import math
 import os
 import re
+import sys
 from pathlib import Path
 
 from ..golden.cycle import MAX_START_STAGES
@@ -272,3 +273,15 @@ def identifier(name: str):
                 f"{_shown(text)}")
         return text
     return parse
+
+
+def loss_status(lost: int, messages: int, allow_loss: bool, why: str = "") -> int:
+    """``route``'s exit status: 0 when every message arrived or ``--allow-loss`` was
+    given, else 1 with one line on stderr saying how many were lost (a non-zero status
+    never comes without its reason). ``why`` names the cause or the option that avoids it."""
+    if not lost or allow_loss:
+        return 0
+    print(f"fatnet route: error: {lost} of {messages} messages not delivered"
+          + (f" ({why})" if why else "") + "; --allow-loss exits 0 with losses",
+          file=sys.stderr)
+    return 1

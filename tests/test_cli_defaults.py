@@ -212,3 +212,18 @@ def test_gen_hypercube_takes_a_seed(tmp_path, capsys):
 
 def test_the_networks_here_cover_every_kind():
     assert {k for f in families() for k in f.kinds} == set(NETWORKS)
+
+
+@pytest.mark.parametrize("argv, lost", [
+    (["route", "hypercube", "--dimension", "4"], "15 of 16"),
+    (["route", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--mode", "online",
+      "--pattern", "hot-spot", "--max-cycles", "1"], "of 16"),
+])
+def test_route_with_losses_exits_1_with_one_line_naming_allow_loss(argv, lost, capsys):
+    """A ``route`` that loses messages never exits non-zero silently: one stderr line says
+    how many were lost and names ``--allow-loss``; with it the status is 0."""
+    assert main(argv) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and lost in err[0] and "--allow-loss" in err[0]
+    assert main(argv + ["--allow-loss"]) == 0
+    assert capsys.readouterr().err == ""
