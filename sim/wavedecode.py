@@ -91,24 +91,30 @@ class VcdData:
         return v[len(v) - 1 - bit]
 
 
-def _header(lines):
-    """Tokens of the header (up to and including ``$enddefinitions $end``)."""
-    tokens = []
+def _header_items(lines) -> list[list[str]]:
+    """The header's items, each the list of its tokens through its ``$end``, read line by
+    line up to and including the line that holds ``$enddefinitions`` (one pass: linear
+    in the header)."""
+    items, item = [], []
     for line in lines:
-        tokens += line.split()
+        tokens = line.split()
+        for token in tokens:
+            item.append(token)
+            if token == "$end":
+                items.append(item)
+                item = []
         if "$enddefinitions" in tokens:
             break
-    return tokens
+    if item:
+        raise WaveDecodeError(f"a VCD header item without $end: {' '.join(item[:4])}")
+    return items
 
 
-def _walk_header(tokens):
+def _walk_header(items):
     """Yield (kind, payload, tokens of the item) for every header item: ``scope`` (name),
     ``upscope`` (None), ``var`` ((type, width, id, name)), ``timescale`` (seconds),
     ``other`` (None)."""
-    i = 0
-    while i < len(tokens):
-        j = tokens.index("$end", i) if tokens[i] != "$end" else i
-        item = tokens[i:j + 1]
+    for item in items:
         head = item[0]
         if head == "$scope":
             yield "scope", item[2], item
@@ -122,13 +128,12 @@ def _walk_header(tokens):
             yield "timescale", int(num) * _UNITS[text[len(num):]], item
         else:
             yield "other", None, item
-        i = j + 1
 
 
-def _declarations(tokens) -> tuple[dict, float]:
+def _declarations(items) -> tuple[dict, float]:
     """The header's variables (full dotted path -> (id, width, type)) and timescale (s)."""
     scope, vars_, ts = [], {}, 1e-12
-    for kind, payload, _ in _walk_header(tokens):
+    for kind, payload, _ in _walk_header(items):
         if kind == "scope":
             scope.append(payload)
         elif kind == "upscope":
@@ -161,7 +166,7 @@ def _values(lines):
 def read_vcd(path, names=None) -> VcdData:
     """A VCD's variables and the value changes of ``names`` (full paths; None: all)."""
     with open(path) as f:
-        vars_, ts = _declarations(_header(f))
+        vars_, ts = _declarations(_header_items(f))
         wanted = vars_ if names is None else {n: vars_[n] for n in names}
         by_id = {}
         for n, (ident, _, _) in wanted.items():
@@ -303,8 +308,8 @@ def decode_into_vcd(net, results, vcd_path, top: str | None = None,
     vcd_path = Path(vcd_path)
     results = list(results)
     with open(vcd_path) as f:
-        tokens = _header(f)
-    vars_, ts = _declarations(tokens)
+        items = _header_items(f)
+    vars_, ts = _declarations(items)
     # The harness may sit under a simulator's own top scope (Verilator's TOP).
     prefix = next((p[:-len(f"{top}.clk")] for p in vars_
                    if p == f"{top}.clk" or p.endswith(f".{top}.clk")), None)
@@ -355,11 +360,11 @@ def decode_into_vcd(net, results, vcd_path, top: str | None = None,
                         prev = text
             yield from sorted(at.items())
 
-    _rewrite(vcd_path, tokens, new_vars, events())
+    _rewrite(vcd_path, items, new_vars, events())
     return added
 
 
-def _rewrite(vcd_path: Path, tokens, new_vars: dict, events) -> None:
+def _rewrite(vcd_path: Path, items, new_vars: dict, events) -> None:
     """Write the VCD again with ``new_vars`` declared in their scopes and the value
     changes of ``events`` ((time, lines) in time order) merged into the body."""
     out_path = vcd_path.with_name(vcd_path.name + ".tmp")
@@ -368,7 +373,7 @@ def _rewrite(vcd_path: Path, tokens, new_vars: dict, events) -> None:
         for _ in _header_lines(f):
             pass
         scope = []
-        for kind, payload, item in _walk_header(tokens):
+        for kind, payload, item in _walk_header(items):
             if kind == "scope":
                 scope.append(payload)
             elif kind == "upscope":
