@@ -1,23 +1,25 @@
 """Decoded message traces in the waveform dump: beside every message wire, the message it
-carries at every bit-time.
+carries and the phase of that message at every bit-time.
 
-The testbench's dump is a VCD. :func:`decode_into_vcd` adds one string-valued variable
+The testbench's dump is a VCD. :func:`decode_into_vcd` adds two string-valued variables
 (VCD ``$var string``, shown by GTKWave as text) per wire of every endpoint signal
 (``send``, ``recv``, ``send_ack``, ``recv_ack``) and of every interior signal the family
 can place (a fat-tree node's ports, a splitter switch's input and edges), in the same
-scope as the wire's signal, named ``<signal>__msg_w<wire>``. Its value at a bit-time is
-what the model's own cycle result (:class:`~fatnet.golden.cycle.CycleResult`) puts on
-that wire::
+scope as the wire's signal: ``<signal>__msg_w<wire>`` names the message for its whole
+life on the wire (one label, so it reads at any zoom) and ``<signal>__phase_w<wire>``
+names what the wire carries of it at each bit-time. Both come from the model's own cycle
+result (:class:`~fatnet.golden.cycle.CycleResult`)::
 
-    m12:leaf0->leaf6:M          message 12, source leaf0, destination leaf6: the M bit
-    m12:leaf0->leaf6:addr@n3    the address (turn) bit node 3 reads
-    m12:leaf0->leaf6:dec@n3.s0  off-line fat-tree: a decision bit of stage 0 at node 3
-    m3:term0->term5:addr@L1     splitter networks: the address bit level 1 reads
-    m12:leaf0->leaf6:pay7       payload bit 7 (MSB first)
-    m12:leaf0->leaf6:ack        the wire's acknowledgment is up for message 12
-    -                           idle
+    message trace           phase trace
+    m12:leaf__0->leaf__6    M            message 12, source leaf__0, destination leaf__6
+                            addr@n3      the address (turn) bit node 3 reads
+                            dec@n3.s0    off-line fat-tree: a decision bit of stage 0 at node 3
+                            addr@L1      splitter networks: the address bit level 1 reads
+                            pay7         payload bit 7 (MSB first)
+                            ack          the wire's acknowledgment is up for the message
+    -                       -            idle
 
-A lost message's labels end in ``(lost)``. Every wire's stream follows the framing of
+A lost message's label ends in ``(lost)``. Every wire's stream follows the framing of
 :mod:`fatnet.golden.bitstream`: a fresh M bit where the stream enters the wire (the
 Occupancy's time), then the source stream from the bit after the last field a switch
 before it consumed; the family's ``hop_field_labels`` hook names the fields.
@@ -38,6 +40,7 @@ bit)] relative to the network top).
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,8 +48,8 @@ from pathlib import Path
 from ..golden.cycle import start_latency
 
 __all__ = ["decode_into_vcd", "read_vcd", "VcdData", "cycle_labels", "traced_signals",
-           "cycle_starts",
-           "trace_name", "IDLE", "WaveDecodeError"]
+           "cycle_starts", "dump_end", "message_label", "trace_name", "phase_trace_name", "IDLE",
+           "WaveDecodeError"]
 
 IDLE = "-"
 
@@ -56,8 +59,24 @@ class WaveDecodeError(ValueError):
 
 
 def trace_name(signal: str, wire: int) -> str:
-    """The decoded trace of ``signal``'s wire ``wire`` (same scope as the signal)."""
+    """The decoded message trace of ``signal``'s wire ``wire`` (same scope as the
+    signal): one label per message life."""
     return f"{signal}__msg_w{wire}"
+
+
+def phase_trace_name(signal: str, wire: int) -> str:
+    """The decoded phase trace of ``signal``'s wire ``wire``: a label per bit-time."""
+    return f"{signal}__phase_w{wire}"
+
+
+def message_label(net, message: int, outcome, family) -> str:
+    """The label of a message for its whole life on a wire: ``m<id>:<src>-><dst>``
+    (terminals as the network names them), ``(lost)`` appended for a lost one. A VCD
+    string value holds no blank, hence the colon."""
+    fam = family.testbench
+    lost = "(lost)" if outcome.status == "lost" else ""
+    return (f"m{message}:{fam.port_name(net, outcome.src)}->"
+            f"{fam.port_name(net, outcome.dst)}{lost}")
 
 
 # ------------------------------------------------------------------------- VCD reading
@@ -163,6 +182,23 @@ def _values(lines):
             yield time, s[1:], c
 
 
+def dump_end(path, tail: int = 1 << 16) -> float:
+    """The last time of a VCD in GTKWave's time units (the timescale's unit: ``10ps``
+    counts ps, a tick is 10 of them). Reads the header and the file's tail only."""
+    with open(path) as f:
+        _, ts = _declarations(_header_items(f))
+    unit = 10.0 ** (3 * math.floor(math.log10(ts) / 3 + 1e-9))
+    with open(path, "rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        f.seek(max(0, size - tail))
+        times = [ln for ln in f.read().splitlines() if ln.startswith(b"#")]
+    if not times:
+        if tail < size:
+            return dump_end(path, size)
+        return 0.0
+    return round(int(times[-1][1:]) * ts / unit, 6)
+
+
 def read_vcd(path, names=None) -> VcdData:
     """A VCD's variables and the value changes of ``names`` (full paths; None: all)."""
     with open(path) as f:
@@ -238,10 +274,32 @@ def traced_signals(net, *, family) -> tuple[dict, dict, dict]:
     return ends, inner, signals
 
 
+def _wires_of(net, o, q, ends, inner, fam):
+    """The (signal, bit) of the wire hop ``q`` of outcome ``o`` occupies and of its
+    reverse (acknowledgment) wire: the source's port at hop 0, a destination's port
+    where the family places one, and the interior signals of the channel."""
+    occ = o.path[q]
+    key = (*occ.channel, occ.wire)
+    wires, ack_wires = [], []
+    if q == 0:
+        port = fam.port_name(net, o.src)
+        wires.append((ends[(port, "send")][0], occ.wire))
+        ack_wires.append((ends[(port, "send_ack")][0], occ.wire))
+    hit = fam.recv_port(net, key)
+    if hit is not None:
+        wires.append((ends[(hit[0], "recv")][0], hit[1]))
+        ack_wires.append((ends[(hit[0], "recv_ack")][0], hit[1]))
+    for d, a, b in inner.get(key, ()):
+        wires.append((d, b))
+        ack_wires.append((a, b))
+    return wires, ack_wires
+
+
 def cycle_labels(net, res, ends=None, inner=None, *, family) -> dict:
-    """One delivery cycle decoded: ``{(signal, wire): [label per bit-time]}`` for every
-    wire that carries a message or its acknowledgment (the others are idle). ``res``
-    is the model's :class:`~fatnet.golden.cycle.CycleResult` (or its plan)."""
+    """One delivery cycle decoded: ``{(signal, wire): [(message label, phase) per
+    bit-time]}`` for every wire that carries a message or its acknowledgment (the others
+    are idle: ``(IDLE, IDLE)``). ``res`` is the model's
+    :class:`~fatnet.golden.cycle.CycleResult` (or its plan)."""
     fam = family.testbench
     if ends is None or inner is None:
         ends, inner, _ = traced_signals(net, family=family)
@@ -249,36 +307,22 @@ def cycle_labels(net, res, ends=None, inner=None, *, family) -> dict:
     T = net.cycle_length
     cur = {}
 
-    def put(keys, t, text):
+    def put(keys, t, label, phase):
         for k in keys:
-            cur.setdefault(k, [IDLE] * T)[t] = text
+            cur.setdefault(k, [(IDLE, IDLE)] * T)[t] = (label, phase)
 
     for m, o in sorted(res.outcomes.items()):
         if not o.path:
             continue
-        head = f"m{m}:{fam.port_name(net, o.src)}->{fam.port_name(net, o.dst)}:"
-        tail = "(lost)" if o.status == "lost" else ""
-        labels = _stream_labels(net, o, family)
+        label = message_label(net, m, o, family)
+        phases = _stream_labels(net, o, family)
         for q, occ in enumerate(o.path):
-            key = (*occ.channel, occ.wire)
-            wires, ack_wires = [], []  # (signal, bit) of the wire and of its reverse
-            if q == 0:
-                port = fam.port_name(net, o.src)
-                wires.append((ends[(port, "send")][0], occ.wire))
-                ack_wires.append((ends[(port, "send_ack")][0], occ.wire))
-            hit = fam.recv_port(net, key)
-            if hit is not None:
-                wires.append((ends[(hit[0], "recv")][0], hit[1]))
-                ack_wires.append((ends[(hit[0], "recv_ack")][0], hit[1]))
-            for d, a, b in inner.get(key, ()):
-                wires.append((d, b))
-                ack_wires.append((a, b))
+            wires, ack_wires = _wires_of(net, o, q, ends, inner, fam)
             for j in range(min(len(o.stream) - occ.offset, T - occ.time)):
-                put(wires, occ.time + j,
-                    head + ("M" if j == 0 else labels[occ.offset + j]) + tail)
+                put(wires, occ.time + j, label, "M" if j == 0 else phases[occ.offset + j])
             if o.status == "delivered":
                 for t in range(o.arrival + sum(o.hop_registers[q:]), T):
-                    put(ack_wires, t, head + "ack")
+                    put(ack_wires, t, label, "ack")
     return cur
 
 
@@ -298,8 +342,8 @@ def decode_into_vcd(net, results, vcd_path, top: str | None = None,
     """Add the decoded traces of ``results`` (the model's cycle results, or plans, one
     per delivery cycle the dump holds, in order) to the VCD at ``vcd_path``, in place.
 
-    Returns ``{signal path: [trace path per wire]}`` (full dotted paths, as GTKWave
-    names them) of every decoded trace added. Raises :class:`WaveDecodeError` if the
+    Returns ``{signal path: [trace paths]}`` (full dotted paths, as GTKWave names them)
+    of every decoded trace added: per wire its message trace, then its phase trace. Raises :class:`WaveDecodeError` if the
     dump's start strobes are not one per cycle.
     """
     from .cocotb_runner import PERIOD_NS
@@ -339,29 +383,39 @@ def decode_into_vcd(net, results, vcd_path, top: str | None = None,
             continue  # a signal the simulator did not dump (optimised away)
         scope_path, _, leaf = f"{root}.{sig}".rpartition(".")
         for w in range(width):
-            ids[(sig, w)] = ident = fresh()
-            new_vars.setdefault(scope_path, []).append((ident, trace_name(leaf, w)))
-        added[f"{root}.{sig}"] = [trace_name(f"{root}.{sig}", w) for w in range(width)]
+            ids[(sig, w)] = pair = (fresh(), fresh())
+            new_vars.setdefault(scope_path, []).extend(
+                zip(pair, (trace_name(leaf, w), phase_trace_name(leaf, w))))
+        added[f"{root}.{sig}"] = [name(f"{root}.{sig}", w) for w in range(width)
+                                  for name in (trace_name, phase_trace_name)]
 
     def events():
         """(time, value lines) in time order: every trace idle at 0, then cycle by
         cycle (each starts and ends idle), so only one cycle is held at a time."""
-        yield 0, [f"s{IDLE} {ident}" for ident in ids.values()]
+        yield 0, [f"s{IDLE} {ident}" for pair in ids.values() for ident in pair]
         for e0, res in zip(starts, results):
             at = {}
             for k, labels in cycle_labels(net, res, ends, inner, family=family).items():
                 if k not in ids:
                     continue
-                prev = IDLE
-                for t, text in enumerate(labels + [IDLE]):
-                    if text != prev:
+                for ident, texts in zip(ids[k], zip(*labels)):
+                    for t, text in _changes(texts):
                         at.setdefault(e0 + (D + t) * period, []).append(
-                            f"s{text} {ids[k]}")
-                        prev = text
+                            f"s{text} {ident}")
             yield from sorted(at.items())
 
     _rewrite(vcd_path, items, new_vars, events())
     return added
+
+
+def _changes(texts):
+    """(bit-time, text) wherever a trace's text changes, starting and ending idle (the
+    bit-time after the cycle's last)."""
+    prev = IDLE
+    for t, text in enumerate((*texts, IDLE)):
+        if text != prev:
+            yield t, text
+            prev = text
 
 
 def _rewrite(vcd_path: Path, items, new_vars: dict, events) -> None:

@@ -1,6 +1,7 @@
 """Decoded message traces in what ``fatnet sim --waves`` writes (Icarus): they exist, the
-.gtkw shows them under their wires, and they name the right message, field and timing,
-checked against the model's plan and the dumped wires themselves."""
+.gtkw shows them under their wires, and they name the right message (one label for its
+whole life on a wire), field and timing, checked against the model's plan and the dumped
+wires themselves."""
 
 import re
 import shutil
@@ -20,7 +21,7 @@ CASES = {
                  "random-permutation", "--seed", "1"],
     "butterfly": ["--inputs", "8", "--pattern", "random-destinations", "--seed", "3"],
 }
-LABEL = re.compile(r"^m(\d+):(\S+?)->(\S+?):(\S+?)(\(lost\))?$")
+LABEL = re.compile(r"^m(\d+):(\S+?)->(\S+?)(\(lost\))?$")
 
 
 @pytest.fixture(scope="module", params=sorted(CASES))
@@ -67,8 +68,14 @@ def _windows(dump, root, T):
     return out
 
 
-def _trace(run, port, kind, wire):
-    return f"{run.root}.{run.signals[(port, kind)]}__msg_w{wire}"
+def _trace(run, port, kind, wire, trace="msg"):
+    return f"{run.root}.{run.signals[(port, kind)]}__{trace}_w{wire}"
+
+
+def _labels(run, port, kind, wire, when):
+    """The message and the phase a wire's decoded traces name at the times ``when``."""
+    return ([run.dump.value_at(_trace(run, port, kind, wire), t) for t in when],
+            [run.dump.value_at(_trace(run, port, kind, wire, "phase"), t) for t in when])
 
 
 def _wire(run, port, kind, wire, when):
@@ -78,7 +85,7 @@ def _wire(run, port, kind, wire, when):
 def test_every_endpoint_wire_has_a_decoded_trace_shown_under_it(run):
     assert len(run.windows) == len(run.plans) >= 1
     lines = run.gtkw.splitlines()
-    shown = [ln for ln in lines if "__msg_w" in ln]
+    shown = [ln for ln in lines if "__msg_w" in ln or "__phase_w" in ln]
     assert shown
     for path in shown:
         assert run.dump.vars[path][2] == "string", path
@@ -86,8 +93,9 @@ def test_every_endpoint_wire_has_a_decoded_trace_shown_under_it(run):
         width = run.dump.vars[f"{run.root}.{name}"][1]
         at = next(i for i, ln in enumerate(lines)
                   if re.sub(r"\[\d+:0\]$", "", ln) == f"{run.root}.{name}")
-        below = [ln for ln in lines[at + 1:at + 2 + width] if "__msg_w" in ln]
-        assert below == [_trace(run, port, kind, w) for w in range(width)], name
+        below = [ln for ln in lines[at + 1:at + 2 + 2 * width] if not ln.startswith("@")]
+        assert below == [_trace(run, port, kind, w, trace) for w in range(width)
+                         for trace in ("msg", "phase")], name
 
 
 def test_source_wires_name_their_message_and_fields(run):
@@ -97,23 +105,25 @@ def test_source_wires_name_their_message_and_fields(run):
         owned = {(p, w): m for (p, kind, w), m in plan.owner.items() if kind == "send"}
         for port, drive in plan.drive.items():
             for w in range(drive.shape[1]):
-                labels = [run.dump.value_at(_trace(run, port, "send", w), t) for t in when]
+                labels, fields = _labels(run, port, "send", w, when)
                 m = owned.get((port, w))
                 if m is None:
-                    assert set(labels) == {IDLE}, (port, w)
+                    assert set(labels) == set(fields) == {IDLE}, (port, w)
                     continue
                 stream = plan.result.injections[m][1]
+                # one label for the message's whole life on the wire, then idle
                 first = LABEL.match(labels[0])
                 assert first, labels[0]
-                assert first.groups()[:4] == (str(m), port,
-                                              fam.port_name(run.net, run.ms.dst[m]), "M")
-                fields = [LABEL.match(s).group(4) for s in labels[:len(stream)]]
-                assert all(LABEL.match(s).group(1) == str(m) for s in labels[:len(stream)])
+                assert first.groups()[:3] == (str(m), port,
+                                              fam.port_name(run.net, run.ms.dst[m]))
+                assert set(labels[:len(stream)]) == {labels[0]}
+                assert set(labels[len(stream):]) <= {IDLE}
+                # and its phase bit-time by bit-time
+                fields, rest = fields[:len(stream)], fields[len(stream):]
+                assert fields[0] == "M" and set(rest) <= {IDLE}
                 pay = [f for f in fields if f.startswith("pay")]
                 header = fields[1:len(fields) - len(pay)]
                 assert all(f.startswith(("addr@", "dec@")) for f in header), fields
-                assert pay == [f"pay{i}" for i in reversed(range(len(pay)))]
-                assert set(labels[len(stream):]) <= {IDLE}
                 # what the decoded trace describes is what the wire carries
                 assert [_wire(run, port, "send", w, t) for t in when] == list(drive[:, w])
 
@@ -127,46 +137,69 @@ def test_delivery_wires_name_their_message_and_payload(run):
                 continue
             seen += 1
             arrival = int(plan.expect_recv[port][:, w].argmax())
-            labels = [run.dump.value_at(_trace(run, port, "recv", w), t) for t in when]
-            assert LABEL.match(labels[arrival]).group(1, 4) == (str(m), "M")
-            rest = [LABEL.match(s) for s in labels[arrival + 1:] if s != IDLE]
-            assert all(r.group(1) == str(m) and r.group(4).startswith("pay") for r in rest)
+            labels, phases = _labels(run, port, "recv", w, when)
+            assert LABEL.match(labels[arrival]).group(1) == str(m)
+            assert phases[arrival] == "M"
+            rest = [p for p in phases[arrival + 1:] if p != IDLE]
+            assert rest == [f"pay{i}" for i in reversed(range(len(rest)))]
+            life = labels[arrival:arrival + 1 + len(rest)]
+            assert set(life) == {labels[arrival]}
+            assert set(labels[arrival + 1 + len(rest):]) <= {IDLE}
             bits = [_wire(run, port, "recv", w, when[arrival + 1 + i])
                     for i in range(len(rest))]
             assert int("".join(map(str, bits)) or "0", 2) == int(run.ms.payload[m])
         # the sources' acknowledgment wires: named exactly where the model raises them
         for port, ack in plan.expect_send_ack.items():
             for w in range(ack.shape[1]):
-                labels = [run.dump.value_at(_trace(run, port, "send_ack", w), t)
-                          for t in when]
+                labels, phases = _labels(run, port, "send_ack", w, when)
                 m = plan.owner.get((port, "send", w))
-                for t, s in enumerate(labels):
+                for t, (s, phase) in enumerate(zip(labels, phases)):
                     if ack[t, w]:
-                        assert LABEL.match(s).group(1, 4) == (str(m), "ack"), s
+                        assert LABEL.match(s).group(1) == str(m) and phase == "ack", s
                     else:
-                        assert s == IDLE, (port, w, t, s)
+                        assert s == phase == IDLE, (port, w, t, s)
     assert seen
 
 
 def test_every_decoded_trace_agrees_with_its_wire(run):
-    """Wherever a trace says M, its wire is 1; where it is idle, a data wire is 0; an
-    acknowledgment trace names a message exactly where its wire is 1. Interior wires
-    (node ports, switch edges) carry messages too."""
+    """Wherever a phase trace says M, its wire is 1; where it is idle, a data wire is 0;
+    an acknowledgment's phase trace says ack exactly where its wire is 1; the message
+    trace beside it is idle exactly where the phase trace is. Interior wires (node ports,
+    switch edges) carry messages too."""
     interior = 0
-    traces = [p for p, v in run.dump.vars.items() if v[2] == "string"]
+    traces = [p for p, v in run.dump.vars.items() if v[2] == "string" and "__phase_w" in p]
     endpoints = {f"{run.root}.{s}" for s in run.signals.values()}
     for path in traces:
-        signal, _, wire = path.rpartition("__msg_w")
+        signal, _, wire = path.rpartition("__phase_w")
         for cycle in run.windows:
             for when in cycle:
                 s = run.dump.value_at(path, when)
+                label = run.dump.value_at(f"{signal}__msg_w{wire}", when)
+                assert (s == IDLE) == (label == IDLE), (path, when, s, label)
                 bit = run.dump.bit_at(signal, int(wire), when)
                 if signal.endswith("ack"):
-                    assert (bit == "1") == s.endswith(":ack"), (path, when, s, bit)
+                    assert (bit == "1") == (s == "ack"), (path, when, s, bit)
                 elif s == IDLE:
                     assert bit == "0", (path, when)
-                elif s.endswith(":M"):
+                elif s == "M":
                     assert bit == "1", (path, when, s)
                 if s != IDLE and signal not in endpoints:
                     interior += 1
     assert interior
+
+
+def test_a_message_trace_changes_only_where_a_message_life_starts_or_ends(run):
+    """One label per message life: every value change of a message trace goes from
+    idle to a message or back (never from one bit's label to the next), and a message's
+    label appears once per cycle on a wire."""
+    for path, changes in run.dump.changes.items():
+        if "__msg_w" not in path:
+            continue
+        values = [v for _, v in changes]
+        for before, after in zip(values, values[1:]):
+            assert IDLE in (before, after), (path, before, after)
+        for cycle in run.windows:  # from the start of its first bit-time to its end
+            half = (cycle[1] - cycle[0]) // 2
+            seen = [v for t, v in changes
+                    if cycle[0] - half <= t <= cycle[-1] + half and v != IDLE]
+            assert len(seen) == len(set(seen)), (path, seen)
