@@ -3,6 +3,7 @@
 whole life on a wire), field and timing, checked against the model's plan and the dumped
 wires themselves."""
 
+import itertools
 import re
 import shutil
 from types import SimpleNamespace
@@ -93,7 +94,9 @@ def test_every_endpoint_wire_has_a_decoded_trace_shown_under_it(run):
         width = run.dump.vars[f"{run.root}.{name}"][1]
         at = next(i for i, ln in enumerate(lines)
                   if re.sub(r"\[\d+:0\]$", "", ln) == f"{run.root}.{name}")
-        below = [ln for ln in lines[at + 1:at + 2 + 2 * width] if not ln.startswith("@")]
+        below = list(itertools.takewhile(
+            lambda ln: "__msg_w" in ln or "__phase_w" in ln,
+            (ln for ln in lines[at + 1:] if not ln.startswith("@"))))
         assert below == [_trace(run, port, kind, w, trace) for w in range(width)
                          for trace in ("msg", "phase")], name
 
@@ -188,13 +191,14 @@ def test_every_decoded_trace_agrees_with_its_wire(run):
     assert interior
 
 
-def test_a_message_trace_changes_only_where_a_message_life_starts_or_ends(run):
-    """One label per message life: every value change of a message trace goes from
-    idle to a message or back (never from one bit's label to the next), and a message's
-    label appears once per cycle on a wire."""
-    for path, changes in run.dump.changes.items():
-        if "__msg_w" not in path:
-            continue
+def test_shown_message_traces_hold_one_label_per_message_life(run):
+    """One label per message life on every message trace the .gtkw shows: every value
+    change goes from idle to a message or back (never from one bit's label to the
+    next), and a message's label appears once per cycle on a wire."""
+    shown = [ln for ln in run.gtkw.splitlines() if "__msg_w" in ln]
+    assert any(v != IDLE for path in shown for _, v in run.dump.changes[path])
+    for path in shown:
+        changes = run.dump.changes[path]
         values = [v for _, v in changes]
         for before, after in zip(values, values[1:]):
             assert IDLE in (before, after), (path, before, after)
@@ -203,3 +207,110 @@ def test_a_message_trace_changes_only_where_a_message_life_starts_or_ends(run):
             seen = [v for t, v in changes
                     if cycle[0] - half <= t <= cycle[-1] + half and v != IDLE]
             assert len(seen) == len(set(seen)), (path, seen)
+
+
+# ------------------------------------------------------------------ the .gtkw
+# GTKWave 3.3's trace flags (its analyzer.h): a closed group's begin line has CLOSED;
+# every trace a closed group hides (its end line included) has COLLAPSED.
+COLLAPSED, CLOSED, GRP_BEGIN, GRP_END = 0x1000, 0x400000, 0x800000, 0x1000000
+
+
+def _gtkw_tree(text):
+    """A save file's settings ({key: value}, ``zoom``) and its traces as a tree:
+    [(name, flags, children)] (children None for a signal)."""
+    settings, top, stack, flags = {}, [], [], 0
+    cur = top
+    for ln in text.splitlines():
+        if ln.startswith("["):
+            key, _, value = ln[1:].partition("] ")
+            settings[key] = value
+        elif ln.startswith("*"):
+            settings["zoom"] = float(ln[1:].split()[0])
+        elif ln.startswith("@"):
+            flags = int(ln[1:], 16)
+        elif ln.startswith("-") and flags & GRP_BEGIN:
+            cur.append((ln[1:], flags, []))
+            stack.append(cur)
+            cur = cur[-1][2]
+        elif ln.startswith("-") and flags & GRP_END:
+            cur = stack.pop()
+            name, begin, _ = cur[-1]
+            assert ln[1:] == name and (flags & CLOSED) == (begin & CLOSED), (ln, name)
+            assert flags & COLLAPSED or not begin & CLOSED, ln  # a closed group's end hides
+        else:
+            cur.append((ln, flags, None))
+    assert not stack, "a group without its end"
+    return settings, top
+
+
+def _all_collapsed(children):
+    for name, flags, sub in children:
+        assert flags & COLLAPSED, name
+        if sub is not None:
+            assert flags & CLOSED, name
+            _all_collapsed(sub)
+
+
+def _signals(children):
+    for name, _, sub in children:
+        yield from ([name] if sub is None else _signals(sub))
+
+
+def _check_layout(text, net, fam):
+    """Controller signals first, then the terminals' group (open: one closed group per
+    terminal holding its signals), then only closed groups with every trace hidden."""
+    root = f"{net.family}_harness.{net.family}"
+    rows = port_rows(fam.hardware.network_signature(net))
+    settings, top = _gtkw_tree(text)
+    first_group = next(i for i, item in enumerate(top) if item[2] is not None)
+    controller = [re.sub(r"\[\d+:0\]$", "", n) for n, _, _ in top[:first_group]]
+    assert controller[0] == f"{net.family}_harness.clk"
+    assert {f"{root}.{r['name']}" for r in rows if r["endpoint"] is None} <= set(controller)
+    name, flags, terminals = top[first_group]
+    assert name == "terminals" and not flags & (CLOSED | COLLAPSED)
+    ends = list(dict.fromkeys(r["endpoint"] for r in rows if r["endpoint"] is not None))
+    assert [t[0] for t in terminals] == ends
+    for end, flags, sub in terminals:
+        assert sub is not None and flags & CLOSED and not flags & COLLAPSED, end
+        _all_collapsed(sub)
+        shown = {re.sub(r"\[\d+:0\]$", "", n) for n in _signals(sub)}
+        assert {f"{root}.{r['name']}" for r in rows if r["endpoint"] == end} <= shown
+    for name, flags, sub in top[first_group + 1:]:
+        assert sub is not None and flags & CLOSED and not flags & COLLAPSED, name
+        _all_collapsed(sub)
+    return settings
+
+
+def test_gtkw_opens_full_size_on_the_whole_run_with_groups_collapsed(run):
+    """A 1920x1080 window whose wave pane (the window less the signal names) holds the
+    whole dump at the saved zoom (GTKWave shows 2 ** -zoom time units per 200 pixels),
+    filling at least three quarters of it."""
+    fam = family_of(run.net)
+    settings = _check_layout(run.gtkw, run.net, fam)
+    assert settings["size"] == "1920 1080"
+    assert run.dump.timescale == 1e-12  # Icarus: GTKWave counts the dump's ticks (ps)
+    end = max(t for changes in run.dump.changes.values() for t, _ in changes)
+    run_px = end * 200 / 2 ** -settings["zoom"]
+    pane = 1920 - int(settings["signals_width"])
+    assert 0.75 * pane <= run_px <= pane, (run_px, pane)
+
+
+@pytest.mark.parametrize("argv", [
+    ["fat-tree", "--leaves", "8", "--root-capacity", "4", "--mode", "offline"],
+    ["multibutterfly", "--inputs", "8"],
+    ["hypercube", "--dimension", "3", "--algorithm", "alg1"],
+    ["hypercube", "--dimension", "3", "--algorithm", "alg2"],
+    ["hypercube", "--dimension", "3", "--algorithm", "ecube"],
+], ids=lambda a: "-".join(a[:1] + a[-1:]))
+def test_gtkw_layout_of_every_family(argv, tmp_path):
+    """Every family's save file: the controller and the terminals first, every group of
+    the network's inside closed."""
+    from fatnet.sim.waves import write_gtkw
+    argv = ["sim", *argv, "--pattern", "random-permutation"]
+    args = build_parser(argv).parse_args(argv)
+    fam = get_family(argv[1])
+    net = fam.commands.network_from_args(argv[1], args)
+    gtkw = write_gtkw(net, tmp_path / "dump.vcd", tmp_path / "x.gtkw", end_time=10**6,
+                      family=fam)
+    settings = _check_layout(gtkw.read_text(), net, fam)
+    assert 2 ** -settings["zoom"] * (1920 - int(settings["signals_width"])) / 200 >= 10**6
