@@ -31,7 +31,7 @@ WINDOW = (1920, 1080)
 #: The signal-name pane's width (pixels): wide enough for a decoded message label's
 #: trace name; the rest of the window, less the borders, is the wave pane the zoom fits.
 SIGNALS_WIDTH = 420
-_WAVE_PANE = WINDOW[0] - SIGNALS_WIDTH - 80  # less the collapsed tree and the borders
+_WAVE_PANE = WINDOW[0] - SIGNALS_WIDTH - 110  # less the folded tree, borders, a margin
 #: GTKWave draws 2 ** -zoom time units per this many pixels (its ``pixelsperframe``).
 _PIXELS_PER_FRAME = 200
 
