@@ -74,15 +74,18 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     command = "python bench/waves_decode.py " + shlex.join(sys.argv[1:] if argv is None
                                                            else argv)
+    rows = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, net_argv in NETWORKS.items():
+            rows[name] = measure([*net_argv, "--sim", args.sim], args.sim, args.build_dir,
+                                 Path(tmp) / name.split(",")[0])
+    # the table last, below whatever the simulators printed while building
     print(f"# {command.strip()}")
     print(f"{'network':<22} {'cycles':>6} {'dump MB':>8} {'sim s':>7} {'waves s':>8} "
           f"{'waves / sim':>11}")
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, net_argv in NETWORKS.items():
-            row = measure([*net_argv, "--sim", args.sim], args.sim, args.build_dir,
-                          Path(tmp) / name.split(",")[0])
-            print(f"{name:<22} {row['cycles']:>6} {row['mb']:>8.1f} {row['sim']:>7.1f} "
-                  f"{row['waves']:>8.2f} {row['waves'] / row['sim']:>11.2f}", flush=True)
+    for name, row in rows.items():
+        print(f"{name:<22} {row['cycles']:>6} {row['mb']:>8.1f} {row['sim']:>7.1f} "
+              f"{row['waves']:>8.2f} {row['waves'] / row['sim']:>11.2f}")
     return 0
 
 
