@@ -129,24 +129,28 @@ def _header_items(lines) -> list[list[str]]:
     return items
 
 
+def _item_kind(item) -> tuple:
+    """(kind, payload) of a header item: ``scope`` (name), ``upscope`` (None), ``var``
+    ((type, width, id, name)), ``timescale`` (seconds), ``other`` (None)."""
+    head = item[0]
+    if head == "$scope":
+        return "scope", item[2]
+    if head == "$upscope":
+        return "upscope", None
+    if head == "$var":
+        return "var", (item[1], int(item[2]), item[3], item[4])
+    if head == "$timescale":
+        text = "".join(item[1:-1])
+        num = "".join(ch for ch in text if ch.isdigit()) or "1"
+        return "timescale", int(num) * _UNITS[text[len(num):]]
+    return "other", None
+
+
 def _walk_header(items):
-    """Yield (kind, payload, tokens of the item) for every header item: ``scope`` (name),
-    ``upscope`` (None), ``var`` ((type, width, id, name)), ``timescale`` (seconds),
-    ``other`` (None)."""
+    """Yield (kind, payload, tokens of the item) for every header item
+    (:func:`_item_kind`)."""
     for item in items:
-        head = item[0]
-        if head == "$scope":
-            yield "scope", item[2], item
-        elif head == "$upscope":
-            yield "upscope", None, item
-        elif head == "$var":
-            yield "var", (item[1], int(item[2]), item[3], item[4]), item
-        elif head == "$timescale":
-            text = "".join(item[1:-1])
-            num = "".join(ch for ch in text if ch.isdigit()) or "1"
-            yield "timescale", int(num) * _UNITS[text[len(num):]], item
-        else:
-            yield "other", None, item
+        yield (*_item_kind(item), item)
 
 
 def _declarations(items) -> tuple[dict, float]:
