@@ -48,8 +48,8 @@ from pathlib import Path
 from ..golden.cycle import start_latency
 
 __all__ = ["decode_into_vcd", "read_vcd", "VcdData", "cycle_labels", "traced_signals",
-           "cycle_starts", "dump_end", "message_label", "trace_name", "phase_trace_name", "IDLE",
-           "WaveDecodeError"]
+           "cycle_starts", "dump_end", "message_label", "trace_name", "phase_trace_name",
+           "IDLE", "WaveDecodeError"]
 
 IDLE = "-"
 
@@ -195,7 +195,8 @@ def dump_end(path, tail: int = 1 << 16) -> float:
     with open(path, "rb") as f:
         size = f.seek(0, os.SEEK_END)
         f.seek(max(0, size - tail))
-        times = [ln for ln in f.read().splitlines() if ln.startswith(b"#")]
+        lines = f.read().splitlines()[(1 if tail < size else 0):]  # a line cut in two
+        times = [ln for ln in lines if ln.startswith(b"#")]
     if not times:
         if tail < size:
             return dump_end(path, size)
@@ -347,8 +348,8 @@ def decode_into_vcd(net, results, vcd_path, top: str | None = None,
     per delivery cycle the dump holds, in order) to the VCD at ``vcd_path``, in place.
 
     Returns ``{signal path: [trace paths]}`` (full dotted paths, as GTKWave names them)
-    of every decoded trace added: per wire its message trace, then its phase trace. Raises :class:`WaveDecodeError` if the
-    dump's start strobes are not one per cycle.
+    of every decoded trace added: per wire its message trace, then its phase trace.
+    Raises :class:`WaveDecodeError` if the dump's start strobes are not one per cycle.
     """
     from .cocotb_runner import PERIOD_NS
     core = core or net.family
