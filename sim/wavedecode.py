@@ -81,6 +81,7 @@ def message_label(net, message: int, outcome, family) -> str:
 
 # ------------------------------------------------------------------------- VCD reading
 _UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12, "fs": 1e-15}
+_DEFAULT_TIMESCALE = 1e-12  # a VCD without $timescale: ps, as GTKWave assumes
 
 
 @dataclass
@@ -110,23 +111,27 @@ class VcdData:
         return v[len(v) - 1 - bit]
 
 
-def _header_items(lines) -> list[list[str]]:
+def _iter_header_items(lines):
     """The header's items, each the list of its tokens through its ``$end``, read line by
     line up to and including the line that holds ``$enddefinitions`` (one pass: linear
-    in the header)."""
-    items, item = [], []
+    in the header; a reader that stops early reads no further)."""
+    item = []
     for line in lines:
         tokens = line.split()
         for token in tokens:
             item.append(token)
             if token == "$end":
-                items.append(item)
+                yield item
                 item = []
         if "$enddefinitions" in tokens:
             break
     if item:
         raise WaveDecodeError(f"a VCD header item without $end: {' '.join(item[:4])}")
-    return items
+
+
+def _header_items(lines) -> list[list[str]]:
+    """Every item of the header (:func:`_iter_header_items`)."""
+    return list(_iter_header_items(lines))
 
 
 def _item_kind(item) -> tuple:
@@ -155,7 +160,7 @@ def _walk_header(items):
 
 def _declarations(items) -> tuple[dict, float]:
     """The header's variables (full dotted path -> (id, width, type)) and timescale (s)."""
-    scope, vars_, ts = [], {}, 1e-12
+    scope, vars_, ts = [], {}, _DEFAULT_TIMESCALE
     for kind, payload, _ in _walk_header(items):
         if kind == "scope":
             scope.append(payload)
@@ -188,9 +193,11 @@ def _values(lines):
 
 def dump_end(path, tail: int = 1 << 16) -> float:
     """The last time of a VCD in GTKWave's time units (the timescale's unit: ``10ps``
-    counts ps, a tick is 10 of them). Reads the header and the file's tail only."""
+    counts ps, a tick is 10 of them). Reads the header up to its ``$timescale`` and the
+    file's tail only."""
     with open(path) as f:
-        _, ts = _declarations(_header_items(f))
+        ts = next((payload for kind, payload in map(_item_kind, _iter_header_items(f))
+                   if kind == "timescale"), _DEFAULT_TIMESCALE)
     unit = 10.0 ** (3 * math.floor(math.log10(ts) / 3 + 1e-9))
     with open(path, "rb") as f:
         size = f.seek(0, os.SEEK_END)
@@ -208,15 +215,21 @@ def read_vcd(path, names=None) -> VcdData:
     """A VCD's variables and the value changes of ``names`` (full paths; None: all)."""
     with open(path) as f:
         vars_, ts = _declarations(_header_items(f))
-        wanted = vars_ if names is None else {n: vars_[n] for n in names}
-        by_id = {}
-        for n, (ident, _, _) in wanted.items():
-            by_id.setdefault(ident, []).append(n)
-        changes = {n: [] for n in wanted}
-        for t, ident, value in _values(f):
-            for n in by_id.get(ident, ()):
-                changes[n].append((t, value))
-    return VcdData(ts, vars_, changes)
+        return VcdData(ts, vars_, _body_changes(f, vars_, names))
+
+
+def _body_changes(lines, vars_: dict, names=None) -> dict:
+    """The value changes (path -> [(time, value)]) of ``names`` (None: all) in the body
+    lines of a VCD whose variables are ``vars_``."""
+    wanted = vars_ if names is None else {n: vars_[n] for n in names}
+    by_id = {}
+    for n, (ident, _, _) in wanted.items():
+        by_id.setdefault(ident, []).append(n)
+    changes = {n: [] for n in wanted}
+    for t, ident, value in _values(lines):
+        for n in by_id.get(ident, ()):
+            changes[n].append((t, value))
+    return changes
 
 
 # ------------------------------------------------------------------------- the timeline
@@ -356,17 +369,18 @@ def decode_into_vcd(net, results, vcd_path, top: str | None = None,
     top = top or f"{core}_harness"
     vcd_path = Path(vcd_path)
     results = list(results)
-    with open(vcd_path) as f:
+    with open(vcd_path) as f:  # the header once, then the body for the strobes
         items = _header_items(f)
-    vars_, ts = _declarations(items)
-    # The harness may sit under a simulator's own top scope (Verilator's TOP).
-    prefix = next((p[:-len(f"{top}.clk")] for p in vars_
-                   if p == f"{top}.clk" or p.endswith(f".{top}.clk")), None)
-    if prefix is None:
-        raise WaveDecodeError(f"no {top}.clk in {vcd_path}")
-    clk, start = f"{prefix}{top}.clk", f"{prefix}{top}.start"
+        vars_, ts = _declarations(items)
+        # The harness may sit under a simulator's own top scope (Verilator's TOP).
+        prefix = next((p[:-len(f"{top}.clk")] for p in vars_
+                       if p == f"{top}.clk" or p.endswith(f".{top}.clk")), None)
+        if prefix is None:
+            raise WaveDecodeError(f"no {top}.clk in {vcd_path}")
+        clk, start = f"{prefix}{top}.clk", f"{prefix}{top}.start"
+        strobes = VcdData(ts, vars_, _body_changes(f, vars_, [clk, start]))
     period, D = round(PERIOD_NS * 1e-9 / ts), start_latency(net)
-    starts = cycle_starts(read_vcd(vcd_path, [clk, start]), clk, start, period)
+    starts = cycle_starts(strobes, clk, start, period)
     if len(starts) != len(results):
         raise WaveDecodeError(f"{len(starts)} start strobes in the dump, {len(results)} "
                               f"cycles in the model's run")
