@@ -453,7 +453,7 @@ def _rewrite(vcd_path: Path, items, new_vars: dict, events) -> None:
                 for ident, name in new_vars.get(".".join(scope), ()):
                     out.write(f"$var string 1 {ident} {name} $end\n")
                 scope.pop()
-            out.write(" ".join(item) + "\n")
+            out.write(" ".join(_readable_var(item) if kind == "var" else item) + "\n")
         for line in f:
             if line.startswith("#"):
                 t = int(line[1:])
@@ -470,6 +470,17 @@ def _rewrite(vcd_path: Path, items, new_vars: dict, events) -> None:
             out.write(f"#{nxt[0]}\n" + "".join(v + "\n" for v in nxt[1]))
             nxt = next(events, None)
     os.replace(out_path, vcd_path)
+
+
+def _readable_var(item: list[str]) -> list[str]:
+    """A ``$var`` item GTKWave can read: a name with a colon (Verilator writes Yosys's
+    ``$auto$verilog_backend.cc:2355:...`` wires as they are; GTKWave 3.3 reports a parse
+    error for each and gives up on the dump after a hundred) is written as a Verilog
+    escaped name, ``\\<name>``, as Icarus writes it."""
+    name = item[4]
+    if ":" in name and not name.startswith("\\"):
+        return [*item[:4], "\\" + name, *item[5:]]
+    return item
 
 
 def _header_lines(f):

@@ -118,3 +118,21 @@ def test_rewritten_file_is_byte_identical_to_the_reference_parsers(seed, tmp_pat
 def test_a_header_item_without_end_is_refused():
     with pytest.raises(WaveDecodeError, match=r"without \$end"):
         _header_items(io.StringIO("$scope module top $end\n$var wire 1 ! a\n"))
+
+
+def test_a_name_with_a_colon_is_written_escaped(tmp_path):
+    """Verilator dumps Yosys's ``$auto$...cc:2355:...`` wires unescaped; GTKWave cannot
+    read a name with a colon, so the rewritten dump escapes it as Icarus does."""
+    path = tmp_path / "dump.vcd"
+    path.write_text("$timescale 1ps $end\n$scope module top $end\n"
+                    "$var wire 1 ! $auto$verilog_backend.cc:2355:dump_module$1 $end\n"
+                    "$var wire 4 \" plain [3:0] $end\n$upscope $end\n"
+                    "$enddefinitions $end\n#0\n0!\nb0 \"\n")
+    with open(path) as f:
+        items = _header_items(f)
+    _rewrite(path, items, {}, iter(()))
+    text = path.read_text()
+    assert "$var wire 1 ! \\$auto$verilog_backend.cc:2355:dump_module$1 $end" in text
+    assert "$var wire 4 \" plain [3:0] $end" in text
+    assert set(read_vcd(path).vars) == {"top.\\$auto$verilog_backend.cc:2355:dump_module$1",
+                                        "top.plain"}
