@@ -13,7 +13,7 @@ result (:class:`~fatnet.golden.cycle.CycleResult`)::
     message trace           phase trace
     m12:leaf__0->leaf__6    M            message 12, source leaf__0, destination leaf__6
                             addr@n3      the address (turn) bit node 3 reads
-                            dec@n3.s0    off-line fat-tree: a decision bit of stage 0 at node 3
+                            dec@n3.s0    off-line fat-tree: a decision bit, stage 0, node 3
                             addr@L1      splitter networks: the address bit level 1 reads
                             pay7         payload bit 7 (MSB first)
                             ack          the wire's acknowledgment is up for the message

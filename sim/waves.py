@@ -47,8 +47,9 @@ def _vec(path: str, width: int) -> str:
 
 def controller_group(rows, top: str, root: str, extra=()) -> tuple:
     """The ``controller`` group: the harness's clock, the members of the network top's
-    signature that are no terminal's (``rows``: its :func:`~fatnet.hdl.signatures.port_rows`)
-    and ``extra`` ((path, width) of the family's sequencer registers)."""
+    signature that are no terminal's (``rows``: its
+    :func:`~fatnet.hdl.signatures.port_rows`) and ``extra`` ((path, width) of the
+    family's sequencer registers)."""
     return (CONTROLLER, [(f"{top}.clk", 1)] + [(f"{root}.{r['name']}", r["width"])
                                               for r in rows if r["endpoint"] is None]
             + list(extra))
@@ -107,7 +108,8 @@ def _layout(groups, decoded: dict) -> list[str]:
                 group(*item, closed=True, hidden=hidden or closed)
             else:
                 show(*item, hidden=hidden or closed)
-        put(_GRP_END | _BLANK | shut | (_COLLAPSED if hidden or closed else 0), f"-{title}")
+        put(_GRP_END | _BLANK | shut | (_COLLAPSED if hidden or closed else 0),
+            f"-{title}")
 
     for title, items in groups:
         if title == CONTROLLER:
@@ -138,8 +140,9 @@ def write_gtkw(net, dump_file, gtkw_file, top: str | None = None,
         :func:`fatnet.sim.wavedecode.decode_into_vcd` returns): each signal's decoded
         traces are shown right under it.
     end_time : float, optional
-        The dump's last time (in GTKWave's time units, :func:`fatnet.sim.wavedecode.dump_end`):
-        the zoom fits it in the window. Without it GTKWave's own zoom applies.
+        The dump's last time (in GTKWave's time units,
+        :func:`fatnet.sim.wavedecode.dump_end`): the zoom fits it in the window. Without
+        it GTKWave's own zoom applies.
     """
     dump_file, gtkw_file = Path(dump_file).resolve(), Path(gtkw_file)
     lines = [f'[dumpfile] "{dump_file}"', f'[savefile] "{gtkw_file.resolve()}"',
