@@ -60,6 +60,7 @@ bench:
 	$(PY) -m fatnet.sim.bench_cosim --hc-permutations
 	$(PY) -m fatnet.sim.bench_cosim --hc-compare --plot build/hc_compare.png
 	$(PY) -m fatnet.hdl.bench_hw --hypercube-only --hc-ecube-only
+	$(PY) bench/waves_decode.py
 	$(MAKE) boards
 
 # The figure tables of README.md and docs/figures.md, written from bench/results/
