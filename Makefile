@@ -41,14 +41,14 @@ soak:
 demo:
 	$(VENV)/bin/fatnet demo
 
-# Every benchmark, one after the other (nine steps), each printing its figures: the
+# Every benchmark, one after the other (eleven steps), each printing its figures: the
 # off-line schedulers (d against ceil(lambda), n = 64, 256, 1024); the hypercube model's
 # speed; the Leighton-Maggs tables, timed (bench-experiments); `fatnet gen` of the
 # 1024-leaf fat-tree and the 1024-input multibutterfly, harness included; generation,
 # synthesis and place-and-route figures (bench-hw); co-simulation speed against a native
 # Verilator loop; Algorithm 2's hardware on all 40,320 permutations of the 3-cube;
-# Kuszmaul's comparison in RTL; the e-cube router's cost; the self-testing tops'
-# bitstreams (boards). Record the figures the docs quote in bench/results/, then run
+# Kuszmaul's comparison in RTL; the e-cube router's cost; what --waves costs beside the
+# co-simulation (bench/waves_decode.py); the self-testing tops' bitstreams (boards). Record the figures the docs quote in bench/results/, then run
 # `make figures`.
 bench:
 	$(PY) -m fatnet.golden.fattree.bench_schedule
