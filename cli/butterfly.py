@@ -25,11 +25,12 @@ from ..golden.butterfly.store_forward import EDGE_CHOICES, QUEUES, TIES
 from ..golden.butterfly.topology import MAX_INPUTS, WIRINGS
 from ..golden.errors import ParameterError
 from ..golden.messages import MessageSet, json_excerpt, read_json_file
-from .options import (MAX_CYCLES, MAX_TRIALS, add_seed_option, add_start_stages_option,
+from .options import (MAX_CYCLES, loss_status, MAX_TRIALS, add_pattern_option, add_seed_option,
+                      add_start_stages_option,
                       add_stuck_link_option, stuck_links,
                       bounded_int, fraction, output_file, power_of_two)
 from .outputs import staged_file
-from .progress import progress_bar
+from .progress import Progress
 from .registry import Family, Kind
 
 __all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "spec_from_args", "build",
@@ -83,19 +84,22 @@ def _network_options(p: argparse.ArgumentParser, kind: str) -> None:
     add_stuck_link_option(p, STUCK_LINK_SYNTAX, parse_stuck_link,
                           "input wire WIRE of switch (LEVEL, ROW) held at 0 or 1, LEVEL 1 .. "
                           "lg N - 1")
-    add_seed_option(p, "seed for the wiring, the faults and the patterns (default 0)")
+    wired = kind == "multibutterfly"
+    add_seed_option(p, "seed for every random choice: " + ("the wiring, " if wired else "")
+                    + "faults placed at random, the random patterns (default 0"
+                    + ("" if wired else f"; a {kind}'s wiring is fixed") + ")")
 
 
 def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
     """The options of one verb for a splitter network."""
     _network_options(p, kind)
     if verb in ("route", "sim"):
-        p.add_argument("--pattern", default="random-destinations",
-                       help="one of: " + ", ".join(PATTERNS) + " (default random-destinations)")
+        add_pattern_option(p, PATTERNS)
         p.add_argument("--problems", type=bounded_int("problems", 1), default=1,
                        help="messages per input (several problems at once; default 1)")
         p.add_argument("--hot-fraction", type=fraction("hot-fraction"), default=0.1,
-                       help="hot-spot pattern: fraction of inputs sending to output 0")
+                       help="hot-spot pattern: fraction of inputs sending to output 0 "
+                            "(default 0.1)")
         p.add_argument("--max-cycles", type=bounded_int("max-cycles", 1, MAX_CYCLES), default=1000,
                        help="circuit model: give up after this many delivery cycles, >= 1 "
                             "(default 1000)")
@@ -287,7 +291,8 @@ def cmd_route(kind: str, args) -> int:
               + f"; all in {c['cycles']} cycles of {c['cycle_length_bits']} bit-times, "
               f"{c['retries']} retries, {len(c['lost'])} lost")
     lost = doc["lost_at_faults"] + len(doc["circuit"]["lost"])
-    return 0 if not lost or args.allow_loss else 1
+    return loss_status(lost, doc["messages"], args.allow_loss,
+                       "cut off by faults or not through within --max-cycles")
 
 
 def cmd_info(kind: str, args) -> int:
@@ -352,14 +357,12 @@ def _leighton_maggs_options(p: argparse.ArgumentParser) -> None:
 
 def cmd_leighton_maggs(args) -> int:
     table = args.table if args.table == "all" else int(args.table)
-    progress, stop = progress_bar("trials")
-    try:
+    with Progress("fatnet experiment", args.verbose, "trials") as progress:
         cells = bf.experiment(table, args.inputs, args.trials, args.seed, progress)
-    finally:
-        stop()
-    if args.plot:
-        with staged_file(args.plot) as tmp:
-            bf.sweep(min(args.inputs, 256), seed=args.seed, plot=str(tmp))
+        if args.plot:
+            with staged_file(args.plot) as tmp:
+                bf.sweep(min(args.inputs, 256), seed=args.seed, plot=str(tmp),
+                         progress=progress)
     if args.json:
         print(json.dumps(cells))
     else:
@@ -382,7 +385,8 @@ def _acceptance_options(p: argparse.ArgumentParser) -> None:
 def cmd_acceptance(args) -> int:
     """One circuit-switched cycle under load, random destinations, for the three
     networks (:func:`fatnet.golden.butterfly.api.acceptance_table`)."""
-    rows = bf.acceptance_table(args.inputs, args.trials, args.seed, args.load)
+    with Progress("fatnet experiment", args.verbose, "networks") as progress:
+        rows = bf.acceptance_table(args.inputs, args.trials, args.seed, args.load, progress)
     if args.json:
         print(json.dumps(rows))
         return 0
@@ -408,11 +412,13 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_sweep(args) -> int:
-    if args.plot:
-        with staged_file(args.plot) as tmp:
-            rows = bf.sweep(args.inputs, args.trials, args.seed, plot=str(tmp))
-    else:
-        rows = bf.sweep(args.inputs, args.trials, args.seed)
+    with Progress("fatnet experiment", args.verbose, "loads") as progress:
+        if args.plot:
+            with staged_file(args.plot) as tmp:
+                rows = bf.sweep(args.inputs, args.trials, args.seed, plot=str(tmp),
+                                progress=progress)
+        else:
+            rows = bf.sweep(args.inputs, args.trials, args.seed, progress=progress)
     if args.json:
         print(json.dumps(rows))
         return 0

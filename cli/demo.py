@@ -14,14 +14,13 @@ it runs the steps a user would type, printing each command before its output:
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 import shutil
 import time
 from pathlib import Path
 
 from ..golden.errors import ParameterError
-from .options import output_directory
+from .options import output_directory, seed
 from .registry import demo_kinds, get_family
 
 __all__ = ["SUMMARY", "add_arguments", "run"]
@@ -40,8 +39,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sim", choices=("icarus", "verilator"), default=None,
                    help="simulator (default icarus when iverilog is installed, else "
                         "verilator)")
+    p.add_argument("--seed", type=seed, default=None, metavar="S",
+                   help="seed of every step's random choices (wiring, traffic, payloads); "
+                        "default each kind's own demo seed, so the demo is the same every run")
     p.add_argument("-o", "--output", type=output_directory("output"), default="build/demo",
                    help="where the Verilog and waves go (default build/demo)")
+
+
+def _with_seed(argv: tuple[str, ...], seed: int) -> tuple[str, ...]:
+    """``argv`` with its ``--seed`` (if any) replaced by ``seed``."""
+    kept = list(argv)
+    if "--seed" in kept:
+        at = kept.index("--seed")
+        del kept[at:at + 2]
+    return (*kept, "--seed", str(seed))
 
 
 def run(args, main) -> int:
@@ -51,10 +62,6 @@ def run(args, main) -> int:
     if unknown:
         raise ParameterError(f"kind must be one of {', '.join(demo_kinds())}, got "
                              f"{unknown[0]!r}")
-    # the simulator's own banner and per-test table would bury the demo's lines; its
-    # warnings and errors still print
-    for var in ("COCOTB_LOG_LEVEL", "GPI_LOG_LEVEL"):
-        os.environ.setdefault(var, "WARNING")
     sim = args.sim or ("icarus" if shutil.which("iverilog") else "verilator")
     kinds = args.kinds or demo_kinds()
     out = Path(args.output)
@@ -62,6 +69,8 @@ def run(args, main) -> int:
     t0 = time.perf_counter()
     for kind in kinds:
         network, traffic = get_family(kind).kinds[kind].demo
+        if args.seed is not None:
+            network = _with_seed(network, args.seed)
         steps = [["route", kind, *network, *traffic]]
         if not args.model_only:
             where = out / kind
@@ -70,7 +79,9 @@ def run(args, main) -> int:
                        "--waves", str(where / "waves")]]
         for argv in steps:
             print(f"\n$ fatnet {shlex.join(argv)}", flush=True)
-            status = main(argv)
+            # each step shows its own progress; the simulator's output is in its log
+            # (on the terminal with -v)
+            status = main(argv + ["-v"] * bool(args.verbose))
             if status:
                 print(f"demo: step failed with status {status}: fatnet {shlex.join(argv)}")
                 return status

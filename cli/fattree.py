@@ -20,7 +20,8 @@ from ..golden.fattree.spec import (CONCENTRATORS, MAX_LEAVES, MAX_LINK_STAGES,
                                   MAX_PAYLOAD_BITS, MODES, STUCK_LINK_SYNTAX, FatTreeSpec,
                                   parse_stuck_link)
 from ..golden.messages import PATTERNS, load_message_file, make_pattern
-from .options import (MAX_CYCLES, add_seed_option, add_start_stages_option,
+from .options import (MAX_CYCLES, loss_status, add_pattern_option, add_seed_option,
+                      add_start_stages_option, add_unused_seed_option,
                       add_stuck_link_option, bounded_int, stuck_links,
                       comma_ints, fraction, power_of_two)
 from .registry import Family, Kind
@@ -50,8 +51,9 @@ def _add_network_options(p: argparse.ArgumentParser, *, hardware: bool = True):
                       help="explicit capacity per level, root (level 0) first, lg n + 1 values")
     caps.add_argument("--capacity", type=bounded_int("capacity", 1), metavar="C",
                       help="constant capacity C on every channel")
-    add_seed_option(p, "seed for every random choice (default 0)")
     if hardware:
+        add_seed_option(p, "seed for every random choice: the concentrators' graphs and, "
+                           "for route and sim, the random patterns (default 0)")
         p.add_argument("--concentrator", choices=CONCENTRATORS, default="pippenger",
                        help="concentrator switch (default pippenger)")
         p.add_argument("--mode", choices=MODES, default="offline",
@@ -70,11 +72,14 @@ def _add_network_options(p: argparse.ArgumentParser, *, hardware: bool = True):
 
 
 def _add_traffic_options(p: argparse.ArgumentParser):
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--messages", help="JSON message file")
-    src.add_argument("--pattern", help="one of: " + ", ".join(PATTERNS))
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--messages", metavar="FILE",
+                     help='JSON message file {"messages": [[src, dst(, payload)], ...]}, '
+                          'instead of --pattern')
+    add_pattern_option(src, PATTERNS, "leaf", "leaf")
     p.add_argument("--hot-fraction", type=fraction("hot-fraction"), default=0.25,
-                   help="hot-spot pattern: fraction of leaves sending to leaf 0")
+                   help="hot-spot pattern: fraction of leaves sending to leaf 0 "
+                        "(default 0.25)")
     p.add_argument("--method", choices=METHODS, default="best",
                    help="off-line scheduler (default best)")
     p.add_argument("--max-cycles", type=bounded_int("max-cycles", 1, MAX_CYCLES), default=None,
@@ -86,6 +91,8 @@ def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
     """The options of one verb for a fat-tree."""
     if verb == "schedule":
         _add_network_options(p, hardware=False)
+        # the schedule is against the nominal capacities: no concentrator graph is drawn
+        add_unused_seed_option(p, verb)
         p.add_argument("--messages", required=True,
                        help='JSON file {"messages": [[src, dst(, payload)], ...]} (the '
                             'payload column is accepted and ignored)')
@@ -184,7 +191,9 @@ def cmd_route(kind: str, args) -> int:
         print(json.dumps(doc))
     else:
         _print_route(doc, seconds)
-    return 0 if not report.lost or args.allow_loss else 1
+    return loss_status(len(report.lost), doc["messages"],
+                       args.allow_loss, "a message the schedule or arbitration could not "
+                       "place within --max-cycles")
 
 
 def _print_route(doc: dict, seconds: float):

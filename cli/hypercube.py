@@ -25,9 +25,11 @@ from ..golden.hypercube.cube import MAX_DIMENSION, MIN_DIMENSION, check_dimensio
 from ..golden.hypercube.patterns import MAX_PROBLEMS, PATTERNS, make_pattern
 from ..golden.hypercube.store_forward import MAX_BUFFER
 from ..golden.messages import MessageSet, json_excerpt, read_message_entries
-from .options import MAX_CYCLES, add_seed_option, bounded_int, comma_ints, fraction, output_file
+from .options import (MAX_CYCLES, loss_status, add_pattern_option, add_seed_option,
+                      add_unused_seed_option, bounded_int, comma_ints, fraction,
+                      output_file)
 from .outputs import staged_file
-from .progress import progress_bar
+from .progress import Progress
 from .registry import Family, Kind
 
 __all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "network_from_args",
@@ -45,6 +47,16 @@ FAMILY = Family(
     hardware="fatnet.hdl.hypercube", testbench="fatnet.sim.hypercube")
 
 
+#: ``--algorithm`` of every verb (route, gen, sim, board): one default, so that the same
+#: options route and simulate the same algorithm. Algorithm 1 because its router chain is
+#: the hardware the demo and the boards build (the smallest of the four).
+DEFAULT_ALGORITHM = "alg1"
+
+#: Why Algorithm 1 loses messages, and what routes them all: said when ``route`` exits 1.
+ALG1_LOSS = ("Algorithm 1 drops a message that collides; it routes Kuszmaul's "
+             "semi-contracting routings, and --algorithm alg2, ecube or valiant deliver "
+             "every message")
+
 #: ``--order``: comma-separated dimensions (checked against k by ``check_order``)
 _order = comma_ints("dimensions (a permutation of 0..k-1)")
 
@@ -57,19 +69,29 @@ def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
                         f"[{MIN_DIMENSION}, {MAX_DIMENSION}]")
     p.add_argument("--message-bits", type=bounded_int("message-bits", 1, MAX_MESSAGE_BITS),
                    default=None, metavar="M",
-                   help="message length M in bits (default 2k): alg1's pipeline counts the "
-                        "k address bits in M (M >= k + 1); alg2's storage figures take "
-                        "M-bit messages (M >= k) with a k-bit header in transit; e-cube and "
-                        "Valiant add a k- or 2k-bit header to M")
+                   help=("message length M in bits (default 2k): alg1, the k "
+                         "relative-address bits and the payload (M >= k + 1); alg2, ecube "
+                         "and valiant, the destination (k bits) and the data (M >= k); "
+                         "valiant's stream also carries its intermediate node (k bits) "
+                         "besides M" if verb in ("gen", "sim") else
+                         "message length M in bits (default 2k): alg1's pipeline counts the "
+                         "k address bits in M (M >= k + 1); alg2's storage figures take "
+                         "M-bit messages (M >= k) with a k-bit header in transit; the "
+                         "e-cube and Valiant bit-times add a header of k or 2k bits to M "
+                         "(gen and sim count the destination in M)"))
     if verb in ("gen", "sim"):
         _hardware_arguments(p, verb)
         return
     if verb != "route":
+        add_unused_seed_option(p, verb)
         return
-    p.add_argument("--algorithm", choices=ALGORITHMS, default="alg2",
+    p.add_argument("--algorithm", choices=ALGORITHMS, default=DEFAULT_ALGORITHM,
                    help="alg1: Kuszmaul's Algorithm 1, dimensions in order, collisions "
-                        "detected; alg2: Algorithm 2, any partial permutation; ecube, "
-                        "valiant: synchronous store-and-forward baselines (default alg2)")
+                        "detected (a collided message is reported not delivered; sim's "
+                        "hardware sends it again in the next delivery cycle); alg2: "
+                        "Algorithm 2, any partial permutation; ecube, valiant: synchronous "
+                        f"store-and-forward baselines (default {DEFAULT_ALGORITHM}, as for "
+                        "gen and sim)")
     _traffic_arguments(p, "a third, payload column is accepted and ignored",
                        "the random patterns and Valiant's intermediate nodes")
     p.add_argument("--problems", type=bounded_int("problems", 1, MAX_PROBLEMS), default=1,
@@ -95,10 +117,11 @@ def _traffic_arguments(p: argparse.ArgumentParser, payload_column: str,
                        seeded: str) -> None:
     """route and sim: a message file or a pattern, its seed, the hot-spot's fraction;
     the verbs differ in what the file's payload column and the seed are for."""
-    src = p.add_mutually_exclusive_group(required=True)
+    src = p.add_mutually_exclusive_group()
     src.add_argument("--messages", metavar="FILE",
-                     help=f'JSON file {{"messages": [[src, dst], ...]}} ({payload_column})')
-    src.add_argument("--pattern", help="one of: " + ", ".join(PATTERNS))
+                     help=f'JSON file {{"messages": [[src, dst], ...]}} ({payload_column}), '
+                          f'instead of --pattern')
+    add_pattern_option(src, PATTERNS, "node", "node")
     add_seed_option(p, f"seed of {seeded} (default 0)")
     p.add_argument("--hot-fraction", type=fraction("hot-fraction"), default=0.1,
                    help="hot-spot pattern: fraction of the nodes sending to node 0 "
@@ -107,13 +130,13 @@ def _traffic_arguments(p: argparse.ArgumentParser, payload_column: str,
 
 def _hardware_arguments(p: argparse.ArgumentParser, verb: str) -> None:
     """gen and sim: what the hardware routes, and (sim) the traffic."""
-    p.add_argument("--algorithm", choices=ALGORITHMS, default="alg1",
+    p.add_argument("--algorithm", choices=ALGORITHMS, default=DEFAULT_ALGORITHM,
                    help="what the hardware routes: alg1, Algorithm 1's router chain "
                         "(collisions lose messages, which are sent again); alg2, Algorithm "
                         "2's nodes (any partial permutation, one delivery cycle); ecube, "
                         "the e-cube router, store-and-forward with link queues of B "
                         "messages; valiant, the same router through random intermediate "
-                        "nodes (default alg1)")
+                        f"nodes (default {DEFAULT_ALGORITHM}, as for route)")
     p.add_argument("--order", type=_order, default=None, metavar="D0,D1,...",
                    help="alg1: the dimension each rank of routers handles (default "
                         "0,1,...,k-1)")
@@ -127,6 +150,9 @@ def _hardware_arguments(p: argparse.ArgumentParser, verb: str) -> None:
                         f"1..{MAX_HW_STEPS} (default k*2^k for ecube, which delivers every "
                         f"partial permutation; 2k*2^k for valiant)")
     if verb != "sim":
+        add_seed_option(p, "seed of every random choice: Valiant's intermediate nodes and, "
+                           "on a board, the traffic generators (default 0; the alg1, alg2 "
+                           "and ecube hardware itself draws nothing)")
         return
     _traffic_arguments(p, "a third column, if given, is the payload; else payloads are "
                           "drawn from --seed", "the random patterns and payloads")
@@ -137,7 +163,7 @@ def _hardware_arguments(p: argparse.ArgumentParser, verb: str) -> None:
 
 def network_from_args(kind: str, args) -> HypercubeCircuit:
     """The k-cube the options name, with the hardware's options (``gen``, ``sim``)."""
-    algorithm = getattr(args, "algorithm", "alg1")
+    algorithm = getattr(args, "algorithm", DEFAULT_ALGORITHM)
     hardware = hasattr(args, "steps")          # gen and sim
     return HypercubeCircuit(check_dimension(args.dimension), algorithm=algorithm,
                             message_bits=getattr(args, "message_bits", None),
@@ -278,8 +304,8 @@ def cmd_route(kind: str, args) -> int:
         print(json.dumps(doc))
     else:
         _print_route(doc, seconds)
-    lost = doc["messages"] - doc["delivered"]
-    return 0 if not lost or args.allow_loss else 1
+    return loss_status(doc["messages"] - doc["delivered"], doc["messages"], args.allow_loss,
+                       ALG1_LOSS if args.algorithm == "alg1" else "")
 
 
 def _print_route(doc: dict, seconds: float) -> None:
@@ -523,12 +549,9 @@ def format_kuszmaul(doc: dict) -> str:
 
 
 def cmd_kuszmaul(args) -> int:
-    progress, stop = progress_bar("tables")
-    try:
+    with Progress("fatnet experiment", args.verbose, "tables") as progress:
         doc = hx.run(args.dimensions, args.compare, args.trials, args.seed, progress,
                      sweep=args.sweep)
-    finally:
-        stop()
     if args.plot:
         with staged_file(args.plot) as tmp:
             hx.plot(doc, str(tmp))

@@ -20,11 +20,14 @@ import argparse
 import os
 import sys
 import unicodedata
+from importlib.metadata import version
+from pathlib import Path
 
 from ..golden.errors import FatnetInputError
 from . import demo
 from .options import identifier, output_directory
 from .outputs import staged_dir
+from .progress import Progress
 from .registry import families, get_family
 
 __all__ = ["main"]
@@ -46,9 +49,50 @@ def one_line(message: str) -> str:
                    for c in message)
 
 
+def _states_a_default(action: argparse.Action) -> bool:
+    """Whether ``--help`` owes ``action``'s default: an option that takes a value, whose
+    default is neither None (nothing, or a rule its help states in words) nor an empty
+    list (a repeatable option not given)."""
+    return (bool(action.option_strings) and action.nargs != 0
+            and action.default not in (None, argparse.SUPPRESS) and action.default != [])
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Help that states every option's default: an option whose help does not say its
+    default (``default X`` in its own words) gets ``(default X)``."""
+
+    def _get_help_string(self, action):
+        help_ = action.help or ""
+        if _states_a_default(action) and "default" not in help_:
+            help_ += " (default %(default)s)"
+        return help_
+
+
+class _RawDescriptionHelpFormatter(_HelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """:class:`_HelpFormatter` that keeps the description's and epilog's lines."""
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, formatter_class=_HelpFormatter, **kwargs):
+        super().__init__(*args, formatter_class=formatter_class, **kwargs)
+
     def error(self, message):  # one line, exit 2 (argparse's own status for usage errors)
         self.exit(2, f"{self.prog}: error: {one_line(message)}\n")
+
+
+VERBOSE_HELP = ("show everything: each step as a line and the tools' own output (cocotb, "
+                "the simulator, the compiler), which otherwise goes to a log file")
+
+
+class _VerbParser(_Parser):
+    """A verb's parser: every verb takes ``-v`` after it too (``fatnet sim ... -v`` as
+    well as ``fatnet -v sim ...``); its default is suppressed, so that it does not
+    overwrite the ``True`` the top-level flag set."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.add_argument("-v", "--verbose", action="store_true",
+                          default=argparse.SUPPRESS, help=VERBOSE_HELP)
 
 
 def _verbs() -> dict[str, dict[str, tuple[str, list[str]]]]:
@@ -87,7 +131,8 @@ def _add_hardware_options(p: argparse.ArgumentParser, verb: str, kind: str) -> N
         p.add_argument("--waves", type=output_directory("waves"), metavar="DIR", default=None,
                        help="write the waveform dump and a GTKWave .gtkw file into DIR")
         p.add_argument("--build-dir", type=output_directory("build-dir"), default="build/cocotb",
-                       help="where builds are kept")
+                       help="where the simulator's builds are kept and reused (default "
+                            "build/cocotb)")
 
 
 def named_kind(argv: list[str]) -> str | None:
@@ -112,7 +157,9 @@ def build_parser(argv: list[str], kind: str | None = None) -> _Parser:
                      "golden model. Kinds: " + ", ".join(
                          f"{k.name} ({k.summary})" for f in families()
                          for k in sorted(f.kinds.values(), key=lambda k: k.name)))
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser.add_argument("--version", action="version", version=f"fatnet {version('fatnet')}")
+    parser.add_argument("-v", "--verbose", action="store_true", help=VERBOSE_HELP)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_VerbParser)
     verb = argv[0] if argv else None
     named = kind or named_kind(argv)
     for v, by_family in sorted(verbs.items()):
@@ -145,7 +192,7 @@ def build_parser(argv: list[str], kind: str | None = None) -> _Parser:
                            description="Reproduce a paper's experiments.",
                            epilog=f"experiments:\n{listing}\n\noptions depend on the "
                                   "experiment: fatnet experiment <name> --help",
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
+                           formatter_class=_RawDescriptionHelpFormatter)
         p.add_argument("kind", metavar="name", choices=sorted(experiments),
                        help="the experiment: " + ", ".join(sorted(experiments)))
         if verb == "experiment" and named in experiments:
@@ -156,12 +203,14 @@ def build_parser(argv: list[str], kind: str | None = None) -> _Parser:
 def cmd_gen(kind: str, args) -> int:
     from ..hdl.gen import generate
     fam = get_family(kind)
-    net = fam.commands.network_from_args(kind, args)
-    with staged_dir(args.output) as tmp:   # all or nothing
-        doc = generate(net, tmp, top=args.top, harness=not args.no_harness,
-                       hardware=fam.hardware)
-        sizes = ", ".join(f"{f} ({(tmp / f).stat().st_size // 1024} KiB)"
-                          for f in doc["files"])
+    with Progress("fatnet gen", args.verbose) as progress:
+        progress(0, None, "building the model network")
+        net = fam.commands.network_from_args(kind, args)
+        with staged_dir(args.output) as tmp:   # all or nothing
+            doc = generate(net, tmp, top=args.top, harness=not args.no_harness,
+                           hardware=fam.hardware, progress=progress)
+            sizes = ", ".join(f"{f} ({(tmp / f).stat().st_size // 1024} KiB)"
+                              for f in doc["files"])
     print(f"wrote {sizes} and {args.top}.json to {args.output} in "
           f"{doc['generation_seconds']:.1f} s; delivery cycle {doc['cycle_length_bits']} "
           f"bit-times")
@@ -169,21 +218,18 @@ def cmd_gen(kind: str, args) -> int:
 
 
 def cmd_sim(kind: str, args) -> int:
-    """Co-simulate the generated Verilog against the model (cocotb), optionally with waves."""
-    from ..hdl.gen import check_generable
-    from ..sim.cocotb_runner import run as cosim
-    from ..sim.waves import write_waves
-    fam = get_family(kind)
-    net = fam.commands.network_from_args(kind, args)
-    check_generable(net, hardware=fam.hardware)  # before the model runs or anything is built
-    ms = fam.commands.messages_from_args(args, net)
-    report = fam.commands.run_model(net, ms, args)
+    """Co-simulate the generated Verilog against the model (cocotb), optionally with
+    waves: the steps as progress, the tools' output in a log file (on the terminal with
+    ``-v``), the result in a few lines, and a failure as one error line naming the seed,
+    the command that replays it and the log."""
+    from ..sim.cocotb_runner import SimulatorError
     replay = "fatnet " + " ".join(sys.argv[1:]) if sys.argv[1:] else "fatnet sim ..."
-    # The model's own cycle results go to the testbench: nothing is simulated twice.
-    # a family with run-time faults (--fault-mask) ran its model under per-cycle masks
-    res = cosim(net, ms, report.results, family=fam, sim=args.sim, seed=args.seed,
-                replay=replay, waves=args.waves is not None, build_root=args.build_dir,
-                masks=report.masks)
+    try:
+        with Progress("fatnet sim", args.verbose) as progress:
+            net, report, res, waves = _cosimulate(kind, args, replay, progress)
+    except SimulatorError as e:
+        _error_with_log(str(e), e.log)
+        return 1
     print(f"model: {report.delivered} delivered (+{report.local} local), "
           f"{len(report.lost)} lost, {report.cycles} delivery cycles of {net.cycle_length} "
           f"bit-times")
@@ -193,15 +239,71 @@ def cmd_sim(kind: str, args) -> int:
         print(f)
     print(f"{args.sim}: build {res.build_seconds:.1f} s, simulation "
           f"{res.cycles_per_second:.1f} delivery cycles/s "
-          f"({res.clocks_per_second:.0f} bit-times/s)")
-    if args.waves is not None and res.waves:
-        # the dump, with every wire's decoded message beside it (fatnet.sim.wavedecode)
-        dump, gtkw, note = write_waves(net, report.results, res.waves, args.waves,
-                                       name=fam.name, family=fam)
+          f"({res.clocks_per_second:.0f} bit-times/s)"
+          + (f"; tool output in {_shown(res.log)}" if res.log else ""))
+    if waves is not None:
+        dump, gtkw, note = waves
         print(f"waves: {dump}; open with: gtkwave {gtkw}")
         if note:
             print(f"waves: {note}")
+    if not res.passed:
+        sys.stdout.flush()   # the result first, then the one error line
+        _error_with_log(f"{args.sim}: FAIL: {_first_failure(res.failures)}; seed "
+                        f"{args.seed}; replay: {replay}", res.log, tail=not res.ran)
     return 0 if res.passed else 1
+
+
+def _cosimulate(kind: str, args, replay: str, progress):
+    """The model run, the co-simulation and (``--waves``) the waves of ``fatnet sim``:
+    ``(net, model report, CocotbResult, (dump, gtkw, note) or None)``."""
+    from ..hdl.gen import check_generable
+    from ..sim.cocotb_runner import run as cosim
+    from ..sim.waves import write_waves
+    fam = get_family(kind)
+    progress(0, None, "building the model network")
+    net = fam.commands.network_from_args(kind, args)
+    check_generable(net, hardware=fam.hardware)  # before the model runs or anything is built
+    ms = fam.commands.messages_from_args(args, net)
+    progress(0, None, "running the model")
+    report = fam.commands.run_model(net, ms, args)
+    # The model's own cycle results go to the testbench: nothing is simulated twice.
+    # a family with run-time faults (--fault-mask) ran its model under per-cycle masks
+    res = cosim(net, ms, report.results, family=fam, sim=args.sim, seed=args.seed,
+                replay=replay, waves=args.waves is not None, build_root=args.build_dir,
+                masks=report.masks, log=not args.verbose, progress=progress)
+    waves = None
+    if args.waves is not None and res.waves:
+        progress(0, None, "decoding the messages into the waves")
+        # the dump, with every wire's decoded message beside it (fatnet.sim.wavedecode)
+        waves = write_waves(net, report.results, res.waves, args.waves, name=fam.name,
+                            family=fam)
+    return net, report, res, waves
+
+
+def _first_failure(failures: list[str]) -> str:
+    """The first failure in one line: its heading and its first item (``RTL differs
+    from the golden model: cycle 0: leaf__0.recv[0] ...``)."""
+    heading, *items = failures[0].splitlines()
+    return ": ".join(x.strip().rstrip(":") for x in [heading, *items[:1]])
+
+
+def _error_with_log(message: str, log, tail: bool = True) -> None:
+    """``fatnet sim: error: <message>; log: <log>`` on stderr, one line, after the log's
+    last lines (``tail``) so that the cause stands beside it."""
+    from ..sim.cocotb_runner import log_tail
+    if tail:
+        for line in log_tail(log):
+            print(f"  {line}", file=sys.stderr)
+    where = f"; log: {_shown(log)}" if log else ""
+    print(f"fatnet sim: error: {one_line(message)}{where}", file=sys.stderr)
+
+
+def _shown(path) -> str:
+    """``path`` relative to the working directory when it lies below it."""
+    try:
+        return str(Path(path).relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def _dispatch(args) -> int:
@@ -222,6 +324,8 @@ def _dispatch(args) -> int:
 
 def _parse(argv: list[str]) -> argparse.Namespace:
     """``argv`` parsed with the options of the kind it names; argparse's refusals exit."""
+    if argv[:1] in (["-v"], ["--verbose"]) and argv[1:2] and not argv[1].startswith("-"):
+        argv = argv[1:] + argv[:1]   # fatnet -v <verb> ...: the verb's own -v takes it
     kind = named_kind(argv)
     parser = build_parser(argv, kind)
     if kind is None:   # refused below: name the token meant as the kind, not an option's value

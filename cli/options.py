@@ -12,6 +12,7 @@ import argparse
 import math
 import os
 import re
+import sys
 from pathlib import Path
 
 from ..golden.cycle import MAX_START_STAGES
@@ -19,7 +20,9 @@ from ..golden.errors import ParameterError
 from ..golden.seeds import SEED_RANGE, check_seed
 
 __all__ = ["MAX_CYCLES", "MAX_TRIALS", "comma_ints", "bounded_int", "power_of_two",
-           "fraction", "seed", "add_seed_option", "add_start_stages_option",
+           "fraction", "seed", "add_seed_option", "add_unused_seed_option",
+           "DEFAULT_PATTERN", "add_pattern_option",
+           "add_start_stages_option",
            "add_stuck_link_option", "stuck_links",
            "output_directory", "output_file", "identifier"]
 
@@ -123,6 +126,32 @@ def add_seed_option(p: argparse.ArgumentParser, help: str = "seed (default 0)") 
     """``--seed S`` (default 0), checked by :func:`seed`: every verb and kind adds its
     seed through here, so every one takes the same range."""
     p.add_argument("--seed", type=seed, default=0, metavar="S", help=help)
+
+
+def add_unused_seed_option(p: argparse.ArgumentParser, verb: str) -> None:
+    """``--seed`` for a verb that draws nothing at random: taken, so that one command
+    line serves every verb of a kind, and its help says that it changes nothing."""
+    add_seed_option(p, f"accepted as by every verb (default 0); {verb} draws nothing at "
+                       f"random, so the seed changes nothing here")
+
+
+#: The traffic of ``route`` and ``sim`` when neither ``--pattern`` nor ``--messages`` is
+#: given, for every kind: a permutation, because it is the traffic every kind and every
+#: algorithm routes (the hypercube's Algorithm 2 refuses a destination twice).
+DEFAULT_PATTERN = "random-permutation"
+
+
+def add_pattern_option(p, patterns, sender: str = "input",
+                       receiver: str = "output") -> None:
+    """``--pattern P`` (default :data:`DEFAULT_PATTERN`) on ``p`` (a parser, or the group
+    it shares with ``--messages``): every kind's ``route`` and ``sim`` take the same
+    default. ``patterns`` are the kind's names (checked by its model, which names them
+    in its refusal); ``sender`` and ``receiver`` name the ends of a message (``leaf``,
+    ``node``)."""
+    p.add_argument("--pattern", default=DEFAULT_PATTERN, metavar="P",
+                   help=f"the traffic, one of: {', '.join(patterns)} (default "
+                        f"{DEFAULT_PATTERN}: every {sender} sends one message and every "
+                        f"{receiver} receives one, drawn from --seed)")
 
 
 def add_start_stages_option(p: argparse.ArgumentParser) -> None:
@@ -244,3 +273,15 @@ def identifier(name: str):
                 f"{_shown(text)}")
         return text
     return parse
+
+
+def loss_status(lost: int, messages: int, allow_loss: bool, why: str = "") -> int:
+    """``route``'s exit status: 0 when every message arrived or ``--allow-loss`` was
+    given, else 1 with one line on stderr saying how many were lost (a non-zero status
+    never comes without its reason). ``why`` names the cause or the option that avoids it."""
+    if not lost or allow_loss:
+        return 0
+    print(f"fatnet route: error: {lost} of {messages} messages not delivered"
+          + (f" ({why})" if why else "") + "; --allow-loss exits 0 with losses",
+          file=sys.stderr)
+    return 1

@@ -341,7 +341,7 @@ def scaling_row(family: str, size: int, link_stages: int, workdir: Path,
 
 
 def scaling_main(args) -> list[dict]:
-    """Fmax against size with and without pipelined links (issue 17's goal: Fmax(256)
+    """Fmax against size with and without pipelined links (the goal: Fmax(256)
     >= 0.85 Fmax(16)), one row per design as it finishes, then the ratios."""
     families = args.scaling_families or ("butterfly", "fat-tree")
     seeds = " ".join(map(str, args.pnr_seeds))

@@ -24,7 +24,8 @@ from .harness import PackedHarness, harness_manifest
 from .modules import ModuleInstance, ModuleLibrary, rtlil_to_verilog
 from .signatures import port_rows
 
-__all__ = ["generate", "manifest", "network_verilog", "check_size", "check_generable"]
+__all__ = ["generate", "manifest", "network_verilog", "check_size", "check_generable",
+           "STEPS"]
 
 # Amaranth's Verilog carries no timescale; simulators want one.
 TIMESCALE = "`timescale 1ns/1ps\n"
@@ -177,27 +178,45 @@ def _without_cycle_collection():
             gc.enable()
 
 
-def network_verilog(net, top: str | None = None, timings: dict | None = None, *, hardware):
+#: The steps :func:`generate` reports, in order (``progress(done, len(STEPS), what)``).
+#: Amaranth's Yosys is WebAssembly, compiled for the machine on its first run (then
+#: cached by wasmtime): about 20 s once.
+STEPS = ("elaborating the network top", "converting the distinct modules to RTLIL",
+         "Yosys writing the Verilog (first run: +20 s compiling Yosys)",
+         "the packed test harness", "lint waivers and the manifest")
+
+
+def _no_progress(done: int, total: int, what: str) -> None:
+    pass
+
+
+def network_verilog(net, top: str | None = None, timings: dict | None = None, *, hardware,
+                    progress=None):
     """The network as Verilog text, each distinct node and stage module once.
 
     Returns ``(text, dut, library)``: the top component (with node stand-ins) and the
     library of the modules emitted. ``timings``, if given, receives the seconds spent
     on the top's RTLIL (``top_rtlil``), the distinct modules' RTLIL (``modules_rtlil``)
-    and Yosys writing the Verilog (``yosys``).
+    and Yosys writing the Verilog (``yosys``). ``progress(done, total, what)``, if
+    given, is called as each of the first three :data:`STEPS` starts.
     """
     timings = {} if timings is None else timings
+    progress = progress or _no_progress
     top = top or net.family
     t0 = time.perf_counter()
     library = ModuleLibrary(prefix=top)
+    progress(0, len(STEPS), STEPS[0])
     with _without_cycle_collection():
         dut = hardware.top(net, library=library)
         text = rtlil.convert(dut, name=top, emit_src=False)
     t1 = time.perf_counter()
+    progress(1, len(STEPS), f"converting {len(library.modules)} distinct modules to RTLIL")
     # small networks convert in-process; larger ones in forked workers (one per CPU)
     with _without_cycle_collection():
         modules = library.rtlil(jobs=1 if len(library.modules) < 48 else None)
     text = "\n".join([text, modules])
     t2 = time.perf_counter()
+    progress(2, len(STEPS), STEPS[2])
     verilog_text = rtlil_to_verilog(text)
     t3 = time.perf_counter()
     timings.update(top_rtlil=round(t1 - t0, 3), modules_rtlil=round(t2 - t1, 3),
@@ -213,13 +232,16 @@ def check_generable(net, *, hardware) -> None:
     check_size(net, hardware=hardware)
 
 
-def generate(net, out_dir, top: str | None = None, harness: bool = True, *, hardware) -> dict:
+def generate(net, out_dir, top: str | None = None, harness: bool = True, *, hardware,
+             progress=None) -> dict:
     """Write ``<top>.v`` (and ``<top>_harness.v``), ``lint.vlt`` and ``<top>.json``.
 
     ``<top>_harness.v`` holds only the harness, which instantiates module ``<top>``:
     simulate it with both files (the manifest's ``harness.sources``). Returns the
-    manifest, with the files written and the generation time.
+    manifest, with the files written and the generation time. ``progress(done, total,
+    what)``, if given, is called as each of :data:`STEPS` starts and when all are done.
     """
+    progress = progress or _no_progress
     top = top or net.family
     check_generable(net, hardware=hardware)  # a network that cannot be generated: nothing written
     out = Path(out_dir)
@@ -227,15 +249,18 @@ def generate(net, out_dir, top: str | None = None, harness: bool = True, *, hard
     t0 = time.perf_counter()
     files = []
     timings = {}
-    text, dut, library = network_verilog(net, top, timings, hardware=hardware)
+    text, dut, library = network_verilog(net, top, timings, hardware=hardware,
+                                         progress=progress)
     (out / f"{top}.v").write_text(TIMESCALE + text)
     files.append(f"{top}.v")
+    progress(3, len(STEPS), STEPS[3])
     if harness:
         stand_in = ModuleInstance(dut.signature, top)
         h = rtlil.convert(PackedHarness(net, core=stand_in), name=f"{top}_harness",
                           emit_src=False)
         (out / f"{top}_harness.v").write_text(TIMESCALE + rtlil_to_verilog(h))
         files.append(f"{top}_harness.v")
+    progress(4, len(STEPS), STEPS[4])
     (out / "lint.vlt").write_text(LINT_WAIVERS)
     files.append("lint.vlt")
     doc = manifest(net, top, dut, library.modules, hardware=hardware)
@@ -245,4 +270,5 @@ def generate(net, out_dir, top: str | None = None, harness: bool = True, *, hard
     doc["generation_phases"] = timings
     doc["fields"].update(GENERATED_FIELDS)
     (out / f"{top}.json").write_text(json.dumps(doc, indent=2) + "\n")
+    progress(len(STEPS), len(STEPS), STEPS[-1])
     return doc

@@ -22,13 +22,21 @@ mask, waits the clocks the status registers take to settle, plus one (the family
 ``status_settle_clocks``: lg N for a splitter network, one level per clock), reads every
 switch's settled status register (the family's ``status_paths``) and then
 runs the cycle; the runner compares the status with the model's propagation too.
+
+Output: every command the runner runs (the simulator's compiler, the simulator with
+cocotb) writes into one log file per run in the build directory (``sim_<tag>.log``,
+:attr:`CocotbResult.log`), each command after a ``$ <command>`` line; ``log=False`` lets
+it through to the terminal instead. A failed build raises :class:`SimulatorError` naming
+the log. ``progress(done, total, what)``, if given, is called as each step starts.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
+import shlex
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -36,8 +44,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["run", "CocotbResult", "network_cycles", "simulator_env", "build_key",
-           "harness_sources"]
+__all__ = ["run", "CocotbResult", "SimulatorError", "network_cycles", "simulator_env",
+           "build_key", "harness_sources", "log_tail"]
 
 PLAN_ENV = "FATNET_PLAN"
 CLOCK_ENV = "FATNET_CLOCK_ACTION"  # "immediate" (default) or "deposit", for the benchmark
@@ -117,6 +125,8 @@ if cocotb is not None:
         clock = time.perf_counter
         python = 0.0  # time in this coroutine's own code (the rest is the simulator's)
         t0, cpu0 = clock(), time.process_time()
+        report = plan.get("progress")  # the runner shows the cycles done (about 2 a second)
+        reported = t0
         for word, mk in zip(words, masks):
             got_status = None
             if mask_port is not None and (current is None or int(mk or "0", 16) != current):
@@ -139,6 +149,9 @@ if cocotb is not None:
             t = clock()
             captured.append((join_rows([h.value.to_unsigned() for h in recv_cap], Wr, k, T),
                              join_rows([h.value.to_unsigned() for h in ack_cap], W, k, T)))
+            if report and t - reported > 0.5:
+                Path(report).write_text(str(len(captured)))
+                reported = t
             python += clock() - t
         seconds, cpu = clock() - t0, time.process_time() - cpu0
         Path(plan["observed"]).write_text(json.dumps(
@@ -156,7 +169,7 @@ class CocotbResult:
     """
 
     def __init__(self, passed, failures, cycles, bit_times, build_s, sim_s, waves,
-                 clocks=0, run_s=0.0, python_s=0.0, cpu_s=0.0):
+                 clocks=0, run_s=0.0, python_s=0.0, cpu_s=0.0, log=None, ran=True):
         self.passed = passed
         self.failures = failures
         self.cycles = cycles
@@ -168,6 +181,8 @@ class CocotbResult:
         self.run_seconds = run_s  # the whole runner.test() call, start-up included
         self.python_seconds = python_s  # of sim_seconds, in the test's own Python code
         self.cpu_seconds = cpu_s  # the simulator process's CPU time over sim_seconds
+        self.log = log  # the tools' output (None: it went to the terminal)
+        self.ran = ran  # False: the simulation captured nothing (its log says why)
 
     @property
     def cycles_per_second(self) -> float:
@@ -221,12 +236,69 @@ VERILATOR_STATUS = """public_flat_rd -module "{core}" -var "bad_*"
 """
 
 
+class SimulatorError(RuntimeError):
+    """The simulator's build failed; ``log`` is the file that holds its output (None
+    when it went to the terminal)."""
+
+    def __init__(self, message: str, log: Path | None):
+        super().__init__(message)
+        self.log = log
+
+
+def log_tail(log: Path | None, lines: int = 12) -> list[str]:
+    """The last ``lines`` non-empty lines of ``log`` (none if there is no log)."""
+    if log is None or not Path(log).exists():
+        return []
+    text = Path(log).read_text(encoding="utf-8", errors="replace")
+    return [line for line in text.splitlines() if line.strip()][-lines:]
+
+
+class _Logged:
+    """A cocotb runner whose output goes to the file ``log_to`` (set by
+    :meth:`log_into`): each command's output appended after a ``$ <command>`` line (the
+    build's and the run's output in one file; cocotb's own ``log_file`` rewrites its
+    file for each of build() and test()), and the runner's own messages ("Skipping
+    compilation ...") too. Without it, both go to the terminal."""
+
+    log_to: Path | None = None
+
+    def log_into(self, path: Path | None) -> None:
+        """Send this runner's output to ``path`` (None: the terminal)."""
+        self.log_to = path
+        if path is not None:
+            self.log = logging.Logger("cocotb_tools.runner")  # not the shared one
+            self.log.addHandler(_AppendHandler(path))
+
+    def _execute(self, cmds, cwd):
+        if self.log_to is None:
+            return super()._execute(cmds, cwd)
+        with open(self.log_to, "a", encoding="utf-8") as f:
+            for cmd in cmds:
+                f.write(f"$ {shlex.join(map(str, cmd))}\n")
+                f.flush()  # before the command's own output, which goes to the file's fd
+                self._execute_cmds([cmd], cwd, f)
+
+
+class _AppendHandler(logging.Handler):
+    """Appends each record to a file, opened only while it writes."""
+
+    def __init__(self, path: Path):
+        super().__init__()
+        self.path = path
+        self.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
+
+    def emit(self, record):
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write(self.format(record) + "\n")
+
+
 def _verilator_runner(public_all: bool, status_module: str | None = None):
-    """cocotb's Verilator runner, with --public-flat-rw limited to the top's ports (and
-    the status registers of ``status_module``)."""
+    """cocotb's Verilator runner (its output as :class:`_Logged` says), with
+    --public-flat-rw limited to the top's ports (and the status registers of
+    ``status_module``)."""
     from cocotb_tools.runner import Verilator
 
-    class _Runner(Verilator):
+    class _Runner(_Logged, Verilator):
         def _build_command(self):
             cmds = super()._build_command()
             if not public_all:
@@ -241,12 +313,13 @@ def _verilator_runner(public_all: bool, status_module: str | None = None):
 
 
 def _icarus_runner():
-    """cocotb's Icarus runner with the dump as a VCD, not an FST (vvp takes the last of
-    ``-fst``/``-vcd``; the runner appends ``-fst``): :mod:`fatnet.sim.wavedecode` merges
+    """cocotb's Icarus runner (its output as :class:`_Logged` says) with the dump as a
+    VCD, not an FST (vvp takes the last of ``-fst``/``-vcd``; the runner appends
+    ``-fst``): :mod:`fatnet.sim.wavedecode` merges
     the decoded message traces into the VCD in plain Python."""
     from cocotb_tools.runner import Icarus
 
-    class _Runner(Icarus):
+    class _Runner(_Logged, Icarus):
         def _test_command(self):
             return [["-vcd" if a == "-fst" else a for a in cmd]
                     for cmd in super()._test_command()]
@@ -299,7 +372,7 @@ def failure_report(plans_, observed, seed, replay, limit: int = 20) -> list[str]
 def run(net, ms, cycles, *, family, sim: str | None = None, build_root="build/cocotb",
         seed: int = 0, replay: str = "", waves: bool = False,
         flip_expected: tuple | None = None, masks=None,
-        check_masks: bool = True) -> CocotbResult:
+        check_masks: bool = True, log: bool = True, progress=None) -> CocotbResult:
     """Build (once per parameter set and simulator) and run the given delivery cycles.
 
     Parameters
@@ -327,14 +400,22 @@ def run(net, ms, cycles, *, family, sim: str | None = None, build_root="build/co
     check_masks : bool
         Refuse a mask of the wrong width before building (default). False hands it to
         the testbench, which refuses it itself (tests of that refusal).
-    """
-    from cocotb_tools.runner import get_runner
+    log : bool
+        Write the tools' output (the compiler's, the simulator's, cocotb's) to
+        ``sim_<tag>.log`` in the build directory (default); False lets it through to
+        the terminal.
+    progress : callable, optional
+        ``progress(done, total, what)``, called as each step (generation, build,
+        simulation) starts.
 
+    Raises
+    ------
+    SimulatorError
+        If the simulator's build fails (its output is in the log).
+    """
     from ..golden.cycle import start_latency
-    from ..hdl.gen import generate
     from ..hdl.harness import harness_geometry
-    from ..hdl.tools import temporary_env
-    from .plan import endpoint_layouts, pack_words, plans, unpack_words
+    from .plan import endpoint_layouts, pack_words, plans
 
     # Plan every cycle first: a cycle the network cannot carry is an error before
     # anything is built or simulated.
@@ -371,8 +452,9 @@ def run(net, ms, cycles, *, family, sim: str | None = None, build_root="build/co
     observed_file = build_dir / f"observed_{tag}.json"
     observed_file.unlink(missing_ok=True)
     geo = harness_geometry(net, hardware=hw)
+    progress_file = build_dir / f"progress_{tag}.txt" if progress is not None else None
     doc = {"length": T, "start_latency": start_latency(net), "stim": stim,
-           "observed": str(observed_file),
+           "observed": str(observed_file), "progress": progress_file and str(progress_file),
            **{x: geo[x] for x in ("W", "Wr", "k", "rows")}}
     width = tb.mask_width(net)
     if width:
@@ -380,34 +462,83 @@ def run(net, ms, cycles, *, family, sim: str | None = None, build_root="build/co
         doc.update(masks=mask_list, settle=tb.status_settle_clocks(net) + 1,
                    status=status_paths, mask_width=next(iter(widths - {width}), width))
     plan_file.write_text(json.dumps(doc))
+    log_file = build_dir / f"sim_{tag}.log" if log else None
+    results_xml = build_dir / f"results_{tag}.xml"
+    build_s, run_s, crash = _build_and_test(
+        net, top, sim, build_dir, hw, waves=waves, status_module=top if width else None,
+        plan_file=plan_file, results_xml=results_xml, log=log_file,
+        progress=progress or (lambda done, total, what: None), cycles=len(plans_),
+        progress_file=progress_file)
+    # runner.test() does not fail on a failing cocotb test outside pytest: the XML says.
+    failures = crash + _failures(results_xml)
+    obs = json.loads(observed_file.read_text()) if observed_file.exists() else {}
+    if not obs and log_file is not None:
+        failures.append(f"the tools' output is in {log_file}")
+    failures += failure_report(plans_, _captured(obs, plans_, layout, rlayout, T), seed,
+                               replay)
+    wave_file = None
+    if waves:
+        found = sorted(build_dir.glob("*.fst")) + sorted(build_dir.glob("*.vcd"))
+        wave_file = str(found[-1]) if found else None
+    return CocotbResult(not failures, failures, len(plans_), len(plans_) * (T + 1), build_s,
+                        obs.get("seconds", run_s), wave_file, obs.get("clocks", 0), run_s,
+                        obs.get("python_seconds", 0.0), obs.get("cpu_seconds", 0.0),
+                        log=log_file, ran=bool(obs))
+
+
+#: What each simulator's build step does, for the progress display.
+BUILD_STEP = {"icarus": "Icarus compiling the harness",
+              "verilator": "Verilator compiling the harness to C++ (10-60 s, once)"}
+
+
+def _build_and_test(net, top, sim, build_dir, hw, *, waves, status_module, plan_file,
+                    results_xml, log, progress, cycles,
+                    progress_file) -> tuple[float, float, list[str]]:
+    """Generate (once), build (once) and run the cocotb test on ``plan_file``: the
+    build's and the run's seconds, and why the simulator failed (empty if it did not;
+    the results XML says which tests failed). The test writes the cycles it has run
+    into ``progress_file`` (if not None), watched for ``progress``. Raises
+    :class:`SimulatorError` if the build fails."""
+    from ..hdl.gen import generate
+    from ..hdl.tools import temporary_env
     # Another process (a pytest-xdist worker) may share build_dir: one at a time
     # generates and builds; with waves the dump's name is shared too, so the lock is
     # held through the run.
     lock = _BuildLock(build_dir / ".lock")
     lock.acquire()
+    crash = []
     try:
         with temporary_env(simulator_env(sim)):
             t0 = time.perf_counter()
+            if log is not None:
+                log.write_text(f"fatnet: {sim} build and run in {build_dir}\n")
             if not (build_dir / f"{top}.json").exists():  # the manifest is written last
-                generate(net, build_dir, top=top, harness=True, hardware=hw)
+                generate(net, build_dir, top=top, harness=True, hardware=hw,
+                         progress=progress)
             sources = harness_sources(build_dir, top)
             if sim == "verilator":
-                runner = _verilator_runner(public_all=False,
-                                           status_module=top if width else None)
+                runner = _verilator_runner(public_all=False, status_module=status_module)
             else:
-                runner = _icarus_runner() if sim == "icarus" and waves else get_runner(sim)
+                runner = _icarus_runner()
+            runner.log_into(log)
             # Amaranth's Verilog is linted separately (tests/test_verilog.py).
             build_args = (["-Wno-fatal", "-Wno-lint", "-Wno-style"] if sim == "verilator"
                           else [])
-            runner.build(sources=sources, hdl_toplevel=f"{top}_harness",
-                         build_dir=build_dir, always=False, timescale=("1ns", "1ps"),
-                         waves=waves, build_args=build_args)
+            progress(0, None, BUILD_STEP[sim])
+            try:
+                runner.build(sources=sources, hdl_toplevel=f"{top}_harness",
+                             build_dir=build_dir, always=False, timescale=("1ns", "1ps"),
+                             waves=waves, build_args=build_args)
+            except RuntimeError as e:   # cocotb's runner: "Command failed with ..."
+                raise SimulatorError(f"the {sim} build failed ({e})", log) from None
             build_s = time.perf_counter() - t0
             if not waves:  # each run has its own plan, observed and results files
                 lock.release()
-            results_xml = build_dir / f"results_{tag}.xml"
             results_xml.unlink(missing_ok=True)
+            what = f"simulating {cycles} delivery cycles on {sim}"
+            progress(0, cycles, what)
             t1 = time.perf_counter()
+            watch = _Watch(progress_file, cycles, what, progress)
             try:
                 runner.test(hdl_toplevel=f"{top}_harness",
                             test_module="fatnet.sim.cocotb_runner", build_dir=build_dir,
@@ -418,27 +549,54 @@ def run(net, ms, cycles, *, family, sim: str | None = None, build_root="build/co
                                 if sim == "icarus" and waves else []))
             except SystemExit:
                 pass  # under pytest the runner exits on a failing test; the XML says which
+            except RuntimeError as e:  # the simulator's own exit status
+                crash.append(f"the {sim} simulation failed ({e})")
+            finally:
+                watch.stop()
             run_s = time.perf_counter() - t1
     finally:
         lock.release()
-    # runner.test() does not fail on a failing cocotb test outside pytest: the XML says.
-    failures = _failures(results_xml)
-    obs = json.loads(observed_file.read_text()) if observed_file.exists() else {}
+    return build_s, run_s, crash
+
+
+class _Watch:
+    """Reads the cycles done from ``path`` (written by the test) twice a second, on a
+    thread, and reports them: ``progress(done, total, what)``. No path: does nothing."""
+
+    def __init__(self, path: Path | None, total: int, what: str, progress):
+        import threading
+        self._stop = threading.Event()
+        self._thread = None
+        if path is not None:
+            path.unlink(missing_ok=True)
+            self._thread = threading.Thread(target=self._poll, daemon=True,
+                                            args=(path, total, what, progress))
+            self._thread.start()
+
+    def _poll(self, path, total, what, progress) -> None:
+        while not self._stop.wait(0.5):
+            try:
+                progress(int(path.read_text()), total, what)
+            except (OSError, ValueError):   # not written yet, or being written
+                pass
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+
+def _captured(obs: dict, plans_, layout, rlayout, T) -> list:
+    """Per planned cycle, what the test captured (None for a cycle it did not reach):
+    the ``recv`` and ``send_ack`` arrays per port and the status registers."""
+    from .plan import unpack_words
     shape = next((p.expect_status.shape for p in plans_ if p.expect_status is not None), None)
     statuses = obs.get("status") or [None] * len(obs.get("cycles", []))
     got = [(unpack_words(int(r, 16), rlayout, T), unpack_words(int(a, 16), layout, T),
             None if s is None or shape is None
             else np.array([int(ch) for ch in s], dtype=np.uint8).reshape(shape))
            for (r, a), s in zip(obs.get("cycles", []), statuses)]
-    got += [None] * (len(plans_) - len(got))
-    failures += failure_report(plans_, got, seed, replay)
-    wave_file = None
-    if waves:
-        found = sorted(build_dir.glob("*.fst")) + sorted(build_dir.glob("*.vcd"))
-        wave_file = str(found[-1]) if found else None
-    return CocotbResult(not failures, failures, len(plans_), len(plans_) * (T + 1), build_s,
-                        obs.get("seconds", run_s), wave_file, obs.get("clocks", 0), run_s,
-                        obs.get("python_seconds", 0.0), obs.get("cpu_seconds", 0.0))
+    return got + [None] * (len(plans_) - len(got))
 
 
 def harness_sources(build_dir: Path, top: str) -> list[Path]:

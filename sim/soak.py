@@ -10,13 +10,16 @@ with the model at every bit-time of every cycle. The model's run delivers every 
 exactly once (losses are retried), and since the RTL equals the model on every wire, the
 RTL does too; the soak also counts the deliveries in the model's results and checks
 each message is delivered once and none lost. It stops at the first mismatch, printing
-the seed and the command to replay the chunk, and prints per network the messages, the
-cycles, the clocks and the time.
+the seed, the command to replay the chunk and the simulator's log, and prints per
+network the messages, the cycles, the clocks and the time. On a terminal a progress bar
+on stderr counts the messages of the network under way; ``-v`` prints each chunk as a
+line and lets the simulator's output through instead of into its log.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import tempfile
 import time
@@ -36,22 +39,29 @@ NETWORKS = {
 }
 
 
-def soak(name: str, messages: int, chunk_cycles: int, seed: int, build_root: Path) -> dict:
-    """At least ``messages`` delivered messages of network ``name`` through the RTL."""
+def soak(name: str, messages: int, chunk_cycles: int, seed: int, build_root: Path,
+         progress=None, log: bool = True) -> dict:
+    """At least ``messages`` delivered messages of network ``name`` through the RTL.
+    ``progress(done, total, what)``, if given, is called before each chunk (messages
+    delivered so far, of ``messages``); ``log`` as in :func:`.cocotb_runner.run`."""
     from .cocotb_runner import run
     net = NETWORKS[name]()
     delivered = cycles = clocks = chunk = 0
     t0 = time.perf_counter()
     while delivered < messages:
+        if progress is not None:
+            progress(min(delivered, messages), messages,
+                     f"{name}: chunk {chunk + 1}, {cycles:,} cycles so far")
         chunk_seed = seed + chunk
         ms, results, _ = checked_workload(net, chunk_cycles, chunk_seed)
         replay = (f"python -m fatnet.sim.soak --networks {name} --seed {chunk_seed} "
                   f"--messages 1 --chunk-cycles {chunk_cycles}")
         res = run(net, ms, results, family=family_of(net), sim="verilator",
-                  build_root=build_root, seed=chunk_seed, replay=replay)
+                  build_root=build_root, seed=chunk_seed, replay=replay, log=log)
         if not res.passed:
+            where = f"; log: {res.log}" if res.log else ""
             raise RuntimeError(f"{name}: RTL differs from the model in chunk {chunk} (seed "
-                               f"{chunk_seed}; replay: {replay}):\n"
+                               f"{chunk_seed}; replay: {replay}{where}):\n"
                                + "\n".join(res.failures[:10]))
         # the workload's last run may be cut at chunk_cycles: count what was delivered
         times = Counter(m for r in results for m in r.delivered)
@@ -63,8 +73,6 @@ def soak(name: str, messages: int, chunk_cycles: int, seed: int, build_root: Pat
         cycles += len(results)
         clocks += res.clocks
         chunk += 1
-        print(f"  {name}: chunk {chunk}: {delivered:,} messages, {cycles:,} cycles, "
-              f"{time.perf_counter() - t0:.0f} s", flush=True)
     return {"network": name, "messages": delivered, "cycles": cycles, "clocks": clocks,
             "chunks": chunk, "seconds": round(time.perf_counter() - t0)}
 
@@ -80,23 +88,31 @@ def main(argv=None) -> int:
                     help="delivery cycles per cocotb run (default 4000)")
     ap.add_argument("--seed", type=int, default=1, help="seed of the first chunk")
     ap.add_argument("--build-dir", default=None, help="builds (default a temporary one)")
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="each chunk as a line, the simulator's output on the terminal")
     args = ap.parse_args(argv)
     for name, value in (("messages", args.messages), ("chunk-cycles", args.chunk_cycles)):
         if value < 1:
             ap.error(f"{name} must be an integer >= 1, got {value}")
     print(f"Soak (python -m fatnet.sim.soak): {args.messages:,} messages per network "
           f"through its Verilog on Verilator, every wire compared with the model", flush=True)
-    with tempfile.TemporaryDirectory(prefix="fatnet-soak-") as tmp:
-        root = Path(args.build_dir or tmp)
-        for name in args.networks:
-            try:
-                r = soak(name, args.messages, args.chunk_cycles, args.seed, root)
-            except RuntimeError as e:
-                print(f"soak: FAIL: {e}", file=sys.stderr)
-                return 1
-            print(f"{name}: {r['messages']:,} messages in {r['cycles']:,} delivery cycles "
-                  f"({r['clocks']:,} clocks), every wire equal to the model, none lost or "
-                  f"delivered twice; {r['seconds']} s", flush=True)
+    # the command line's progress display (this module's main is a command line)
+    from ..cli.progress import Progress
+    # a temporary build directory is removed after a pass only: a failure keeps its log
+    root = Path(args.build_dir or tempfile.mkdtemp(prefix="fatnet-soak-"))
+    for name in args.networks:
+        try:
+            with Progress("soak", args.verbose, "messages") as progress:
+                r = soak(name, args.messages, args.chunk_cycles, args.seed, root,
+                         progress, log=not args.verbose)
+        except RuntimeError as e:
+            print(f"soak: FAIL: {e}", file=sys.stderr)
+            return 1
+        print(f"{name}: {r['messages']:,} messages in {r['cycles']:,} delivery cycles "
+              f"({r['clocks']:,} clocks), every wire equal to the model, none lost or "
+              f"delivered twice; {r['seconds']} s", flush=True)
+    if not args.build_dir:
+        shutil.rmtree(root, ignore_errors=True)
     return 0
 
 

@@ -174,6 +174,8 @@ SEED_COMMANDS = [
     ["sim", "butterfly", "--inputs", "8"],
     ["board", "butterfly", "--inputs", "8", *BOARD],
     ["route", "hypercube", "--dimension", "2", "--pattern", "transpose"],
+    ["info", "hypercube", "--dimension", "2"],
+    ["gen", "hypercube", "--dimension", "2", "-o", "out"],
     ["sim", "hypercube", "--dimension", "2", "--pattern", "transpose"],
     ["board", "hypercube", "--dimension", "2", *BOARD],
     ["experiment", "acceptance", "--inputs", "8", "--trials", "2"],

@@ -41,3 +41,16 @@ def test_demo_unknown_kind_is_one_line(capsys):
     assert main(["demo", "ring"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "fat-tree" in err
+
+
+def test_demo_seed_reaches_every_step_once(capsys):
+    """``fatnet demo --seed S`` runs each kind's steps with ``--seed S`` in place of the
+    kind's own demo seed (one ``--seed`` per command, the given one)."""
+    assert main(["demo", "--model-only", "--seed", "7"]) == 0
+    commands = [line for line in capsys.readouterr().out.splitlines()
+                if line.startswith("$ fatnet route")]
+    assert len(commands) == len(demo_kinds())
+    for line in commands:
+        words = line.split()
+        assert words.count("--seed") == 1
+        assert words[words.index("--seed") + 1] == "7"

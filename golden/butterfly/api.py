@@ -470,15 +470,19 @@ def acceptance(kind: str, inputs: int = 1024, multiplicity: int | None = None,
 
 
 def acceptance_table(inputs: int = 64, trials: int = 300, seed: int = 0,
-                     load: float = 1.0) -> list[dict]:
+                     load: float = 1.0, progress=None) -> list[dict]:
     """One circuit-switched cycle under load, random destinations: the fraction of
     messages delivered, for the three networks, in the cycle-exact model's rules
     (wire-order arbitration; an output row absorbs one message per incoming edge) and,
     for the butterfly, as Patel's delta network of 2 x 2 crossbars (a switch passes one
-    message), beside Patel's recursion. One row per network and model (``model``)."""
+    message), beside Patel's recursion. One row per network and model (``model``);
+    ``progress(done, total, what)``, if given, is called before each row."""
     rows = []
-    for kind, d, cap in (("butterfly", 1, None), ("butterfly", 1, 1),
-                         ("dilated-butterfly", 2, None), ("multibutterfly", 2, None)):
+    networks = (("butterfly", 1, None), ("butterfly", 1, 1),
+                ("dilated-butterfly", 2, None), ("multibutterfly", 2, None))
+    for kind, d, cap in networks:
+        if progress is not None:
+            progress(len(rows), len(networks), kind)
         r = acceptance(kind, inputs, d, trials, seed, load,
                        node_capacity=cap, arbitration="wire", edges_only=cap is None)
         r["model"] = "delta network (Patel)" if cap == 1 else "cycle-exact rules"
@@ -487,15 +491,17 @@ def acceptance_table(inputs: int = 64, trials: int = 300, seed: int = 0,
 
 
 def sweep(inputs: int = 256, trials: int = 20, seed: int = 0, plot: str | None = None,
-          loads=None, multiplicity: int = 2, wiring: str = "butterfly-plus-maps") -> list[dict]:
-    """Throughput/latency against offered load for the three networks; ``plot`` writes a PNG."""
+          loads=None, multiplicity: int = 2, wiring: str = "butterfly-plus-maps",
+          progress=None) -> list[dict]:
+    """Throughput/latency against offered load for the three networks; ``plot`` writes a
+    PNG; ``progress(done, total, what)`` as in :func:`load_sweep`."""
     check_inputs(inputs)
     check_seed(seed)
     if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
         raise ParameterError(f"trials must be an integer >= 1, got {trials!r}")
     loads = loads or [0.1 * k for k in range(1, 11)]
     rows = load_sweep(inputs=inputs, loads=loads, trials=trials, seed=seed,
-                      multiplicity=multiplicity, wiring=wiring)
+                      multiplicity=multiplicity, wiring=wiring, progress=progress)
     if plot:
         plot_sweep(rows, plot)
     return rows

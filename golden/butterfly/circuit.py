@@ -174,7 +174,8 @@ def load_sweep(inputs: int = 256, loads=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8,
                trials: int = 20, seed: int = 0, multiplicity: int = 2,
                wiring: str = "butterfly-plus-maps", arbitration: str = "random",
                kinds=("butterfly", "dilated-butterfly", "multibutterfly"),
-               node_capacity: str | int | None = "multiplicity") -> list[dict]:
+               node_capacity: str | int | None = "multiplicity",
+               progress=None) -> list[dict]:
     """Throughput and latency against offered load, for the three networks side by side.
 
     At load ``x`` every input has a message with probability ``x`` (uniform destination).
@@ -185,13 +186,16 @@ def load_sweep(inputs: int = 256, loads=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8,
     ``completion`` (means over ``trials``), plus ``patel`` (the butterfly's prediction).
     ``node_capacity="multiplicity"`` (default) lets ``d`` messages enter a switch
     (``d = 1``: the butterfly is Patel's delta network); ``None`` only makes edges
-    exclusive.
+    exclusive. ``progress(done, total, what)``, if given, is called before each
+    (network, load) point.
     """
     out = []
     n = inputs.bit_length() - 1
     for kind in kinds:
         d = 1 if kind == "butterfly" else multiplicity
         for k, load in enumerate(loads):
+            if progress is not None:
+                progress(len(out), len(kinds) * len(loads), f"{kind} at load {load:.2f}")
             if not 0 < load <= 1:
                 raise ParameterError(f"loads must be in (0, 1], got {load}")
             rng = derived_rng(seed, 7, k)

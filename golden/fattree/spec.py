@@ -36,7 +36,7 @@ MAX_LEAVES = 1 << 16
 MAX_PAYLOAD_BITS = 1024
 #: Most wires per channel: every leaves count up to MAX_LEAVES has a universal tree
 #: (65536^(2/3) = 1626), and a concentrator of twice as many inputs still builds in
-#: about a minute; more ran for many minutes and asked for GiBs (issue 18).
+#: about a minute; more ran for many minutes and asked for GiBs.
 MAX_CAPACITY = 2048
 
 

@@ -1,4 +1,4 @@
-"""Speed of the hypercube model (issue 15, section 8: benchmark figures, not timed tests).
+"""Speed of the hypercube model (benchmark figures, not timed tests).
 
 Run as ``python -m fatnet.golden.hypercube.bench`` (``make bench`` does). It times, each
 the best of ``--repeat`` runs (default 3) on one random permutation (seed ``--seed``,

@@ -1,4 +1,4 @@
-"""``fatnet experiment kuszmaul``: the tables of Kuszmaul 1990 (issue 15, sections 2-6)
+"""``fatnet experiment kuszmaul``: the tables of Kuszmaul 1990
 that the model supports now, as plain data.
 
 Tables (every entry a dict; :func:`run` returns them under these keys):

@@ -26,7 +26,9 @@ SPEC_FIELDS = {
                  "router, store-and-forward with link queues of B messages) or valiant "
                  "(the same router, two phases through an intermediate node)",
     "message_bits": "M: alg1, the k relative-address bits and the payload; alg2, ecube "
-                    "and valiant, the k-bit destination and the data",
+                    "and valiant, the k-bit destination and the data (valiant's stream "
+                    "and stored word carry the k-bit intermediate node besides: M + k "
+                    "bits)",
     "order": "the dimension each rank of routers handles, rank 0 first (alg2, ecube, "
              "valiant: 0 .. k - 1)",
     "buffer": "ecube, valiant: B, messages per link queue",
@@ -94,17 +96,15 @@ def manifest_fields(net, modules) -> dict:
             f"{net.arrival}, the payload follows (every payload bit spends k = {k} clocks "
             f"in the network). Two claims of one register in one bit-time: the message "
             f"from the node whose bit order[r] is 0 keeps it; the other is lost, as is a "
-            f"claim of a register already held (collision_<r>_<x> rises, not a port). A "
+            f"claim of a register already held (collision_flags). A "
             f"destination raises recv_ack in the clock its M bit arrives and holds it to "
             f"the cycle's end; the source sees send_ack k = {k} bit-times later (one "
             f"register per router; the reverse wires carry whatever the destination "
-            f"drives, so they also run a routing backwards). A lost message is never "
-            f"acknowledged. Delivery cycle T = 2k + max(P, k) + 1 = {T} bit-times; busy "
-            f"is high for bit-times 0 .. {T - 1}; bit_time then stays at {T}. After busy "
-            f"falls nothing is cleared until the next start strobe: every connection made "
-            f"stays, so recv carries the connected source's send bits k clocks later and "
-            f"send_ack the destination's recv_ack k clocks later; the clock of the start "
-            f"strobe clears every router, so both read 0 from bit-time 0."),
+            f"drives, so they also run a routing backwards; acknowledgment). A lost "
+            f"message is never acknowledged. Delivery cycle T = 2k + max(P, k) + 1 = {T} "
+            f"bit-times; busy is high for bit-times 0 .. {T - 1}; bit_time then stays at "
+            f"{T} (idle_outputs: what the outputs carry then)."),
+        **_alg1_rules(net),
         "wiring": (
             "node x's rank-r router is instance rt_<r>_<x>; its o channel feeds rt_<r+1>_<x>'s "
             "i (rank 0's i is node<x>.send, rank k - 1's o is node<x>.recv); its xo feeds "
@@ -121,8 +121,9 @@ def manifest_fields(net, modules) -> dict:
             "ack_latency": "k: bit-times from a destination's recv_ack to its source's "
                            "send_ack",
             "message_format": "what a node drives on its send wire",
-            "timing": "latency, arbitration, acknowledgment, the delivery cycle and what "
-                      "the outputs carry after busy falls",
+            "timing": "latency, arbitration, acknowledgment and the delivery cycle",
+            **ALG1_RULE_FIELDS,
+            "idle_outputs": IDLE_FIELD,
             "wiring": "how the routers are named and joined",
             "router_modules": "the distinct router modules: high is the node's bit of the "
                               "rank's dimension (it sets who wins a tie)",
@@ -177,6 +178,10 @@ def _alg2_manifest(net, modules) -> dict:
             f"delivered, none is retried). recv_ack is not used. Delivery cycle T = "
             f"2(M + 1) + S = {T}; busy is high for bit-times 0 .. {T - 1}; bit_time then "
             f"stays at {T}; the next start strobe begins a new cycle."),
+        "idle_outputs": _idle_outputs(net, (
+            f"recv and send_ack read 0 from bit-time T = {T} (send_ack falls with busy), "
+            f"every message buffer is empty and send is ignored, until the next start "
+            f"strobe")),
         "phases": [[kind, i, length] for kind, i, length in net.phases],
         "wiring": (
             "node x is instance node_<x> of the one node module; its cx_out[d], en_out[d] "
@@ -194,6 +199,7 @@ def _alg2_manifest(net, modules) -> dict:
                            "injected",
             "message_format": "what a node drives on its send wire",
             "timing": "the phases, delivery, acknowledgment and the delivery cycle",
+            "idle_outputs": IDLE_FIELD,
             "phases": "the sequencer's program: [phase, iteration (-1: none), bit-times] "
                       "in order; phases cross, enum2, pack3, enum4, pack5, rdv are Steps "
                       "1 .. 6 (steps of length 0 are left out)",
@@ -216,7 +222,9 @@ def _store_forward_manifest(net, modules) -> dict:
             "B": f"messages per link queue (= {B})",
             "h": f"header bits (= {h}): " + ("the intermediate node and the destination, "
                                              "2k" if valiant else "the destination, k"),
-            "Wd": f"a stored message (= {Wd}) = h + P",
+            "Wd": f"a stored message (= {Wd}) = h + P: " + (
+                "Wd = M + k (the intermediate node, then the M message bits)" if valiant
+                else "Wd = M (the M message bits)"),
             "S": f"bit-times per step (= {S}) = Wd + 3",
             "n": f"steps per delivery cycle (= {n}) = spec.steps",
             "T": f"the delivery cycle's length in bit-times (= {T}) = n*S + Wd + 3 + "
@@ -233,23 +241,15 @@ def _store_forward_manifest(net, modules) -> dict:
         "timing": (
             f"one bit-time per clock; bit-time 0 is the clock after the start strobe. "
             f"Step s (s = 0 .. n) takes bit-times s*S .. s*S + S - 1. Step 0 is the "
-            f"injection (send, bit-times 0 .. Wd = {Wd}). In every step s >= 1 the head "
-            f"of every non-empty link queue crosses its link (a valid bit, then its word, "
-            f"bit-serial), and at bit-time s*S + Wd + 1 every node decides, by the rules "
-            f"of fatnet.golden.hypercube.store_forward (docs/hypercube.md): a message that "
-            f"reached its destination is delivered; " + (
-                "a message that reached its intermediate node goes on to its destination "
-                "(phase 2, straight on: no buffer at the intermediate node); " if valiant
-                else "") +
-            f"any other message wants the queue of the lowest dimension in which the "
-            f"node and its target differ, and the candidates for one queue are admitted "
-            f"lowest arrival dimension first while the queue had room at the step's "
-            f"start (B = {B}); a head not admitted stays, and its queue sends nothing "
-            f"else in that step. A message delivered in step s drives on node{{dst}}.recv "
-            f"1 at bit-time s*S + Wd + 2 (= {net.arrival} for step 0), then its M = {M} "
-            f"bits: the destination's k bits and the data, MSB first. send_ack rises at "
-            f"every node that injected a message at bit-time (c + 1)*S + 1, c the step of "
-            f"the cycle's last delivery, when every message is delivered (the network is "
+            f"injection (send, bit-times 0 .. Wd = {Wd}; injection). In every step s >= 1 "
+            f"the head of every non-empty link queue crosses its link (a valid bit, then "
+            f"its word, LSB first), at bit-time s*S + Wd + 1 every node decides "
+            f"(arbitration) and at s*S + Wd + 2 the senders of admitted heads pop them. "
+            f"A message delivered in step s drives on node{{dst}}.recv 1 at bit-time "
+            f"s*S + Wd + 2 (= {net.arrival} for step 0), then its M = {M} bits: the "
+            f"destination's k bits and the data, MSB first. send_ack rises at every node "
+            f"that injected a message at bit-time (c + 1)*S + 1, c the step of the "
+            f"cycle's last delivery, when every message is delivered (the network is "
             f"empty at a step's start), and holds to the cycle's end; a cycle that ends "
             f"with messages still in the network (n too small" +
             (", or a deadlock of bounded queues: Valiant straight on can deadlock" if valiant
@@ -258,6 +258,15 @@ def _store_forward_manifest(net, modules) -> dict:
             f"on-line runs send them again in the next cycle). recv_ack is not used. "
             f"Delivery cycle T = {T}; busy is high for bit-times 0 .. {T - 1}; bit_time "
             f"then stays at {T}; the next start strobe clears every queue."),
+        "injection": _injection_rule(net),
+        "arbitration": _arbitration_rule(net),
+        "queue_registers": _queue_registers(net),
+        "idle_outputs": _idle_outputs(net, (
+            "recv reads 0 (the last delivery has left by then) and send is ignored; "
+            "send_ack holds its value at the cycle's end (1 at every node that injected "
+            "if every message was delivered, else 0 everywhere) and the queues keep what "
+            "the cycle left in them, until the clock of the next start strobe clears "
+            "them (send_ack reads 0 from bit-time 0)")),
         "step_bit_times": S,
         "steps": n,
         "wiring": (
@@ -265,7 +274,8 @@ def _store_forward_manifest(net, modules) -> dict:
             "link to node x xor 2^d; ack: that node's grant back) feeds node_<x xor "
             "2^d>'s xi[d]; inside a router, q<j>_s<p> is slot p of dimension j's link "
             "queue (slot 0 the head), q<j>_full its full slots, stage<i> the word "
-            "arriving across dimension i, inj the injected word, dlv the delivery"),
+            "arriving across dimension i, inj the injected word, dlv the delivery "
+            "(queue_registers)"),
         "node_modules": [{"module": name} for name, key in modules if key[0] == "ecube"],
         "fields": {
             "spec": "the options the network was built from; spec.<name> below",
@@ -277,11 +287,140 @@ def _store_forward_manifest(net, modules) -> dict:
             "ack_latency": "0: send_ack rises for the whole cycle at once, at "
                            "(c + 1)*S + 1",
             "message_format": "what a node drives on its send wire",
-            "timing": "the steps, arbitration, delivery, acknowledgment and the delivery "
-                      "cycle",
+            "timing": "the steps, delivery, acknowledgment and the delivery cycle",
+            "injection": "how step 0's injections enter the link queues",
+            "arbitration": "what a node decides for the messages that reach it: delivery, "
+                           "the queue each wants, and which are admitted",
+            "queue_registers": "the link queues' registers inside a router and the bit "
+                               "order of q<j>_full",
+            "idle_outputs": IDLE_FIELD,
             "step_bit_times": "S: bit-times per step",
             "steps": "n: the steps of one delivery cycle",
             "wiring": "how the routers are named and joined",
             "node_modules": "the one router module",
         },
     }
+
+
+# ---- the rule texts (docs/hypercube.md, "Timing and arbitration rules", states the same)
+#: What ``idle_outputs`` documents, in every hypercube manifest.
+IDLE_FIELD = ("what bit_time, busy, recv and send_ack carry outside a delivery cycle: "
+              "before the first start strobe, and after busy falls until the next one")
+
+#: Algorithm 1's rule fields and what they document.
+ALG1_RULE_FIELDS = {
+    "collision_flags": "which router's collision_<r>_<x> rises, and in which bit-time",
+    "acknowledgment": "how recv_ack comes back as send_ack, and a late recv_ack",
+    "order_rule": "which routings the rank order routes without collision",
+}
+
+
+def _idle_outputs(net, after: str) -> str:
+    """Before the first start strobe (the same for every algorithm), then ``after``."""
+    T = net.cycle_length
+    quiet = ("while every send and recv_ack is 0 (the routers are not gated by busy: "
+             "drive send 0 outside a cycle)" if net.algorithm == "alg1" else
+             "(the sequencer is idle, so send is ignored)")
+    return (f"after reset (or power-up: the Verilog's initial values) and before the "
+            f"first start strobe every register holds its reset value (0; a sequencer, "
+            f"where there is one, idle): bit_time reads 0 (not T = {T}) and busy 0, and recv "
+            f"and send_ack read 0 {quiet}; after busy falls bit_time stays at T = {T}, "
+            f"and {after}")
+
+
+def _alg1_rules(net) -> dict:
+    """Algorithm 1's collision flags, acknowledgment, outputs outside a cycle and order."""
+    k, T = net.k, net.cycle_length
+    late = 3 * k + 1
+    when = (f"after busy falls (T - 1 = {T - 1}): the source still sees it, since the "
+            f"circuit stays, but only after the cycle" if late > T - 1 else
+            f"still inside the cycle (T - 1 = {T - 1})")
+    return {
+        "collision_flags": (
+            f"every router has a status register collision_<r>_<x> in the top module (a "
+            f"Verilog reg, not a port; synthesis removes it, as nothing reads it): node "
+            f"x's rank-r router, the one that owns node x's register after dimension "
+            f"order[r], which both messages of a tie claimed. Every message starts at "
+            f"bit-time 0, so every claim of rank r is made in bit-time 2r + 1, and the "
+            f"flag reads 1 from bit-time 2r + 2 on, to the cycle's end and after busy "
+            f"falls; the clock of the next start strobe clears it (it reads 0 from "
+            f"bit-time 0). One flag per collision, at the contested register's node: the "
+            f"lost message's earlier routers raise none. Tie: the message from the node "
+            f"whose bit order[r] is 0 keeps the register, so node x keeps it for its own "
+            f"staying message when its bit order[r] is 0 and gives it to the neighbour's "
+            f"crossing message when it is 1"),
+        "acknowledgment": (
+            f"recv_ack at a destination goes back along its message's circuit, one "
+            f"register per router: the source's send_ack is the destination's recv_ack "
+            f"delayed by exactly k = {k} clocks, bit for bit. The model, the comparison "
+            f"and the packed harness raise recv_ack in the bit-time the M bit arrives "
+            f"(2k = {2 * k}), combinationally, and hold it: send_ack rises at 3k = "
+            f"{3 * k}. A destination that raises it one clock late (from a register loaded "
+            f"from recv) makes send_ack rise at 3k + 1 = {late}, {when}; the comparison "
+            f"with the model then fails"),
+        "idle_outputs": _idle_outputs(net, (
+            "nothing is cleared until the next start strobe: every connection made stays, "
+            "so recv carries the connected source's send bits k clocks later and send_ack "
+            "the destination's recv_ack k clocks later, and the collision flags hold; the "
+            "clock of the start strobe clears every router, so both read 0 from bit-time "
+            "0")),
+        "order_rule": (
+            f"with sigma(x) the node whose bit r is bit order[r] of x (order = "
+            f"{list(net.order)}), a routing src -> dst is collision-free exactly when "
+            f"sigma(src) -> sigma(dst) is collision-free in the order 0 .. k - 1; Theorem "
+            f"1 (every semi-contraction, packings included, is collision-free) applies to "
+            f"sigma(src) -> sigma(dst), not to src -> dst unless order is 0 .. k - 1"),
+    }
+
+
+def _injection_rule(net) -> str:
+    Wd, S = net.word_bits, net.step_length
+    target = ("its target (the intermediate node; if that is x, the destination)"
+              if net.algorithm == "valiant" else "its target (the destination)")
+    return (f"step 0 (bit-times 0 .. S - 1 = {S - 1}) carries nothing on any link: node x "
+            f"shifts its stream from send into its injection register (inj) during "
+            f"bit-times 0 .. Wd = {Wd}, and at bit-time Wd + 1 = {Wd + 1} its message is "
+            f"the node's only candidate. It is delivered there if x is {target}; else it "
+            f"is written into slot 0 of the queue of the lowest dimension in which x and "
+            f"that target differ (from bit-time Wd + 2 = {Wd + 2} on). Every queue is "
+            f"empty then, so every injection is admitted, and it crosses that link in "
+            f"step 1. A node injects at most one message per cycle (one send wire)")
+
+
+def _arbitration_rule(net) -> str:
+    valiant = net.algorithm == "valiant"
+    return (
+        f"in step s >= 1 every non-empty queue's head crosses its link (at most one "
+        f"message per directed link per step). At bit-time s*S + Wd + 1 each node "
+        f"decides for every message that arrived: a message at its target that is its "
+        f"final destination is delivered (never refused: a cycle's destinations are "
+        f"distinct)" + (
+            "; a message that passes its destination in phase 1, on its way to its "
+            "intermediate node, is not delivered there: it goes on and comes back in "
+            "phase 2; a message at its intermediate node takes its destination as target "
+            "and goes straight on (no buffer at the intermediate node)" if valiant else "") +
+        f"; any other message wants the queue of the lowest dimension in which the node "
+        f"and its target differ. The candidates for one queue are admitted lowest "
+        f"arrival dimension first (the dimension they crossed to get here), the first r "
+        f"of them, r = B - (the queue's occupancy at the step's start), B = {net.buffer}: "
+        f"a head that leaves in this step frees its slot for the next step only. They "
+        f"join the queue's tail in that order. A head not admitted stays at the head of "
+        f"its queue, intact, and that queue sends nothing else in the step (head-of-line "
+        f"blocking). The grant goes back on the link's reverse wire (xi[i].ack), and the "
+        f"senders pop admitted heads at s*S + Wd + 2. The rules are "
+        f"fatnet.golden.hypercube.store_forward's with buffer=B" +
+        (", intermediate_buffer=False" if valiant else ""))
+
+
+def _queue_registers(net) -> str:
+    k, B, P, Wd = net.k, net.buffer, net.payload_bits, net.word_bits
+    layout = (f"its current target's k bits at the top (the intermediate node in phase "
+              f"1, then the destination), the destination's k bits, then the P = {P} data "
+              f"bits" if net.algorithm == "valiant" else
+              f"the destination's k bits at the top, then the P = {P} data bits")
+    return (f"inside node_<x>, q<j>_s<p> (p = 0 .. B - 1 = {B - 1}) is slot p of "
+            f"dimension j's link queue, slot 0 the head; a slot holds Wd = {Wd} bits: "
+            f"{layout}. q<j>_full is B = {B} bits: bit p is slot p's full flag (bit 0, "
+            f"the LSB, the head's). The queue fills from slot 0 up and pops by shifting "
+            f"down, so q<j>_full is a thermometer: 2^n - 1 when the queue holds n "
+            f"messages")

@@ -39,12 +39,26 @@ def network_signature(net) -> wiring.Signature:
     })
 
 
+#: What a node's acknowledgment wires mean where the algorithm is not Algorithm 1 (whose
+#: destinations acknowledge as every family's do): the network acknowledges a whole cycle.
+_NETWORK_ACK = {
+    "send_ack": "node {x}'s message was delivered: high from the bit-time the network "
+                "has delivered every message of the cycle ({when}) to the cycle's end, "
+                "at every node that injected (manifest: timing, idle_outputs)",
+    "recv_ack": "not used by {algorithm} (ignored)",
+}
+
+
 def port_meaning(net, row: dict) -> str:
     """What one top-level port (a :func:`fatnet.hdl.signatures.port_rows` row) means."""
-    if row["endpoint"] is not None:
-        return EndpointSignature.MEANING[row["path"][-1]].format(
-            who=f"node {row['path'][1]}")
-    return controller_meaning(row["name"], net.cycle_length)
+    if row["endpoint"] is None:
+        return controller_meaning(row["name"], net.cycle_length)
+    wire, x = row["path"][-1], row["path"][1]
+    if net.algorithm != "alg1" and wire in _NETWORK_ACK:
+        when = ("the deliver phase's first bit-time" if net.algorithm == "alg2" else
+                "(c + 1)*S + 1, c the step of the last delivery")
+        return _NETWORK_ACK[wire].format(x=x, when=when, algorithm=net.algorithm)
+    return EndpointSignature.MEANING[wire].format(who=f"node {x}")
 
 
 def router_key(net, rank: int, node: int) -> tuple:

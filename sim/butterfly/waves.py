@@ -2,8 +2,8 @@
 of the network top (``start``, ``bit_time``, ``busy``, ``fault_mask``), then one group
 per level (inputs first) holding one group per switch (``sw_<level>_<row>``: the members
 of its :class:`~fatnet.hdl.butterfly.SplitterSwitch` signature, ``clear``, ``faulty``,
-``i``, ``up``, ``down``, ``up_bad``, ``down_bad``, and its status register ``bad``),
-then the terminals."""
+``i``, ``up``, ``down``, ``up_bad``, ``down_bad``, and its status register ``bad``);
+the terminals (a group each) come right after the controller."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from amaranth.lib.wiring import In, Out
 
 from ...hdl.butterfly.network import network_signature, switch_key
 from ...hdl.signatures import ChannelSignature, port_rows
+from ..waves import controller_group, terminal_group
 
 __all__ = ["wave_groups", "switch_signature", "hop_field_labels", "interior_wires"]
 
@@ -30,9 +31,7 @@ def switch_signature(inputs: int, edges: int, link_stages: int = 0) -> wiring.Si
 def wave_groups(net, top: str = "butterfly_harness", core: str = "butterfly"):
     root = f"{top}.{core}"
     top_rows = port_rows(network_signature(net))
-    controller = [(f"{top}.clk", 1)] + [(f"{root}.{r['name']}", r["width"])
-                                       for r in top_rows if r["endpoint"] is None]
-    groups = [("controller", controller)]
+    groups = [controller_group(top_rows, top, root), terminal_group(top_rows, root)]
     rows_of = {}
     for level in range(net.depth):
         switches = []
@@ -45,8 +44,6 @@ def wave_groups(net, top: str = "butterfly_harness", core: str = "butterfly"):
             sigs.append((f"{root}.bad_{level}_{row}", 1))
             switches.append((f"{name} (row {row})", sigs))
         groups.append((f"level_{level}", switches))
-    groups.append(("terminals", [(f"{root}.{r['name']}", r["width"])
-                                 for r in top_rows if r["endpoint"] is not None]))
     return groups
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from ...hdl.hypercube.network import network_signature
 from ...hdl.hypercube.router import router_signature
 from ...hdl.signatures import endpoint_name, port_rows
+from ..waves import controller_group, terminal_group
 from ..faultless import (expected_status, mask_int, mask_width,  # noqa: F401
                          status_paths, status_settle_clocks, status_signals, status_site)
 
@@ -75,8 +76,9 @@ def build_params(net) -> tuple[dict, list]:
 
 
 def wave_groups(net, top: str = "hypercube_harness", core: str = "hypercube") -> list:
-    """The controller, then one group per node (its routers rank by rank: the members of
-    the router's signature and its collision flag), then the nodes' ports."""
+    """The controller, the nodes' ports (a group per node), then one group per node (its
+    routers rank by rank: the members of the router's signature and its collision
+    flag)."""
     root = f"{top}.{core}"
     rows = port_rows(network_signature(net))
     if net.algorithm == "alg2":
@@ -84,8 +86,7 @@ def wave_groups(net, top: str = "hypercube_harness", core: str = "hypercube") ->
     if net.algorithm in ("ecube", "valiant"):
         return _store_forward_wave_groups(net, top, root, rows)
     router_rows = port_rows(router_signature())
-    groups = [("controller", [(f"{top}.clk", 1)] + [(f"{root}.{r['name']}", r["width"])
-                                                    for r in rows if r["endpoint"] is None])]
+    groups = [controller_group(rows, top, root), terminal_group(rows, root)]
     for x in range(net.nodes):
         routers = []
         for r in range(net.k):
@@ -94,47 +95,39 @@ def wave_groups(net, top: str = "hypercube_harness", core: str = "hypercube") ->
             sigs.append((f"{root}.collision_{r}_{x}", 1))
             routers.append((f"{name} (dimension {net.order[r]})", sigs))
         groups.append((f"node_{x}", routers))
-    groups.append(("nodes", [(f"{root}.{r['name']}", r["width"])
-                             for r in rows if r["endpoint"] is not None]))
     return groups
 
 
 def _alg2_wave_groups(net, top, root, rows) -> list:
-    """Algorithm 2: the controller and the sequencer, then one group per node (its
-    ports, buffers and valid bits), then the nodes' ports."""
+    """Algorithm 2: the controller and the sequencer, the nodes' ports, then one group
+    per node (its ports, buffers and valid bits)."""
     from ...hdl.hypercube.alg2 import node_signature
     t_max = max(length for *_, length in net.phases) - 1
     node_rows = port_rows(node_signature(net.k, t_max))
     seq = [(f"{root}.{name}", w) for name, w in (("phase", max(1, len(net.phases).bit_length())),
                                                  ("phase_t", max(1, t_max.bit_length())),
                                                  ("iteration", max(1, (net.k - 1).bit_length())))]
-    groups = [("controller", [(f"{top}.clk", 1)] + [(f"{root}.{r['name']}", r["width"])
-                                                    for r in rows if r["endpoint"] is None]
-               + seq)]
+    groups = [controller_group(rows, top, root, seq), terminal_group(rows, root)]
     for x in range(net.nodes):
         sigs = [(f"{root}.node_{x}.{r['name']}", r["width"]) for r in node_rows
                 if not r["name"].startswith(("xo", "xi"))]
         sigs += [(f"{root}.node_{x}.{name}", w) for name, w in
                  (("valid_a", 1), ("buf_a", net.M), ("valid_b", 1), ("buf_b", net.M))]
         groups.append((f"node_{x}", sigs))
-    groups.append(("nodes", [(f"{root}.{r['name']}", r["width"])
-                             for r in rows if r["endpoint"] is not None]))
     return groups
 
 
 def _store_forward_wave_groups(net, top, root, rows) -> list:
-    """e-cube and Valiant: the controller and the step sequencer, then one group per node
-    (its ports, then per dimension its link queue, the links and the staging register),
-    then the nodes' ports."""
+    """e-cube and Valiant: the controller and the step sequencer, the nodes' ports, then
+    one group per node (its ports, then per dimension its link queue, the links and the
+    staging register)."""
     from ...hdl.hypercube.ecube import SEQUENCER
     k, W = net.k, net.word_bits
     seq = [(f"{root}.step", max(1, (net.steps + 1).bit_length())),
            (f"{root}.step_t", max(1, (net.step_length - 1).bit_length()))]
     seq += [(f"{root}.seq_{name}", 1) for name in SEQUENCER if name != "done"]
     seq.append((f"{root}.done", 1))
-    groups = [("controller", [(f"{top}.clk", 1)] + [(f"{root}.{r['name']}", r["width"])
-                                                    for r in rows if r["endpoint"] is None]
-               + seq)]
+    groups = [controller_group(rows, top, root, seq), terminal_group(rows, root)]
     for x in range(net.nodes):
         nd = f"{root}.node_{x}"
         ports = [(f"{nd}.port__{w}", 1) for w in ("send", "send_ack", "recv")]
@@ -147,8 +140,6 @@ def _store_forward_wave_groups(net, top, root, rows) -> list:
                      (f"{nd}.xi__{d}__data", 1), (f"{nd}.stage{d}", W)]
             dims.append((f"dimension {d}", sigs))
         groups.append((f"node_{x}", [("port", ports)] + dims))
-    groups.append(("nodes", [(f"{root}.{r['name']}", r["width"])
-                             for r in rows if r["endpoint"] is not None]))
     return groups
 
 

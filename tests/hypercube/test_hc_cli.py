@@ -161,7 +161,8 @@ def test_message_file_with_payloads(capsys, tmp_path):
 
 
 def test_human_readable_route_and_info(capsys):
-    assert main(["route", "hypercube", "--dimension", "6", "--pattern", "transpose"]) == 0
+    assert main(["route", "hypercube", "--dimension", "6", "--algorithm", "alg2",
+                 "--pattern", "transpose"]) == 0
     out = capsys.readouterr().out
     assert "Algorithm 2" in out and "delivered 64/64" in out and "rendezvous 5" in out
     assert f"bit-times (cycle-exact schedule): {bitserial.schedule(6).total} " in out
@@ -199,8 +200,10 @@ def test_info_json(capsys):
      "pattern must be one of random-permutation"),
     (["route", "hypercube", "--dimension", "3", "--pattern", "transpose", "--algorithm",
       "alg3"], "argument --algorithm: invalid choice: 'alg3'"),
-    (["route", "hypercube", "--dimension", "3", "--pattern", "transpose", "--message-bits",
-      "2"], "message-bits must be an integer in [3, "),
+    (["route", "hypercube", "--dimension", "3", "--pattern", "transpose", "--algorithm",
+      "alg2", "--message-bits", "2"], "message-bits must be an integer in [3, "),
+    (["route", "hypercube", "--dimension", "3", "--message-bits", "3"],
+     "message-bits must be an integer in [4, 1048576] for alg1, got 3"),
     (["route", "hypercube", "--dimension", "3", "--pattern", "transpose", "--algorithm",
       "alg1", "--buffer", "2"], "buffer must be left out for alg1"),
     (["route", "hypercube", "--dimension", "3", "--pattern", "transpose", "--algorithm",

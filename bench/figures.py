@@ -1,0 +1,256 @@
+"""Render the figure tables of README.md and docs/figures.md from ``bench/results/``.
+
+Every figure the docs quote in a table is a recorded result: a JSON file per benchmark
+in ``bench/results/`` holds, per entry, the figure's values, the command that produced
+them, the date and a note on the machine. This script writes the tables between marker
+comments (``<!-- figures:NAME -->`` ... ``<!-- /figures:NAME -->``) from those files, so
+a table cannot drift from its results by a hand edit: ``tests/test_figures.py`` fails
+when a checked-in table differs from what this script renders.
+
+Usage (from the repository root)::
+
+    python bench/figures.py             # rewrite the tables (make figures)
+    python bench/figures.py --check     # exit 1 naming every stale table
+    python bench/figures.py record boards icebreaker-butterfly-8 \\
+        --value lc=2591 --value fmax_mhz=40.0 --command 'fatnet board ...'
+
+``record`` updates (or adds) one entry with today's date; then ``make figures``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+DEFAULT_MACHINE = "2-core development machine, shared with other jobs"
+
+#: The README's headline table: (results file, entry, what the Measured cell says).
+#: The cell is the template filled with the entry's values; the What cell is the
+#: entry's ``figure`` and the Command cell its ``command``.
+HEADLINE = (
+    ("regression", "fresh-clone", "{result}"),
+    ("schedule", "offline-36", "`greedy` and `best` reach d = ceil(lambda) in "
+     "{reached}/{cases}; Theorem 1: mean d/ceil(lambda) {theorem1_mean_ratio:.3f}"),
+    ("gen", "fattree-1024", "{wall_s} s wall; {verilog_kib:,} KiB of Verilog + "
+     "{harness_kib:,} KiB harness"),
+    ("gen", "multibutterfly-1024", "{wall_s} s wall; {verilog_kib:,} KiB of Verilog + "
+     "{harness_kib:,} KiB harness"),
+    ("hardware", "fattree-node-58", "{node_fmax_mhz} MHz; 16-leaf network "
+     "{network16_fmax_mhz} MHz"),
+    ("hardware", "butterfly-switch-2x2", "{lut4} iCE40 LUT4 / {ff} FF"),
+    ("cosim", "speed", "{fattree16}x, {fattree64}x, {butterfly64}x a native loop"),
+    ("experiments", "leighton-maggs", "Tables II and III within one of the paper's "
+     "standard deviations in every cell; Table I within {table1_points} points but at "
+     "{table1_outlier_faults:,} faults ({table1_outlier_pct} % against "
+     "{table1_outlier_paper_pct} %)"),
+    ("experiments", "acceptance-64", "acceptance {measured} (exact recursion "
+     "{recursion:.3f}; Patel's delta network {patel})"),
+    ("cosim", "hc-permutations", "{permutations:,} permutations, RTL equal to the model "
+     "on every wire ({clocks:,} clocks, {wall_s} s)"),
+    ("cosim", "hc-compare", "at k = {k}, transpose: Algorithm 2 {alg2} bit-times, "
+     "e-cube {ecube_b1} (B = 1) and {ecube_b4} (B = 4), Valiant {valiant}"),
+    ("boards", "icebreaker-butterfly-8", "{cells:,} of {capacity:,} LC, Fmax "
+     "{fmax_mhz:.2f} MHz (runs at {clock_mhz} MHz)"),
+    ("boards", "ulx3s-butterfly-8-50mhz", "{cells:,} LUT4, Fmax {fmax_mhz:.2f} MHz "
+     "(runs at {clock_mhz} MHz)"),
+    ("link_scaling", "ratio-256-16", "fat-tree {fattree_ratio:.3f} (one link stage; the "
+     "same command with `--scaling-families fat-tree --link-stages 1`, no `--tie-low`), "
+     "butterfly {butterfly_ratio:.3f} (three link stages); goal {goal}"),
+    ("largest", "per-board", "iCEBreaker: {icebreaker}; Tang Nano 9K: {tang_nano_9k}; "
+     "ULX3S: {ulx3s}"),
+    ("soak", "million", "{butterfly:,} (butterfly), {fattree:,} (fat-tree), "
+     "{hypercube:,} (hypercube) messages, every wire equal to the model"),
+    ("experiments", "kuszmaul-alg2", "{formula} bit-times ({at_k10:,} at k = 10); "
+     "fewer than e-cube's cut-through on transpose and bit-reversal from k = {wins_from_k}"),
+)
+
+#: docs/figures.md's table of the self-testing tops (results file, entries).
+BOARD_TOPS = ("boards", ("icebreaker-butterfly-8", "ulx3s-butterfly-8-50mhz",
+                         "icebreaker-butterfly-8-31.5mhz", "tang-nano-9k-butterfly-8-33.75mhz"))
+
+
+def load_results(folder: Path = RESULTS) -> dict[str, dict]:
+    """Every results file of ``folder``, by its name without ``.json``."""
+    return {path.stem: json.loads(path.read_text(encoding="utf-8"))
+            for path in sorted(folder.glob("*.json"))}
+
+
+def cell(text: str) -> str:
+    """``text`` as one Markdown table cell (a ``|`` would end the cell)."""
+    return str(text).replace("|", "\\|")
+
+
+def row(cells) -> str:
+    """One Markdown table row."""
+    return "| " + " | ".join(cell(c) for c in cells) + " |"
+
+
+def table(header, rows) -> str:
+    """A Markdown table: the header, its rule, the rows."""
+    lines = [row(header), "|" + "---|" * len(header)] + [row(r) for r in rows]
+    return "\n".join(lines)
+
+
+def entry(results: dict, file: str, key: str) -> dict:
+    """One entry of one results file, with an error naming both when it is not there."""
+    try:
+        return results[file]["entries"][key]
+    except KeyError:
+        raise KeyError(f"bench/results/{file}.json has no entry {key!r}") from None
+
+
+def measured(results: dict, file: str, key: str, template: str) -> str:
+    """``template`` filled with the entry's values."""
+    return template.format(**entry(results, file, key)["values"])
+
+
+def command_cell(command: str) -> str:
+    """The command in code quotes."""
+    return f"`{command}`"
+
+
+def headline_table(results: dict) -> str:
+    """The README's headline table."""
+    rows = []
+    for file, key, template in HEADLINE:
+        found = entry(results, file, key)
+        rows.append((found["figure"], measured(results, file, key, template),
+                     command_cell(found["command"])))
+    return table(("What", "Measured", "Command"), rows)
+
+
+def board_tops_table(results: dict) -> str:
+    """The self-testing tops of the 8-input butterfly, one row per board and clock."""
+    file, keys = BOARD_TOPS
+    rows = []
+    for key in keys:
+        found = entry(results, file, key)
+        v = found["values"]
+        rows.append((v["board"], f"{v['clock_mhz']} MHz", f"{v['cells']:,} of "
+                     f"{v['capacity']:,} {v['cell_kind']}", f"{v['fmax_mhz']:.2f} MHz",
+                     command_cell(found["command"]), found["date"]))
+    return table(("Board", "Clock", "Cells", "Fmax", "Command", "Date"), rows)
+
+
+def values_text(values: dict) -> str:
+    """An entry's values as ``name = value`` pairs."""
+    return "; ".join(f"{name} = {value}" for name, value in values.items())
+
+
+def recorded_table(results: dict) -> str:
+    """Every recorded entry: its file, figure, values, command, date and machine."""
+    rows = []
+    for file, content in results.items():
+        for found in content["entries"].values():
+            rows.append((f"{file}.json", found["figure"], values_text(found["values"]),
+                         command_cell(found["command"]), found["date"], found["machine"]))
+    return table(("Results", "Figure", "Values", "Command", "Date", "Machine"), rows)
+
+
+#: Where each table goes: (file from the repository root, marker name, renderer).
+TARGETS = (
+    ("README.md", "headline", headline_table),
+    ("docs/figures.md", "board-tops", board_tops_table),
+    ("docs/figures.md", "recorded", recorded_table),
+)
+
+
+def markers(name: str) -> tuple[str, str]:
+    """The opening and closing marker comments of table ``name``."""
+    return f"<!-- figures:{name} -->", f"<!-- /figures:{name} -->"
+
+
+def replace_block(text: str, name: str, body: str) -> str:
+    """``text`` with the block between ``name``'s markers set to ``body``."""
+    start, end = markers(name)
+    pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.DOTALL)
+    if len(pattern.findall(text)) != 1:
+        raise ValueError(f"expected one {start} ... {end} block")
+    return pattern.sub(lambda _: f"{start}\n{body}\n{end}", text)
+
+
+def rendered_files(results: dict, root: Path = ROOT) -> dict[str, str]:
+    """Each target file's text with its tables rendered from ``results``."""
+    texts: dict[str, str] = {}
+    for path, name, render in TARGETS:
+        text = texts.get(path) or (root / path).read_text(encoding="utf-8")
+        texts[path] = replace_block(text, name, render(results))
+    return texts
+
+
+def stale_files(results: dict, root: Path = ROOT) -> list[str]:
+    """The target files whose checked-in tables differ from the rendered ones."""
+    return [path for path, text in rendered_files(results, root).items()
+            if (root / path).read_text(encoding="utf-8") != text]
+
+
+def parse_value(text: str):
+    """A ``--value`` right-hand side: an int, else a float, else the string."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def record(args) -> None:
+    """Set one entry's values (and its command, figure, machine) with today's date."""
+    path = RESULTS / f"{args.file}.json"
+    content = (json.loads(path.read_text(encoding="utf-8")) if path.exists()
+               else {"benchmark": args.file, "entries": {}})
+    found = content["entries"].setdefault(args.entry, {"figure": args.entry, "values": {}})
+    for pair in args.value:
+        name, _, value = pair.partition("=")
+        found["values"][name] = parse_value(value)
+    for field in ("figure", "command", "machine"):
+        if getattr(args, field):
+            found[field] = getattr(args, field)
+    found.setdefault("command", "")
+    found.setdefault("machine", DEFAULT_MACHINE)
+    found["date"] = datetime.date.today().isoformat()
+    path.write_text(json.dumps(content, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def parse_args(argv):
+    """The command line: render (the default), ``--check``, or ``record``."""
+    parser = argparse.ArgumentParser(prog="bench/figures.py", description=__doc__.split("\n")[0])
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 naming the files whose tables are stale")
+    sub = parser.add_subparsers(dest="action")
+    rec = sub.add_parser("record", help="set one entry of bench/results/FILE.json")
+    rec.add_argument("file", help="the results file's name without .json (e.g. boards)")
+    rec.add_argument("entry", help="the entry's key (e.g. icebreaker-butterfly-8)")
+    rec.add_argument("--value", action="append", default=[], metavar="NAME=VALUE")
+    rec.add_argument("--figure", help="what the figure is, as the tables name it")
+    rec.add_argument("--command", help="the command that produced the values")
+    rec.add_argument("--machine", help=f"the machine note (default: {DEFAULT_MACHINE!r})")
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    """Render the tables, check them, or record one entry; the exit status."""
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.action == "record":
+        record(args)
+        return 0
+    results = load_results()
+    if args.check:
+        stale = stale_files(results)
+        for path in stale:
+            print(f"figures: {path}: tables differ from bench/results/ (run make figures)")
+        return 1 if stale else 0
+    for path, text in rendered_files(results).items():
+        (ROOT / path).write_text(text, encoding="utf-8")
+        print(f"figures: wrote the tables of {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

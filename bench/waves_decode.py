@@ -1,0 +1,93 @@
+"""What ``fatnet sim --waves`` costs after the simulation: the time to merge the decoded
+message traces into the dump and write the .gtkw, against the co-simulation's own time,
+for the 64-terminal network of every family.
+
+Run as ``python bench/waves_decode.py`` (``make bench``; ``--sim icarus`` for Icarus,
+``--build-dir`` for the simulator builds, kept between runs). For each network it runs
+what ``fatnet sim <kind> ... --waves DIR`` runs: the model, the cocotb co-simulation
+with a VCD dump (checked against the model, as always) and
+:func:`fatnet.sim.waves.write_waves`, and prints one row:
+
+* sim s: the co-simulation's run (simulator start-up, every delivery cycle, the dump),
+  without the simulator build;
+* waves s: :func:`~fatnet.sim.waves.write_waves` (copy the dump, decode every cycle
+  into it, write the .gtkw);
+* waves / sim: their ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from fatnet.cli.main import build_parser
+from fatnet.cli.registry import get_family
+from fatnet.sim.cocotb_runner import run as cosim
+from fatnet.sim.waves import write_waves
+
+#: ``fatnet sim`` arguments of the 64-terminal network of every family.
+NETWORKS = {
+    "fat-tree, 64 leaves": ["fat-tree", "--leaves", "64", "--root-capacity", "16",
+                            "--pattern", "random-permutation", "--seed", "0"],
+    "butterfly, 64 inputs": ["butterfly", "--inputs", "64", "--pattern",
+                             "random-destinations", "--seed", "0"],
+    "hypercube, k = 6": ["hypercube", "--dimension", "6", "--pattern",
+                         "random-permutation", "--seed", "0"],
+}
+
+
+def measure(argv: list[str], sim: str, build_dir: Path, out_dir: Path) -> dict:
+    """One network through the model, the co-simulation with waves and the decoder."""
+    args = build_parser(["sim", *argv]).parse_args(["sim", *argv])
+    kind = argv[0]
+    fam = get_family(kind)
+    net = fam.commands.network_from_args(kind, args)
+    ms = fam.commands.messages_from_args(args, net)
+    report = fam.commands.run_model(net, ms, args)
+    res = cosim(net, ms, report.results, family=fam, sim=sim, seed=args.seed,
+                replay="python bench/waves_decode.py", waves=True, build_root=build_dir,
+                masks=report.masks)
+    if not res.passed or not res.waves:
+        raise SystemExit(f"waves_decode: {' '.join(argv)}: the co-simulation failed or "
+                         f"wrote no dump:\n" + "\n".join(res.failures))
+    start = time.perf_counter()
+    dump, _, note = write_waves(net, report.results, res.waves, out_dir, name=fam.name,
+                                family=fam)
+    waves_s = time.perf_counter() - start
+    if note:
+        raise SystemExit(f"waves_decode: {' '.join(argv)}: {note}")
+    return {"cycles": report.cycles, "mb": dump.stat().st_size / 1e6,
+            "sim": res.run_seconds, "waves": waves_s}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python bench/waves_decode.py", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--sim", choices=("verilator", "icarus"), default="verilator",
+                   help="the simulator (default verilator)")
+    p.add_argument("--build-dir", type=Path, default=Path("build/cocotb"),
+                   help="where the simulator builds go (default build/cocotb)")
+    args = p.parse_args(argv)
+    command = "python bench/waves_decode.py " + shlex.join(sys.argv[1:] if argv is None
+                                                           else argv)
+    rows = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, net_argv in NETWORKS.items():
+            rows[name] = measure([*net_argv, "--sim", args.sim], args.sim, args.build_dir,
+                                 Path(tmp) / name.split(",")[0])
+    # the table last, below whatever the simulators printed while building
+    print(f"# {command.strip()}")
+    print(f"{'network':<22} {'cycles':>6} {'dump MB':>8} {'sim s':>7} {'waves s':>8} "
+          f"{'waves / sim':>11}")
+    for name, row in rows.items():
+        print(f"{name:<22} {row['cycles']:>6} {row['mb']:>8.1f} {row['sim']:>7.1f} "
+              f"{row['waves']:>8.2f} {row['waves'] / row['sim']:>11.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
