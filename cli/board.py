@@ -188,13 +188,14 @@ def _apply_family_help(p: argparse.ArgumentParser, defaults: dict) -> None:
 
 def apply_board_defaults(kind: str, args) -> dict:
     """Fill the options the family's ``board_defaults`` name and the command line left
-    out; returns them (option -> value), for board.json."""
+    out; returns those that set a value (option -> value), for board.json."""
     from .registry import get_family
     chosen = {}
     for dest, default in get_family(kind).commands.board_defaults(kind).items():
         if getattr(args, dest) is None:
-            chosen[dest] = default.value(args)
-            setattr(args, dest, chosen[dest])
+            setattr(args, dest, default.value(args))
+            if getattr(args, dest) is not None:    # a default may be "none here"
+                chosen[dest] = getattr(args, dest)
     return chosen
 
 

@@ -197,7 +197,27 @@ def board_defaults(kind: str) -> dict:
             f"for alg1; {_BOARD_PATTERN} for {' and '.join(_PERMUTATIONS_ONLY)}, which "
             f"route partial permutations only, and random destinations repeat)",
             lambda args: _BOARD_PATTERN if args.algorithm in _PERMUTATIONS_ONLY
-            else "random")}
+            else "random"),
+        "nextpnr_opts": BoardDefault(
+            "more options for nextpnr, one string given with '=' (iCE40, ECP5, Gowin; "
+            f"default {_ECUBE_NEXTPNR_OPTS!r} for ecube, none for the other algorithms: "
+            "nextpnr's default router does not finish the e-cube self-test on the "
+            "iCEBreaker)",
+            _board_nextpnr_opts)}
+
+
+#: nextpnr's options for the e-cube router's self-test: nextpnr's default router stalls
+#: on the 3-cube's iCEBreaker build (73 % of the LCs) with thousands of arcs left, where
+#: router2 finishes in under a minute.
+_ECUBE_NEXTPNR_OPTS = "--router router2"
+
+
+def _board_nextpnr_opts(args) -> str | None:
+    """:data:`_ECUBE_NEXTPNR_OPTS` for the e-cube router on a board nextpnr builds."""
+    from ..hdl.board import BOARDS
+    if args.algorithm == "ecube" and BOARDS[args.board].nextpnr:
+        return _ECUBE_NEXTPNR_OPTS
+    return None
 
 
 def board_fit_key(kind: str, args) -> str:

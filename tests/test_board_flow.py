@@ -31,7 +31,8 @@ KINDS = {
     "hypercube-alg2": (["hypercube", "--dimension", "3", "--algorithm", "alg2"],
                        {"message_bits": 13, "pattern": "complement"}),
     "hypercube-ecube": (["hypercube", "--dimension", "3", "--algorithm", "ecube"],
-                        {"message_bits": 13, "pattern": "complement"}),
+                        {"message_bits": 13, "pattern": "complement",
+                         "nextpnr_opts": "--router router2"}),
 }
 
 
@@ -78,6 +79,7 @@ def test_a_default_build_states_its_defaults_in_board_json(tmp_path, capsys):
     ("fat-tree", "--payload-bits", "default 2n + 4"),
     ("hypercube", "--message-bits", "default 3k + 4"),
     ("hypercube", "--pattern", "complement for alg2 and ecube"),
+    ("hypercube", "--nextpnr-opts", "default '--router router2' for ecube"),
     ("butterfly", "--predict", "default 3 while"),
     ("butterfly", "--report-cycles", "default 5,000"),
 ])
