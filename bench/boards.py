@@ -18,10 +18,14 @@ one that does not, the fastest under its Fmax; up to :data:`CLOCK_TRIES` builds
 (:func:`best_clock`; ``--no-best-clock`` skips the step).
 
     python bench/boards.py [--boards icebreaker ulx3s] [--kinds butterfly ...]
-                                      [--json FILE] [--record] [--from-record]
-                                      [--first-size N] [--last-size N] [--no-best-clock]
-                                      [--clock MHZ] [--synth-opts OPTS]
-                                      [--nextpnr-opts OPTS]
+                           [--json FILE] [--record] [--from-record]
+                           [--first-size N] [--last-size N] [--no-best-clock]
+                           [--clock MHZ] [--synth-opts OPTS] [--nextpnr-opts OPTS]
+    python bench/boards.py --ship
+
+``--record`` keeps the largest size per board and kind in :data:`RECORD`; ``--ship``
+copies that record, with its provenance, into the package's shipped data, which
+``fatnet board`` quotes when a network does not fit.
 
 ``--first-size N`` starts a search at size N instead of the smallest (on a large device
 the small sizes each cost a long build and tell nothing): the sizes below it are not

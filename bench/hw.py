@@ -129,7 +129,7 @@ def ecp5_fmax(netlist_json, timeout: int = 1800, options: str = "",
                             *options.split()],
                            cwd=path.parent, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        print(f"bench_hw: nextpnr-ecp5 on {path.name} gave no result within {timeout} s",
+        print(f"bench/hw.py: nextpnr-ecp5 on {path.name} gave no result within {timeout} s",
               file=sys.stderr)
         return None
     fmax = nextpnr_fmax(p.stderr)
@@ -138,7 +138,7 @@ def ecp5_fmax(netlist_json, timeout: int = 1800, options: str = "",
     if fmax is None:   # say why the table will show "-"
         errors = [ln for ln in p.stderr.splitlines() if "ERROR" in ln] or \
             p.stderr.strip().splitlines()[-1:]
-        print(f"bench_hw: nextpnr-ecp5 on {path.name} gave no Fmax (exit {p.returncode}): "
+        print(f"bench/hw.py: nextpnr-ecp5 on {path.name} gave no Fmax (exit {p.returncode}): "
               f"{errors[-1] if errors else 'no output'}", file=sys.stderr)
     return fmax
 

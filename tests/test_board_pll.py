@@ -368,6 +368,36 @@ def test_the_size_search_record_names_the_largest_that_fitted(tmp_path, monkeypa
     assert "--dimension 3" in hw_board.largest_measured("icebreaker", "hypercube")
 
 
+def test_ship_copies_the_record_into_the_shipped_data_with_its_provenance(
+        tmp_path, monkeypatch, capsys):
+    """bench/boards.py --ship builds nothing and writes the record's sizes, with the
+    commands that measured and shipped them and the day, as the package's data."""
+    monkeypatch.setattr(bench_boards, "build_row", lambda *a, **k: pytest.fail("built"))
+    record, shipped = tmp_path / "record.json", tmp_path / "shipped.json"
+    sizes = {"ulx3s": {"fat-tree": {"size": 64, "options": "--leaves 64", "use": "x"}}}
+    record.write_text(json.dumps(sizes))
+    monkeypatch.setattr(bench_boards, "RECORD", record)
+    monkeypatch.setattr(bench_boards, "BOARD_SIZES", shipped)
+    bench_boards.main(["--ship"])
+    doc = json.loads(shipped.read_text())
+    assert doc["sizes"] == sizes
+    assert doc["provenance"]["measured_by"] == "python bench/boards.py --boards B --record"
+    assert doc["provenance"]["shipped_by"] == "python bench/boards.py --ship"
+    assert doc["provenance"]["date"] == datetime.date.today().isoformat()
+    assert str(shipped) in capsys.readouterr().out
+
+
+def test_the_shipped_board_sizes_name_their_provenance():
+    """The package's hdl/board_sizes.json (what fatnet board quotes) is shipped data:
+    its sizes come with the commands that measured and shipped them and the day."""
+    from fatnet.hdl.board import BOARD_SIZES
+    doc = json.loads(BOARD_SIZES.read_text())
+    assert set(doc) == {"provenance", "sizes"} and doc["sizes"]
+    assert doc["provenance"]["shipped_by"] == bench_boards.SHIP_COMMAND
+    assert doc["provenance"]["measured_by"] == bench_boards.RECORD_COMMAND
+    datetime.date.fromisoformat(doc["provenance"]["date"])
+
+
 @pytest.mark.parametrize("board", ["icebreaker", "ulx3s", "arty-a7", "tang-nano-9k"])
 @pytest.mark.parametrize("ceiling", [11.0, 15.0, 17.49, 18.09, 30.5, 38.25, 65.4, 149.9])
 def test_the_fastest_pll_clock_under_an_fmax_is_made_and_none_faster_is(board, ceiling):
