@@ -34,7 +34,7 @@ fuzz:
 # A million messages through each family's Verilog on Verilator, every wire compared
 # with the model; about ten minutes a family on two free cores.
 soak:
-	$(PY) -m fatnet.sim.soak --build-dir build/soak
+	$(PY) bench/soak.py --build-dir build/soak
 
 # The main job on defaults: a small network of each family routed by the model, its
 # Verilog generated and co-simulated against the model, waves and .gtkw in build/demo.
@@ -51,15 +51,15 @@ demo:
 # co-simulation (bench/waves_decode.py); the self-testing tops' bitstreams (boards). Record the figures the docs quote in bench/results/, then run
 # `make figures`.
 bench:
-	$(PY) -m fatnet.golden.fattree.bench_schedule
-	$(PY) -m fatnet.golden.hypercube.bench
+	$(PY) bench/schedule.py
+	$(PY) bench/hypercube_model.py
 	$(MAKE) bench-experiments
-	$(PY) -m fatnet.hdl.bench_hw --gen-1024
-	$(PY) -m fatnet.hdl.bench_hw
-	$(PY) -m fatnet.sim.bench_cosim
-	$(PY) -m fatnet.sim.bench_cosim --hc-permutations
-	$(PY) -m fatnet.sim.bench_cosim --hc-compare --plot build/hc_compare.png
-	$(PY) -m fatnet.hdl.bench_hw --hypercube-only --hc-ecube-only
+	$(PY) bench/hw.py --gen-1024
+	$(PY) bench/hw.py
+	$(PY) bench/cosim.py
+	$(PY) bench/cosim.py --hc-permutations
+	$(PY) bench/cosim.py --hc-compare --plot build/hc_compare.png
+	$(PY) bench/hw.py --hypercube-only --hc-ecube-only
 	$(PY) bench/waves_decode.py
 	$(MAKE) boards
 
@@ -92,7 +92,7 @@ bench-experiments:
 
 # Generation time and size, Yosys LUT/FF counts (iCE40, ECP5), nextpnr-ecp5 Fmax.
 bench-hw:
-	$(PY) -m fatnet.hdl.bench_hw
+	$(PY) bench/hw.py
 
 # Co-simulate an 8-leaf fat-tree on Icarus with waves: build/waves/fattree.gtkw for GTKWave.
 waves:

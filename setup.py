@@ -16,6 +16,8 @@ for layer in LAYERS:
     packages += [f"fatnet.{layer}.{sub}" for sub in find_packages(where=layer)]
     package_dir[f"fatnet.{layer}"] = layer
 
-# data read at run time: the boards' size-search findings and measured builds (hdl/board.py)
+# shipped data read at run time (hdl/board.py), each with its provenance: the size
+# search's findings (copied from bench/results/raw/ by `python bench/boards.py --ship`)
+# and the measured builds of the fit estimate; no benchmark writes into the package
 setup(packages=packages, package_dir=package_dir,
       package_data={"fatnet.hdl": ["board_sizes.json", "board_builds.json"]})

@@ -5,7 +5,9 @@ in ``bench/results/`` holds, per entry, the figure's values, the command that pr
 them, the date and a note on the machine. This script writes the tables between marker
 comments (``<!-- figures:NAME -->`` ... ``<!-- /figures:NAME -->``) from those files, so
 a table cannot drift from its results by a hand edit: ``tests/test_figures.py`` fails
-when a checked-in table differs from what this script renders.
+when a checked-in table differs from what this script renders. The raw records a
+benchmark keeps for itself (the size search's, ``bench/results/raw/board_sizes.json``)
+are in ``bench/results/raw/``, which this script does not read.
 
 Usage (from the repository root)::
 

@@ -375,8 +375,11 @@ def estimate_logic(board: str, key: str, terminals: int,
     return LogicEstimate(round(per_terminal * terminals), capacity, unit, count)
 
 
-#: The size search's findings (:mod:`fatnet.hdl.bench_boards` ``--record``): per board
-#: and kind, the largest network that fitted and met the clock, with its options.
+#: Shipped data: the size search's findings per board and kind (the largest network
+#: that fitted and met the clock, with its options), under ``sizes``, and their
+#: ``provenance`` (the commands that measured and shipped them, and the day). The search
+#: writes its record outside the package; ``python bench/boards.py --ship`` copies it
+#: here (docs/boards.md).
 BOARD_SIZES = Path(__file__).with_name("board_sizes.json")
 
 
@@ -384,12 +387,15 @@ def largest_measured(board: str, kind: str) -> str | None:
     """What the size search found for ``kind`` on ``board``, as a phrase for an error
     line ("the largest butterfly ... fitted with --inputs 8 ..."), or None if not run."""
     import json
-    found = (json.loads(BOARD_SIZES.read_text()) if BOARD_SIZES.exists() else {})
-    entry = found.get(board, {}).get(kind)
+    shipped = (json.loads(BOARD_SIZES.read_text()) if BOARD_SIZES.exists() else
+               {"sizes": {}})
+    entry = shipped["sizes"].get(board, {}).get(kind)
     if entry is None:
         return None
+    provenance = shipped["provenance"]
     return (f"the largest {kind} the size search fitted on the {board} is "
-            f"{entry['options']} ({entry['use']}; python -m fatnet.hdl.bench_boards)")
+            f"{entry['options']} ({entry['use']}; {provenance['measured_by']}, "
+            f"shipped {provenance['date']})")
 
 
 #: The step of a board build each tool's environment variable runs (the prefix names

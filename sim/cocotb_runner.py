@@ -210,13 +210,13 @@ def simulator_env(sim: str) -> dict:
 
 def build_key(net, *, family) -> str:
     """Build directory name: the parameters and the sources the Verilog comes from (every
-    module of ``fatnet.hdl`` but its benchmark, and the family's model files named by
-    its ``build_params`` hook), so a changed generator never reuses a stale build."""
+    module of ``fatnet.hdl``, and the family's model files named by its ``build_params``
+    hook), so a changed generator never reuses a stale build."""
     from .. import hdl
     params, model_files = family.testbench.build_params(net)
     h = hashlib.sha1(json.dumps(params, sort_keys=True).encode())
     hdl_dir = Path(hdl.__file__).parent
-    sources = sorted(p for p in hdl_dir.rglob("*.py") if p.name != "bench_hw.py")
+    sources = sorted(hdl_dir.rglob("*.py"))
     for path in sources + [Path(f) for f in model_files]:
         h.update(str(path.relative_to(path.parents[1])).encode())
         h.update(path.read_bytes())

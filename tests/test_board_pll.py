@@ -10,6 +10,7 @@ The expected values are recomputed here from the vendors' documented formulas
 from a run.
 """
 
+import datetime
 import itertools
 import json
 import re
@@ -20,9 +21,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bench_scripts import bench_script
+
 from fatnet.cli.main import main
 from fatnet.golden.errors import ParameterError
 from fatnet.hdl.pll import CLOCK_TOLERANCE, GOWIN_ODIV, PLLS, choose_pll
+
+bench_boards = bench_script("boards")
 
 
 def _ice40(f_in, p):
@@ -338,37 +343,69 @@ def test_the_icebreaker_pll_top_synthesizes_with_the_pll(tmp_path):
 
 
 def test_the_size_search_record_names_the_largest_that_fitted(tmp_path, monkeypatch):
-    """bench_boards --record keeps, per board and kind, the largest size that fitted;
+    """bench/boards.py --record keeps, per board and kind, the largest size that fitted;
     fatnet board's failure line quotes it (without place-and-route: rows as a search
     makes them, one too large)."""
     from fatnet.hdl import board as hw_board
-    from fatnet.hdl.bench_boards import record, size_options
-    path = tmp_path / "sizes.json"
+    path, shipped = tmp_path / "sizes.json", tmp_path / "shipped.json"
     rows = [{"board": "icebreaker", "kind": "butterfly", "size": n, "fits": fits,
              "logic": used, "logic_available": 5280, "fmax_mhz": fmax}
             for n, fits, used, fmax in ((4, True, 2000, 20.0), (8, True, 3100, 18.5),
                                         (16, False, 5441, None))]
-    record(rows, path)
-    monkeypatch.setattr(hw_board, "BOARD_SIZES", path)
+    bench_boards.record(rows, path)
+    bench_boards.ship(path, shipped, datetime.date(2026, 1, 2))
+    monkeypatch.setattr(hw_board, "BOARD_SIZES", shipped)
     phrase = hw_board.largest_measured("icebreaker", "butterfly")
-    assert " ".join(size_options("butterfly", 8)) in phrase
+    assert " ".join(bench_boards.size_options("butterfly", 8)) in phrase
+    assert phrase.endswith("python bench/boards.py --boards B --record, shipped 2026-01-02)")
     assert "3100/5280 logic cells" in phrase and "18.5 MHz" in phrase
     assert hw_board.largest_measured("icebreaker", "hypercube") is None
     assert hw_board.largest_measured("ulx3s", "butterfly") is None
     # a later search of another kind keeps the first
-    record([{**rows[0], "kind": "hypercube", "size": 3}], path)
+    bench_boards.record([{**rows[0], "kind": "hypercube", "size": 3}], path)
+    bench_boards.ship(path, shipped, datetime.date(2026, 1, 2))
     assert hw_board.largest_measured("icebreaker", "butterfly") == phrase
     assert "--dimension 3" in hw_board.largest_measured("icebreaker", "hypercube")
+
+
+def test_ship_copies_the_record_into_the_shipped_data_with_its_provenance(
+        tmp_path, monkeypatch, capsys):
+    """bench/boards.py --ship builds nothing and writes the record's sizes, with the
+    commands that measured and shipped them and the day, as the package's data."""
+    monkeypatch.setattr(bench_boards, "build_row", lambda *a, **k: pytest.fail("built"))
+    record, shipped = tmp_path / "record.json", tmp_path / "shipped.json"
+    sizes = {"ulx3s": {"fat-tree": {"size": 64, "options": "--leaves 64", "use": "x"}}}
+    record.write_text(json.dumps(sizes))
+    monkeypatch.setattr(bench_boards, "RECORD", record)
+    monkeypatch.setattr(bench_boards, "BOARD_SIZES", shipped)
+    bench_boards.main(["--ship"])
+    doc = json.loads(shipped.read_text())
+    assert doc["sizes"] == sizes
+    assert doc["provenance"]["measured_by"] == "python bench/boards.py --boards B --record"
+    assert doc["provenance"]["shipped_by"] == "python bench/boards.py --ship"
+    assert doc["provenance"]["date"] == datetime.date.today().isoformat()
+    assert str(shipped) in capsys.readouterr().out
+
+
+def test_the_shipped_board_sizes_name_their_provenance():
+    """The package's hdl/board_sizes.json (what fatnet board quotes) is shipped data:
+    its sizes come with the commands that measured and shipped them and the day."""
+    from fatnet.hdl.board import BOARD_SIZES
+    doc = json.loads(BOARD_SIZES.read_text())
+    assert set(doc) == {"provenance", "sizes"} and doc["sizes"]
+    assert doc["provenance"]["shipped_by"] == bench_boards.SHIP_COMMAND
+    assert doc["provenance"]["measured_by"] == bench_boards.RECORD_COMMAND
+    datetime.date.fromisoformat(doc["provenance"]["date"])
 
 
 @pytest.mark.parametrize("board", ["icebreaker", "ulx3s", "arty-a7", "tang-nano-9k"])
 @pytest.mark.parametrize("ceiling", [11.0, 15.0, 17.49, 18.09, 30.5, 38.25, 65.4, 149.9])
 def test_the_fastest_pll_clock_under_an_fmax_is_made_and_none_faster_is(board, ceiling):
-    """bench_boards' best-clock step asks for the PLL's fastest frequency at or below
+    """bench/boards.py's best-clock step asks for the PLL's fastest frequency at or below
     the Fmax nextpnr measured: one ``fatnet board --clock`` accepts, no faster than the
     ceiling, and the PLL's nearest setting to any request between it and the ceiling
     is not between them either."""
-    from fatnet.hdl.bench_boards import pll_at_most
+    pll_at_most = bench_boards.pll_at_most
     from fatnet.hdl.board import BOARDS
     from fatnet.hdl.pll import PLLS, choose_pll
     spec, pll = BOARDS[board], PLLS[BOARDS[board].pll]
@@ -403,7 +440,6 @@ def test_the_best_clock_step_builds_again_lower_until_one_closes(tmp_path, monke
     one that closes by the fastest under its own Fmax if faster, never at or above a
     clock that missed (rows as fatnet board's builds make them, without
     place-and-route)."""
-    from fatnet.hdl import bench_boards
     built = []
     lower = bench_boards.pll_at_most("icebreaker", 17.6 * (1 - 1e-3))
     between = bench_boards.pll_at_most("icebreaker", 17.9)
@@ -439,7 +475,6 @@ def test_a_build_that_closes_with_fmax_to_spare_is_followed_by_a_faster_clock(
     """A build at --clock C that closes with an Fmax above a faster PLL clock is built
     again at that clock, and so on while each closes faster; it stops when the Fmax
     allows nothing faster than the clock that closed."""
-    from fatnet.hdl import bench_boards
     start = bench_boards.pll_at_most("ulx3s", 44.0)
     second = bench_boards.pll_at_most("ulx3s", 52.05)
     third = bench_boards.pll_at_most("ulx3s", 53.47)
@@ -463,7 +498,6 @@ def test_a_clock_that_cannot_be_placed_is_followed_by_a_slower_one(tmp_path, mon
     """A best-clock build that fails with no Fmax (no legal placement: timing-driven
     placement can need more cells at a faster clock) is followed by the PLL's fastest
     clock under the one it tried, not the end of the step."""
-    from fatnet.hdl import bench_boards
     built = []
 
     def fake_build(board, kind, size, workdir, clock=None, timeout=7200, tool_opts=None):
@@ -487,7 +521,6 @@ def test_a_build_that_misses_its_clock_gives_the_fmax_of_its_error_line(tmp_path
     """A build that does not close writes nothing (fatnet board is all-or-nothing): its
     Fmax comes from the one-line error, and each clock builds into a directory of its
     own, so nothing of an earlier build is read as its."""
-    from fatnet.hdl import bench_boards
     seen = []
     line = ("fatnet board: error: the icebreaker build failed: the clock is not met: Fmax "
             "17.40 MHz for clock pll_clk, constrained to 18.00 MHz (lower --clock)")
@@ -506,9 +539,8 @@ def test_a_build_that_misses_its_clock_gives_the_fmax_of_its_error_line(tmp_path
 
 
 def test_the_size_search_starts_at_first_size(tmp_path, monkeypatch, capsys):
-    """bench_boards --first-size N builds from size N up (not the smaller sizes) until
+    """bench/boards.py --first-size N builds from size N up (not the smaller sizes) until
     one does not fit; a size not on the kind's ladder is one line, exit 2."""
-    from fatnet.hdl import bench_boards
     built = []
 
     def fake_build(board, kind, size, workdir, clock=None, timeout=7200, tool_opts=None):
@@ -533,10 +565,9 @@ def test_the_size_search_starts_at_first_size(tmp_path, monkeypatch, capsys):
 
 
 def test_the_size_search_stops_at_last_size(tmp_path, monkeypatch, capsys):
-    """bench_boards --last-size N builds no size above N (one an earlier run measured
+    """bench/boards.py --last-size N builds no size above N (one an earlier run measured
     not to fit), and its best-clock step then takes N; a size off the ladder or below
     --first-size is one line, exit 2."""
-    from fatnet.hdl import bench_boards
     built = []
 
     def fake_build(board, kind, size, workdir, clock=None, timeout=7200, tool_opts=None):
@@ -559,12 +590,11 @@ def test_the_size_search_stops_at_last_size(tmp_path, monkeypatch, capsys):
 
 def test_a_search_from_a_record_above_last_size_says_why_nothing_was_built(
         tmp_path, monkeypatch, capsys):
-    from fatnet.hdl import bench_boards
     built = []
     monkeypatch.setattr(bench_boards, "build_row", lambda *a, **k: built.append(a))
     sizes = tmp_path / "sizes.json"
     sizes.write_text(json.dumps({"ulx3s": {"fat-tree": {"size": 64}}}))
-    monkeypatch.setattr(bench_boards, "BOARD_SIZES", sizes)
+    monkeypatch.setattr(bench_boards, "RECORD", sizes)
     bench_boards.main(["--boards", "ulx3s", "--kinds", "fat-tree", "--from-record",
                        "--last-size", "32"])
     assert built == []
@@ -575,7 +605,6 @@ def test_a_search_from_a_record_above_last_size_says_why_nothing_was_built(
 def test_a_stopped_size_search_keeps_what_it_measured(tmp_path, monkeypatch):
     """Each row is written to --json and --record as it is measured: a search stopped
     during a build (a large device's builds take many minutes) keeps the sizes before."""
-    from fatnet.hdl import bench_boards
 
     def fake_build(board, kind, size, workdir, clock=None, timeout=7200, tool_opts=None):
         if size == 256:
@@ -585,7 +614,7 @@ def test_a_stopped_size_search_keeps_what_it_measured(tmp_path, monkeypatch):
 
     monkeypatch.setattr(bench_boards, "build_row", fake_build)
     sizes = tmp_path / "sizes.json"
-    monkeypatch.setattr(bench_boards, "BOARD_SIZES", sizes)
+    monkeypatch.setattr(bench_boards, "RECORD", sizes)
     out = tmp_path / "rows.json"
     with pytest.raises(KeyboardInterrupt):
         bench_boards.main(["--boards", "ulx3s", "--kinds", "butterfly", "--first-size",
@@ -596,10 +625,9 @@ def test_a_stopped_size_search_keeps_what_it_measured(tmp_path, monkeypatch):
 
 def test_a_search_at_a_given_clock_records_that_clock_and_does_not_build_it_again(
         tmp_path, monkeypatch, capsys):
-    """bench_boards --clock C: the rows and the record name C (not the oscillator's
+    """bench/boards.py --clock C: the rows and the record name C (not the oscillator's
     clock), and the best-clock step does not build C again when the PLL's fastest clock
     under the Fmax is C."""
-    from fatnet.hdl import bench_boards
     clock = bench_boards.pll_at_most("ulx3s", 55.0)
     built = []
 
@@ -609,7 +637,7 @@ def test_a_search_at_a_given_clock_records_that_clock_and_does_not_build_it_agai
 
     monkeypatch.setattr(bench_boards, "build_row", fake_build)
     sizes = tmp_path / "sizes.json"
-    monkeypatch.setattr(bench_boards, "BOARD_SIZES", sizes)
+    monkeypatch.setattr(bench_boards, "RECORD", sizes)
     bench_boards.main(["--boards", "ulx3s", "--kinds", "hypercube", "--first-size", "7",
                        "--last-size", "7", "--clock", f"{clock:g}", "--record"])
     assert built == [clock]
@@ -668,14 +696,13 @@ def test_tool_opts_go_into_the_build_script_and_board_json(tmp_path):
 
 def test_a_size_search_passes_tool_opts_to_every_build_and_records_them(
         tmp_path, monkeypatch, capsys):
-    """bench_boards --synth-opts and --nextpnr-opts: the search's builds and the
+    """bench/boards.py --synth-opts and --nextpnr-opts: the search's builds and the
     best-clock step's take them, a build's command line carries them in a form fatnet
     board parses back, and the record's options (quoted in fatnet board's error line)
     repeat them."""
     import shlex
 
     from fatnet.cli.main import build_parser
-    from fatnet.hdl import bench_boards
     opts = {"synth_opts": "-dffe_min_ce_use 4", "nextpnr_opts": "--router router2"}
 
     def parsed_opts(argv):
@@ -709,7 +736,7 @@ def test_a_size_search_passes_tool_opts_to_every_build_and_records_them(
 
     monkeypatch.setattr(bench_boards, "build_row", fake_build)
     sizes = tmp_path / "sizes.json"
-    monkeypatch.setattr(bench_boards, "BOARD_SIZES", sizes)
+    monkeypatch.setattr(bench_boards, "RECORD", sizes)
     bench_boards.main(["--boards", "ulx3s", "--kinds", "hypercube", "--first-size", "7",
                        "--last-size", "7", f"--synth-opts={opts['synth_opts']}",
                        f"--nextpnr-opts={opts['nextpnr_opts']}", "--record"])

@@ -6,7 +6,9 @@ import pytest
 
 from simulators import SIMS, require
 
-from fatnet.sim import soak as soak_module
+from bench_scripts import bench_script
+
+soak_module = bench_script("soak")
 
 
 @pytest.mark.skipif("verilator" not in SIMS, reason="SIM selects another simulator")
@@ -28,5 +30,5 @@ def test_a_mismatch_stops_the_soak_with_its_replay(tmp_path, monkeypatch):
     def flipped(*args, **kwargs):     # the comparison must catch one wrong expected bit
         return real(*args, **kwargs, flip_expected=(0, "recv", 5, 0))
     monkeypatch.setattr(cocotb_runner, "run", flipped)
-    with pytest.raises(RuntimeError, match=r"seed 3; replay: python -m fatnet.sim.soak"):
+    with pytest.raises(RuntimeError, match=r"seed 3; replay: python bench/soak.py"):
         soak_module.soak("butterfly", 100, 20, seed=3, build_root=tmp_path)

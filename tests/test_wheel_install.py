@@ -108,6 +108,18 @@ def test_wheel_holds_every_family_folder(installed):
             assert f"fatnet/{rel}" in names, f"{rel} is missing from {wheel.name}"
 
 
+def test_wheel_holds_the_shipped_data_and_no_benchmark(installed):
+    """The data the product reads is in the wheel; the benchmarks (bench/) and their
+    records are not: every file of the package is under one of the layers."""
+    wheel, _ = installed
+    names = zipfile.ZipFile(wheel).namelist()
+    for data in ("fatnet/hdl/board_sizes.json", "fatnet/hdl/board_builds.json"):
+        assert data in names, f"{data} is missing from {wheel.name}"
+    package = [n for n in names if n.startswith("fatnet/")]
+    assert package and all(n.split("/")[1] in LAYERS for n in package), \
+        [n for n in package if n.split("/")[1] not in LAYERS]
+
+
 def test_installed_package_is_the_wheel_alone(installed, tmp_path):
     _, bindir = installed
     p = _run(bindir, tmp_path, "python", "-c",

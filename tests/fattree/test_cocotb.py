@@ -24,7 +24,7 @@ cocotb_runner = pytest.importorskip("fatnet.sim.cocotb_runner")
 
 
 # (name, spec factory, simulators): the largest run on Verilator only (Icarus itself is
-# ~100x slower than Verilator on it; see sim/bench_cosim.py).
+# ~100x slower than Verilator on it; see bench/cosim.py).
 SPECS = {
     "n2-universal-pip-off": (lambda: FatTreeSpec.universal(2, 2, payload_bits=4), SIMS),
     "n4-constant-xbar-on": (lambda: FatTreeSpec.constant(4, 1, concentrator="crossbar",

@@ -1,6 +1,6 @@
 """Co-simulation speed: cocotb against a native Verilator loop, on the same Verilog.
 
-Run as ``python -m fatnet.sim.bench_cosim`` (``make bench``; ``--quick`` for the 16-leaf
+Run as ``python bench/cosim.py`` (``make bench``; ``--quick`` for the 16-leaf
 tree only, ``--butterfly-only`` / ``--no-butterfly``, ``--hypercube-only`` /
 ``--no-hypercube``). For each smallest-universal fat-tree (16 and 64 leaves, off-line,
 seed 0), the 64-input butterfly and the 6-cube's Algorithm 1 router chains it builds the
@@ -35,19 +35,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..golden.fattree.network import FatTreeNetwork
-from ..golden.fattree.spec import FatTreeSpec, min_universal_root
-from ..hdl.harness import harness_geometry, packed_layout
-from .family import Hooks
-
-
-def family_of(net) -> Hooks:
-    """The hooks of the benchmark's two families (a benchmark names them; the engines it
-    times do not)."""
-    from ..hdl import butterfly as hw_b, fattree as hw_f, hypercube as hw_h
-    from . import butterfly as tb_b, fattree as tb_f, hypercube as tb_h
-    return {"fattree": Hooks(hw_f, tb_f), "butterfly": Hooks(hw_b, tb_b),
-            "hypercube": Hooks(hw_h, tb_h)}[net.family]
+from fatnet.cli.registry import family_of
+from fatnet.golden.fattree.network import FatTreeNetwork
+from fatnet.golden.fattree.spec import FatTreeSpec, min_universal_root
+from fatnet.hdl.harness import harness_geometry, packed_layout
 
 __all__ = ["native_row", "cocotb_row", "workload", "checked_workload", "main", "bench_net"]
 
@@ -121,8 +112,8 @@ def bench_net(leaves: int) -> FatTreeNetwork:
 def native_row(net, build_root: Path, clocks: int) -> dict:
     """Build the harness natively with Verilator and run ``clocks`` clocks of random
     stimulus; returns build seconds and clocks/s."""
-    from ..hdl.gen import generate
-    from .cocotb_runner import VERILATOR_PUBLIC, build_key, harness_sources, simulator_env
+    from fatnet.hdl.gen import generate
+    from fatnet.sim.cocotb_runner import VERILATOR_PUBLIC, build_key, harness_sources, simulator_env
     T = net.cycle_length
     top = net.family
     d = Path(build_root).resolve() / "native" / build_key(net, family=family_of(net))
@@ -159,7 +150,7 @@ def _concatenated_runs(next_run, cycles_wanted: int):
     """Runs of the model (``next_run()`` -> (MessageSet, RunReport)) until
     ``cycles_wanted`` cycles, renumbered into one message set: (messages, the first
     ``cycles_wanted`` CycleResults, the reports)."""
-    from ..golden.messages import MessageSet
+    from fatnet.golden.messages import MessageSet
     results, parts, reports, offset = [], [], [], 0
     while len(results) < cycles_wanted:
         ms, rep = next_run()
@@ -181,8 +172,8 @@ def workload(net, cycles_wanted: int, seed: int = 1):
     """Random-destinations sets (every leaf and the external interface sending) scheduled
     off-line and run in the model until ``cycles_wanted`` cycles: (messages, the model's
     CycleResults)."""
-    from ..golden.fattree.route import run_offline
-    from ..golden.messages import MessageSet
+    from fatnet.golden.fattree.route import run_offline
+    from fatnet.golden.messages import MessageSet
     rng = np.random.default_rng(seed)
     k = 4 * (net.n + 1)
 
@@ -200,8 +191,8 @@ def butterfly_workload(circuit, cycles_wanted: int, seed: int = 1):
     """Full-load random-destination problems (every input sends one message) run on-line
     in the model, losses retried, until ``cycles_wanted`` cycles: (messages, the model's
     CycleResults, the first cycle's acceptance of every problem)."""
-    from ..golden.butterfly.cyclemodel import run_circuit
-    from ..golden.messages import MessageSet
+    from fatnet.golden.butterfly.cyclemodel import run_circuit
+    from fatnet.golden.messages import MessageSet
     rng = np.random.default_rng(seed)
     n = circuit.n_inputs
 
@@ -219,7 +210,7 @@ def hypercube_workload(net, cycles_wanted: int, seed: int = 1):
     """Full-load random permutations (every node sends one message) through Algorithm
     1's router chains, run on-line in the model, collisions retried, until
     ``cycles_wanted`` cycles: (messages, the model's CycleResults)."""
-    from ..golden.messages import MessageSet
+    from fatnet.golden.messages import MessageSet
     rng = np.random.default_rng(seed)
     n = net.nodes
 
@@ -249,11 +240,11 @@ def checked_workload(net, cycles: int, seed: int = 1):
 
 def cocotb_row(net, sim: str, build_root: Path, cycles: int) -> dict:
     """cocotb co-simulation of ``cycles`` checked delivery cycles on one simulator."""
-    from .cocotb_runner import run
+    from fatnet.sim.cocotb_runner import run
     ms, results, accept = checked_workload(net, cycles)
     t0 = time.perf_counter()
     res = run(net, ms, results, family=family_of(net), sim=sim, build_root=build_root,
-              seed=1, replay="python -m fatnet.sim.bench_cosim")
+              seed=1, replay="python bench/cosim.py")
     total = time.perf_counter() - t0
     if not res.passed:
         raise RuntimeError("\n".join(res.failures))
@@ -277,14 +268,14 @@ HYPERCUBE_CASES = ((6, 2_000_000, 3000, 300),)
 
 def bench_hypercube(k: int):
     """Algorithm 1's router chains on the k-cube, M = 2k."""
-    from ..golden.hypercube.circuit import HypercubeCircuit
+    from fatnet.golden.hypercube.circuit import HypercubeCircuit
     return HypercubeCircuit(k)
 
 
 def bench_butterfly(inputs: int):
     """The butterfly of ``inputs`` rows, 8 payload bits, no faults."""
-    from ..golden.butterfly.cyclemodel import CircuitNetwork
-    from ..golden.butterfly.topology import make_network
+    from fatnet.golden.butterfly.cyclemodel import CircuitNetwork
+    from fatnet.golden.butterfly.topology import make_network
     return CircuitNetwork(make_network("butterfly", inputs, 1), 8)
 
 
@@ -293,9 +284,9 @@ def hc_all_permutations(build_root: Path, sim: str = "verilator") -> dict:
     6), one delivery cycle each, in one simulation, every recv and send_ack wire checked
     against the model at every bit-time."""
     import itertools
-    from ..golden.hypercube.circuit import HypercubeCircuit
-    from ..golden.messages import MessageSet
-    from .cocotb_runner import run
+    from fatnet.golden.hypercube.circuit import HypercubeCircuit
+    from fatnet.golden.messages import MessageSet
+    from fatnet.sim.cocotb_runner import run
     net = HypercubeCircuit(3, algorithm="alg2")
     perms = list(itertools.permutations(range(8)))
     src = np.tile(np.arange(8), len(perms))
@@ -308,7 +299,7 @@ def hc_all_permutations(build_root: Path, sim: str = "verilator") -> dict:
     assert all(len(r.delivered) == 8 for r in results)
     t0 = time.perf_counter()
     res = run(net, ms, results, family=family_of(net), sim=sim, build_root=build_root,
-              seed=1, replay="python -m fatnet.sim.bench_cosim --hc-permutations")
+              seed=1, replay="python bench/cosim.py --hc-permutations")
     return {"permutations": len(perms), "passed": res.passed, "failures": res.failures[:5],
             "model_seconds": model_s, "cosim_seconds": time.perf_counter() - t0,
             "build_seconds": res.build_seconds, "clocks": res.clocks,
@@ -319,13 +310,13 @@ def hc_alg2_patterns(k: int, build_root: Path, sim: str = "verilator") -> dict:
     """Algorithm 2's hardware on the k-cube (M = 2k): the permutation patterns, two more
     random permutations and two random partial permutations, one delivery cycle each, in
     one simulation, checked against the model on every wire and bit-time."""
-    from ..golden.hypercube.circuit import HypercubeCircuit
-    from ..golden.hypercube.patterns import make_pattern
-    from ..golden.messages import MessageSet
-    from .cocotb_runner import run
+    from fatnet.golden.hypercube.circuit import HypercubeCircuit
+    from fatnet.golden.hypercube.patterns import make_pattern
+    from fatnet.golden.messages import MessageSet
+    from fatnet.sim.cocotb_runner import run
     net = HypercubeCircuit(k, algorithm="alg2")
     names = ("transpose", "bit-reversal", "complement", "random-permutation")
-    from ..golden.hypercube.alg1 import random_partial_permutation
+    from fatnet.golden.hypercube.alg1 import random_partial_permutation
     rng = np.random.default_rng([1, k])
     n = net.nodes
     pairs = [make_pattern(k, p, 1) for p in names] + [
@@ -340,7 +331,7 @@ def hc_alg2_patterns(k: int, build_root: Path, sim: str = "verilator") -> dict:
     model_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     res = run(net, ms, results, family=family_of(net), sim=sim, build_root=build_root,
-              seed=1, replay=f"python -m fatnet.sim.bench_cosim --hc-permutations (k = {k})")
+              seed=1, replay=f"python bench/cosim.py --hc-permutations (k = {k})")
     return {"k": k, "cycles": res.cycles, "cycle_length": net.cycle_length,
             "passed": res.passed, "failures": res.failures[:5], "model_seconds": model_s,
             "cosim_seconds": time.perf_counter() - t0, "build_seconds": res.build_seconds,
@@ -361,10 +352,10 @@ def hc_compare(k: int, algorithm: str, buffer, build_root: Path, sim: str = "ver
     random permutations, each on-line until delivered, in one simulation checked against
     the model on every wire and bit-time; per routing, the RTL's bit-times: the cycles
     before the last, whole, and the last one's send_ack (every message delivered)."""
-    from ..golden.hypercube.circuit import HypercubeCircuit, run_blocks
-    from ..golden.hypercube.patterns import make_pattern
-    from ..golden.messages import MessageSet
-    from .cocotb_runner import run
+    from fatnet.golden.hypercube.circuit import HypercubeCircuit, run_blocks
+    from fatnet.golden.hypercube.patterns import make_pattern
+    from fatnet.golden.messages import MessageSet
+    from fatnet.sim.cocotb_runner import run
     # the store-and-forward cycle's steps capped at 32k (the default, k * 2^k or twice
     # that, makes the 8-cube's Valiant cycle 110,000 bit-times long, and its harness
     # too large to generate): a cycle that does not drain is sent again, and the table's
@@ -393,7 +384,7 @@ def hc_compare(k: int, algorithm: str, buffer, build_root: Path, sim: str = "ver
     results = [r for cycles in per_block for r in cycles]
     t0 = time.perf_counter()
     res = run(net, ms, results, family=family_of(net), sim=sim, build_root=build_root,
-              seed=seed, replay=f"python -m fatnet.sim.bench_cosim --hc-compare (k = {k}, "
+              seed=seed, replay=f"python bench/cosim.py --hc-compare (k = {k}, "
                                 f"{algorithm}, buffer {buffer})")
     return {"k": k, "algorithm": algorithm, "buffer": buffer, "steps": steps,
             "passed": res.passed,
@@ -449,7 +440,7 @@ def _hc_compare_report(rows, plot) -> None:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m fatnet.sim.bench_cosim",
+    ap = argparse.ArgumentParser(prog="python bench/cosim.py",
                                  description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="16 leaves only")
     ap.add_argument("--leaves", type=int, action="append", choices=[c[0] for c in CASES],
@@ -565,7 +556,7 @@ def main(argv=None) -> None:
               f"{py:>5}  {start:>9}  {check:>7}")
     for r in rows:
         if r.get("first_cycle_acceptance"):
-            from ..golden.butterfly.circuit import patel_acceptance
+            from fatnet.golden.butterfly.circuit import patel_acceptance
             acc = np.asarray(r["first_cycle_acceptance"])
             n = r["leaves"].bit_length() - 1
             q = 0.5

@@ -17,11 +17,15 @@ build that closes, the PLL's fastest frequency under its Fmax if that is faster;
 one that does not, the fastest under its Fmax; up to :data:`CLOCK_TRIES` builds
 (:func:`best_clock`; ``--no-best-clock`` skips the step).
 
-    python -m fatnet.hdl.bench_boards [--boards icebreaker ulx3s] [--kinds butterfly ...]
-                                      [--json FILE] [--record] [--from-record]
-                                      [--first-size N] [--last-size N] [--no-best-clock]
-                                      [--clock MHZ] [--synth-opts OPTS]
-                                      [--nextpnr-opts OPTS]
+    python bench/boards.py [--boards icebreaker ulx3s] [--kinds butterfly ...]
+                           [--json FILE] [--record] [--from-record]
+                           [--first-size N] [--last-size N] [--no-best-clock]
+                           [--clock MHZ] [--synth-opts OPTS] [--nextpnr-opts OPTS]
+    python bench/boards.py --ship
+
+``--record`` keeps the largest size per board and kind in :data:`RECORD`; ``--ship``
+copies that record, with its provenance, into the package's shipped data, which
+``fatnet board`` quotes when a network does not fit.
 
 ``--first-size N`` starts a search at size N instead of the smallest (on a large device
 the small sizes each cost a long build and tell nothing): the sizes below it are not
@@ -35,6 +39,7 @@ one-line error, which the table shows.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import re
 import shlex
@@ -44,22 +49,32 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..golden.fattree.spec import min_universal_root
-from .board import BOARD_SIZES, BOARDS, LOGIC_CELLS, TOOL_OPTIONS, tool_opts_of
-from .pll import PLLS
-from .tools import nextpnr_fmax, nextpnr_utilisation
+from fatnet.golden.fattree.spec import min_universal_root
+from fatnet.hdl.board import BOARD_SIZES, BOARDS, LOGIC_CELLS, TOOL_OPTIONS, tool_opts_of
+from fatnet.hdl.pll import PLLS
+from fatnet.hdl.tools import nextpnr_fmax, nextpnr_utilisation
 
-__all__ = ["LADDERS", "CLOCK_TRIES", "size_options", "build_row", "search", "pll_at_most",
-           "best_clock", "record", "main"]
+__all__ = ["LADDERS", "CLOCK_TRIES", "RECORD", "size_options", "build_row", "search",
+           "pll_at_most", "best_clock", "record", "ship", "main"]
+
+#: The size search's record (``--record``): per board and kind, the largest size that
+#: fitted and met the clock. ``--ship`` copies it into the package's shipped data
+#: (:data:`fatnet.hdl.board.BOARD_SIZES`), which ``fatnet board`` quotes.
+RECORD = Path(__file__).resolve().parent / "results" / "raw" / "board_sizes.json"
+#: The command that fills :data:`RECORD`, as the shipped data names it.
+RECORD_COMMAND = "python bench/boards.py --boards B --record"
+#: The command that ships it.
+SHIP_COMMAND = "python bench/boards.py --ship"
 
 #: Builds the best-clock step makes at most for one network.
 CLOCK_TRIES = 3
 
-#: Per kind: the sizes tried, smallest first (the butterfly's inputs, the fat-tree's
-#: leaves, the hypercube's dimension), each up to a size that does not fit on the
-#: largest board, the ULX3S's ECP5-85F (its butterfly of 256 inputs and its fat-tree of
-#: 128 leaves did not; its hypercube of dimension 8 fits in 87 % of its LUTs, 2.2 times
-#: dimension 7's, so dimension 9 would not).
+#: Per kind (the benchmark's own table of the three families with a self-testing top;
+#: :func:`size_options` gives each size's options): the sizes tried, smallest first (the
+#: butterfly's inputs, the fat-tree's leaves, the hypercube's dimension), each up to a
+#: size that does not fit on the largest board, the ULX3S's ECP5-85F (its butterfly of
+#: 256 inputs and its fat-tree of 128 leaves did not; its hypercube of dimension 8 fits
+#: in 87 % of its LUTs, 2.2 times dimension 7's, so dimension 9 would not).
 LADDERS = {
     "butterfly": (4, 8, 16, 32, 64, 128, 256),
     "fat-tree": (4, 8, 16, 32, 64, 128),
@@ -232,7 +247,7 @@ def best_clock(row: dict, workdir: Path, timeout: int = 7200,
 
 def main(argv=None) -> None:
     built = sorted(b for b, spec in BOARDS.items() if spec.bitstream is not None)
-    ap = argparse.ArgumentParser(prog="python -m fatnet.hdl.bench_boards",
+    ap = argparse.ArgumentParser(prog="python bench/boards.py",
                                  description=__doc__.splitlines()[0])
     ap.add_argument("--boards", nargs="+", choices=built, default=built,
                     help=f"boards (default {' '.join(built)})")
@@ -249,8 +264,9 @@ def main(argv=None) -> None:
     ap.add_argument("--timeout", type=int, default=7200,
                     help="seconds per build (default 7200)")
     ap.add_argument("--from-record", action="store_true",
-                    help="start each search at the size hdl/board_sizes.json records "
-                         "for the board and kind (it and the next size are built again)")
+                    help="start each search at the size bench/results/raw/board_sizes.json "
+                         "records for the board and kind (it and the next size are built "
+                         "again)")
     ap.add_argument("--first-size", type=int, default=None, metavar="N",
                     help="start each search at size N (the butterfly's inputs, the "
                          "fat-tree's leaves, the hypercube's dimension; one of the "
@@ -265,9 +281,16 @@ def main(argv=None) -> None:
     ap.add_argument("--json", help="also write the rows as JSON here")
     ap.add_argument("--record", action="store_true",
                     help="record the largest size that fits per board and kind in "
-                         "hdl/board_sizes.json (fatnet board's error for a network that "
-                         "does not fit names it)")
+                         "bench/results/raw/board_sizes.json")
+    ap.add_argument("--ship", action="store_true",
+                    help="build nothing: copy bench/results/raw/board_sizes.json, with its "
+                         "provenance, into the package's hdl/board_sizes.json (fatnet "
+                         "board's error for a network that does not fit quotes it)")
     args = ap.parse_args(argv)
+    if args.ship:
+        ship()
+        print(f"shipped {RECORD} as {BOARD_SIZES}")
+        return
     for option, size in (("--first-size", args.first_size), ("--last-size", args.last_size)):
         for kind in args.kinds if size is not None else ():
             if size not in LADDERS[kind]:
@@ -279,11 +302,11 @@ def main(argv=None) -> None:
     if None not in (args.first_size, args.last_size) and args.last_size < args.first_size:
         ap.error(f"--last-size must be at least --first-size ({args.first_size}), "
                  f"not {args.last_size}")
-    print("The largest network per board (python -m fatnet.hdl.bench_boards): fatnet "
+    print("The largest network per board (python bench/boards.py): fatnet "
           "board --bitstream per size until one does not fit or meet the clock",
           flush=True)
     rows = []
-    recorded = json.loads(BOARD_SIZES.read_text()) if BOARD_SIZES.exists() else {}
+    recorded = json.loads(RECORD.read_text()) if RECORD.exists() else {}
 
     def keep(row: dict) -> None:
         """Print a row and write the JSON and the record at once, so that a search
@@ -319,9 +342,8 @@ def main(argv=None) -> None:
 
 def record(rows: list[dict], path: Path | None = None) -> None:
     """Add the largest size that fitted per board and kind to ``path`` (default
-    :data:`~fatnet.hdl.board.BOARD_SIZES`; the searches of other boards and kinds already
-    there are kept)."""
-    path = BOARD_SIZES if path is None else path
+    :data:`RECORD`; the searches of other boards and kinds already there are kept)."""
+    path = RECORD if path is None else path
     found = json.loads(path.read_text()) if path.exists() else {}
     for r in rows:
         best = _largest_fastest([x for x in rows if x["board"] == r["board"]
@@ -336,7 +358,24 @@ def record(rows: list[dict], path: Path | None = None) -> None:
             "size": best["size"], "clock_mhz": _clock_of(best),
             "options": " ".join(size_options(r["kind"], best["size"])) + extra,
             "use": use + (f", Fmax {best['fmax_mhz']} MHz" if best["fmax_mhz"] else "")}
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(found, indent=2, sort_keys=True) + "\n")
+
+
+def ship(record_path: Path | None = None, shipped: Path | None = None,
+         date: datetime.date | None = None) -> None:
+    """Copy the size search's record (``record_path``, default :data:`RECORD`) into the
+    package's shipped data (``shipped``, default
+    :data:`~fatnet.hdl.board.BOARD_SIZES`), with its provenance: the commands that
+    measured and shipped it and the day (``date``, default today)."""
+    record_path = RECORD if record_path is None else record_path
+    shipped = BOARD_SIZES if shipped is None else shipped
+    date = datetime.date.today() if date is None else date
+    doc = {"provenance": {"measured_by": RECORD_COMMAND, "shipped_by": SHIP_COMMAND,
+                          "record": "bench/results/raw/board_sizes.json",
+                          "date": date.isoformat()},
+           "sizes": json.loads(record_path.read_text())}
+    shipped.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,10 +1,10 @@
 """Soak: a million messages through each family's generated Verilog on Verilator.
 
-``python -m fatnet.sim.soak [--messages 1000000] [--networks fat-tree butterfly
+``python bench/soak.py [--messages 1000000] [--networks fat-tree butterfly
 hypercube] [--chunk-cycles 4000] [--seed 1]`` (``make soak``). Per network (the 16-leaf
 universal fat-tree, off-line; the 16-input butterfly, full load with losses retried;
 Algorithm 1 on the 4-cube), the co-simulation benchmark's checked workload
-(:func:`fatnet.sim.bench_cosim.checked_workload`) runs chunk after chunk through cocotb
+(:func:`cosim.checked_workload`) runs chunk after chunk through cocotb
 on Verilator, the harness built once: every ``recv`` and ``send_ack`` wire is compared
 with the model at every bit-time of every cycle. The model's run delivers every message
 exactly once (losses are retried), and since the RTL equals the model on every wire, the
@@ -26,12 +26,15 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from .bench_cosim import bench_butterfly, bench_hypercube, bench_net, checked_workload
-from .bench_cosim import family_of
+from fatnet.cli.registry import family_of
+
+# a sibling script of bench/ (on sys.path as the running script's folder)
+from cosim import bench_butterfly, bench_hypercube, bench_net, checked_workload
 
 __all__ = ["NETWORKS", "soak", "main"]
 
-#: The soaked networks: name -> the network.
+#: The soaked networks: name -> the network (a table of the benchmark's own: the
+#: workload of each family's network is the co-simulation benchmark's).
 NETWORKS = {
     "fat-tree": lambda: bench_net(16),
     "butterfly": lambda: bench_butterfly(16),
@@ -43,8 +46,8 @@ def soak(name: str, messages: int, chunk_cycles: int, seed: int, build_root: Pat
          progress=None, log: bool = True) -> dict:
     """At least ``messages`` delivered messages of network ``name`` through the RTL.
     ``progress(done, total, what)``, if given, is called before each chunk (messages
-    delivered so far, of ``messages``); ``log`` as in :func:`.cocotb_runner.run`."""
-    from .cocotb_runner import run
+    delivered so far, of ``messages``); ``log`` as in :func:`fatnet.sim.cocotb_runner.run`."""
+    from fatnet.sim.cocotb_runner import run
     net = NETWORKS[name]()
     delivered = cycles = clocks = chunk = 0
     t0 = time.perf_counter()
@@ -54,7 +57,7 @@ def soak(name: str, messages: int, chunk_cycles: int, seed: int, build_root: Pat
                      f"{name}: chunk {chunk + 1}, {cycles:,} cycles so far")
         chunk_seed = seed + chunk
         ms, results, _ = checked_workload(net, chunk_cycles, chunk_seed)
-        replay = (f"python -m fatnet.sim.soak --networks {name} --seed {chunk_seed} "
+        replay = (f"python bench/soak.py --networks {name} --seed {chunk_seed} "
                   f"--messages 1 --chunk-cycles {chunk_cycles}")
         res = run(net, ms, results, family=family_of(net), sim="verilator",
                   build_root=build_root, seed=chunk_seed, replay=replay, log=log)
@@ -78,7 +81,7 @@ def soak(name: str, messages: int, chunk_cycles: int, seed: int, build_root: Pat
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m fatnet.sim.soak",
+    ap = argparse.ArgumentParser(prog="python bench/soak.py",
                                  description=__doc__.splitlines()[0])
     ap.add_argument("--messages", type=int, default=1_000_000,
                     help="delivered messages per network (default 1,000,000)")
@@ -94,10 +97,10 @@ def main(argv=None) -> int:
     for name, value in (("messages", args.messages), ("chunk-cycles", args.chunk_cycles)):
         if value < 1:
             ap.error(f"{name} must be an integer >= 1, got {value}")
-    print(f"Soak (python -m fatnet.sim.soak): {args.messages:,} messages per network "
+    print(f"Soak (python bench/soak.py): {args.messages:,} messages per network "
           f"through its Verilog on Verilator, every wire compared with the model", flush=True)
     # the command line's progress display (this module's main is a command line)
-    from ..cli.progress import Progress
+    from fatnet.cli.progress import Progress
     # a temporary build directory is removed after a pass only: a failure keeps its log
     root = Path(args.build_dir or tempfile.mkdtemp(prefix="fatnet-soak-"))
     for name in args.networks:

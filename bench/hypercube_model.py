@@ -1,16 +1,18 @@
 """Speed of the hypercube model (benchmark figures, not timed tests).
 
-Run as ``python -m fatnet.golden.hypercube.bench`` (``make bench`` does). It times, each
+Run as ``python bench/hypercube_model.py`` (``make bench`` does). It times, each
 the best of ``--repeat`` runs (default 3) on one random permutation (seed ``--seed``,
 default 0):
 
-* Algorithm 2 (:func:`.alg2.route`, traces kept) on the 12-cube (goal 0.3 s) and on the
-  16-cube (goal 10 s);
-* e-cube store-and-forward (:func:`.store_forward.route`) on the 16-cube (goal 5 s);
+* Algorithm 2 (:func:`fatnet.golden.hypercube.alg2.route`, traces kept) on the 12-cube
+  (goal 0.3 s) and on the 16-cube (goal 10 s);
+* e-cube store-and-forward (:func:`fatnet.golden.hypercube.store_forward.route`) on the
+  16-cube (goal 5 s);
 * the exhaustive check of Algorithm 2 on every one of the 40,320 permutations of the
-  3-cube (:func:`.alg2.failures`, corrected reading);
-* the cycle-exact bit-serial model of Algorithm 2 (:func:`.bitserial.run_alg2`, pure
-  Python on the shared cycle engine) on the 8-, 10- and 12-cube (no goal).
+  3-cube (:func:`fatnet.golden.hypercube.alg2.failures`, corrected reading);
+* the cycle-exact bit-serial model of Algorithm 2
+  (:func:`fatnet.golden.hypercube.bitserial.run_alg2`, pure Python on the shared cycle
+  engine) on the 8-, 10- and 12-cube (no goal).
 
 Every run is also checked (every message delivered, no permutation failed).
 """
@@ -20,9 +22,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from . import alg2, bitserial
-from . import store_forward as sf
-from .patterns import make_pattern
+from fatnet.golden.hypercube import alg2, bitserial
+from fatnet.golden.hypercube import store_forward as sf
+from fatnet.golden.hypercube.patterns import make_pattern
 
 __all__ = ["main"]
 
@@ -38,7 +40,7 @@ def _best(fn, repeat):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m fatnet.golden.hypercube.bench",
+    p = argparse.ArgumentParser(prog="python bench/hypercube_model.py",
                                 description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=3, help="runs per figure, best kept")
     p.add_argument("--seed", type=int, default=0, help="the permutations' seed")

@@ -1,6 +1,6 @@
 """Hardware figures: generation time and size, iCE40/ECP5 LUTs and flip-flops, Fmax.
 
-Run as ``python -m fatnet.hdl.bench_hw`` (``--quick`` for a small subset,
+Run as ``python bench/hw.py`` (``--quick`` for a small subset,
 ``--gen-only`` for the generation table alone, ``--gen-1024`` for ``fatnet gen`` of the
 1024-leaf fat-tree and the 1024-input multibutterfly alone, harness included). The generation table comes first and
 needs no synthesis tool: universal fat-trees of 64 to 1024 leaves (w = ceil(n^(2/3))),
@@ -40,14 +40,14 @@ from pathlib import Path
 
 from amaranth.back import verilog
 
-from ..golden.fattree.network import FatTreeNetwork
-from ..golden.fattree.spec import FatTreeSpec, min_universal_root
+from fatnet.golden.fattree.network import FatTreeNetwork
+from fatnet.golden.fattree.spec import FatTreeSpec, min_universal_root
 
-from . import butterfly as butterfly_hw, fattree as fattree_hw
-from .butterfly import SplitterSwitch
-from .fattree import FatTreeNode
-from .gen import generate
-from .tools import nextpnr_fmax, yowasp_tool
+from fatnet.hdl import butterfly as butterfly_hw, fattree as fattree_hw
+from fatnet.hdl.butterfly import SplitterSwitch
+from fatnet.hdl.fattree import FatTreeNode
+from fatnet.hdl.gen import generate
+from fatnet.hdl.tools import nextpnr_fmax, yowasp_tool
 
 __all__ = ["synth_counts", "ecp5_fmax", "node_row", "network_row", "gen_row",
            "bfly_switch_row", "bfly_network_row", "hc_cell_row", "hc_network_row", "main"]
@@ -129,7 +129,7 @@ def ecp5_fmax(netlist_json, timeout: int = 1800, options: str = "",
                             *options.split()],
                            cwd=path.parent, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        print(f"bench_hw: nextpnr-ecp5 on {path.name} gave no result within {timeout} s",
+        print(f"bench/hw.py: nextpnr-ecp5 on {path.name} gave no result within {timeout} s",
               file=sys.stderr)
         return None
     fmax = nextpnr_fmax(p.stderr)
@@ -138,7 +138,7 @@ def ecp5_fmax(netlist_json, timeout: int = 1800, options: str = "",
     if fmax is None:   # say why the table will show "-"
         errors = [ln for ln in p.stderr.splitlines() if "ERROR" in ln] or \
             p.stderr.strip().splitlines()[-1:]
-        print(f"bench_hw: nextpnr-ecp5 on {path.name} gave no Fmax (exit {p.returncode}): "
+        print(f"bench/hw.py: nextpnr-ecp5 on {path.name} gave no Fmax (exit {p.returncode}): "
               f"{errors[-1] if errors else 'no output'}", file=sys.stderr)
     return fmax
 
@@ -174,8 +174,8 @@ def bfly_network_row(kind: str, inputs: int, multiplicity: int, workdir: Path,
     """A splitter network of ``fatnet gen <kind> --inputs N --multiplicity d --seed 0``
     (no faults, 8 payload bits): generation, synthesis and Fmax, cost per switch, and
     the model's zero-load latency (first bit sent to last bit received, inclusive)."""
-    from ..golden.butterfly import api as bf
-    from ..golden.butterfly import build
+    from fatnet.golden.butterfly import api as bf
+    from fatnet.golden.butterfly import build
     spec = bf.spec_from_options(kind, inputs, multiplicity, seed=0)
     t0 = time.perf_counter()
     c = build(spec, payload_bits)
@@ -221,7 +221,7 @@ def bfly_main(args) -> list[dict]:
     sizes = tuple(args.bfly_sizes) if args.bfly_sizes else (
         (16,) if args.quick else BFLY_SIZES)
     kinds = [k for k in BFLY_KINDS if not args.bfly_kinds or k[0] in args.bfly_kinds]
-    print("Splitter switches and networks (python -m fatnet.hdl.bench_hw "
+    print("Splitter switches and networks (python bench/hw.py "
           "--butterfly-only): seed 0, no faults, 8 payload bits; LUT/switch and "
           "FF/switch are iCE40; latency = zero-load bit-times = levels + message bits",
           flush=True)
@@ -302,8 +302,8 @@ def scaling_row(family: str, size: int, link_stages: int, workdir: Path,
     Fmax by 10 % and more from seed to seed), None if any seed gave none, and
     ``ecp5_fmax_by_seed``, ``critical_paths`` keep each seed's."""
     if family == "butterfly":
-        from ..golden.butterfly import api as bf
-        from ..golden.butterfly import build
+        from fatnet.golden.butterfly import api as bf
+        from fatnet.golden.butterfly import build
         design = build(bf.spec_from_options("butterfly", size, 1, seed=0), 8, link_stages)
         hw, top = butterfly_hw, "butterfly"
     else:
@@ -345,7 +345,7 @@ def scaling_main(args) -> list[dict]:
     >= 0.85 Fmax(16)), one row per design as it finishes, then the ratios."""
     families = args.scaling_families or ("butterfly", "fat-tree")
     seeds = " ".join(map(str, args.pnr_seeds))
-    print(f"Clock against size (python -m fatnet.hdl.bench_hw --link-scaling): ECP5-85k "
+    print(f"Clock against size (python bench/hw.py --link-scaling): ECP5-85k "
           f"out of context, nextpnr seed{'s' if len(args.pnr_seeds) > 1 else ''} {seeds}"
           f"{' (Fmax: their median)' if len(args.pnr_seeds) > 1 else ''}; butterfly d = 1 "
           f"and the fat-tree of constant capacity {args.scaling_capacity} (Pippenger, "
@@ -510,8 +510,8 @@ def hc_network_row(k: int, workdir: Path, fmax: bool = True, synth: bool = True,
     generation, synthesis, Fmax, cost per node, and the latency (alg1: zero-load
     bit-times, bit-time 0 to the last payload bit's arrival inclusive, M + k + 1; alg2:
     the delivery cycle, 2(M + 1) + S)."""
-    from ..golden.hypercube.circuit import HypercubeCircuit
-    from . import hypercube as hypercube_hw
+    from fatnet.golden.hypercube.circuit import HypercubeCircuit
+    from fatnet.hdl import hypercube as hypercube_hw
     net = HypercubeCircuit(k, algorithm=algorithm)
     out = workdir / f"hc_{algorithm}_{k}"
     doc = generate(net, out, harness=False, hardware=hypercube_hw)
@@ -533,8 +533,8 @@ def hc_network_row(k: int, workdir: Path, fmax: bool = True, synth: bool = True,
 def hc_alg2_node_row(k: int, workdir: Path, fmax: bool = True) -> dict:
     """Algorithm 2's node alone (M = 2k; the module ``fatnet gen hypercube --algorithm
     alg2`` emits once): its cost is the per-node cost, without the sequencer."""
-    from ..golden.hypercube.circuit import HypercubeCircuit
-    from .hypercube.alg2 import Alg2Node
+    from fatnet.golden.hypercube.circuit import HypercubeCircuit
+    from fatnet.hdl.hypercube.alg2 import Alg2Node
     net = HypercubeCircuit(k, algorithm="alg2")
     t_max = max(length for *_, length in net.phases) - 1
     path = workdir / f"hc_alg2_node_{k}.v"
@@ -553,8 +553,8 @@ def hc_ecube_node_row(k: int, buffer: int, workdir: Path, fmax: bool = True,
     """The store-and-forward router of one node alone (M = 2k; the module ``fatnet gen
     hypercube --algorithm ecube|valiant --buffer B`` emits once): the per-node cost of
     the baseline, its queues holding k * B words of h + M - k bits."""
-    from ..golden.hypercube.circuit import HypercubeCircuit
-    from .hypercube.ecube import EcubeRouter
+    from fatnet.golden.hypercube.circuit import HypercubeCircuit
+    from fatnet.hdl.hypercube.ecube import EcubeRouter
     net = HypercubeCircuit(k, algorithm=algorithm, buffer=buffer)
     path = workdir / f"hc_{algorithm}_node_{k}_{buffer}.v"
     t0 = time.perf_counter()
@@ -585,12 +585,12 @@ def _hc_line(r: dict | None = None) -> str:
 def hc_main(args) -> list[dict]:
     """The hypercube rows: the dimension router (both priorities) and the enumeration
     cell alone, then Algorithm 1's networks for k in ``--hc-dimensions``."""
-    from .hypercube import DimensionRouter
-    from .hypercube.enumerator import Enumerator
+    from fatnet.hdl.hypercube import DimensionRouter
+    from fatnet.hdl.hypercube.enumerator import Enumerator
     ks = tuple(args.hc_dimensions) if args.hc_dimensions else (
         (2, 3) if args.quick else HC_DIMENSIONS)
     if args.hc_ecube_only:
-        print("Hypercube store-and-forward router of one node (python -m fatnet.hdl.bench_hw "
+        print("Hypercube store-and-forward router of one node (python bench/hw.py "
               "--hypercube-only --hc-ecube-only; M = 2k; latency column: bit-times per "
               "step S = Wd + 3)", flush=True)
         print(_hc_line(), flush=True)
@@ -602,7 +602,7 @@ def hc_main(args) -> list[dict]:
                                                   fmax=not args.no_fmax))
                     print(_hc_line(rows[-1]), flush=True)
         return rows
-    print("Hypercube (python -m fatnet.hdl.bench_hw --hypercube-only): the cells alone, "
+    print("Hypercube (python bench/hw.py --hypercube-only): the cells alone, "
           "Algorithm 1's router chains (M = 2k), Algorithm 2's node alone and its "
           "networks (M = 2k); LUT/node and FF/node are iCE40; latency = alg1: zero-load "
           "bit-times = M + k + 1; alg2: the delivery cycle 2(M + 1) + S", flush=True)
@@ -635,7 +635,7 @@ def hc_main(args) -> list[dict]:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m fatnet.hdl.bench_hw",
+    ap = argparse.ArgumentParser(prog="python bench/hw.py",
                                  description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small subset (smoke test)")
     ap.add_argument("--json", help="also write the rows as JSON here")
@@ -706,7 +706,7 @@ def main(argv=None) -> None:
             Path(args.json).write_text(json.dumps({"link_scaling": rows}, indent=2))
         return
     if args.gen_1024:
-        print("fatnet gen, harness included (python -m fatnet.hdl.bench_hw --gen-1024); "
+        print("fatnet gen, harness included (python bench/hw.py --gen-1024); "
               "wall s: the whole command; gen s: the manifest's generation_seconds",
               flush=True)
         with tempfile.TemporaryDirectory(prefix="fatnet-bench-1024-") as tmp:
@@ -734,7 +734,7 @@ def main(argv=None) -> None:
             Path(args.json).write_text(json.dumps({"butterfly": bfly_rows}, indent=2))
         return
     gen_rows = []
-    print("Verilog generation (python -m fatnet.hdl.bench_hw): universal fat-tree, "
+    print("Verilog generation (python bench/hw.py): universal fat-tree, "
           "w = ceil(n^(2/3)), offline, seed 0, network Verilog without the harness; "
           "gen s (wall) = top s + mods s + yosys s (+ writing); gen cpu s: CPU time of "
           "generation and its workers; golden s (building the model's network) is not "

@@ -1,6 +1,6 @@
 """Benchmark of the off-line schedulers: cycles d against the lower bound ceil(lambda).
 
-Run as ``python -m fatnet.golden.fattree.bench_schedule``. For n = 64, 256, 1024 leaves it
+Run as ``python bench/schedule.py``. For n = 64, 256, 1024 leaves it
 builds two universal fat-trees, with root capacity w = ceil(n^(2/3)) (the smallest
 universal fat-tree) and w = n/2, plus a constant-capacity tree with 2 lg n wires per
 channel (the only one where Corollary 2 applies: it needs every capacity > lg n),
@@ -24,10 +24,10 @@ import argparse
 
 import numpy as np
 
-from .topology import FatTree
-from .schedule import lower_bound, measure
-from ..messages import make_pattern
-from .spec import FatTreeSpec, min_universal_root
+from fatnet.golden.fattree.topology import FatTree
+from fatnet.golden.fattree.schedule import lower_bound, measure
+from fatnet.golden.messages import make_pattern
+from fatnet.golden.fattree.spec import FatTreeSpec, min_universal_root
 
 SIZES = (64, 256, 1024)
 # Named patterns of fatnet.golden.messages; hot-spot with half of the leaves sending to 0.
@@ -120,7 +120,8 @@ def summary(rows: list[dict]) -> str:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python bench/schedule.py",
+                                 description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     ap.add_argument("--seed", type=int, default=SEED)
     args = ap.parse_args(argv)
