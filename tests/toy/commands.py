@@ -64,5 +64,22 @@ def cmd_info(kind: str, args) -> int:
     return 0
 
 
+def board_defaults(kind: str) -> dict:
+    """``fatnet board``'s defaults for the self-test: none beyond ``gen``'s (the toy's
+    ``--payload-bits`` default of 8 holds the self-test's fields up to 4 terminals)."""
+    return {}
+
+
+def check_board(kind: str, args) -> None:
+    """A payload too short for the self-test's fields is refused, naming the option."""
+    from fatnet.cli.board import require_payload_bits
+    require_payload_bits(args, "terminals")
+
+
+def board_fit_key(kind: str, args) -> str:
+    """The toy has no measured builds: its fit is not estimated (the key matches none)."""
+    return kind
+
+
 VERBS = {"route": ("run a message set through the cycle-exact model (JSON out)", cmd_route),
          "info": ("the crossbar's parameters and cycle length (JSON out)", cmd_info)}
