@@ -289,7 +289,7 @@ def build_failure(out: Path, name: str, returncode: int) -> tuple[str, str | Non
 #: ECP5 and Gowin LUT4) and the command that built it.
 BOARD_BUILDS = Path(__file__).with_name("board_builds.json")
 #: Every measured build's estimate is within this fraction of its count
-#: (``tests/test_board_fit.py``).
+#: (``tests/test_board_flow.py``).
 FIT_TOLERANCE = 0.10
 
 
