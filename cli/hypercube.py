@@ -13,17 +13,20 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import dataclass
+from typing import Callable
 
 from ..golden.errors import MessageFileError, ParameterError
 from ..golden.hypercube import experiment as hx
-from ..golden.hypercube.alg1 import check_order
 from ..golden.hypercube.alg2 import READINGS
-from ..golden.hypercube.api import (ALG2_BIT_TIMES_FORMULA, ALGORITHMS, MAX_MESSAGE_BITS,
-                                    check_message_bits, info_report, route_report)
-from ..golden.hypercube.circuit import MAX_HW_BUFFER, MAX_HW_STEPS, HypercubeCircuit
-from ..golden.hypercube.cube import MAX_DIMENSION, MIN_DIMENSION, check_dimension
+from ..golden.hypercube.api import (ALG2_BIT_TIMES_FORMULA, ALGORITHMS,
+                                    HARDWARE_ALGORITHMS, MAX_MESSAGE_BITS, algorithm_class,
+                                    info_report)
+from ..golden.hypercube.circuit import (DEFAULT_HW_BUFFER, MAX_HW_BUFFER, MAX_HW_STEPS,
+                                        HypercubeCircuit)
+from ..golden.hypercube.cube import MAX_DIMENSION, MIN_DIMENSION, Hypercube, check_dimension
 from ..golden.hypercube.patterns import MAX_PROBLEMS, PATTERNS, make_pattern
-from ..golden.hypercube.store_forward import MAX_BUFFER
+from ..golden.hypercube.store_forward import MAX_BUFFER, check_buffer
 from ..golden.messages import MessageSet, json_excerpt, read_message_entries
 from .options import (MAX_CYCLES, loss_status, add_pattern_option, add_seed_option,
                       add_unused_seed_option, bounded_int, comma_ints, fraction,
@@ -56,6 +59,8 @@ DEFAULT_ALGORITHM = "alg1"
 ALG1_LOSS = ("Algorithm 1 drops a message that collides; it routes Kuszmaul's "
              "semi-contracting routings, and --algorithm alg2, ecube or valiant deliver "
              "every message")
+#: What ``route`` adds when an algorithm leaves messages undelivered.
+_LOSS_HINTS = {"alg1": ALG1_LOSS}
 
 #: ``--order``: comma-separated dimensions (checked against k by ``check_order``)
 _order = comma_ints("dimensions (a permutation of 0..k-1)")
@@ -99,9 +104,10 @@ def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
                    help=f"--pattern: H problems at once, every node the source of H "
                         f"messages (1..{MAX_PROBLEMS}; more than 1 only for ecube and "
                         f"valiant, default 1)")
-    p.add_argument("--buffer", type=bounded_int("buffer", 1, MAX_BUFFER), default=None,
-                   metavar="B", help="ecube, valiant: bound every link queue to B messages, with "
-                        "back-pressure (default unbounded)")
+    _add_buffer_option(p, MAX_BUFFER,
+                       f"ecube, valiant: the model's bound on every link queue, B messages "
+                       f"with back-pressure, an integer in [1, {MAX_BUFFER}] (default "
+                       f"unbounded)")
     p.add_argument("--phased", action="store_true",
                    help="valiant: a barrier between the two phases")
     p.add_argument("--reading", choices=READINGS, default="corrected",
@@ -111,6 +117,21 @@ def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
                    help="alg1: the order of the dimensions (default 0,1,...,k-1)")
     p.add_argument("--allow-loss", action="store_true",
                    help="exit 0 even if messages are not delivered (alg1: collided)")
+
+
+def _add_buffer_option(p: argparse.ArgumentParser, high: int, help: str) -> None:
+    """``--buffer B``: what it means and its range are the verb's (``route``: the
+    model's bound, unbounded by default; ``gen``, ``sim``, ``board``: the hardware's
+    queues), checked once, by argparse, with the model's one check
+    (:func:`~fatnet.golden.hypercube.store_forward.check_buffer`)."""
+    def parse(text: str) -> int:
+        try:
+            return check_buffer(int(text), high)
+        except ValueError as e:        # not an integer, or out of the verb's range
+            words = str(e) if isinstance(e, ParameterError) else \
+                f"buffer must be an integer in [1, {high}], got {text[:40]!r}"
+            raise argparse.ArgumentTypeError(words) from None
+    p.add_argument("--buffer", type=parse, default=None, metavar="B", help=help)
 
 
 def _traffic_arguments(p: argparse.ArgumentParser, payload_column: str,
@@ -140,10 +161,10 @@ def _hardware_arguments(p: argparse.ArgumentParser, verb: str) -> None:
     p.add_argument("--order", type=_order, default=None, metavar="D0,D1,...",
                    help="alg1: the dimension each rank of routers handles (default "
                         "0,1,...,k-1)")
-    p.add_argument("--buffer", type=bounded_int("buffer", 1, MAX_HW_BUFFER), default=None,
-                   metavar="B",
-                   help=f"ecube, valiant: messages per link queue, 1..{MAX_HW_BUFFER} "
-                        f"(default 1)")
+    _add_buffer_option(p, MAX_HW_BUFFER,
+                       f"ecube, valiant: the hardware's link queues, B message registers "
+                       f"each, an integer in [1, {MAX_HW_BUFFER}] (default "
+                       f"{DEFAULT_HW_BUFFER})")
     p.add_argument("--steps", type=bounded_int("steps", 1, MAX_HW_STEPS), default=None,
                    metavar="N",
                    help=f"ecube, valiant: store-and-forward steps per delivery cycle, "
@@ -162,20 +183,33 @@ def _hardware_arguments(p: argparse.ArgumentParser, verb: str) -> None:
 
 
 def network_from_args(kind: str, args) -> HypercubeCircuit:
-    """The k-cube the options name, with the hardware's options (``gen``, ``sim``)."""
-    algorithm = getattr(args, "algorithm", DEFAULT_ALGORITHM)
-    hardware = hasattr(args, "steps")          # gen and sim
-    return HypercubeCircuit(check_dimension(args.dimension), algorithm=algorithm,
-                            message_bits=getattr(args, "message_bits", None),
-                            order=getattr(args, "order", None),
-                            buffer=getattr(args, "buffer", None) if hardware else None,
-                            steps=getattr(args, "steps", None),
-                            seed=getattr(args, "seed", None) if hardware and
-                            algorithm == "valiant" else None)
+    """The hardware the options of ``gen``, ``sim`` and ``board`` name: the circuit of
+    ``--algorithm`` (:data:`~fatnet.golden.hypercube.api.ALGORITHMS`), its options
+    checked once, here (an option a caller leaves out is the algorithm's default; the
+    seed goes to the algorithms that draw from it). ``route`` and ``info`` read the
+    cube alone (:func:`cube_from_args`)."""
+    cls = algorithm_class(getattr(args, "algorithm", DEFAULT_ALGORITHM), hardware=True).circuit
+    options = {name: getattr(args, name, None)
+               for name in ("message_bits", "order", "buffer", "steps")}
+    if "seed" in cls.spec_class.options:
+        options["seed"] = getattr(args, "seed", None)
+    return cls.from_options(args.dimension, **options)
 
 
-#: Algorithms that route partial permutations only: on a board, a fixed pattern.
-_PERMUTATIONS_ONLY = ("alg2", "ecube")
+def cube_from_args(args) -> Hypercube:
+    """The k-cube ``route`` and ``info`` work on (no hardware is built)."""
+    return Hypercube(check_dimension(args.dimension))
+
+
+#: The algorithms a board's self-test does not build, and why.
+_NOT_ON_A_BOARD = {
+    "valiant": "Valiant's intermediate node is drawn per message and the self-test sends "
+               "one fixed header per source and destination",
+}
+#: The algorithms on a board that route partial permutations only: a fixed pattern.
+_PERMUTATIONS_ONLY = tuple(name for name in HARDWARE_ALGORITHMS
+                           if ALGORITHMS[name].circuit.permutations_only
+                           and name not in _NOT_ON_A_BOARD)
 #: The self-test's pattern for them (every node sends, and every message crosses every
 #: dimension).
 _BOARD_PATTERN = "complement"
@@ -210,14 +244,15 @@ def board_defaults(kind: str) -> dict:
 #: on the 3-cube's iCEBreaker build (73 % of the LCs) with thousands of arcs left, where
 #: router2 finishes in under a minute.
 _ECUBE_NEXTPNR_OPTS = "--router router2"
+#: nextpnr's options per algorithm (the others: none).
+_NEXTPNR_OPTS = {"ecube": _ECUBE_NEXTPNR_OPTS}
 
 
 def _board_nextpnr_opts(args) -> str | None:
-    """:data:`_ECUBE_NEXTPNR_OPTS` for the e-cube router on a board nextpnr builds."""
+    """The algorithm's nextpnr options (:data:`_NEXTPNR_OPTS`) on a board nextpnr
+    builds."""
     from ..hdl.board import BOARDS
-    if args.algorithm == "ecube" and BOARDS[args.board].nextpnr:
-        return _ECUBE_NEXTPNR_OPTS
-    return None
+    return _NEXTPNR_OPTS.get(args.algorithm) if BOARDS[args.board].nextpnr else None
 
 
 def board_fit_key(kind: str, args) -> str:
@@ -229,11 +264,12 @@ def board_fit_key(kind: str, args) -> str:
 def check_board(kind: str, args) -> None:
     """Refuse, naming the option, what the self-test cannot take."""
     from .board import least_payload, require_payload
-    if args.algorithm == "valiant":
+    if args.algorithm in _NOT_ON_A_BOARD:
+        built = [name for name in HARDWARE_ALGORITHMS if name not in _NOT_ON_A_BOARD]
         raise ParameterError(
-            "algorithm valiant is not available on a board, because Valiant's "
-            "intermediate node is drawn per message and the self-test sends one fixed "
-            "header per source and destination (--algorithm alg1, alg2 or ecube)")
+            f"algorithm {args.algorithm} is not available on a board, because "
+            f"{_NOT_ON_A_BOARD[args.algorithm]} (--algorithm {', '.join(built[:-1])} or "
+            f"{built[-1]})")
     if args.algorithm in _PERMUTATIONS_ONLY and args.pattern == "random":
         raise ParameterError(
             f"pattern must be a fixed pattern for {args.algorithm} on a board, got "
@@ -270,13 +306,12 @@ def load_messages(path, n: int, payload_bits: int | None = None):
     return src, dst, (payload if payload and len(payload) == len(src) else None)
 
 
-def messages_from_args(args, net: HypercubeCircuit) -> MessageSet:
+def messages_from_args(args, net: Hypercube) -> MessageSet:
     """The routing a ``route`` or ``sim`` command names: a message file
     (:func:`load_messages`) or a pattern (``--problems`` problems, problem 0's messages
-    first). ``sim``: payloads from the file's third column or drawn from ``--seed``;
-    ``route``: payloads 0 (no model reads them)."""
-    bits = net.payload_bits if net.chain is not None and hasattr(args, "max_cycles") \
-        else None
+    first). A hardware circuit (``sim``): payloads from the file's third column or drawn
+    from ``--seed``; the cube alone (``route``): payloads 0 (no model reads them)."""
+    bits = net.payload_bits if isinstance(net, HypercubeCircuit) else None
     if args.messages is not None:
         src, dst, payload = load_messages(args.messages, net.nodes, bits)
     else:
@@ -290,20 +325,6 @@ def messages_from_args(args, net: HypercubeCircuit) -> MessageSet:
     return MessageSet.from_pairs(src, dst, bits, args.seed, payload=payload)
 
 
-def _report(net: HypercubeCircuit, ms: MessageSet, args) -> dict:
-    if args.order is not None and args.algorithm != "alg1":
-        raise ParameterError(f"order must be left out for {args.algorithm} (an alg1 "
-                             f"option)")
-    if args.reading != "corrected" and args.algorithm != "alg2":
-        raise ParameterError(f"reading must be left out for {args.algorithm} (an alg2 "
-                             f"option)")
-    order = check_order(net.k, args.order) if args.order is not None else None
-    return route_report(net.k, ms.src, ms.dst, args.algorithm,
-                        message_bits=args.message_bits, buffer=args.buffer,
-                        phased=args.phased, seed=args.seed, reading=args.reading,
-                        order=order)
-
-
 def run_model(net: HypercubeCircuit, ms: MessageSet, args):
     """``sim``'s model run: the hardware's delivery cycles (:meth:`HypercubeCircuit.run`,
     on-line, a lost message sent again), every cycle's result kept."""
@@ -312,11 +333,13 @@ def run_model(net: HypercubeCircuit, ms: MessageSet, args):
 
 # ---------------------------------------------------------------------- verbs
 def cmd_route(kind: str, args) -> int:
-    net = network_from_args(kind, args)
-    check_message_bits(net.k, args.algorithm, args.message_bits)  # before any work
+    net = cube_from_args(args)
+    routing = algorithm_class(args.algorithm).from_options(   # checked before any work
+        net.k, args.message_bits, order=args.order, reading=args.reading,
+        buffer=args.buffer, phased=args.phased, seed=args.seed)
     ms = messages_from_args(args, net)
     t0 = time.perf_counter()
-    doc = _report(net, ms, args)
+    doc = routing.report(ms.src, ms.dst)
     seconds = time.perf_counter() - t0
     doc["source"] = (args.messages if args.messages is not None else
                      {"pattern": args.pattern, "seed": args.seed, "problems": args.problems})
@@ -325,64 +348,84 @@ def cmd_route(kind: str, args) -> int:
     else:
         _print_route(doc, seconds)
     return loss_status(doc["messages"] - doc["delivered"], doc["messages"], args.allow_loss,
-                       ALG1_LOSS if args.algorithm == "alg1" else "")
+                       _LOSS_HINTS.get(args.algorithm, ""))
 
 
 def _print_route(doc: dict, seconds: float) -> None:
-    k, alg = doc["dimension"], doc["algorithm"]
+    k, printer = doc["dimension"], _ROUTE_PRINTERS[doc["algorithm"]]
     src = doc["source"]
     what = src if isinstance(src, str) else (
         f"{src['pattern']}, seed {src['seed']}"
         + (f", {src['problems']} problems" if src["problems"] > 1 else ""))
-    name = {"alg1": "Algorithm 1", "alg2": f"Algorithm 2 ({doc.get('reading')} reading)",
-            "ecube": "e-cube store-and-forward",
-            "valiant": "Valiant store-and-forward"
-                       + (" with a barrier" if doc.get("phased") else "")}[alg]
-    print(f"hypercube: k = {k} ({doc['nodes']} nodes), {name}; {what}: "
+    print(f"hypercube: k = {k} ({doc['nodes']} nodes), {printer.title(doc)}; {what}: "
           f"{doc['messages']} messages, M = {doc['message_bits']} bits")
     print(f"delivered {doc['delivered']}/{doc['messages']}, not delivered "
           f"{len(doc['lost'])}; {doc['steps']} steps; at most "
           f"{doc['max_messages_per_node']} message{'' if doc['max_messages_per_node'] == 1 else 's'} in a node"
           + (f" ({doc['max_bits']} bits)" if "max_bits" in doc else "")
           + f"; model {seconds:.2f} s")
-    if alg == "alg1":
-        c = doc["collisions"]
-        print(f"pipelined router chain: {doc['bit_times']} bit-times (M + k + 1); "
-              f"{len(c)} collisions" + (": " + "; ".join(
-                  f"{x['kind']} at step {x['step']}, node {x['node']}, dimension "
-                  f"{x['dimension']}, messages {x['messages']}" for x in c[:3])
-                  + (" ..." if len(c) > 3 else "") if c else ""))
-    elif alg == "alg2":
-        ops = doc["operations"]
-        bad = [v for v, b in doc["violations"].items() if b]
-        print("operations: " + ", ".join(f"{n} {c}" for n, c in ops.items())
-              + (f"; violations: {', '.join(bad)}" if bad else "; no violation"))
-        if doc["bit_times"] is None:
-            print("bit-times: n/a (the cycle-exact model runs the corrected reading only)")
-        else:
-            per = doc["bit_times_per_iteration"]
-            print(f"bit-times (cycle-exact schedule): {doc['bit_times']} "
-                  f"({ALG2_BIT_TIMES_FORMULA}); per iteration "
-                  + ", ".join(str(b) for b in per))
-            cyc = doc["cycle_model"]
-            if cyc is not None:
-                print(f"bit by bit: {cyc['delivered']}/{doc['messages']} delivered intact, "
-                      + ("every message at the same node after every step"
-                         if cyc["same_positions"] else "POSITIONS DIFFER from the step model"))
-    else:
-        lat = doc["latency"]
-        print(f"largest link queue {doc['max_queue']}"
-              + (f" (bound {doc['buffer']})" if doc["buffer"] is not None else "")
-              + f", stopped: {doc['stopped']}; latency mean "
-              + (f"{lat['mean']:.2f}, max {lat['max']}" if lat["mean"] is not None
-                 else "-"))
-        print(f"bit-times with a {doc['header_bits']}-bit header: store-and-forward "
-              f"{doc['store_forward_bit_times']}, cut-through "
-              f"{doc['cut_through_bit_times']}")
+    printer.details(doc)
+
+
+def _print_alg1(doc: dict) -> None:
+    c = doc["collisions"]
+    print(f"pipelined router chain: {doc['bit_times']} bit-times (M + k + 1); "
+          f"{len(c)} collisions" + (": " + "; ".join(
+              f"{x['kind']} at step {x['step']}, node {x['node']}, dimension "
+              f"{x['dimension']}, messages {x['messages']}" for x in c[:3])
+              + (" ..." if len(c) > 3 else "") if c else ""))
+
+
+def _print_alg2(doc: dict) -> None:
+    ops = doc["operations"]
+    bad = [v for v, b in doc["violations"].items() if b]
+    print("operations: " + ", ".join(f"{n} {c}" for n, c in ops.items())
+          + (f"; violations: {', '.join(bad)}" if bad else "; no violation"))
+    if doc["bit_times"] is None:
+        print("bit-times: n/a (the cycle-exact model runs the corrected reading only)")
+        return
+    per = doc["bit_times_per_iteration"]
+    print(f"bit-times (cycle-exact schedule): {doc['bit_times']} "
+          f"({ALG2_BIT_TIMES_FORMULA}); per iteration " + ", ".join(str(b) for b in per))
+    cyc = doc["cycle_model"]
+    if cyc is not None:
+        print(f"bit by bit: {cyc['delivered']}/{doc['messages']} delivered intact, "
+              + ("every message at the same node after every step"
+                 if cyc["same_positions"] else "POSITIONS DIFFER from the step model"))
+
+
+def _print_store_forward(doc: dict) -> None:
+    lat = doc["latency"]
+    print(f"largest link queue {doc['max_queue']}"
+          + (f" (bound {doc['buffer']})" if doc["buffer"] is not None else "")
+          + f", stopped: {doc['stopped']}; latency mean "
+          + (f"{lat['mean']:.2f}, max {lat['max']}" if lat["mean"] is not None else "-"))
+    print(f"bit-times with a {doc['header_bits']}-bit header: store-and-forward "
+          f"{doc['store_forward_bit_times']}, cut-through {doc['cut_through_bit_times']}")
+
+
+@dataclass(frozen=True)
+class _RoutePrinter:
+    """How ``route`` prints one algorithm's report: its title, then its own lines."""
+
+    title: Callable[[dict], str]
+    details: Callable[[dict], None]
+
+
+#: ``route``'s printing, per algorithm.
+_ROUTE_PRINTERS = {
+    "alg1": _RoutePrinter(lambda doc: "Algorithm 1", _print_alg1),
+    "alg2": _RoutePrinter(lambda doc: f"Algorithm 2 ({doc['reading']} reading)",
+                          _print_alg2),
+    "ecube": _RoutePrinter(lambda doc: "e-cube store-and-forward", _print_store_forward),
+    "valiant": _RoutePrinter(lambda doc: "Valiant store-and-forward"
+                             + (" with a barrier" if doc["phased"] else ""),
+                             _print_store_forward),
+}
 
 
 def cmd_info(kind: str, args) -> int:
-    net = network_from_args(kind, args)
+    net = cube_from_args(args)
     doc = info_report(net.k, args.message_bits)
     if args.json:
         print(json.dumps(doc))

@@ -13,7 +13,7 @@ from fatnet.golden.butterfly.api import spec_from_options
 from fatnet.golden.butterfly.cyclemodel import CircuitNetwork, masked_network
 from fatnet.golden.fattree.network import FatTreeNetwork
 from fatnet.golden.fattree.spec import FatTreeSpec
-from fatnet.golden.hypercube.circuit import HypercubeCircuit
+from fatnet.golden.hypercube.api import circuit
 from fatnet.hdl.gen import generate
 from fatnet.cli.registry import family_of
 
@@ -34,10 +34,10 @@ NETS = {
                                                                 seed=SEED), 4, 1, 2),
     "fat-tree-start-tree": lambda: FatTreeNetwork(FatTreeSpec.universal(8, 4,
                                                                        start_stages=3)),
-    "hypercube": lambda: HypercubeCircuit(3, order=(2, 0, 1)),
-    "hypercube-alg2": lambda: HypercubeCircuit(3, algorithm="alg2", message_bits=5),
-    "hypercube-ecube": lambda: HypercubeCircuit(3, algorithm="ecube", buffer=2),
-    "hypercube-valiant": lambda: HypercubeCircuit(2, algorithm="valiant", message_bits=3,
+    "hypercube": lambda: circuit(3, order=(2, 0, 1)),
+    "hypercube-alg2": lambda: circuit(3, algorithm="alg2", message_bits=5),
+    "hypercube-ecube": lambda: circuit(3, algorithm="ecube", buffer=2),
+    "hypercube-valiant": lambda: circuit(2, algorithm="valiant", message_bits=3,
                                                   buffer=1, steps=6),
 }
 _docs = {}

@@ -1,17 +1,22 @@
 """The k-cube as a circuit the hardware is built from: the golden network of
 ``fatnet gen|sim hypercube`` (the hardware hooks' ``net``).
 
-One class for every verb: :class:`HypercubeCircuit` is a :class:`.cube.Hypercube` (what
-``route`` and ``info`` read) that also records the options the hardware takes
-(``--algorithm``, ``--message-bits``, ``--order``). Algorithms 1 and 2 are built in
-hardware (:func:`check_buildable` refuses e-cube and Valiant in one line).
+One class per algorithm the hardware routes, each a :class:`HypercubeCircuit` (a
+:class:`.cube.Hypercube` with the hardware's timing and its model of one delivery cycle)
+made from a frozen spec of its options, checked when the spec is made:
+:class:`Alg1Circuit` (:class:`Alg1Spec`), :class:`Alg2Circuit` (:class:`Alg2Spec`),
+:class:`EcubeCircuit` (:class:`EcubeSpec`) and :class:`ValiantCircuit`
+(:class:`ValiantSpec`). :meth:`HypercubeCircuit.from_options` makes one from the
+options as the command line gives them (None: left out), refusing in one line an option
+the algorithm does not take or a value out of range; :data:`.api.ALGORITHMS` names the
+circuit of each ``--algorithm``.
 
 **Algorithm 2** (``algorithm="alg2"``): one delivery cycle routes a partial permutation:
 the nodes shift their messages in (bit-times ``0 .. M``), the cycle-exact model
 :func:`.bitserial.run_alg2` routes them on its fixed schedule (``S`` bit-times), and every
 node holding a message drives it out from :attr:`arrival` ``= M + 1 + S`` on, when
 ``send_ack`` rises at every node that injected; ``phases`` is the sequencer's program
-(:meth:`HypercubeCircuit._alg2_cycle`). Delivery cycle ``T = 2(M + 1) + S``.
+(:meth:`Alg2Circuit.simulate_cycle`). Delivery cycle ``T = 2(M + 1) + S``.
 
 **Algorithm 1**: the delivery cycle is the cycle-exact model's pass
 (:class:`.bitserial.RouterChain`), with the acknowledgment every family's cycle has:
@@ -63,6 +68,9 @@ in the cycle waits for the next (:meth:`HypercubeCircuit.injections`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import ClassVar
+
 import numpy as np
 
 from ..bitstream import bits_to_int, int_to_bits
@@ -71,173 +79,251 @@ from ..errors import FatnetInputError, ParameterError
 from ..runner import ChannelUsage, RunReport, drive_online
 from .alg1 import check_order
 from .bitserial import RouterChain, run_alg2, schedule
-from .cube import Hypercube
+from .cube import Hypercube, check_dimension
 from .patterns import check_seed
-from .store_forward import route as store_forward_route
+from .store_forward import check_buffer, route as store_forward_route
 
-__all__ = ["HARDWARE_ALGORITHMS", "HypercubeCircuit", "check_buildable", "run_blocks"]
+__all__ = ["HypercubeCircuit", "Alg1Circuit", "Alg2Circuit", "StoreForwardCircuit",
+           "EcubeCircuit", "ValiantCircuit", "CircuitSpec", "Alg1Spec", "Alg2Spec",
+           "EcubeSpec", "ValiantSpec", "check_buildable", "run_blocks"]
 
-#: The algorithms built in hardware (``fatnet gen|sim hypercube --algorithm``).
-HARDWARE_ALGORITHMS = ("alg1", "alg2", "ecube", "valiant")
-#: The store-and-forward hardware's largest link queue (``--buffer``).
+#: The store-and-forward hardware's largest link queue (``--buffer`` of gen, sim, board).
 MAX_HW_BUFFER = 16
+#: The store-and-forward hardware's link queue when ``buffer`` is left out.
+DEFAULT_HW_BUFFER = 1
 #: The most steps one delivery cycle of the store-and-forward hardware runs (``--steps``).
 MAX_HW_STEPS = 1 << 16
+#: The most payload bits a message of the hardware carries besides its k address bits.
+MAX_HW_PAYLOAD_BITS = 1024
 
 
-class HypercubeCircuit(Hypercube):
-    """The k-cube with the options of its hardware.
+def _is_integer(v) -> bool:
+    return not isinstance(v, bool) and isinstance(v, (int, np.integer))
+
+
+# ------------------------------------------------------------------ the options, checked
+@dataclass(frozen=True)
+class CircuitSpec:
+    """The options every hypercube hardware takes, checked when the spec is made: a spec
+    that exists is one its hardware builds.
 
     Parameters
     ----------
     k : int
         The dimension, ``[1, 20]``.
-    algorithm : str
-        What the hardware routes (``alg1`` is built; see :func:`check_buildable`).
-    message_bits : int, optional
-        M, the ``k`` address bits and the payload (default ``2k``).
-    order : sequence of int, optional
-        Algorithm 1's dimension order (default ``0 .. k - 1``).
-    buffer : int, optional
-        e-cube, Valiant: messages per link queue, B (default 1).
-    steps : int, optional
-        e-cube, Valiant: steps per delivery cycle (module docstring).
-    seed : int, optional
-        Valiant: the seed of the intermediate nodes (default 0).
+    message_bits : int
+        M: the ``k`` address bits and ``[least_payload_bits, 1024]`` payload bits.
+    """
 
-    The hardware attributes (``chain``, ``payload_bits``, ``arrival``, ``ack_latency``,
-    ``cycle_length``) exist once :func:`check_buildable` accepts the options; ``route``
-    and ``info`` use the cube alone.
+    k: int
+    message_bits: int
+    #: The name ``--algorithm`` and the manifest give the hardware.
+    algorithm: ClassVar[str]
+    #: The fewest payload bits a message carries.
+    least_payload_bits: ClassVar[int] = 0
+    #: The options beside k and M this algorithm takes (:meth:`from_options`).
+    options: ClassVar[tuple[str, ...]] = ()
+
+    def __post_init__(self):
+        k = check_dimension(self.k)
+        low, M = k + self.least_payload_bits, self.message_bits
+        if not _is_integer(M) or not low <= M <= k + MAX_HW_PAYLOAD_BITS:
+            raise ParameterError(
+                f"message-bits must be an integer in [{low}, {k + MAX_HW_PAYLOAD_BITS}] for "
+                f"the {self.algorithm} hardware (k address bits and {self.least_payload_bits}"
+                f" .. {MAX_HW_PAYLOAD_BITS} payload bits), got {M!r}")
+
+    @classmethod
+    def from_options(cls, k, message_bits=None, order=None, buffer=None, steps=None,
+                     seed=None):
+        """The spec from the options as a caller gives them (None: left out, the
+        default: ``M = 2k`` and each option's own), or one line naming the option that
+        the algorithm does not take or whose value it does not build."""
+        k = check_dimension(k)
+        M = 2 * k if message_bits is None else message_bits
+        given = {"order": order, "buffer": buffer, "steps": steps, "seed": seed}
+        for name, value in given.items():
+            if value is not None and name not in cls.options:
+                cls._refuse(name, value, k)
+        return cls(k, M, **cls._defaults(k, {n: given[n] for n in cls.options}))
+
+    @classmethod
+    def _refuse(cls, name: str, value, k: int) -> None:
+        """Raise the one line that refuses option ``name``, which this algorithm does
+        not take."""
+        if name == "seed":
+            raise ParameterError(f"seed must be left out of the {cls.algorithm} hardware "
+                                 f"(it chooses Valiant's intermediate nodes)")
+        if name == "order":
+            if tuple(value) == tuple(range(k)):
+                return                     # the order every algorithm but alg1 has
+            raise ParameterError(f"order must be left out for {cls.algorithm} (its routes "
+                                 f"cross the dimensions in increasing order), got {value!r}")
+        raise ParameterError(f"{name} must be left out for {cls.algorithm} (an ecube and "
+                             f"valiant option)")
+
+    @classmethod
+    def _defaults(cls, k: int, given: dict) -> dict:
+        """The algorithm's own options, their defaults filled in."""
+        return {}
+
+
+class _IncreasingOrder:
+    """A spec whose routes cross the dimensions in increasing order (every algorithm but
+    Algorithm 1, which takes its order as an option)."""
+
+    @property
+    def order(self) -> tuple[int, ...]:
+        """The dimension each rank handles, rank 0 first: ``0 .. k - 1``."""
+        return tuple(range(self.k))
+
+
+@dataclass(frozen=True)
+class Alg1Spec(CircuitSpec):
+    """Algorithm 1's router chains: ``order``, the dimension each rank of routers
+    handles (a permutation of ``0 .. k - 1``); a message carries at least one payload
+    bit beyond its relative address."""
+
+    order: tuple[int, ...]
+    algorithm = "alg1"
+    least_payload_bits = 1
+    options = ("order",)
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not isinstance(self.order, tuple) or check_order(self.k, self.order) != self.order:
+            raise ParameterError(f"order must be a tuple of the dimensions 0..{self.k - 1}, "
+                                 f"got {self.order!r}")
+
+    @classmethod
+    def _defaults(cls, k: int, given: dict) -> dict:
+        return {"order": check_order(k, given["order"])}
+
+
+@dataclass(frozen=True)
+class Alg2Spec(_IncreasingOrder, CircuitSpec):
+    """Algorithm 2's nodes: k and M only (its passes cross the free dimensions in
+    increasing order)."""
+
+    algorithm = "alg2"
+
+
+@dataclass(frozen=True)
+class EcubeSpec(_IncreasingOrder, CircuitSpec):
+    """The e-cube router: ``buffer`` messages per link queue, ``[1, 16]`` (default 1),
+    and ``steps`` store-and-forward steps per delivery cycle, ``[1, 2^16]`` (default
+    ``k * 2^k``: every partial permutation is delivered)."""
+
+    buffer: int
+    steps: int
+    algorithm = "ecube"
+    options = ("buffer", "steps")
+    #: Default steps per delivery cycle, in units of ``k * 2^k``.
+    steps_per_k_nodes: ClassVar[int] = 1
+
+    def __post_init__(self):
+        super().__post_init__()
+        check_buffer(self.buffer, MAX_HW_BUFFER)
+        n = self.steps
+        if not _is_integer(n) or not 1 <= n <= MAX_HW_STEPS:
+            raise ParameterError(f"steps must be an integer in [1, {MAX_HW_STEPS}] (steps "
+                                 f"per delivery cycle), got {n!r}")
+
+    @classmethod
+    def _defaults(cls, k: int, given: dict) -> dict:
+        steps = cls.steps_per_k_nodes * k << k if given["steps"] is None else given["steps"]
+        return {"buffer": DEFAULT_HW_BUFFER if given["buffer"] is None else given["buffer"],
+                "steps": steps}
+
+
+@dataclass(frozen=True)
+class ValiantSpec(EcubeSpec):
+    """Valiant's two phases on the e-cube router: e-cube's options (steps default
+    ``2k * 2^k``) and ``seed``, the seed of the intermediate nodes (default 0)."""
+
+    seed: int
+    algorithm = "valiant"
+    options = ("buffer", "steps", "seed")
+    steps_per_k_nodes = 2
+
+    def __post_init__(self):
+        super().__post_init__()
+        check_seed(self.seed)
+
+    @classmethod
+    def _defaults(cls, k: int, given: dict) -> dict:
+        return {**super()._defaults(k, given),
+                "seed": 0 if given["seed"] is None else int(given["seed"])}
+
+
+# --------------------------------------------------------------------------- the circuits
+class HypercubeCircuit(Hypercube):
+    """The k-cube with the hardware of one algorithm: its options (:attr:`spec`), its
+    timing and its model of one delivery cycle (each algorithm's class; module
+    docstring). Made from a spec (``Alg1Circuit(Alg1Spec(...))``) or from the options as
+    a caller gives them (:meth:`from_options`, :func:`circuit`).
+
+    Attributes
+    ----------
+    spec : CircuitSpec
+        The options, checked.
+    M, payload_bits : int
+        Message bits and the payload's ``M - k``.
+    order : tuple of int
+        The dimension each rank handles.
+    chain : RouterChain
+        The channels the cycle results name.
+    arrival, ack_latency, cycle_length : int
+        The delivery cycle's timing in bit-times.
     """
 
     #: The family's folder in every layer (the hardware is ``fatnet.hdl.hypercube``).
     family = "hypercube"
+    #: The spec this algorithm's circuit is made from.
+    spec_class: ClassVar[type[CircuitSpec]]
+    #: Whether a destination acknowledges its message itself (recv_ack comes back as
+    #: send_ack), rather than the network acknowledging a whole cycle.
+    destination_acknowledges: ClassVar[bool] = False
+    #: Whether a delivery cycle routes partial permutations only (random destinations,
+    #: which repeat, are not this algorithm's traffic on a board).
+    permutations_only: ClassVar[bool] = True
+    #: Whether a message goes through an intermediate node (Valiant): its header is the
+    #: intermediate node, then the destination.
+    via_intermediate: ClassVar[bool] = False
 
-    def __init__(self, k, algorithm: str = "alg1", message_bits=None, order=None,
-                 buffer=None, steps=None, seed=None):
-        super().__init__(k)
-        self.algorithm = algorithm
-        self.message_bits = message_bits
-        self.order_given = order
-        self.buffer_given, self.steps_given, self.seed_given = buffer, steps, seed
-        self.chain = None
-        if algorithm in HARDWARE_ALGORITHMS:
-            try:
-                self._build()
-            except ParameterError:
-                pass                   # check_buildable says why, in one line
+    def __init__(self, spec: CircuitSpec):
+        if type(spec) is not self.spec_class:
+            raise TypeError(f"{type(self).__name__} is made from a "
+                            f"{self.spec_class.__name__}, got {spec!r}")
+        super().__init__(spec.k)
+        self.spec = spec
+        self.M = spec.message_bits
+        self.payload_bits = self.M - self.k
+        self.order = spec.order
+        self.chain = RouterChain(self.k, self.order)
 
-    def _build(self) -> None:
-        k = self.k
-        M = 2 * k if self.message_bits is None else self.message_bits
-        low = k + 1 if self.algorithm == "alg1" else k
-        if isinstance(M, bool) or not isinstance(M, (int, np.integer)) or not (
-                low <= M <= k + 1024):
-            raise ParameterError(f"message-bits must be an integer in [{low}, {k + 1024}] "
-                                 f"for the {self.algorithm} hardware (k address bits and "
-                                 f"{low - k} .. 1024 payload bits), got {M!r}")
-        self.M = int(M)
-        self.payload_bits = self.M - k
-        if self.algorithm not in ("ecube", "valiant"):
-            for name, v in (("buffer", self.buffer_given), ("steps", self.steps_given)):
-                if v is not None:
-                    raise ParameterError(f"{name} must be left out for {self.algorithm} "
-                                         f"(an ecube and valiant option)")
-        if self.seed_given is not None and self.algorithm != "valiant":
-            raise ParameterError(f"seed must be left out of the {self.algorithm} hardware "
-                                 f"(it chooses Valiant's intermediate nodes)")
-        if self.algorithm in ("ecube", "valiant"):
-            return self._build_store_forward()
-        if self.algorithm == "alg2":
-            if self.order_given is not None and tuple(self.order_given) != tuple(range(k)):
-                raise ParameterError(f"order must be left out for alg2 (its passes cross "
-                                     f"the free dimensions in increasing order), got "
-                                     f"{self.order_given!r}")
-            self.order = tuple(range(k))
-            sched = schedule(k, self.M)
-            kinds = {1: "cross", 2: "enum2", 3: "pack3", 4: "enum4", 5: "pack5", 6: "rdv"}
-            #: the sequencer's program: (kind, iteration, bit-times), non-empty phases
-            self.phases = ([("inject", -1, self.M + 1)]
-                           + [(kinds[st.number], st.iteration, st.length)
-                              for st in sched.steps if st.length]
-                           + [("deliver", -1, self.M + 1)])
-            self.schedule_start = self.M + 1
-            self.arrival = self.M + 1 + sched.total    # the deliver phase's first bit-time
-            self.ack_latency = 0
-            self.cycle_length = self.arrival + self.M + 1
-            self.chain = RouterChain(k, self.order)
-            return
-        self.order = check_order(k, self.order_given)
-        self.chain = RouterChain(k, self.order)
-        self.arrival = 2 * k
-        self.ack_latency = k
-        self.cycle_length = self.arrival + max(self.payload_bits, self.ack_latency) + 1
+    @classmethod
+    def from_options(cls, k, **options) -> HypercubeCircuit:
+        """The circuit of ``k`` and the options (:meth:`CircuitSpec.from_options`)."""
+        return cls(cls.spec_class.from_options(k, **options))
 
-    def _build_store_forward(self) -> None:
-        k, N = self.k, self.nodes
-        if self.order_given is not None:
-            raise ParameterError(f"order must be left out for {self.algorithm} (its routes "
-                                 f"cross dimensions in increasing order)")
-        B = 1 if self.buffer_given is None else self.buffer_given
-        if isinstance(B, bool) or not isinstance(B, (int, np.integer)) or not (
-                1 <= B <= MAX_HW_BUFFER):
-            raise ParameterError(f"buffer must be an integer in [1, {MAX_HW_BUFFER}] (messages "
-                                 f"per link queue), got {B!r}")
-        valiant = self.algorithm == "valiant"
-        default_steps = (2 if valiant else 1) * k * N
-        n = default_steps if self.steps_given is None else self.steps_given
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not (
-                1 <= n <= MAX_HW_STEPS):
-            raise ParameterError(f"steps must be an integer in [1, {MAX_HW_STEPS}] (steps "
-                                 f"per delivery cycle), got {n!r}")
-        self.seed = check_seed(0 if self.seed_given is None else self.seed_given) \
-            if valiant else None
-        self.buffer, self.steps = int(B), int(n)
-        self.order = tuple(range(k))
-        self.chain = RouterChain(k, self.order)
-        #: header bits: the destination, and Valiant's intermediate before it
-        self.header_bits = (2 if valiant else 1) * k
-        self.word_bits = self.header_bits + self.payload_bits
-        self.step_length = self.word_bits + 3
-        self.arrival = self.word_bits + 2          # of a delivery in step 0
-        self.ack_latency = 0
-        self.cycle_length = self.steps * self.step_length + self.word_bits + 3 + max(
-            self.M, 2)
+    @property
+    def algorithm(self) -> str:
+        return self.spec.algorithm
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.spec!r})"
 
     def params(self) -> dict:
-        p = {"dimension": self.k, "algorithm": self.algorithm, "message_bits": self.M,
-             "order": list(self.order)}
-        if self.algorithm in ("ecube", "valiant"):
-            p.update(buffer=self.buffer, steps=self.steps)
-            if self.algorithm == "valiant":
-                p["seed"] = self.seed
-        return p
-
-    def arrival_of_step(self, step: int) -> int:
-        """e-cube, Valiant: the bit-time a message delivered in ``step`` reaches recv."""
-        return int(step) * self.step_length + self.word_bits + 2
-
-    def intermediates(self, ms) -> np.ndarray:
-        """Valiant: message m's intermediate node, drawn uniformly from :attr:`seed` (one
-        draw per message of the set, the same in every cycle it is sent in)."""
-        return np.random.default_rng(self.seed).integers(0, self.nodes, size=len(ms),
-                                                         dtype=np.int64)
+        return {"dimension": self.k, "algorithm": self.algorithm, "message_bits": self.M,
+                "order": list(self.order)}
 
     # ---- one delivery cycle and whole runs
     def encode(self, src: int, dst: int, payload: int) -> list[int]:
-        """The stream node ``src`` drives for a message to ``dst``: alg1 ``1``, the
-        relative address, the payload; the others ``1``, the destination (MSB first),
-        the payload (the message's data); Valiant's stream puts its intermediate node
-        after the ``1`` (:meth:`encode_valiant`)."""
-        if self.algorithm != "alg1":
-            return [1] + int_to_bits(int(dst), self.k) + int_to_bits(int(payload),
-                                                                      self.payload_bits)
-        return self.chain.encode(src, dst, payload, self.payload_bits)
-
-    def encode_valiant(self, inter: int, dst: int, payload: int) -> list[int]:
-        """Valiant's stream: ``1``, the intermediate node, the destination (MSB first
-        each), the data."""
-        return [1] + int_to_bits(int(inter), self.k) + self.encode(0, dst, payload)[1:]
+        """The stream node ``src`` drives for a message to ``dst``: ``1``, the
+        destination (MSB first), the payload (the message's data)."""
+        return [1] + int_to_bits(int(dst), self.k) + int_to_bits(int(payload),
+                                                                  self.payload_bits)
 
     def check_messages(self, ms) -> None:
         n = self.nodes
@@ -251,6 +337,16 @@ class HypercubeCircuit(Hypercube):
                 raise FatnetInputError(f"message {m}: payload must be in [0, "
                                        f"2^{self.payload_bits} - 1], got {p}")
 
+    def _stream_maker(self, ms):
+        """Message index -> the stream its source drives (:meth:`encode`)."""
+        return lambda m: self.encode(int(ms.src[m]), int(ms.dst[m]), int(ms.payload[m]))
+
+    def _waits(self, dst: int, taken: set) -> bool:
+        """Whether a message to ``dst`` waits for the next cycle, ``taken`` the
+        destinations of the cycle's earlier messages (every algorithm but the
+        store-and-forward ones: never)."""
+        return False
+
     def injections(self, ms, idx) -> dict:
         """What the nodes drive for messages ``idx`` in one cycle: message -> (wire,
         stream); a node with two messages in one cycle is refused (it has one wire).
@@ -258,96 +354,20 @@ class HypercubeCircuit(Hypercube):
         an earlier one of ``idx`` already goes to is left out (it waits for the next
         cycle)."""
         out, busy, taken = {}, {}, set()
-        inter = self.intermediates(ms) if self.algorithm == "valiant" else None
+        stream = self._stream_maker(ms)
         for m in sorted(int(i) for i in idx):
             s, d = int(ms.src[m]), int(ms.dst[m])
             if s in busy:
                 raise FatnetInputError(f"message {m}: node {s} already sends message "
                                        f"{busy[s]} in this cycle (a node has one wire)")
-            if self.algorithm in ("ecube", "valiant"):
-                if d in taken:
-                    continue
-                taken.add(d)
+            if self._waits(d, taken):
+                continue
             busy[s] = m
-            if inter is not None:
-                out[m] = (0, self.encode_valiant(int(inter[m]), d, int(ms.payload[m])))
-            else:
-                out[m] = (0, self.encode(s, d, int(ms.payload[m])))
+            out[m] = (0, stream(m))
         return out
 
     def simulate_cycle(self, ms, injections: dict) -> CycleResult:
-        if self.algorithm == "alg2":
-            return self._alg2_cycle(ms, injections)
-        if self.algorithm in ("ecube", "valiant"):
-            return self._store_forward_cycle(ms, injections)
-        messages = {m: (int(ms.src[m]), int(ms.dst[m]),
-                        self.chain.channel(0, int(ms.src[m]))) for m in injections}
-        return run_cycle(self.chain, self.cycle_length, messages, injections)
-
-    def _alg2_cycle(self, ms, injections: dict) -> CycleResult:
-        """One delivery cycle of Algorithm 2: the messages shift in (bit-times 0 .. M),
-        :func:`.bitserial.run_alg2` routes them bit by bit, and every node holding one
-        drives it on ``recv`` from :attr:`arrival` on; ``send_ack`` rises then at every
-        node that injected (nothing is lost: Theorem 3)."""
-        idx = sorted(injections)
-        src = np.array([int(ms.src[m]) for m in idx], dtype=np.int64)
-        dst = np.array([int(ms.dst[m]) for m in idx], dtype=np.int64)
-        data = [int(ms.payload[m]) for m in idx]
-        run = run_alg2(self.k, src, dst, message_bits=self.M, data=data)
-        outcomes = {}
-        for j, m in enumerate(idx):
-            stream = list(injections[m][1])
-            o = Outcome(m, int(src[j]), int(dst[j]), "lost", stream)
-            o.path.append(Occupancy(self.chain.channel(0, int(src[j])), 0, 0, 0))
-            if run.delivered[j]:
-                o.status = "delivered"
-                o.path.append(Occupancy(self.chain.channel(self.k, int(dst[j])), 0,
-                                        self.arrival, 0))
-                o.hop_registers = [0, 0]
-                o.arrival = o.ack_time = self.arrival
-            else:
-                o.lost_at = ("node", "buffer", -1, "lost in Algorithm 2's cycle model")
-            outcomes[m] = o
-        return CycleResult(self.cycle_length, outcomes, dict(injections))
-
-    def _store_forward_cycle(self, ms, injections: dict) -> CycleResult:
-        """One delivery cycle of the e-cube or Valiant hardware: :func:`.store_forward.route`
-        with the hardware's options (``buffer``, Valiant straight on from the intermediate
-        node taken from the stream, ``max_steps = steps``), on the hardware's clock
-        (module docstring)."""
-        idx = sorted(injections)
-        k = self.k
-        src = np.array([int(ms.src[m]) for m in idx], dtype=np.int64)
-        dst = np.array([int(ms.dst[m]) for m in idx], dtype=np.int64)
-        options = {}
-        if self.algorithm == "valiant":
-            options = {"intermediate": np.array(
-                [bits_to_int(injections[m][1][1:1 + k]) for m in idx],
-                dtype=np.int64), "intermediate_buffer": False}
-        run = store_forward_route(k, src, dst, algorithm=self.algorithm, buffer=self.buffer,
-                                  max_steps=self.steps, **options)
-        drained = run.stopped == "delivered"
-        ack = (run.steps + 1) * self.step_length + 1 if drained else self.cycle_length
-        offset = k if self.algorithm == "valiant" else 0   # recv leaves the intermediate
-        outcomes = {}
-        for j, m in enumerate(idx):
-            o = Outcome(m, int(src[j]), int(dst[j]), "lost", list(injections[m][1]))
-            o.path.append(Occupancy(self.chain.channel(0, int(src[j])), 0, 0, 0))
-            step = int(run.delivery_step[j])
-            if step >= 0:
-                o.status = "delivered"
-                o.arrival = self.arrival_of_step(step)
-                o.path.append(Occupancy(self.chain.channel(k, int(dst[j])), 0, o.arrival,
-                                        offset))
-                o.hop_registers = [ack - o.arrival, 0]
-                o.ack_time = ack if drained else None
-            else:
-                why = ("a deadlock" if run.deadlock else f"the cycle's {self.steps} steps "
-                       f"ended")
-                o.lost_at = ("node", "queue", -1, f"still at node {int(run.final[j])} when "
-                             f"{why}")
-            outcomes[m] = o
-        return CycleResult(self.cycle_length, outcomes, dict(injections))
+        raise NotImplementedError
 
     def run(self, ms, keep_results: bool = False, max_cycles: int = 1000) -> RunReport:
         """On-line: every node sends its oldest undelivered message each cycle; a message
@@ -365,15 +385,206 @@ class HypercubeCircuit(Hypercube):
                                          []),
                             keep_results, max_cycles, local_delivery=False)
 
+    def _port_outcome(self, m: int, src: int, dst: int, stream) -> Outcome:
+        """Message ``m``'s outcome, lost until its delivery is recorded, entering at its
+        source's send port (Algorithm 2's and the baselines' cycles name the two ports
+        only)."""
+        o = Outcome(m, src, dst, "lost", list(stream))
+        o.path.append(Occupancy(self.chain.channel(0, src), 0, 0, 0))
+        return o
 
-def check_buildable(net: HypercubeCircuit) -> None:
-    """Refuse, in one line, options the hardware does not build."""
-    if net.algorithm not in HARDWARE_ALGORITHMS:
-        raise ParameterError(
-            f"algorithm must be one of {', '.join(HARDWARE_ALGORITHMS)} for gen and sim, "
-            f"got {net.algorithm!r}")
-    if net.chain is None:
-        net._build()                   # raises the option's one-line error
+
+class Alg1Circuit(HypercubeCircuit):
+    """Algorithm 1's router chains (module docstring)."""
+
+    spec_class = Alg1Spec
+    destination_acknowledges = True
+    permutations_only = False
+
+    def __init__(self, spec: Alg1Spec):
+        super().__init__(spec)
+        k = self.k
+        self.arrival = 2 * k
+        self.ack_latency = k
+        self.cycle_length = self.arrival + max(self.payload_bits, self.ack_latency) + 1
+
+    def encode(self, src: int, dst: int, payload: int) -> list[int]:
+        """``1``, the relative address (bit ``r``: cross dimension ``order[r]``), the
+        payload."""
+        return self.chain.encode(src, dst, payload, self.payload_bits)
+
+    def simulate_cycle(self, ms, injections: dict) -> CycleResult:
+        messages = {m: (int(ms.src[m]), int(ms.dst[m]),
+                        self.chain.channel(0, int(ms.src[m]))) for m in injections}
+        return run_cycle(self.chain, self.cycle_length, messages, injections)
+
+
+#: Algorithm 2's step numbers -> the sequencer's phase names.
+_ALG2_PHASES = {1: "cross", 2: "enum2", 3: "pack3", 4: "enum4", 5: "pack5", 6: "rdv"}
+
+
+class Alg2Circuit(HypercubeCircuit):
+    """Algorithm 2's nodes and their sequencer (module docstring)."""
+
+    spec_class = Alg2Spec
+
+    def __init__(self, spec: Alg2Spec):
+        super().__init__(spec)
+        sched = schedule(self.k, self.M)
+        #: the sequencer's program: (kind, iteration, bit-times), non-empty phases
+        self.phases = ([("inject", -1, self.M + 1)]
+                       + [(_ALG2_PHASES[st.number], st.iteration, st.length)
+                          for st in sched.steps if st.length]
+                       + [("deliver", -1, self.M + 1)])
+        self.schedule_start = self.M + 1
+        self.arrival = self.M + 1 + sched.total    # the deliver phase's first bit-time
+        self.ack_latency = 0
+        self.cycle_length = self.arrival + self.M + 1
+
+    def simulate_cycle(self, ms, injections: dict) -> CycleResult:
+        """One delivery cycle of Algorithm 2: the messages shift in (bit-times 0 .. M),
+        :func:`.bitserial.run_alg2` routes them bit by bit, and every node holding one
+        drives it on ``recv`` from :attr:`arrival` on; ``send_ack`` rises then at every
+        node that injected (nothing is lost: Theorem 3)."""
+        idx = sorted(injections)
+        src = np.array([int(ms.src[m]) for m in idx], dtype=np.int64)
+        dst = np.array([int(ms.dst[m]) for m in idx], dtype=np.int64)
+        data = [int(ms.payload[m]) for m in idx]
+        run = run_alg2(self.k, src, dst, message_bits=self.M, data=data)
+        outcomes = {}
+        for j, m in enumerate(idx):
+            o = self._port_outcome(m, int(src[j]), int(dst[j]), injections[m][1])
+            if run.delivered[j]:
+                o.status = "delivered"
+                o.path.append(Occupancy(self.chain.channel(self.k, int(dst[j])), 0,
+                                        self.arrival, 0))
+                o.hop_registers = [0, 0]
+                o.arrival = o.ack_time = self.arrival
+            else:
+                o.lost_at = ("node", "buffer", -1, "lost in Algorithm 2's cycle model")
+            outcomes[m] = o
+        return CycleResult(self.cycle_length, outcomes, dict(injections))
+
+
+class StoreForwardCircuit(HypercubeCircuit):
+    """The store-and-forward router's hardware, e-cube or Valiant (module docstring):
+    link queues of :attr:`buffer` messages, :attr:`steps` steps per delivery cycle of
+    :attr:`step_length` bit-times each."""
+
+    spec_class = EcubeSpec
+
+    def __init__(self, spec: EcubeSpec):
+        super().__init__(spec)
+        self.buffer, self.steps = int(spec.buffer), int(spec.steps)
+        #: header bits: the destination, and Valiant's intermediate before it
+        self.header_bits = (2 if self.via_intermediate else 1) * self.k
+        self.word_bits = self.header_bits + self.payload_bits
+        self.step_length = self.word_bits + 3
+        self.arrival = self.word_bits + 2          # of a delivery in step 0
+        self.ack_latency = 0
+        self.cycle_length = self.steps * self.step_length + self.word_bits + 3 + max(
+            self.M, 2)
+
+    def params(self) -> dict:
+        return {**super().params(), "buffer": self.buffer, "steps": self.steps}
+
+    def arrival_of_step(self, step: int) -> int:
+        """The bit-time a message delivered in ``step`` reaches recv."""
+        return int(step) * self.step_length + self.word_bits + 2
+
+    def _waits(self, dst: int, taken: set) -> bool:
+        if dst in taken:
+            return True
+        taken.add(dst)
+        return False
+
+    def _route_options(self, injections: dict, idx: list) -> dict:
+        """:func:`.store_forward.route`'s options beside the buffer and the steps."""
+        return {}
+
+    def simulate_cycle(self, ms, injections: dict) -> CycleResult:
+        """One delivery cycle: :func:`.store_forward.route` with the hardware's options
+        (``buffer``, Valiant straight on from the intermediate node taken from the
+        stream, ``max_steps = steps``), on the hardware's clock (module docstring)."""
+        idx = sorted(injections)
+        k = self.k
+        src = np.array([int(ms.src[m]) for m in idx], dtype=np.int64)
+        dst = np.array([int(ms.dst[m]) for m in idx], dtype=np.int64)
+        run = store_forward_route(k, src, dst, algorithm=self.algorithm, buffer=self.buffer,
+                                  max_steps=self.steps, **self._route_options(injections, idx))
+        drained = run.stopped == "delivered"
+        ack = (run.steps + 1) * self.step_length + 1 if drained else self.cycle_length
+        offset = self.header_bits - k       # recv leaves Valiant's intermediate out
+        outcomes = {}
+        for j, m in enumerate(idx):
+            o = self._port_outcome(m, int(src[j]), int(dst[j]), injections[m][1])
+            step = int(run.delivery_step[j])
+            if step >= 0:
+                o.status = "delivered"
+                o.arrival = self.arrival_of_step(step)
+                o.path.append(Occupancy(self.chain.channel(k, int(dst[j])), 0, o.arrival,
+                                        offset))
+                o.hop_registers = [ack - o.arrival, 0]
+                o.ack_time = ack if drained else None
+            else:
+                why = ("a deadlock" if run.deadlock else f"the cycle's {self.steps} steps "
+                       f"ended")
+                o.lost_at = ("node", "queue", -1, f"still at node {int(run.final[j])} when "
+                             f"{why}")
+            outcomes[m] = o
+        return CycleResult(self.cycle_length, outcomes, dict(injections))
+
+
+class EcubeCircuit(StoreForwardCircuit):
+    """The e-cube router: every message straight to its destination."""
+
+    spec_class = EcubeSpec
+
+
+class ValiantCircuit(StoreForwardCircuit):
+    """Valiant's two phases on the e-cube router, through intermediate nodes drawn from
+    :attr:`seed`."""
+
+    spec_class = ValiantSpec
+    via_intermediate = True
+
+    def __init__(self, spec: ValiantSpec):
+        super().__init__(spec)
+        self.seed = spec.seed
+
+    def params(self) -> dict:
+        return {**super().params(), "seed": self.seed}
+
+    def intermediates(self, ms) -> np.ndarray:
+        """Message m's intermediate node, drawn uniformly from :attr:`seed` (one draw per
+        message of the set, the same in every cycle it is sent in)."""
+        return np.random.default_rng(self.seed).integers(0, self.nodes, size=len(ms),
+                                                         dtype=np.int64)
+
+    def encode_valiant(self, inter: int, dst: int, payload: int) -> list[int]:
+        """Valiant's stream: ``1``, the intermediate node, the destination (MSB first
+        each), the data."""
+        return [1] + int_to_bits(int(inter), self.k) + self.encode(0, dst, payload)[1:]
+
+    def _stream_maker(self, ms):
+        inter = self.intermediates(ms)
+        return lambda m: self.encode_valiant(int(inter[m]), int(ms.dst[m]),
+                                             int(ms.payload[m]))
+
+    def _route_options(self, injections: dict, idx: list) -> dict:
+        """The intermediate nodes the streams carry, and straight on from them."""
+        k = self.k
+        return {"intermediate": np.array([bits_to_int(injections[m][1][1:1 + k])
+                                          for m in idx], dtype=np.int64),
+                "intermediate_buffer": False}
+
+
+def check_buildable(net) -> None:
+    """Refuse, in one line, a network that is not a hypercube circuit (every
+    :class:`HypercubeCircuit` is buildable: its spec was checked when made)."""
+    if not isinstance(net, HypercubeCircuit):
+        raise ParameterError(f"the hypercube's hardware is built from a hypercube circuit "
+                             f"(one algorithm's), got {net!r}")
 
 
 def run_blocks(net: HypercubeCircuit, ms, blocks, max_cycles: int = 50) -> list[list]:

@@ -136,7 +136,7 @@ from .cube import check_dimension, check_routing
 from .patterns import check_seed
 
 __all__ = ["ALGORITHMS", "StoreForwardRun", "BitTimes", "route", "ecube", "valiant",
-           "next_dimension", "default_header_bits"]
+           "next_dimension", "default_header_bits", "check_buffer", "MAX_BUFFER"]
 
 #: Algorithm names (the command line's ``--algorithm`` choices for the baselines).
 ALGORITHMS = ("ecube", "valiant")
@@ -333,13 +333,13 @@ class StoreForwardRun:
                 "latency": self.latency_summary()}
 
 
-def _check_buffer(buffer):
-    if buffer is None:
-        return None
+def check_buffer(buffer, high: int = MAX_BUFFER) -> int:
+    """``buffer``, messages per link queue, as an int in ``[1, high]``, or one line
+    naming the parameter and the range: the one check of every ``buffer`` (the model's
+    bound, ``high`` :data:`MAX_BUFFER`; the hardware's queues, a smaller ``high``)."""
     if isinstance(buffer, bool) or not isinstance(buffer, (int, np.integer)) or not (
-            1 <= int(buffer) <= MAX_BUFFER):
-        raise ParameterError(f"buffer must be an integer in [1, {MAX_BUFFER}] "
-                             f"(or None: unbounded), got {buffer!r}")
+            1 <= int(buffer) <= high):
+        raise ParameterError(f"buffer must be an integer in [1, {high}], got {buffer!r}")
     return int(buffer)
 
 
@@ -358,212 +358,261 @@ def route(k, src, dst, *, algorithm: str = "ecube", buffer=None, barrier: bool =
     if algorithm not in ALGORITHMS:
         raise ParameterError(f"algorithm must be one of {', '.join(ALGORITHMS)}, "
                              f"got {algorithm!r}")
-    B = _check_buffer(buffer)
+    B = None if buffer is None else check_buffer(buffer)
     if max_steps is not None and (isinstance(max_steps, bool) or not isinstance(
             max_steps, (int, np.integer)) or max_steps < 0):
         raise ParameterError(f"max_steps must be an integer >= 0 (or None), got {max_steps!r}")
-    n, m = 1 << k, src.size
     valiant = algorithm == "valiant"
-    barrier = bool(barrier) and valiant
-    inter = None
     if valiant:
-        if intermediate is None:
-            rng = np.random.default_rng(check_seed(seed))
-            inter = rng.integers(0, n, size=m, dtype=np.int64)
-        else:
-            inter = np.asarray(intermediate, dtype=np.int64).reshape(-1)
-            if inter.size != m:
-                raise ParameterError(f"intermediate must give one node per message: "
-                                     f"{m} messages, {inter.size} intermediates")
-            bad = np.flatnonzero((inter < 0) | (inter >= n))
-            if bad.size:
-                raise ParameterError(f"message {int(bad[0])}: intermediate must be a node in "
-                                     f"[0, {n - 1}], got {int(inter[bad[0]])}")
-        target = inter.copy()
+        inter = _intermediates(k, src.size, seed, intermediate)
     elif intermediate is not None:
         raise ParameterError("intermediate is a Valiant parameter: algorithm must be valiant")
     else:
-        target = dst.copy()
-    inter_buf = bool(intermediate_buffer)
+        inter = None
+    run = _Run(k, src, dst, inter, B, bool(barrier) and valiant, bool(intermediate_buffer))
+    run.run(max_steps)
+    return StoreForwardRun(k=k, algorithm=algorithm, buffer=B, barrier=run.barrier,
+                           intermediate_buffer=run.inter_buf, src=src, dst=dst,
+                           intermediate=inter, delivery_step=run.delivery, final=run.pos.copy(),
+                           hops=run.hops, steps=int(run.last_delivery),
+                           steps_run=int(run.step), max_queue=run.max_queue,
+                           max_node_buffer=run.max_buf,
+                           max_messages_per_node=run.max_per_node, stopped=run.stopped,
+                           phase1_steps=run.phase1_steps, crossings=run.crossings())
 
-    pos = src.copy()
-    if valiant:
-        phase1 = inter != src                  # has phase-1 hops still to make
-        target = np.where(phase1, inter, dst)  # phase 1: inter; phase 2: dst
-        done0 = ~phase1 & (dst == src)
-    else:
-        phase1 = np.zeros(m, dtype=bool)
-        done0 = dst == src
-    state = np.full(m, WAITING, dtype=np.int8)
-    q = np.zeros(m, dtype=np.int64)
-    seq = np.zeros(m, dtype=np.int64)
-    delivery = np.full(m, -1, dtype=np.int64)
-    hops = np.zeros(m, dtype=np.int64)
-    occ = np.zeros(n * k, dtype=np.int64)
-    log = {"step": [], "message": [], "link": [], "phase": [], "ends_phase1": []}
 
-    # Step 0: at the sources.
-    state[done0] = DONE
-    delivery[done0] = 0
-    if barrier:
-        hold0 = ~done0 & ~phase1
-        state[hold0] = HELD
-    w = np.flatnonzero(state == WAITING)
-    q[w] = pos[w] * k + _lowdim(pos[w] ^ target[w])
-    seq[w] = np.arange(w.size)
-    counter = w.size
-    released = not barrier
-    phase1_steps = None
+def _intermediates(k: int, m: int, seed, intermediate) -> np.ndarray:
+    """Valiant's intermediate node of each of the ``m`` messages: ``intermediate``, or
+    drawn from ``seed``."""
+    n = 1 << k
+    if intermediate is None:
+        rng = np.random.default_rng(check_seed(seed))
+        return rng.integers(0, n, size=m, dtype=np.int64)
+    inter = np.asarray(intermediate, dtype=np.int64).reshape(-1)
+    if inter.size != m:
+        raise ParameterError(f"intermediate must give one node per message: "
+                             f"{m} messages, {inter.size} intermediates")
+    bad = np.flatnonzero((inter < 0) | (inter >= n))
+    if bad.size:
+        raise ParameterError(f"message {int(bad[0])}: intermediate must be a node in "
+                             f"[0, {n - 1}], got {int(inter[bad[0]])}")
+    return inter
 
-    def release(step):
-        nonlocal counter, released
-        if released or phase1.any():
+
+def _rank_in_groups(keys: np.ndarray) -> np.ndarray:
+    """Each element's rank among the equal keys before it, ``keys`` sorted."""
+    start = np.r_[0, np.flatnonzero(keys[1:] != keys[:-1]) + 1]
+    return np.arange(keys.size) - np.repeat(start, np.diff(np.r_[start, keys.size]))
+
+
+class _Run:
+    """One store-and-forward run, step by step (the module docstring's rules): every
+    message's state (``QUEUED`` in link queue ``q``, ``WAITING`` in its node buffer for
+    link ``q``, ``HELD`` at Valiant's barrier, ``DONE``), its place ``pos``, its current
+    ``target`` and the order ``seq`` it joined its queue or buffer in."""
+
+    def __init__(self, k, src, dst, inter, B, barrier: bool, inter_buf: bool):
+        m = src.size
+        self.k, self.dst, self.B = k, dst, B
+        self.barrier, self.inter_buf = barrier, inter_buf
+        self.pos = src.copy()
+        if inter is not None:
+            self.phase1 = inter != src                  # has phase-1 hops still to make
+            self.target = np.where(self.phase1, inter, dst)  # phase 1: inter; then dst
+            done0 = ~self.phase1 & (dst == src)
+        else:
+            self.phase1 = np.zeros(m, dtype=bool)
+            self.target = dst.copy()
+            done0 = dst == src
+        self.state = np.full(m, WAITING, dtype=np.int8)
+        self.q = np.zeros(m, dtype=np.int64)
+        self.seq = np.zeros(m, dtype=np.int64)
+        self.delivery = np.full(m, -1, dtype=np.int64)
+        self.hops = np.zeros(m, dtype=np.int64)
+        self.occ = np.zeros(k << k, dtype=np.int64)
+        self.log = {"step": [], "message": [], "link": [], "phase": [], "ends_phase1": []}
+        self.counter = 0
+        self.released = not barrier
+        self.phase1_steps = None
+        self.step, self.last_delivery, self.stopped = 0, 0, "delivered"
+        self._start(done0)
+
+    def _start(self, done0: np.ndarray) -> None:
+        """Step 0: at the sources (delivered, held at the barrier, or waiting for their
+        first link), then the first refill."""
+        self.state[done0] = DONE
+        self.delivery[done0] = 0
+        if self.barrier:
+            self.state[~done0 & ~self.phase1] = HELD
+        self._wait(np.flatnonzero(self.state == WAITING), self.target)
+        if self.barrier and self._release():
+            self.phase1_steps = 0
+        self._refill()
+        self.max_queue = int(self.occ.max(initial=0))
+        self.max_per_node, self.max_buf = self._node_stats()
+
+    def _wait(self, idx: np.ndarray, toward: np.ndarray) -> None:
+        """Messages ``idx`` wait in their node buffers, in this order, for the link of
+        the lowest dimension in which their node and ``toward`` differ."""
+        pos = self.pos[idx]
+        self.state[idx] = WAITING
+        self.q[idx] = pos * self.k + _lowdim(pos ^ toward[idx])
+        self._queue_order(idx)
+
+    def _queue_order(self, idx: np.ndarray) -> None:
+        """Messages ``idx`` join their queue or buffer now, in this order."""
+        self.seq[idx] = self.counter + np.arange(idx.size)
+        self.counter += idx.size
+
+    def _release(self) -> bool:
+        """Rule 4: once no message has phase-1 hops left, the held messages wait for
+        their phase-2 links, in message order; whether it happened now."""
+        if self.released or self.phase1.any():
             return False
-        released = True
-        h = np.flatnonzero(state == HELD)
-        state[h] = WAITING
-        q[h] = pos[h] * k + _lowdim(pos[h] ^ dst[h])
-        seq[h] = counter + np.arange(h.size)
-        counter += h.size
+        self.released = True
+        self._wait(np.flatnonzero(self.state == HELD), self.dst)
         return True
 
-    def refill():
-        nonlocal counter
-        w = np.flatnonzero(state == WAITING)
+    def _refill(self) -> None:
+        """Rule 5: the waiting messages enter their link queues while there is room."""
+        w = np.flatnonzero(self.state == WAITING)
         if w.size == 0:
             return
-        if B is not None:
-            o = w[np.lexsort((seq[w], q[w]))]
-            qo = q[o]
-            start = np.r_[0, np.flatnonzero(qo[1:] != qo[:-1]) + 1]
-            rank = np.arange(o.size) - np.repeat(start, np.diff(np.r_[start, o.size]))
-            w = o[rank < B - occ[qo]]
-            w = w[np.argsort(seq[w], kind="stable")]
-        else:
-            w = w[np.argsort(seq[w], kind="stable")]
-        state[w] = QUEUED
-        seq[w] = counter + np.arange(w.size)
-        counter += w.size
-        occ[:] += np.bincount(q[w], minlength=occ.size)
+        if self.B is not None:
+            o = w[np.lexsort((self.seq[w], self.q[w]))]
+            qo = self.q[o]
+            w = o[_rank_in_groups(qo) < self.B - self.occ[qo]]
+        w = w[np.argsort(self.seq[w], kind="stable")]
+        self.state[w] = QUEUED
+        self._queue_order(w)
+        self.occ[:] += np.bincount(self.q[w], minlength=self.occ.size)
 
-    if barrier and release(0):
-        phase1_steps = 0
-    refill()
-    max_queue = int(occ.max(initial=0))
-
-    def node_stats():
-        und = state != DONE
-        per_node = int(np.bincount(pos[und], minlength=1).max(initial=0)) if und.any() else 0
-        buf = (state == WAITING) | (state == HELD)
-        per_buf = int(np.bincount(pos[buf], minlength=1).max(initial=0)) if buf.any() else 0
+    def _node_stats(self) -> tuple[int, int]:
+        """The most undelivered messages at one node, and in one node's buffer and hold."""
+        und = self.state != DONE
+        per_node = int(np.bincount(self.pos[und], minlength=1).max(initial=0)) \
+            if und.any() else 0
+        buf = (self.state == WAITING) | (self.state == HELD)
+        per_buf = int(np.bincount(self.pos[buf], minlength=1).max(initial=0)) \
+            if buf.any() else 0
         return per_node, per_buf
 
-    max_per_node, max_buf = node_stats()
-    step = 0
-    stopped = "delivered"
-    last_delivery = 0
-    while (state != DONE).any():
-        if max_steps is not None and step >= max_steps:
-            stopped = "max_steps"
-            break
-        step += 1
-        active = np.flatnonzero(state == QUEUED)
-        moved_any = False
-        if active.size:
-            o = active[np.lexsort((seq[active], q[active]))]
-            qo = q[o]
-            first = np.ones(o.size, dtype=bool)
-            first[1:] = qo[1:] != qo[:-1]
-            heads, hl = o[first], qo[first]
-            dim = hl % k
-            y = pos[heads] ^ (np.int64(1) << dim)
-            tgt = target[heads]
-            reached = y == tgt
-            done = reached & (tgt == dst[heads])
-            switch = reached & ~done            # Valiant: reached inter != dst
-            ntarget = np.where(switch, dst[heads], tgt)
-            to_buffer = switch & (barrier | inter_buf)
-            transit = ~done & ~to_buffer
-            tq = np.zeros(heads.size, dtype=np.int64)
-            tq[transit] = y[transit] * k + _lowdim(y[transit] ^ ntarget[transit])
-            moves = ~transit
-            ti = np.flatnonzero(transit)
-            if B is None:
-                moves[ti] = True
-            elif ti.size:
-                oo = ti[np.argsort(tq[ti] * k + dim[ti], kind="stable")]
-                tqo = tq[oo]
-                start = np.r_[0, np.flatnonzero(tqo[1:] != tqo[:-1]) + 1]
-                rank = np.arange(oo.size) - np.repeat(start, np.diff(np.r_[start, oo.size]))
-                moves[oo[rank < B - occ[tqo]]] = True
-            mv = np.flatnonzero(moves)
-            if mv.size:
-                moved_any = True
-                hm = heads[mv]
-                occ[hl[mv]] -= 1
-                pos[hm] = y[mv]
-                hops[hm] += 1
-                log["step"].append(np.full(mv.size, step, dtype=np.int64))
-                log["message"].append(hm)
-                log["link"].append(hl[mv])
-                log["phase"].append(np.where(phase1[hm], 1, 2).astype(np.int8))
-                log["ends_phase1"].append(switch[mv] | (done[mv] & phase1[hm]))
-                # Delivered.
-                dm = hm[done[mv]]
-                state[dm] = DONE
-                delivery[dm] = step
-                phase1[dm] = False
-                if dm.size:
-                    last_delivery = step
-                # Phase change (Valiant).
-                sm = hm[switch[mv]]
-                phase1[sm] = False
-                target[sm] = dst[sm]
-                # Order of arrivals: the dimension they crossed, lowest first.
-                order = mv[np.argsort(dim[mv], kind="stable")]
-                bm = order[to_buffer[order]]
-                if bm.size:
-                    bmsg = heads[bm]
-                    if barrier:
-                        state[bmsg] = HELD
-                    else:
-                        state[bmsg] = WAITING
-                        q[bmsg] = pos[bmsg] * k + _lowdim(pos[bmsg] ^ dst[bmsg])
-                        seq[bmsg] = counter + np.arange(bm.size)
-                        counter += bm.size
-                tm = order[transit[order]]
-                if tm.size:
-                    tmsg = heads[tm]
-                    q[tmsg] = tq[tm]
-                    seq[tmsg] = counter + np.arange(tm.size)
-                    counter += tm.size
-                    occ[:] += np.bincount(tq[tm], minlength=occ.size)
-        rel = False
-        if barrier and not released:
-            rel = release(step)
-            if rel:
-                phase1_steps = step
-        if not moved_any and not rel:
-            stopped = "deadlock"
-            step -= 1          # nothing happened in this step
-            break
-        refill()
-        max_queue = max(max_queue, int(occ.max(initial=0)))
-        a, b = node_stats()
-        max_per_node, max_buf = max(max_per_node, a), max(max_buf, b)
+    def run(self, max_steps) -> None:
+        """Steps until every message is delivered, a deadlock, or ``max_steps``."""
+        while (self.state != DONE).any():
+            if max_steps is not None and self.step >= max_steps:
+                self.stopped = "max_steps"
+                return
+            self.step += 1
+            moved = self._cross()
+            released = self.barrier and not self.released and self._release()
+            if released:
+                self.phase1_steps = self.step
+            if not moved and not released:
+                self.stopped = "deadlock"
+                self.step -= 1          # nothing happened in this step
+                return
+            self._refill()
+            self.max_queue = max(self.max_queue, int(self.occ.max(initial=0)))
+            a, b = self._node_stats()
+            self.max_per_node, self.max_buf = max(self.max_per_node, a), max(self.max_buf, b)
 
-    crossings = {key: (np.concatenate(v) if v else
-                       np.zeros(0, dtype=np.int8 if key == "phase" else
-                                bool if key == "ends_phase1" else np.int64))
-                 for key, v in log.items()}
-    final = pos.copy()
-    return StoreForwardRun(k=k, algorithm=algorithm, buffer=B, barrier=barrier,
-                           intermediate_buffer=inter_buf, src=src, dst=dst,
-                           intermediate=inter, delivery_step=delivery, final=final,
-                           hops=hops, steps=int(last_delivery), steps_run=int(step),
-                           max_queue=max_queue, max_node_buffer=max_buf,
-                           max_messages_per_node=max_per_node, stopped=stopped,
-                           phase1_steps=phase1_steps, crossings=crossings)
+    def _cross(self) -> bool:
+        """Rules 1-3: the queue heads that may cross do; whether any did."""
+        active = np.flatnonzero(self.state == QUEUED)
+        if not active.size:
+            return False
+        o = active[np.lexsort((self.seq[active], self.q[active]))]
+        qo = self.q[o]
+        first = np.ones(o.size, dtype=bool)
+        first[1:] = qo[1:] != qo[:-1]
+        hop = _Hops(self, o[first], qo[first])
+        mv = np.flatnonzero(self._admitted(hop))
+        if not mv.size:
+            return False
+        self._move(hop, mv)
+        return True
+
+    def _admitted(self, hop: _Hops) -> np.ndarray:
+        """Rule 2: which heads cross (delivered, to a buffer, or admitted to their next
+        queue, lowest arrival dimension first, into the room at the step's start)."""
+        moves = ~hop.transit
+        ti = np.flatnonzero(hop.transit)
+        if self.B is None:
+            moves[ti] = True
+        elif ti.size:
+            oo = ti[np.argsort(hop.next_q[ti] * self.k + hop.dim[ti], kind="stable")]
+            tqo = hop.next_q[oo]
+            moves[oo[_rank_in_groups(tqo) < self.B - self.occ[tqo]]] = True
+        return moves
+
+    def _move(self, hop: _Hops, mv: np.ndarray) -> None:
+        """The heads ``mv`` cross: logged, delivered, switched to phase 2, into a buffer
+        or hold, or into their next queue (rule 3: lowest arrival dimension first)."""
+        hm = hop.heads[mv]
+        self.occ[hop.links[mv]] -= 1
+        self.pos[hm] = hop.y[mv]
+        self.hops[hm] += 1
+        self._log(hop, mv, hm)
+        dm = hm[hop.done[mv]]
+        self.state[dm] = DONE
+        self.delivery[dm] = self.step
+        self.phase1[dm] = False
+        if dm.size:
+            self.last_delivery = self.step
+        sm = hm[hop.switch[mv]]                  # phase change (Valiant)
+        self.phase1[sm] = False
+        self.target[sm] = self.dst[sm]
+        order = mv[np.argsort(hop.dim[mv], kind="stable")]
+        bm = order[hop.to_buffer[order]]
+        if bm.size:
+            if self.barrier:
+                self.state[hop.heads[bm]] = HELD
+            else:
+                self._wait(hop.heads[bm], self.dst)
+        tm = order[hop.transit[order]]
+        if tm.size:
+            self.q[hop.heads[tm]] = hop.next_q[tm]
+            self._queue_order(hop.heads[tm])
+            self.occ[:] += np.bincount(hop.next_q[tm], minlength=self.occ.size)
+
+    def _log(self, hop: _Hops, mv: np.ndarray, hm: np.ndarray) -> None:
+        log = self.log
+        log["step"].append(np.full(mv.size, self.step, dtype=np.int64))
+        log["message"].append(hm)
+        log["link"].append(hop.links[mv])
+        log["phase"].append(np.where(self.phase1[hm], 1, 2).astype(np.int8))
+        log["ends_phase1"].append(hop.switch[mv] | (hop.done[mv] & self.phase1[hm]))
+
+    def crossings(self) -> dict:
+        """Every crossing in order (:class:`StoreForwardRun`'s ``crossings``)."""
+        empty = {"phase": np.int8, "ends_phase1": bool}
+        return {key: (np.concatenate(v) if v else
+                      np.zeros(0, dtype=empty.get(key, np.int64)))
+                for key, v in self.log.items()}
+
+
+class _Hops:
+    """What each queue head of one step would do if it crossed: where it arrives
+    (``y``), whether it is delivered (``done``), reaches Valiant's intermediate node
+    (``switch``) and waits there (``to_buffer``) or goes on (``transit``) into queue
+    ``next_q``."""
+
+    def __init__(self, run: _Run, heads: np.ndarray, links: np.ndarray):
+        k = run.k
+        self.heads, self.links = heads, links
+        self.dim = links % k
+        self.y = run.pos[heads] ^ (np.int64(1) << self.dim)
+        tgt = run.target[heads]
+        reached = self.y == tgt
+        self.done = reached & (tgt == run.dst[heads])
+        self.switch = reached & ~self.done            # Valiant: reached inter != dst
+        ntarget = np.where(self.switch, run.dst[heads], tgt)
+        self.to_buffer = self.switch & (run.barrier | run.inter_buf)
+        self.transit = ~self.done & ~self.to_buffer
+        self.next_q = np.zeros(heads.size, dtype=np.int64)
+        t = self.transit
+        self.next_q[t] = self.y[t] * k + _lowdim(self.y[t] ^ ntarget[t])
 
 
 def ecube(k, src, dst, *, buffer=None, max_steps=None) -> StoreForwardRun:

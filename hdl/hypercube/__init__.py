@@ -6,10 +6,16 @@ baselines, the e-cube router with small buffers and Valiant's two phases (:mod:`
 The names below are the family's hooks for generation (:mod:`fatnet.hdl.gen`).
 """
 
-from ...golden.hypercube.circuit import check_buildable
+from dataclasses import dataclass
+from typing import Callable
+
+from ...golden.hypercube.circuit import (Alg1Circuit, Alg2Circuit, StoreForwardCircuit,
+                                         check_buildable)
+from ..controller import controller_meaning
+from ..signatures import EndpointSignature
 from .alg2 import Alg2NetworkHW, Alg2Node
 from .ecube import EcubeNetworkHW, EcubeRouter
-from .network import HypercubeNetworkHW, network_signature, port_meaning, router_key
+from .network import HypercubeNetworkHW, network_signature, router_key
 from .router import DimensionRouter, router_signature
 
 __all__ = ["Alg2NetworkHW", "Alg2Node", "DimensionRouter", "EcubeNetworkHW", "EcubeRouter",
@@ -52,22 +58,40 @@ def size_text(net) -> str:
 
 def top(net, library=None):
     """The network top of a golden :class:`HypercubeCircuit` (``library``: generation):
-    Algorithm 1's router chains, or Algorithm 2's network."""
+    its algorithm's hardware (:data:`_DESIGNS`)."""
     check_buildable(net)
-    if net.algorithm == "alg2":
-        return Alg2NetworkHW(net, library=library)
-    if net.algorithm in ("ecube", "valiant"):
-        return EcubeNetworkHW(net, library=library)
-    return HypercubeNetworkHW(net, library=library)
+    return _design(net).network(net, library=library)
 
 
 def manifest_fields(net, modules) -> dict:
     """The k-cube's part of the manifest: parameters, terms, timing, wiring and the
-    distinct modules (Algorithm 1's routers, or Algorithm 2's node)."""
-    if net.algorithm == "alg2":
-        return _alg2_manifest(net, modules)
-    if net.algorithm in ("ecube", "valiant"):
-        return _store_forward_manifest(net, modules)
+    distinct modules (its algorithm's, :data:`_DESIGNS`)."""
+    return _design(net).manifest(net, modules)
+
+
+#: What a node's acknowledgment wires mean where the network, not the destination,
+#: acknowledges (every algorithm but Algorithm 1): it acknowledges a whole cycle.
+_NETWORK_ACK = {
+    "send_ack": "node {x}'s message was delivered: high from the bit-time the network "
+                "has delivered every message of the cycle ({when}) to the cycle's end, "
+                "at every node that injected (manifest: timing, idle_outputs)",
+    "recv_ack": "not used by {algorithm} (ignored)",
+}
+
+
+def port_meaning(net, row: dict) -> str:
+    """What one top-level port (a :func:`fatnet.hdl.signatures.port_rows` row) means."""
+    if row["endpoint"] is None:
+        return controller_meaning(row["name"], net.cycle_length)
+    wire, x = row["path"][-1], row["path"][1]
+    if not net.destination_acknowledges and wire in _NETWORK_ACK:
+        return _NETWORK_ACK[wire].format(x=x, when=_design(net).acknowledged,
+                                         algorithm=net.algorithm)
+    return EndpointSignature.MEANING[wire].format(who=f"node {x}")
+
+
+def _alg1_manifest(net, modules) -> dict:
+    """Algorithm 1's manifest fields."""
     k, N, P, T = net.k, net.nodes, net.payload_bits, net.cycle_length
     return {
         "spec": {"kind": "hypercube", **net.params()},
@@ -212,7 +236,7 @@ def _alg2_manifest(net, modules) -> dict:
 def _store_forward_manifest(net, modules) -> dict:
     M, P, T = net.M, net.payload_bits, net.cycle_length
     B, n, S, Wd, h = net.buffer, net.steps, net.step_length, net.word_bits, net.header_bits
-    valiant = net.algorithm == "valiant"
+    valiant = net.via_intermediate
     fields_text = ("the intermediate node's k bits, then the destination's k bits, then "
                    "the data" if valiant else "the destination's k bits, then the data")
     return {
@@ -319,7 +343,7 @@ def _idle_outputs(net, after: str) -> str:
     """Before the first start strobe (the same for every algorithm), then ``after``."""
     T = net.cycle_length
     quiet = ("while every send and recv_ack is 0 (the routers are not gated by busy: "
-             "drive send 0 outside a cycle)" if net.algorithm == "alg1" else
+             "drive send 0 outside a cycle)" if net.destination_acknowledges else
              "(the sequencer is idle, so send is ignored)")
     return (f"after reset (or power-up: the Verilog's initial values) and before the "
             f"first start strobe every register holds its reset value (0; a sequencer, "
@@ -376,7 +400,7 @@ def _alg1_rules(net) -> dict:
 def _injection_rule(net) -> str:
     Wd, S = net.word_bits, net.step_length
     target = ("its target (the intermediate node; if that is x, the destination)"
-              if net.algorithm == "valiant" else "its target (the destination)")
+              if net.via_intermediate else "its target (the destination)")
     return (f"step 0 (bit-times 0 .. S - 1 = {S - 1}) carries nothing on any link: node x "
             f"shifts its stream from send into its injection register (inj) during "
             f"bit-times 0 .. Wd = {Wd}, and at bit-time Wd + 1 = {Wd + 1} its message is "
@@ -388,7 +412,7 @@ def _injection_rule(net) -> str:
 
 
 def _arbitration_rule(net) -> str:
-    valiant = net.algorithm == "valiant"
+    valiant = net.via_intermediate
     return (
         f"in step s >= 1 every non-empty queue's head crosses its link (at most one "
         f"message per directed link per step). At bit-time s*S + Wd + 1 each node "
@@ -416,7 +440,7 @@ def _queue_registers(net) -> str:
     k, B, P, Wd = net.k, net.buffer, net.payload_bits, net.word_bits
     layout = (f"its current target's k bits at the top (the intermediate node in phase "
               f"1, then the destination), the destination's k bits, then the P = {P} data "
-              f"bits" if net.algorithm == "valiant" else
+              f"bits" if net.via_intermediate else
               f"the destination's k bits at the top, then the P = {P} data bits")
     return (f"inside node_<x>, q<j>_s<p> (p = 0 .. B - 1 = {B - 1}) is slot p of "
             f"dimension j's link queue, slot 0 the head; a slot holds Wd = {Wd} bits: "
@@ -424,3 +448,29 @@ def _queue_registers(net) -> str:
             f"the LSB, the head's). The queue fills from slot 0 up and pops by shifting "
             f"down, so q<j>_full is a thermometer: 2^n - 1 when the queue holds n "
             f"messages")
+
+
+@dataclass(frozen=True)
+class _Design:
+    """One algorithm's hardware: the top's class, its manifest fields and, where the
+    network acknowledges a whole cycle, the bit-time it does (None: the destination
+    acknowledges)."""
+
+    network: type
+    manifest: Callable
+    acknowledged: str | None
+
+
+#: Each circuit class's hardware (a subclass takes its nearest base's).
+_DESIGNS = {
+    Alg1Circuit: _Design(HypercubeNetworkHW, _alg1_manifest, None),
+    Alg2Circuit: _Design(Alg2NetworkHW, _alg2_manifest,
+                         "the deliver phase's first bit-time"),
+    StoreForwardCircuit: _Design(EcubeNetworkHW, _store_forward_manifest,
+                                 "(c + 1)*S + 1, c the step of the last delivery"),
+}
+
+
+def _design(net) -> _Design:
+    """The hardware of ``net``'s algorithm."""
+    return next(_DESIGNS[cls] for cls in type(net).__mro__ if cls in _DESIGNS)

@@ -34,6 +34,8 @@ a hole receives Step 6's message into A (emptied by then if it relayed from A).
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
@@ -55,6 +57,17 @@ def counter_width(k: int, t_max: int) -> int:
     them (2f + M, k + f, ...): one width, so that every comparison is between equal
     widths (Verilator's -Wall is clean without width waivers)."""
     return max(t_max, 2 * k).bit_length() + 1
+
+
+def _eq(x, v):
+    """``x == v``, ``v`` a constant, as an XOR with a constant of x's width and a
+    reduction (Verilator's -Wall is clean)."""
+    return ~(x ^ Const(v, len(x))).any()
+
+
+def _pick(bits, idx, offset=0, shift=0):
+    """``bits[idx - shift + offset]`` for a W-bit index (an OR of ANDs)."""
+    return Cat(bits[j + offset] & _eq(idx, j + shift) for j in range(len(bits) - offset)).any()
 
 
 def node_signature(k: int, t_max: int) -> wiring.Signature:
@@ -132,180 +145,201 @@ class Alg2Node(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        k, M = self._k, self._M
-        W = counter_width(k, self._t_max)
-        t, f, it, addr = self.t, self.f, self.it, self.addr
-        p = self.port
+        w = self._registers()
+        self._routers(m, w)
+        self._buffer_wires(m, w)
+        self._phase_logic(m, w)
+        self._events(m, w)
+        return m
 
-        # Every comparison is between two W-bit values, or an equality written as an XOR
-        # with a W-bit constant and a reduction (Yosys prints a constant operand of an
-        # arithmetic or a comparison at its own, smaller width, which Verilator's -Wall
-        # reports; M comes in as the input msg for the same reason).
-        def eq(x, v):                  # x == v, v a constant
-            return ~(x ^ Const(v, len(x))).any()
+    def _registers(self) -> SimpleNamespace:
+        """The node's flags and the sequencer's values it reads (every comparison is
+        between two W-bit values, or an equality written as an XOR with a W-bit constant
+        and a reduction: Yosys prints a constant operand of an arithmetic or a
+        comparison at its own, smaller width, which Verilator's -Wall reports; M comes
+        in as the input msg for the same reason)."""
+        return SimpleNamespace(
+            t_zero=~self.t.any(),
+            injected=Signal(name="injected"),
+            sending=Signal(name="sending"),        # Step 1: this node's message crosses
+            rcv=Signal(name="rcv"),                # Step 1: a message arrives
+            arrived_b=Signal(name="arrived_b"),    # Step 1: the arrived message is in B
+            double=Signal(name="double"),
+            hole=Signal(name="hole"),
+            rank=Signal(self._k, name="rank"),     # Steps 2, 4: the offset, LSB first
+            got=Signal(name="got"),                # Step 3: this node is a relay
+            relay_b=Signal(name="relay_b"),        # the relayed message is in B
+            hrx=Signal(name="hrx"))                # Step 6: a message comes back to the hole
 
-        def pick(bits, idx, offset=0, shift=0):
-            """bits[idx - shift + offset] for a W-bit index (an OR of ANDs)."""
-            return Cat(bits[j + offset] & eq(idx, j + shift)
-                       for j in range(len(bits) - offset)).any()
-
-        t_zero = ~t.any()
-        msg = self.msg
-        fM, f2, f2M = self.f_m, self.f_2, self.f2_m
-        tmf = self.t_f                         # read only when t >= f
-        it_t = self.it_t
-
-        A, B, va, vb = self.buf_a, self.buf_b, self.valid_a, self.valid_b
-        injected = Signal(name="injected")
-        sending = Signal(name="sending")        # Step 1: this node's message crosses
-        rcv = Signal(name="rcv")                # Step 1: a message arrives
-        arrived_b = Signal(name="arrived_b")    # Step 1: the arrived message is in B
-        double = Signal(name="double")
-        hole = Signal(name="hole")
-        rank = Signal(k, name="rank")           # Steps 2, 4: the offset, LSB first
-        got = Signal(name="got")                # Step 3: this node is a relay
-        relay_b = Signal(name="relay_b")        # the relayed message is in B
-        hrx = Signal(name="hrx")                # Step 6: a message comes back to the hole
-
-        # ---- routers and enumeration cells, dimension d at rank d; iteration it
-        # injects at rank it + 1 (the first free dimension), ranks above take the rank
-        # below, ranks at or below it are idle
-        rt = [DimensionRouter(None) for _ in range(k)]
-        en = [Enumerator(None) for _ in range(k)]
+    def _routers(self, m, w: SimpleNamespace) -> None:
+        """The routers and enumeration cells, dimension d at rank d; iteration it
+        injects at rank it + 1 (the first free dimension), ranks above take the rank
+        below, ranks at or below it are idle."""
+        k, it, addr = self._k, self.it, self.addr
+        w.rt = rt = [DimensionRouter(None) for _ in range(k)]
+        w.en = en = [Enumerator(None) for _ in range(k)]
         for d in range(k):
             m.submodules[f"rt_{d}"] = rt[d]
             m.submodules[f"en_{d}"] = en[d]
         passing = self.pack3 | self.pack5 | self.rdv
-        inj = Signal(name="inj")                # the stream this node injects in a pass
-        rdv_out = Signal(name="rdv_out")        # Step 6: the relay drives it backwards
+        w.inj = Signal(name="inj")                # the stream this node injects in a pass
+        w.rdv_out = Signal(name="rdv_out")        # Step 6: the relay drives it backwards
         t0 = Signal(name="t0")
         flag = Signal(name="flag")
-        m.d.comb += [flag.eq(Mux(self.enum2, double, hole)), t0.eq(t_zero & flag)]
+        m.d.comb += [flag.eq(Mux(self.enum2, w.double, w.hole)), t0.eq(w.t_zero & flag)]
         inj_ack = []
         for d in range(k):
-            start_here = eq(it, d - 1) if d else Const(0, 1)
-            above = Cat(eq(it, j) for j in range(d - 1)).any() if d >= 2 else Const(0, 1)
+            start_here = _eq(it, d - 1) if d else Const(0, 1)
+            above = Cat(_eq(it, j) for j in range(d - 1)).any() if d >= 2 else Const(0, 1)
             m.d.comb += [rt[d].high.eq(addr[d]), rt[d].clear.eq(~passing),
                          en[d].high.eq(addr[d]), en[d].fixed.eq(0)]
             prev_data = rt[d - 1].o.data if d else Const(0, 1)
-            m.d.comb += rt[d].i.data.eq(Mux(start_here, inj, Mux(above, prev_data, 0)))
+            m.d.comb += rt[d].i.data.eq(Mux(start_here, w.inj, Mux(above, prev_data, 0)))
             if d:
                 m.d.comb += rt[d - 1].o.ack.eq(rt[d].i.ack)
             inj_ack.append(start_here & rt[d].i.ack)
             wiring.connect(m, wiring.flipped(self.xo[d]), rt[d].xo)
             wiring.connect(m, wiring.flipped(self.xi[d]), rt[d].xi)
-            if d:
-                prev = (en[d - 1].t, en[d - 1].o, en[d - 1].first_out)
-            else:
-                prev = (Const(0, 1), Const(0, 1), Const(0, 1))
-            for port, mine, up in ((en[d].t_in, t0, prev[0]),
-                                   (en[d].o_in, Const(0, 1), prev[1]),
-                                   (en[d].first, t_zero, prev[2])):
-                m.d.comb += port.eq(Mux(start_here, mine, Mux(above, up, 0)))
-            m.d.comb += [self.en_out[d].eq(en[d].t_in), en[d].t_across.eq(self.en_in[d])]
-        m.d.comb += rt[k - 1].o.ack.eq(rdv_out)
-        rx_data = rt[k - 1].o.data
-        back = Signal(name="back")
-        m.d.comb += back.eq(Cat(inj_ack).any())
+            self._chain_enumerator(m, w, d, start_here, above, t0)
+        m.d.comb += rt[k - 1].o.ack.eq(w.rdv_out)
+        w.rx_data = rt[k - 1].o.data
+        w.back = Signal(name="back")
+        m.d.comb += w.back.eq(Cat(inj_ack).any())
 
-        # ---- buffers: shift enables and inputs (the MSB leaves first)
-        sh_a, sh_b = Signal(name="sh_a"), Signal(name="sh_b")
-        in_a, in_b = Signal(name="in_a"), Signal(name="in_b")
-        src_b = Signal(name="src_b")            # Step 1: the single message is in B
-        msb_src = Signal(name="msb_src")
+    def _chain_enumerator(self, m, w: SimpleNamespace, d: int, start_here, above,
+                          t0) -> None:
+        """Dimension d's enumeration cell: this node's inputs where the iteration starts,
+        the cell below's above it, 0 at or below it."""
+        en = w.en
+        if d:
+            prev = (en[d - 1].t, en[d - 1].o, en[d - 1].first_out)
+        else:
+            prev = (Const(0, 1), Const(0, 1), Const(0, 1))
+        for port, mine, up in ((en[d].t_in, t0, prev[0]),
+                               (en[d].o_in, Const(0, 1), prev[1]),
+                               (en[d].first, w.t_zero, prev[2])):
+            m.d.comb += port.eq(Mux(start_here, mine, Mux(above, up, 0)))
+        m.d.comb += [self.en_out[d].eq(en[d].t_in), en[d].t_across.eq(self.en_in[d])]
+
+    def _buffer_wires(self, m, w: SimpleNamespace) -> None:
+        """The buffers' shift enables and inputs (the MSB leaves first), and the bits the
+        phases read."""
+        k, M, it, addr = self._k, self._M, self.it, self.addr
+        A, B, va, vb = self.buf_a, self.buf_b, self.valid_a, self.valid_b
+        w.sh_a, w.sh_b = Signal(name="sh_a"), Signal(name="sh_b")
+        w.in_a, w.in_b = Signal(name="in_a"), Signal(name="in_b")
+        w.src_b = Signal(name="src_b")            # Step 1: the single message is in B
+        w.msb_src = Signal(name="msb_src")
         dst_bit = Signal(name="dst_bit")
-        want = Signal(name="want")
-        m.d.comb += [src_b.eq(~va & vb), msb_src.eq(Mux(src_b, B[M - 1], A[M - 1])),
-                     dst_bit.eq(pick(Mux(src_b, B, A), it, M - k)),
-                     want.eq((va | vb) & (dst_bit ^ pick(addr, it)))]
-        rx3_b = Signal(name="rx3_b")            # Step 3: the receiving buffer is B
-        m.d.comb += rx3_b.eq(Mux(double, arrived_b, va))
-        msb_send3 = Mux(arrived_b, B[M - 1], A[M - 1])
-        msb_relay = Mux(relay_b, B[M - 1], A[M - 1])
-        cx_val = Signal(name="cx_val")
-        in1 = Signal(name="in1")
-        m.d.comb += in1.eq(pick(self.cx_in, it))
-        address = Signal(name="address")        # the pass's relative-address bit at t
+        w.want = Signal(name="want")
+        m.d.comb += [w.src_b.eq(~va & vb), w.msb_src.eq(Mux(w.src_b, B[M - 1], A[M - 1])),
+                     dst_bit.eq(_pick(Mux(w.src_b, B, A), it, M - k)),
+                     w.want.eq((va | vb) & (dst_bit ^ _pick(addr, it)))]
+        w.rx3_b = Signal(name="rx3_b")            # Step 3: the receiving buffer is B
+        m.d.comb += w.rx3_b.eq(Mux(w.double, w.arrived_b, va))
+        w.msb_send3 = Mux(w.arrived_b, B[M - 1], A[M - 1])
+        w.msb_relay = Mux(w.relay_b, B[M - 1], A[M - 1])
+        w.cx_val = Signal(name="cx_val")
+        w.in1 = Signal(name="in1")
+        m.d.comb += w.in1.eq(_pick(self.cx_in, it))
+        w.address = Signal(name="address")        # the pass's relative-address bit at t
         # the pass's address bit at bit-time t (1 .. f): node bit it + t xor rank bit t - 1
-        m.d.comb += address.eq(pick(addr, it_t) ^ pick(rank, t, shift=1))
+        m.d.comb += w.address.eq(_pick(addr, self.it_t) ^ _pick(w.rank, self.t, shift=1))
         # Step 5's payload at bit-time t (f + 1 .. 2f): node bit k + f - t, i.e. t - f = k - j
-        index_bit = Cat(addr[j] & eq(tmf, k - j) for j in range(k)).any()
+        w.index_bit = Cat(addr[j] & _eq(self.t_f, k - j) for j in range(k)).any()
 
+    def _phase_logic(self, m, w: SimpleNamespace) -> None:
+        """What each phase drives and shifts (inject, Steps 1, 3, 5, 6, deliver)."""
+        t, f, p, t_zero = self.t, self.f, self.port, w.t_zero
+        fM, f2, f2M = self.f_m, self.f_2, self.f2_m
+        A, B, va = self.buf_a, self.buf_b, self.valid_a
+        sh_a, sh_b, in_a, in_b = w.sh_a, w.sh_b, w.in_a, w.in_b
         with m.If(self.inject):
             m.d.comb += [sh_a.eq(~t_zero), in_a.eq(p.send)]
         with m.Elif(self.cross):
-            m.d.comb += cx_val.eq(Mux(t_zero, want, sending & msb_src))
+            m.d.comb += w.cx_val.eq(Mux(t_zero, w.want, w.sending & w.msb_src))
             with m.If(~t_zero):
                 # the source buffer shifts out, the other one (A when none) shifts in
+                sending, rcv, src_b = w.sending, w.rcv, w.src_b
                 m.d.comb += [sh_a.eq((sending & ~src_b) | (rcv & ~va)),
                              sh_b.eq((sending & src_b) | (rcv & va)),
-                             in_a.eq(rcv & ~va & in1), in_b.eq(rcv & va & in1)]
+                             in_a.eq(rcv & ~va & w.in1), in_b.eq(rcv & va & w.in1)]
         with m.Elif(self.pack3):
-            sends = double & (t > f) & (t <= fM)
+            sends = w.double & (t > f) & (t <= fM)
             takes = (t > f2) & (t <= f2M)
             m.d.comb += [
-                inj.eq(double & Mux(t_zero, 1, Mux(t <= f, address,
-                                                   Mux(t <= fM, msb_send3, 0)))),
-                sh_a.eq((sends & ~arrived_b) | (takes & ~rx3_b)),
-                sh_b.eq((sends & arrived_b) | (takes & rx3_b)),
-                in_a.eq(takes & ~rx3_b & rx_data), in_b.eq(takes & rx3_b & rx_data)]
+                w.inj.eq(w.double & Mux(t_zero, 1, Mux(t <= f, w.address,
+                                                       Mux(t <= fM, w.msb_send3, 0)))),
+                sh_a.eq((sends & ~w.arrived_b) | (takes & ~w.rx3_b)),
+                sh_b.eq((sends & w.arrived_b) | (takes & w.rx3_b)),
+                in_a.eq(takes & ~w.rx3_b & w.rx_data), in_b.eq(takes & w.rx3_b & w.rx_data)]
         with m.Elif(self.pack5):
-            m.d.comb += inj.eq(hole & Mux(t_zero, 1, Mux(t <= f, address, Mux(
-                t <= f2, index_bit, 0))))
+            m.d.comb += w.inj.eq(w.hole & Mux(t_zero, 1, Mux(t <= f, w.address, Mux(
+                t <= f2, w.index_bit, 0))))
         with m.Elif(self.rdv):
-            out = ~t_zero & (t <= msg)
-            takes = hole & (t > f) & (t <= fM)
-            m.d.comb += [rdv_out.eq(got & Mux(t_zero, 1, Mux(out, msb_relay, 0))),
-                         sh_a.eq((got & out & ~relay_b) | takes),
-                         sh_b.eq(got & out & relay_b),
-                         in_a.eq(takes & hrx & back)]
+            out = ~t_zero & (t <= self.msg)
+            takes = w.hole & (t > f) & (t <= fM)
+            m.d.comb += [w.rdv_out.eq(w.got & Mux(t_zero, 1, Mux(out, w.msb_relay, 0))),
+                         sh_a.eq((w.got & out & ~w.relay_b) | takes),
+                         sh_b.eq(w.got & out & w.relay_b),
+                         in_a.eq(takes & w.hrx & w.back)]
         with m.Elif(self.deliver):
-            m.d.comb += [p.recv.eq(Mux(t_zero, va | vb, msb_src)),   # t <= M here
-                         sh_a.eq(~t_zero & ~src_b), sh_b.eq(~t_zero & src_b)]
-        m.d.comb += [self.cx_out.eq(Cat(self.cross & cx_val & eq(it, d) for d in range(k))),
-                     p.send_ack.eq(self.deliver & injected)]
+            m.d.comb += [p.recv.eq(Mux(t_zero, va | self.valid_b, w.msb_src)),  # t <= M
+                         sh_a.eq(~t_zero & ~w.src_b), sh_b.eq(~t_zero & w.src_b)]
+        m.d.comb += [self.cx_out.eq(Cat(self.cross & w.cx_val & _eq(self.it, d)
+                                        for d in range(self._k))),
+                     p.send_ack.eq(self.deliver & w.injected)]
         with m.If(sh_a):
             m.d.sync += A.eq(Cat(in_a, A[:-1]))
         with m.If(sh_b):
             m.d.sync += B.eq(Cat(in_b, B[:-1]))
 
-        # ---- flags and valid bits, at the phases' events
+    def _events(self, m, w: SimpleNamespace) -> None:
+        """The flags and valid bits, at the phases' events."""
+        t, f, p, t_zero = self.t, self.f, self.port, w.t_zero
+        va, vb = self.valid_a, self.valid_b
+        double, hole, got, relay_b, hrx = w.double, w.hole, w.got, w.relay_b, w.hrx
         with m.If(self.inject & t_zero):
-            m.d.sync += [va.eq(p.send), vb.eq(0), injected.eq(p.send), got.eq(0),
+            m.d.sync += [va.eq(p.send), vb.eq(0), w.injected.eq(p.send), got.eq(0),
                          double.eq(0), hole.eq(0)]
-        at_m = ~(t ^ msg).any()
+        at_m = ~(t ^ self.msg).any()
         with m.If(self.deliver & at_m):
             m.d.sync += [va.eq(0), vb.eq(0)]   # delivered: the message has left
         with m.If(self.cross):
-            with m.If(t_zero):
-                m.d.sync += [sending.eq(want), rcv.eq(in1)]
-            with m.If(at_m):
-                stays = (va | vb) & ~sending
-                m.d.sync += [double.eq(stays & rcv), hole.eq(~stays & ~rcv),
-                             arrived_b.eq(va)]
-                # the source empties; the receiving buffer (B if A held the message)
-                m.d.sync += [va.eq(Mux(src_b, rcv, va & ~sending) | (rcv & ~va)),
-                             vb.eq(Mux(src_b, ~sending, rcv & va))]
+            self._cross_events(m, w, at_m)
         with m.If((self.enum2 | self.enum4) & (t >= f)):
-            for j in range(k):
-                with m.If(eq(tmf, j)):
-                    m.d.sync += rank[j].eq(en[k - 1].o)
+            for j in range(self._k):
+                with m.If(_eq(self.t_f, j)):
+                    m.d.sync += w.rank[j].eq(w.en[self._k - 1].o)
         with m.If(self.pack3):
-            with m.If(t == f2):
-                m.d.sync += [got.eq(rx_data), relay_b.eq(rx3_b)]
-            with m.If(t == f2M):
-                a_next = va & ~(double & ~arrived_b)
-                b_next = vb & ~(double & arrived_b)
-                m.d.sync += [va.eq(a_next | (got & ~rx3_b)), vb.eq(b_next | (got & rx3_b))]
+            with m.If(t == self.f_2):
+                m.d.sync += [got.eq(w.rx_data), relay_b.eq(w.rx3_b)]
+            with m.If(t == self.f2_m):
+                a_next = va & ~(double & ~w.arrived_b)
+                b_next = vb & ~(double & w.arrived_b)
+                m.d.sync += [va.eq(a_next | (got & ~w.rx3_b)), vb.eq(b_next | (got & w.rx3_b))]
         with m.If(self.rdv):
             with m.If(t == f):
-                m.d.sync += hrx.eq(hole & back)
-            with m.If(t == fM):
+                m.d.sync += hrx.eq(hole & w.back)
+            with m.If(t == self.f_m):
                 a_next = va & ~(got & ~relay_b)
                 b_next = vb & ~(got & relay_b)
                 m.d.sync += [va.eq(a_next | (hole & hrx)), vb.eq(b_next), got.eq(0),
                              hrx.eq(0)]
-        return m
+
+    def _cross_events(self, m, w: SimpleNamespace, at_m) -> None:
+        """Step 1: who sends and receives (its first bit-time), and at its end the double
+        and hole flags and where the messages are."""
+        va, vb, sending, rcv = self.valid_a, self.valid_b, w.sending, w.rcv
+        with m.If(w.t_zero):
+            m.d.sync += [sending.eq(w.want), rcv.eq(w.in1)]
+        with m.If(at_m):
+            stays = (va | vb) & ~sending
+            m.d.sync += [w.double.eq(stays & rcv), w.hole.eq(~stays & ~rcv),
+                         w.arrived_b.eq(va)]
+            # the source empties; the receiving buffer (B if A held the message)
+            m.d.sync += [va.eq(Mux(w.src_b, rcv, va & ~sending) | (rcv & ~va)),
+                         vb.eq(Mux(w.src_b, ~sending, rcv & va))]
 
 
 class Alg2NetworkHW(wiring.Component):
@@ -314,8 +348,8 @@ class Alg2NetworkHW(wiring.Component):
 
     Parameters
     ----------
-    net : fatnet.golden.hypercube.circuit.HypercubeCircuit
-        With ``algorithm="alg2"``; ``net.phases`` is the sequencer's program.
+    net : fatnet.golden.hypercube.circuit.Alg2Circuit
+        ``net.phases`` is the sequencer's program.
     library : fatnet.hdl.modules.ModuleLibrary, optional
         For generation: the node is emitted once.
 

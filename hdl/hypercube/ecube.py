@@ -124,16 +124,28 @@ class EcubeRouter(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        k, B, P, W = self._k, self._B, self._P, self._W
-        addr, p = self.addr, self.port
-        tgt_lo = W - k                          # the target is the word's top k bits
+        self._links(m)
+        cands, deliver, words, want = self._candidates(m)
+        admitted = self._queues(m, words, want)
+        grant = self._grants(m, deliver, admitted)
+        self._delivery(m, cands, deliver)
+        with m.If(self.clear):
+            m.d.sync += [f.eq(0) for f in self.full]
+            m.d.sync += [self.injected.eq(0), self.dlv.eq(0), grant.eq(0),
+                         self.arrived.eq(0)]
+        return m
 
-        def fields(word):
-            target = word[tgt_lo:]
-            final = word[P:P + k] if self._valiant else target
-            return target, final
+    def _fields(self, word):
+        """A stored word's target (its top k bits) and final destination (Valiant's
+        below it; else the target)."""
+        k, P = self._k, self._P
+        target = word[self._W - k:]
+        final = word[P:P + k] if self._valiant else target
+        return target, final
 
-        # ---- head and shift: the links, the staging registers, the injection
+    def _links(self, m) -> None:
+        """``head`` and ``shift``: the links, the staging registers, the injection."""
+        k, p = self._k, self.port
         for j in range(k):
             slot0 = self.slots[j][0]
             m.d.comb += self.xo[j].data.eq(
@@ -153,12 +165,16 @@ class EcubeRouter(wiring.Component):
                     st = self.stage[i]
                     m.d.sync += st.eq(Cat(st[1:], self.xi[i].data))    # LSB first
 
-        # ---- decide: the candidates are the k links, then the processor (step 0)
+    def _candidates(self, m):
+        """``decide``'s candidates, the k links then the processor (step 0): per
+        candidate whether it is delivered, its word with its next target, and the one
+        queue it wants (one-hot)."""
+        k, W, addr = self._k, self._W, self.addr
         cands = [(self.arrived[i] & ~self.step0, self.stage[i]) for i in range(k)]
         cands.append((self.injected & self.step0, self.inj))
         deliver, words, want = [], [], []
         for c, (valid, word) in enumerate(cands):
-            target, final = fields(word)
+            target, final = self._fields(word)
             reached = Signal(name=f"reached{c}")
             m.d.comb += reached.eq(~(target ^ addr).any())
             new_target = Signal(k, name=f"next_target{c}")
@@ -170,52 +186,78 @@ class EcubeRouter(wiring.Component):
             m.d.comb += wants.eq(Cat(valid & ~dl & diff[j] & ~diff[:j].any() if j else
                                      valid & ~dl & diff[0] for j in range(k)))
             nw = Signal(W, name=f"word{c}")
-            m.d.comb += nw.eq(Cat(word[:tgt_lo], new_target))
+            m.d.comb += nw.eq(Cat(word[:W - k], new_target))
             deliver.append(dl)
             words.append(nw)
             want.append(wants)
+        return cands, deliver, words, want
+
+    def _queues(self, m, words, want) -> list:
+        """Every link queue's admissions (``decide``) and pop (``pop``); per candidate,
+        whether a queue admitted it."""
+        k = self._k
         admitted = [Signal(name=f"admitted{c}") for c in range(k + 1)]
         adm_any = [Const(0, 1)] * (k + 1)
         for j in range(k):
+            writes = self._insertions(m, j, words, want, adm_any)
+            self._write_slots(m, j, writes)
             full = self.full[j]
-            # one-hot insertion pointer: the first free slot, up one per admission (a
-            # signal per candidate, so the Verilog names each step once)
-            ptr = Signal(B, name=f"q{j}_ptr0")
-            m.d.comb += ptr.eq(Cat(~full[q] & (full[q - 1] if q else 1) for q in range(B)))
-            writes = []
-            for c in range(k + 1):
-                w = want[c][j]
-                writes.append((w, ptr, words[c]))
-                adm_any[c] = adm_any[c] | (w & ptr.any())
-                nxt = Signal(B, name=f"q{j}_ptr{c + 1}")
-                m.d.comb += nxt.eq(Mux(w, Cat(Const(0, 1), ptr[:-1]), ptr))
-                ptr = nxt
-            with m.If(self.decide):
-                for q in range(B):
-                    sel = Signal(k + 1, name=f"q{j}_s{q}_sel")
-                    m.d.comb += sel.eq(Cat(w & pt[q] for w, pt, _ in writes))
-                    data = Const(0, W)
-                    for c, (_, _, word) in enumerate(writes):
-                        data = Mux(sel[c], word, data)
-                    with m.If(sel.any()):
-                        m.d.sync += [self.slots[j][q].eq(data), full[q].eq(1)]
             with m.If(self.pop & self.xo[j].ack & full[0]):
                 m.d.sync += full.eq(Cat(full[1:], 0))
-                for q in range(B - 1):
+                for q in range(self._B - 1):
                     m.d.sync += self.slots[j][q].eq(self.slots[j][q + 1])
         m.d.comb += [admitted[c].eq(adm_any[c]) for c in range(k + 1)]
+        return admitted
+
+    def _insertions(self, m, j: int, words, want, adm_any: list) -> list:
+        """Queue ``j``'s one-hot insertion pointer, the first free slot, moved up one per
+        admission (a signal per candidate, so that the Verilog names each step once):
+        per candidate (wants it, its pointer, its word); ``adm_any`` gains the
+        admissions."""
+        B, full = self._B, self.full[j]
+        ptr = Signal(B, name=f"q{j}_ptr0")
+        m.d.comb += ptr.eq(Cat(~full[q] & (full[q - 1] if q else 1) for q in range(B)))
+        writes = []
+        for c in range(self._k + 1):
+            w = want[c][j]
+            writes.append((w, ptr, words[c]))
+            adm_any[c] = adm_any[c] | (w & ptr.any())
+            nxt = Signal(B, name=f"q{j}_ptr{c + 1}")
+            m.d.comb += nxt.eq(Mux(w, Cat(Const(0, 1), ptr[:-1]), ptr))
+            ptr = nxt
+        return writes
+
+    def _write_slots(self, m, j: int, writes: list) -> None:
+        """At ``decide``, each admitted word into the slot its pointer names."""
+        with m.If(self.decide):
+            for q in range(self._B):
+                sel = Signal(self._k + 1, name=f"q{j}_s{q}_sel")
+                m.d.comb += sel.eq(Cat(w & pt[q] for w, pt, _ in writes))
+                data = Const(0, self._W)
+                for c, (_, _, word) in enumerate(writes):
+                    data = Mux(sel[c], word, data)
+                with m.If(sel.any()):
+                    m.d.sync += [self.slots[j][q].eq(data), self.full[j][q].eq(1)]
+
+    def _grants(self, m, deliver, admitted):
+        """Each arrival's grant, registered at ``decide`` on its link's reverse wire
+        until ``pop``."""
+        k = self._k
         grant = Signal(k, name="grant")
         with m.If(self.decide):
             m.d.sync += grant.eq(Cat((deliver[i] | admitted[i]) for i in range(k)))
         with m.Elif(self.pop):
             m.d.sync += grant.eq(0)
         m.d.comb += [self.xi[i].ack.eq(grant[i]) for i in range(k)]
+        return grant
 
-        # ---- delivery: 1, the destination, the data, MSB first (one per cycle: a
-        # partial permutation; were there two, the lowest candidate would win)
+    def _delivery(self, m, cands, deliver) -> None:
+        """The delivery: 1, the destination, the data, MSB first (one per cycle: a
+        partial permutation; were there two, the lowest candidate would win)."""
+        k, P, p = self._k, self._P, self.port
         dword = Const(0, 1 + k + P)
         for c in reversed(range(k + 1)):
-            _, final = fields(cands[c][1])
+            _, final = self._fields(cands[c][1])
             dword = Mux(deliver[c], Cat(cands[c][1][:P], final, Const(1, 1)), dword)
         with m.If(self.decide & Cat(deliver).any()):
             m.d.sync += self.dlv.eq(dword)
@@ -224,12 +266,6 @@ class EcubeRouter(wiring.Component):
         m.d.comb += [p.recv.eq(self.dlv[-1]), p.send_ack.eq(self.injected & self.done),
                      self.held.eq(Cat(self.full[j][0] for j in range(k)).any())]
 
-        with m.If(self.clear):
-            m.d.sync += [f.eq(0) for f in self.full]
-            m.d.sync += [self.injected.eq(0), self.dlv.eq(0), grant.eq(0),
-                         self.arrived.eq(0)]
-        return m
-
 
 class EcubeNetworkHW(wiring.Component):
     """The e-cube (or Valiant) network: 2^k :class:`EcubeRouter` s wired as a k-cube,
@@ -237,8 +273,8 @@ class EcubeNetworkHW(wiring.Component):
 
     Parameters
     ----------
-    net : fatnet.golden.hypercube.circuit.HypercubeCircuit
-        With ``algorithm`` ``"ecube"`` or ``"valiant"``.
+    net : fatnet.golden.hypercube.circuit.StoreForwardCircuit
+        The e-cube or the Valiant circuit.
     library : fatnet.hdl.modules.ModuleLibrary, optional
         For generation: the router is emitted once.
 
@@ -263,7 +299,7 @@ class EcubeNetworkHW(wiring.Component):
 
     def _router(self):
         net = self._net
-        args = (net.k, net.buffer, net.payload_bits, net.algorithm == "valiant")
+        args = (net.k, net.buffer, net.payload_bits, net.via_intermediate)
         if self._library is None:
             return EcubeRouter(*args)
         return self._library.instance(("ecube", *args), lambda: EcubeRouter(*args),

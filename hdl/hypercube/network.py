@@ -22,12 +22,12 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
 from ...golden.errors import ParameterError
-from ...golden.hypercube.circuit import check_buildable
-from ..controller import add_cycle_controller, controller_meaning, controller_members
+from ...golden.hypercube.circuit import Alg1Circuit, check_buildable
+from ..controller import add_cycle_controller, controller_members
 from ..signatures import EndpointSignature
 from .router import DimensionRouter
 
-__all__ = ["HypercubeNetworkHW", "network_signature", "port_meaning", "router_key"]
+__all__ = ["HypercubeNetworkHW", "network_signature", "router_key"]
 
 
 def network_signature(net) -> wiring.Signature:
@@ -37,28 +37,6 @@ def network_signature(net) -> wiring.Signature:
         **controller_members(net.cycle_length),
         "node": Out(EndpointSignature(1)).array(net.nodes),
     })
-
-
-#: What a node's acknowledgment wires mean where the algorithm is not Algorithm 1 (whose
-#: destinations acknowledge as every family's do): the network acknowledges a whole cycle.
-_NETWORK_ACK = {
-    "send_ack": "node {x}'s message was delivered: high from the bit-time the network "
-                "has delivered every message of the cycle ({when}) to the cycle's end, "
-                "at every node that injected (manifest: timing, idle_outputs)",
-    "recv_ack": "not used by {algorithm} (ignored)",
-}
-
-
-def port_meaning(net, row: dict) -> str:
-    """What one top-level port (a :func:`fatnet.hdl.signatures.port_rows` row) means."""
-    if row["endpoint"] is None:
-        return controller_meaning(row["name"], net.cycle_length)
-    wire, x = row["path"][-1], row["path"][1]
-    if net.algorithm != "alg1" and wire in _NETWORK_ACK:
-        when = ("the deliver phase's first bit-time" if net.algorithm == "alg2" else
-                "(c + 1)*S + 1, c the step of the last delivery")
-        return _NETWORK_ACK[wire].format(x=x, when=when, algorithm=net.algorithm)
-    return EndpointSignature.MEANING[wire].format(who=f"node {x}")
 
 
 def router_key(net, rank: int, node: int) -> tuple:
@@ -72,9 +50,9 @@ class HypercubeNetworkHW(wiring.Component):
 
     Parameters
     ----------
-    net : fatnet.golden.hypercube.circuit.HypercubeCircuit
-        Accepted by :func:`~fatnet.golden.hypercube.circuit.check_buildable` (else
-        :class:`~fatnet.golden.errors.ParameterError`, a ``ValueError``).
+    net : fatnet.golden.hypercube.circuit.Alg1Circuit
+        Algorithm 1's circuit (else :class:`~fatnet.golden.errors.ParameterError`, a
+        ``ValueError``).
     library : fatnet.hdl.modules.ModuleLibrary, optional
         For generation: the two distinct routers are emitted once each.
 
@@ -99,7 +77,7 @@ class HypercubeNetworkHW(wiring.Component):
 
     def __new__(cls, net, *, library=None):
         check_buildable(net)  # refused before the component exists
-        if net.algorithm != "alg1":
+        if not isinstance(net, Alg1Circuit):
             raise ParameterError(f"algorithm must be alg1 for Algorithm 1's router chains "
                                  f"(the top() hook picks the network of {net.algorithm!r})")
         return super().__new__(cls, src_loc_at=1)

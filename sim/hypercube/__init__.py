@@ -11,6 +11,10 @@ status hooks are :mod:`fatnet.sim.faultless`'s.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
+from ...golden.hypercube.circuit import Alg1Circuit, Alg2Circuit, StoreForwardCircuit
 from ...hdl.hypercube.network import network_signature
 from ...hdl.hypercube.router import router_signature
 from ...hdl.signatures import endpoint_name, port_rows
@@ -40,7 +44,7 @@ def recv_port(net, key):
 def destination_acknowledges(net) -> bool:
     # Algorithm 1 passes recv_ack back k clocks later; Algorithm 2, e-cube and Valiant
     # acknowledge when the network has delivered (recv_ack is not used)
-    return net.algorithm == "alg1"
+    return net.destination_acknowledges
 
 
 def ack_port(net, key):
@@ -50,15 +54,7 @@ def ack_port(net, key):
 
 def site(net, port: str, kind: str, wire: int) -> str:
     x = int(port.rsplit("__", 1)[1])
-    if net.algorithm in ("ecube", "valiant"):
-        what = f"delivery register (node_{x}.dlv)" if kind == "recv" else \
-            "acknowledgment (the network-empty flag)"
-        return f"node {x}'s {what}"
-    if net.algorithm == "alg2":
-        return f"node {x}'s {'delivery' if kind == 'recv' else 'acknowledgment'} (node_{x})"
-    if kind == "recv":
-        return f"node {x}'s rank-{net.k - 1} router register (rt_{net.k - 1}_{x})"
-    return f"node {x}'s rank-0 router acknowledgment (rt_0_{x})"
+    return _bench(net).site(net, x, kind)
 
 
 def prepare(net, ms, idx, mask=None):
@@ -76,15 +72,16 @@ def build_params(net) -> tuple[dict, list]:
 
 
 def wave_groups(net, top: str = "hypercube_harness", core: str = "hypercube") -> list:
-    """The controller, the nodes' ports (a group per node), then one group per node (its
+    """The controller, the nodes' ports (a group per node), then one group per node
+    (its algorithm's registers)."""
+    root = f"{top}.{core}"
+    return _bench(net).wave_groups(net, top, root, port_rows(network_signature(net)))
+
+
+def _alg1_wave_groups(net, top, root, rows) -> list:
+    """Algorithm 1: the controller, the nodes' ports, then one group per node (its
     routers rank by rank: the members of the router's signature and its collision
     flag)."""
-    root = f"{top}.{core}"
-    rows = port_rows(network_signature(net))
-    if net.algorithm == "alg2":
-        return _alg2_wave_groups(net, top, root, rows)
-    if net.algorithm in ("ecube", "valiant"):
-        return _store_forward_wave_groups(net, top, root, rows)
     router_rows = port_rows(router_signature())
     groups = [controller_group(rows, top, root), terminal_group(rows, root)]
     for x in range(net.nodes):
@@ -144,23 +141,28 @@ def _store_forward_wave_groups(net, top, root, rows) -> list:
 
 
 def hop_field_labels(net, src, dst) -> list[list[str]]:
-    """Per rank, the one address bit its router reads (``dim<d>``); Algorithm 2's stream
-    is the destination then the data (one "hop": the network as a whole)."""
-    if net.algorithm in ("alg2", "ecube"):
-        return [[f"dst{b}" for b in range(net.k - 1, -1, -1)]]
-    if net.algorithm == "valiant":
-        return [[f"via{b}" for b in range(net.k - 1, -1, -1)]
-                + [f"dst{b}" for b in range(net.k - 1, -1, -1)]]
-    return [[f"dim{d}"] for d in net.order]
+    """Per hop, the stream's fields its router reads: Algorithm 1's ranks, one address
+    bit each (``dim<d>``); the others' one "hop" (the network as a whole): the header
+    (Valiant's intermediate node, ``via<b>``, then the destination, ``dst<b>``)."""
+    return _bench(net).hop_field_labels(net)
 
 
 def interior_wires(net) -> dict:
-    """Model channel wire ``("rank", r, x, 0)`` -> the router ports that carry it: the
-    register of rank ``r - 1`` (``o``) and the input of rank ``r`` (``i``). Algorithm 2's
-    model names no interior wire (its cycle result has the ports only)."""
+    """Model channel wire ``("rank", r, x, 0)`` -> the router ports that carry it
+    (Algorithm 1's; the other algorithms' models name the ports only)."""
+    return _bench(net).interior_wires(net)
+
+
+def _header_labels(net) -> list[list[str]]:
+    """The one "hop" of Algorithm 2 and the baselines: their header's bits."""
+    bits = range(net.k - 1, -1, -1)
+    via = [f"via{b}" for b in bits] if net.via_intermediate else []
+    return [via + [f"dst{b}" for b in bits]]
+
+
+def _alg1_interior_wires(net) -> dict:
+    """The register of rank ``r - 1`` (``o``) and the input of rank ``r`` (``i``)."""
     out = {}
-    if net.algorithm in ("alg2", "ecube", "valiant"):
-        return out
     for x in range(net.nodes):
         for r in range(net.k + 1):
             sigs = []
@@ -170,3 +172,51 @@ def interior_wires(net) -> dict:
                 sigs.append((f"rt_{r}_{x}.i__data", f"rt_{r}_{x}.i__ack", 0))
             out[("rank", r, x, 0)] = sigs
     return out
+
+
+@dataclass(frozen=True)
+class _Testbench:
+    """One algorithm's testbench hooks: where a port's value is made (``site(net, x,
+    kind)``), the waves' groups, the stream's fields and the interior wires."""
+
+    site: Callable
+    wave_groups: Callable
+    hop_field_labels: Callable
+    interior_wires: Callable
+
+
+def _no_interior_wires(net) -> dict:
+    return {}
+
+
+def _alg1_site(net, x: int, kind: str) -> str:
+    if kind == "recv":
+        return f"node {x}'s rank-{net.k - 1} router register (rt_{net.k - 1}_{x})"
+    return f"node {x}'s rank-0 router acknowledgment (rt_0_{x})"
+
+
+def _alg2_site(net, x: int, kind: str) -> str:
+    return f"node {x}'s {'delivery' if kind == 'recv' else 'acknowledgment'} (node_{x})"
+
+
+def _store_forward_site(net, x: int, kind: str) -> str:
+    what = f"delivery register (node_{x}.dlv)" if kind == "recv" else \
+        "acknowledgment (the network-empty flag)"
+    return f"node {x}'s {what}"
+
+
+#: Each circuit class's testbench (a subclass takes its nearest base's).
+_BENCHES = {
+    Alg1Circuit: _Testbench(_alg1_site, _alg1_wave_groups,
+                            lambda net: [[f"dim{d}"] for d in net.order],
+                            _alg1_interior_wires),
+    Alg2Circuit: _Testbench(_alg2_site, _alg2_wave_groups, _header_labels,
+                            _no_interior_wires),
+    StoreForwardCircuit: _Testbench(_store_forward_site, _store_forward_wave_groups,
+                                    _header_labels, _no_interior_wires),
+}
+
+
+def _bench(net) -> _Testbench:
+    """The testbench hooks of ``net``'s algorithm."""
+    return next(_BENCHES[cls] for cls in type(net).__mro__ if cls in _BENCHES)

@@ -18,7 +18,7 @@ import pytest
 from fatnet.cli.main import main
 from fatnet.cli.registry import family_of
 from fatnet.golden.hypercube import alg1, bitserial
-from fatnet.golden.hypercube.circuit import HypercubeCircuit
+from fatnet.golden.hypercube.api import circuit
 from fatnet.golden.hypercube.patterns import make_pattern
 from fatnet.golden.messages import MessageSet
 from fatnet.hdl.hypercube import network_signature
@@ -68,7 +68,7 @@ def _workload(net, seed):
 def test_permutations_partial_permutations_and_patterns_as_the_model_predicts(sim, name):
     require_simulator(sim)
     k, M, _ = DESIGNS[name]
-    net = HypercubeCircuit(k, algorithm="alg2", message_bits=M)
+    net = circuit(k, algorithm="alg2", message_bits=M)
     seed = 7 + k
     ms, cycles = _workload(net, seed)
     results = [net.simulate_cycle(ms, net.injections(ms, idx)) for idx in cycles]
@@ -92,7 +92,7 @@ def generated(request, tmp_path_factory):
     out = tmp_path_factory.mktemp("alg2")
     argv = ["gen", "hypercube", "--dimension", str(k), "--algorithm", "alg2", "-o", str(out)]
     assert main(argv + (["--message-bits", str(M)] if M else [])) == 0
-    return out, HypercubeCircuit(k, algorithm="alg2", message_bits=M), json.loads(
+    return out, circuit(k, algorithm="alg2", message_bits=M), json.loads(
         (out / "hypercube.json").read_text())
 
 

@@ -210,6 +210,12 @@ def test_info_json(capsys):
       "ecube", "--buffer", "0"], "buffer must be an integer in [1, "),
     (["route", "hypercube", "--dimension", "3", "--pattern", "transpose", "--algorithm",
       "alg1", "--order", "0,0,1"], "order must be a permutation of the dimensions 0..2"),
+    (["route", "hypercube", "--dimension", "3", "--pattern", "transpose", "--algorithm",
+      "ecube", "--order", "0,1,2"], "order must be left out for ecube (an alg1 option)"),
+    (["route", "hypercube", "--dimension", "3", "--pattern", "transpose", "--algorithm",
+      "alg1", "--reading", "literal"], "reading must be left out for alg1 (an alg2 option)"),
+    (["route", "hypercube", "--dimension", "3", "--pattern", "transpose", "--algorithm",
+      "ecube", "--phased"], "phased must be left out for ecube (a Valiant option)"),
     (["route", "hypercube", "--dimension", "3", "--pattern", "transpose", "--seed", "-1"],
      "argument --seed: seed must be an integer in [0, 2^63-1], got -1"),
     (["route", "hypercube", "--dimension", "3", "--pattern", "random-permutation",
@@ -308,3 +314,23 @@ def test_experiment_kuszmaul_tables(capsys):
                   "Algorithm 1 on random routings", "Bit-times",
                   "Algorithm 2 against e-cube and Valiant", "Where each wins"):
         assert title in out
+
+
+def test_each_algorithm_is_a_frozen_checked_spec_that_routes():
+    from dataclasses import FrozenInstanceError
+
+    from fatnet.golden.errors import ParameterError
+    from fatnet.golden.hypercube.api import ALGORITHMS, Ecube, Valiant, algorithm, route_report
+    src, dst = make_pattern(4, "transpose", 0)
+    for name, cls in ALGORITHMS.items():
+        made = algorithm(4, name)
+        assert type(made) is cls and made.name == name == cls.circuit.spec_class.algorithm
+        with pytest.raises(FrozenInstanceError):
+            made.message_bits = 9
+        assert made.report(src, dst) == route_report(4, src, dst, name)
+    assert algorithm(4, "valiant", buffer=2, phased=True, seed=3) == Valiant(
+        4, 8, buffer=2, phased=True, seed=3)
+    with pytest.raises(ParameterError, match=r"buffer must be an integer in \[1, 1073741824\]"):
+        Ecube(4, 8, buffer=0)
+    with pytest.raises(ParameterError, match="algorithm must be one of alg1, alg2"):
+        algorithm(4, "bogus")

@@ -26,7 +26,7 @@ import pytest
 from fatnet.cli.main import main
 from fatnet.cli.registry import family_of
 from fatnet.golden.hypercube import alg1
-from fatnet.golden.hypercube.circuit import HypercubeCircuit
+from fatnet.golden.hypercube.api import circuit
 from fatnet.golden.hypercube.patterns import PATTERNS, make_pattern
 from fatnet.golden.messages import MessageSet
 from simulators import SIMS, require as require_simulator
@@ -86,7 +86,7 @@ def test_every_packing_of_the_3_cube_in_one_cycle_each(sim):
     require_simulator(sim)
     k, seed = 3, 3
     why = _replay(f"packing and {sim}", sim, seed)
-    net = HypercubeCircuit(k)
+    net = circuit(k)
     maps = _packings(k)
     assert len(maps) == _expected_packings(k)
     src, dst, cycles = [], [], []
@@ -115,7 +115,7 @@ def test_every_packing_of_the_3_cube_in_one_cycle_each(sim):
 # ------------------------------------------------------------------ k = 1, 2, 4, 5, 6
 def _circuit(name):
     k, M, order, _ = DESIGNS[name]
-    return HypercubeCircuit(k, message_bits=M, order=order)
+    return circuit(k, message_bits=M, order=order)
 
 
 def _forced_collision(net):
@@ -227,7 +227,7 @@ def test_a_flipped_expectation_names_the_wire_bit_time_and_message(sim, kind):
     arrives (recv) or its acknowledgment reaches its source (send_ack)."""
     require_simulator(sim)
     from fatnet.sim.plan import endpoint_layouts
-    net = HypercubeCircuit(3)
+    net = circuit(3)
     fam = family_of(net)
     s, d = alg1.random_packing(3, 5, 5)
     ms = MessageSet.from_pairs(s, d, net.payload_bits, 5)
@@ -260,7 +260,7 @@ def test_fatnet_sim_with_payloads_and_waves(tmp_path, capsys):
     pytest.importorskip("cocotb_tools")
     from fatnet.sim.wavedecode import read_vcd
     k, M = 3, 7
-    net = HypercubeCircuit(k, message_bits=M)
+    net = circuit(k, message_bits=M)
     P = net.payload_bits
     why = f"seed 7; replay: python -m pytest {HERE} -k waves"
     rng = np.random.default_rng(7)

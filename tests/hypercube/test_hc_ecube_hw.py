@@ -18,7 +18,8 @@ import pytest
 from fatnet.cli.main import main
 from fatnet.cli.registry import family_of
 from fatnet.golden.hypercube import alg1
-from fatnet.golden.hypercube.circuit import HypercubeCircuit, run_blocks
+from fatnet.golden.hypercube.api import circuit
+from fatnet.golden.hypercube.circuit import run_blocks
 from fatnet.golden.hypercube.patterns import PATTERNS, make_pattern
 from fatnet.golden.hypercube.store_forward import route
 from fatnet.golden.messages import MessageSet
@@ -67,7 +68,7 @@ def test_the_cycle_is_store_forward_route_on_the_hardware_clock(algorithm):
     """Deliveries at s*S + Wd + 2 for the step route() delivers in, send_ack at
     (c + 1)*S + 1 for the last step c, the intermediates the stream carries."""
     k, B = 4, 2
-    net = HypercubeCircuit(k, algorithm, buffer=B)
+    net = circuit(k, algorithm, buffer=B)
     src, dst = make_pattern(k, "transpose", 0)
     ms = MessageSet.from_pairs(src, dst, net.payload_bits, 0)
     res = net.simulate_cycle(ms, net.injections(ms, range(len(ms))))
@@ -92,7 +93,7 @@ CASES = [(alg, k, B) for alg in ("ecube", "valiant") for k in (1, 2, 3) for B in
                          ids=[f"{a}-k{k}-B{B}" for a, k, B in CASES])
 def test_every_pattern_random_and_partial_permutations(algorithm, k, B):
     seed = 11 * k + B
-    net = HypercubeCircuit(k, algorithm, buffer=B, seed=seed if algorithm == "valiant"
+    net = circuit(k, algorithm, buffer=B, seed=seed if algorithm == "valiant"
                            else None)
     ms, results = online(net, _blocks(k, seed))
     check(net, ms, results, f"{algorithm} k={k} B={B} seed {seed}")
@@ -101,7 +102,7 @@ def test_every_pattern_random_and_partial_permutations(algorithm, k, B):
 @pytest.mark.parametrize("algorithm", ["ecube", "valiant"])
 def test_the_4_cube_with_bounded_queues(algorithm):
     seed = 4
-    net = HypercubeCircuit(4, algorithm, buffer=1, seed=seed if algorithm == "valiant"
+    net = circuit(4, algorithm, buffer=1, seed=seed if algorithm == "valiant"
                            else None)
     ms, results = online(net, _blocks(4, seed, ("transpose", "bit-reversal")))
     check(net, ms, results, f"{algorithm} k=4 B=1 seed {seed}")
@@ -111,7 +112,7 @@ def test_a_cycle_too_short_acknowledges_none_and_its_messages_go_again():
     """steps = k = 4 on transpose (every message alone is delivered in k steps, but
     the queues hold some back): the undelivered are lost (no send_ack anywhere) and
     sent again; the RTL agrees on every wire of every cycle."""
-    net = HypercubeCircuit(4, "ecube", buffer=1, steps=4)
+    net = circuit(4, "ecube", buffer=1, steps=4)
     ms, results = online(net, [make_pattern(4, "transpose", 0)])
     assert len(results) > 1 and results[0].lost and results[0].delivered
     assert all(o.ack_time is None for o in results[0].outcomes.values())
@@ -122,7 +123,7 @@ def _deadlocking_permutation(k, B, tries=200):
     """A permutation of the k-cube whose Valiant run (straight on, bounded queues) the
     model reports deadlocked, and its seed."""
     for seed in range(tries):
-        net = HypercubeCircuit(k, "valiant", buffer=B, seed=seed)
+        net = circuit(k, "valiant", buffer=B, seed=seed)
         dst = np.random.default_rng(seed).permutation(1 << k)
         ms = MessageSet.from_pairs(np.arange(1 << k), dst, net.payload_bits, seed)
         run = route(k, ms.src, ms.dst, algorithm="valiant", buffer=B,
@@ -169,7 +170,7 @@ def test_every_pattern_on_the_simulators(sim, name):
     require_simulator(sim)
     algorithm, k, B, _ = DESIGNS[name]
     seed = 3 + k + B
-    net = HypercubeCircuit(k, algorithm, buffer=B, seed=seed if algorithm == "valiant"
+    net = circuit(k, algorithm, buffer=B, seed=seed if algorithm == "valiant"
                            else None)
     ms, results = online(net, _blocks(k, seed))
     res = cocotb_runner.run(net, ms, results, family=family_of(net), sim=sim, seed=seed,
@@ -187,7 +188,7 @@ def generated(request, tmp_path_factory):
     out = tmp_path_factory.mktemp(algorithm)
     assert main(["gen", "hypercube", "--dimension", str(k), "--algorithm", algorithm,
                  "--buffer", str(B), "-o", str(out)]) == 0
-    return out, HypercubeCircuit(k, algorithm, buffer=B), json.loads(
+    return out, circuit(k, algorithm, buffer=B), json.loads(
         (out / "hypercube.json").read_text())
 
 
@@ -245,7 +246,7 @@ def test_fatnet_sim_with_payloads_and_waves(algorithm, tmp_path, capsys):
     k, B, seed = 3, 1, 9
     rng = np.random.default_rng(seed)
     dst = rng.permutation(1 << k)
-    net = HypercubeCircuit(k, algorithm, buffer=B, steps=12,
+    net = circuit(k, algorithm, buffer=B, steps=12,
                            seed=seed if algorithm == "valiant" else None)
     P = net.payload_bits
     payload = [int(p) for p in rng.integers(0, 1 << P, size=dst.size)]

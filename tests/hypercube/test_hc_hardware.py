@@ -9,6 +9,8 @@ Replay a failure with ``python -m pytest tests/hypercube/test_hc_hardware.py -k 
 the seed is in the test id and the message.
 """
 
+import dataclasses
+
 import numpy as np
 import pytest
 from amaranth.sim import Simulator
@@ -16,7 +18,10 @@ from amaranth.sim import Simulator
 from fatnet.cli.registry import family_of
 from fatnet.golden.errors import ParameterError
 from fatnet.golden.hypercube import alg1
-from fatnet.golden.hypercube.circuit import HypercubeCircuit, check_buildable
+from fatnet.golden.hypercube.api import ALGORITHMS, circuit
+from fatnet.golden.hypercube.circuit import (Alg1Spec, EcubeCircuit, EcubeSpec, ValiantCircuit,
+                                             ValiantSpec, check_buildable)
+from fatnet.golden.hypercube.cube import Hypercube
 from fatnet.golden.hypercube.patterns import PATTERNS, make_pattern
 from fatnet.golden.messages import MessageSet
 from fatnet.hdl.hypercube import DimensionRouter, HypercubeNetworkHW
@@ -44,7 +49,7 @@ def test_random_partial_permutations_with_collisions_and_retries(k, seed):
     """Random partial permutations, a random order and message length: the model's on-line
     run (collisions lose messages, which are sent again) replayed cycle after cycle."""
     rng = np.random.default_rng(seed)
-    net = HypercubeCircuit(k, message_bits=k + 1 + int(rng.integers(0, 2 * k)),
+    net = circuit(k, message_bits=k + 1 + int(rng.integers(0, 2 * k)),
                            order=_order(k, seed))
     src, dst = alg1.random_partial_permutation(k, int(rng.integers(1, (1 << k) + 1)), rng)
     ms = messages(net, src, dst, seed)
@@ -57,7 +62,7 @@ def test_random_partial_permutations_with_collisions_and_retries(k, seed):
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_patterns_on_the_4_cube(pattern):
     seed = 5
-    net = HypercubeCircuit(4)
+    net = circuit(4)
     src, dst = make_pattern(4, pattern, seed)
     ms = messages(net, src, dst, seed)
     rep = net.run(ms, keep_results=True)
@@ -66,7 +71,7 @@ def test_patterns_on_the_4_cube(pattern):
 
 
 def test_packed_harness_replays_whole_cycles_as_modelled():
-    net = HypercubeCircuit(3, message_bits=5)
+    net = circuit(3, message_bits=5)
     src, dst = make_pattern(3, "random-destinations", 2)
     ms = messages(net, src, dst, 2)
     rep = net.run(ms, keep_results=True)
@@ -121,7 +126,7 @@ def test_collision_flags_are_the_models_collisions(seed):
     claimed by a message that lost there."""
     rng = np.random.default_rng(seed)
     k = 3
-    net = HypercubeCircuit(k, order=_order(k, seed))
+    net = circuit(k, order=_order(k, seed))
     src, dst = alg1.random_partial_permutation(k, int(rng.integers(2, 9)), rng)
     ms = messages(net, src, dst, seed)
     result = net.simulate_cycle(ms, net.injections(ms, range(len(ms))))
@@ -137,7 +142,7 @@ def test_a_collision_worked_by_hand():
     """2-cube: node 0 -> 1 crosses dimension 0 into node 1's register while node 1 -> 3
     stays there: a tie at rank 0, node 1. Node 0 has bit 0 = 0, so its message keeps the
     register; node 1's is lost there and retried alone in the next cycle."""
-    net = HypercubeCircuit(2)
+    net = circuit(2)
     ms = messages(net, [0, 1], [1, 3], 0)
     result = net.simulate_cycle(ms, net.injections(ms, [0, 1]))
     assert result.delivered == [0] and result.lost == [1]
@@ -156,7 +161,7 @@ def test_reverse_wires_run_the_circuit_backwards(k):
     Algorithm 2's rendezvous (Step 6: Step 5's routing run backwards, one register per
     router; golden.hypercube.bitserial)."""
     seed = k
-    net = HypercubeCircuit(k)
+    net = circuit(k)
     src, dst = make_pattern(k, "complement", seed)   # collision-free: every circuit held
     ms = messages(net, src, dst, seed)
     result = net.simulate_cycle(ms, net.injections(ms, range(len(ms))))
@@ -171,18 +176,55 @@ def test_reverse_wires_run_the_circuit_backwards(k):
         assert not acks[int(s), T + k + L:].any(), (k, s)
 
 
+def test_each_algorithm_is_its_own_class_made_from_a_frozen_spec():
+    assert list(ALGORITHMS) == ["alg1", "alg2", "ecube", "valiant"]
+    for name, cls in ALGORITHMS.items():
+        net = circuit(3, name)
+        assert type(net) is cls.circuit and net.algorithm == name == net.spec.algorithm
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            net.spec.message_bits = 7
+    ecube, valiant = circuit(3, "ecube"), circuit(3, "valiant", seed=5)
+    assert ecube.spec == EcubeSpec(3, 6, buffer=1, steps=3 * 8)
+    assert valiant.spec == ValiantSpec(3, 6, buffer=1, steps=2 * 3 * 8, seed=5)
+    assert (ecube.header_bits, valiant.header_bits) == (3, 6)
+    # a spec made directly is checked as one made from the options
+    with pytest.raises(ParameterError, match=r"buffer must be an integer in \[1, 16\], got 17"):
+        EcubeSpec(3, 6, buffer=17, steps=1)
+    with pytest.raises(ParameterError, match="order must be a permutation"):
+        Alg1Spec(3, 6, order=(0, 0, 1))
+    with pytest.raises(TypeError, match="EcubeCircuit is made from a EcubeSpec"):
+        EcubeCircuit(valiant.spec)
+    assert ValiantCircuit(valiant.spec).params() == valiant.params()
+
+
+@pytest.mark.parametrize("name, options, words", [
+    ("alg1", {"buffer": 2}, r"buffer must be left out for alg1 \(an ecube and valiant option"),
+    ("alg2", {"steps": 2}, "steps must be left out for alg2"),
+    ("ecube", {"seed": 1}, "seed must be left out of the ecube hardware"),
+    ("ecube", {"order": (1, 0, 2)}, "order must be left out for ecube"),
+    ("valiant", {"steps": 0}, r"steps must be an integer in \[1, 65536\]"),
+])
+def test_an_option_the_algorithm_does_not_take_is_refused_in_one_line(name, options,
+                                                                      words):
+    with pytest.raises(ParameterError, match=words):
+        circuit(3, name, **options)
+
+
 def test_bad_parameters_are_refused():
     with pytest.raises(ValueError, match="high must be a bool"):
         DimensionRouter(1)
+    # refused when the circuit is made: there is no circuit with options it cannot build
     with pytest.raises(ParameterError, match="algorithm must be one of alg1, alg2, ecube, "
                                              "valiant for gen and sim, got 'bogus'"):
-        check_buildable(HypercubeCircuit(3, algorithm="bogus"))
+        circuit(3, algorithm="bogus")
     with pytest.raises(ParameterError, match=r"message-bits must be an integer in \[4, "):
-        check_buildable(HypercubeCircuit(3, message_bits=3))
+        circuit(3, message_bits=3)
     with pytest.raises(ParameterError, match="order"):
-        check_buildable(HypercubeCircuit(3, order=(0, 0, 1)))
+        circuit(3, order=(0, 0, 1))
+    with pytest.raises(ParameterError, match="hardware is built from a hypercube circuit"):
+        check_buildable(Hypercube(3))
     with pytest.raises(ParameterError, match="algorithm must be alg1 for Algorithm 1"):
-        HypercubeNetworkHW(HypercubeCircuit(3, algorithm="ecube"))
+        HypercubeNetworkHW(circuit(3, algorithm="ecube"))
     from fatnet.hdl.hypercube import Alg2Node
     with pytest.raises(ValueError, match="message_bits >= k"):
         Alg2Node(3, 2, 10)
@@ -253,7 +295,7 @@ def test_alg2_every_message_is_where_the_model_puts_it_after_every_step(k, seed)
     bit-time."""
     rng = np.random.default_rng([seed, k])
     M = k + int(rng.integers(0, k + 2))
-    net = HypercubeCircuit(k, algorithm="alg2", message_bits=M)
+    net = circuit(k, algorithm="alg2", message_bits=M)
     n = 1 << k
     src, dst = alg1.random_partial_permutation(k, int(rng.integers(1, n + 1)), rng)
     ms = messages(net, src, dst, seed)
@@ -275,7 +317,7 @@ def test_alg2_every_message_is_where_the_model_puts_it_after_every_step(k, seed)
 
 def test_alg2_patterns_on_the_4_cube():
     """Every permutation pattern, one delivery cycle each, in one simulation."""
-    net = HypercubeCircuit(4, algorithm="alg2")
+    net = circuit(4, algorithm="alg2")
     pairs = [make_pattern(4, p, 3) for p in ("transpose", "bit-reversal", "complement",
                                              "random-permutation")]
     ms = messages(net, np.concatenate([s for s, _ in pairs]),
@@ -286,12 +328,12 @@ def test_alg2_patterns_on_the_4_cube():
 
 def test_alg2_cycle_is_the_schedule_between_injection_and_delivery():
     k, M = 3, 7
-    net = HypercubeCircuit(k, algorithm="alg2", message_bits=M)
+    net = circuit(k, algorithm="alg2", message_bits=M)
     sched = bitserial.schedule(k, M)
     assert net.arrival == M + 1 + sched.total
     assert net.cycle_length == net.arrival + M + 1
     assert sum(length for *_, length in net.phases) == net.cycle_length
     with pytest.raises(ParameterError, match="order must be left out for alg2"):
-        check_buildable(HypercubeCircuit(3, algorithm="alg2", order=(1, 0, 2)))
+        circuit(3, algorithm="alg2", order=(1, 0, 2))
     with pytest.raises(ParameterError, match=r"message-bits must be an integer in \[3, "):
-        check_buildable(HypercubeCircuit(3, algorithm="alg2", message_bits=2))
+        circuit(3, algorithm="alg2", message_bits=2)

@@ -22,7 +22,7 @@ from fatnet.cli.main import main
 from fatnet.cli.registry import family_of
 from fatnet.golden.bitstream import int_to_bits
 from fatnet.golden.hypercube import alg1
-from fatnet.golden.hypercube.circuit import HypercubeCircuit
+from fatnet.golden.hypercube.api import circuit
 from fatnet.golden.hypercube.store_forward import route
 from fatnet.golden.messages import MessageSet
 from fatnet.hdl.gen import manifest
@@ -161,7 +161,7 @@ def test_collision_flag_rises_at_the_contested_register_in_bit_time_2r_plus_2(k,
     """Crafted ties at rank 0 and rank 1: the flag is the router of the node whose
     register both messages claimed (not the lost message's source), and the message from
     the node whose bit order[r] is 0 keeps it."""
-    net = HypercubeCircuit(k, order=order)
+    net = circuit(k, order=order)
     ms = MessageSet.from_pairs(src, dst, net.payload_bits, 0)
     want = _flag_timing_holds(net, ms, f"order {order}, {list(zip(src, dst))}")
     assert len(want) == 1
@@ -180,7 +180,7 @@ def test_collision_flag_rises_at_the_contested_register_in_bit_time_2r_plus_2(k,
 def test_collision_flags_timing_on_random_routings(seed):
     rng = np.random.default_rng([seed, 32])
     k = 3
-    net = HypercubeCircuit(k, order=_order(k, seed))
+    net = circuit(k, order=_order(k, seed))
     src, dst = alg1.random_partial_permutation(k, 8, rng)
     ms = MessageSet.from_pairs(src, dst, net.payload_bits, seed)
     want = _flag_timing_holds(net, ms, f"seed {seed}, order {net.order}")
@@ -189,7 +189,7 @@ def test_collision_flags_timing_on_random_routings(seed):
 
 def test_collision_flags_are_registers_of_the_top_module(tmp_path):
     """The Verilog names them collision_<r>_<x>, in the top (not ports)."""
-    net = HypercubeCircuit(2)
+    net = circuit(2)
     assert main(["gen", "hypercube", "--dimension", "2", "-o", str(tmp_path)]) == 0
     text = (tmp_path / "hypercube.v").read_text()
     doc = json.loads((tmp_path / "hypercube.json").read_text())
@@ -207,7 +207,7 @@ ALGORITHMS = ["alg1", "alg2", "ecube", "valiant"]
 
 
 def _net(algorithm, k=2, **kw):
-    return HypercubeCircuit(k, algorithm, **kw)
+    return circuit(k, algorithm, **kw)
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
@@ -249,7 +249,7 @@ def test_after_busy_falls_recv_is_0_and_send_ack_as_stated(algorithm):
 
 
 def test_after_busy_falls_ecube_send_ack_stays_0_when_the_cycle_did_not_drain():
-    net = HypercubeCircuit(3, "ecube", buffer=1, steps=1)
+    net = circuit(3, "ecube", buffer=1, steps=1)
     ms = MessageSet.from_pairs(np.arange(8), 7 - np.arange(8), net.payload_bits, 2)
     res = net.simulate_cycle(ms, net.injections(ms, range(8)))
     assert res.lost
@@ -262,7 +262,7 @@ def test_after_busy_falls_alg1_keeps_its_circuits_both_ways():
     """A stream a source drives after busy falls comes out of its destination's recv k
     clocks later; recv_ack (held) keeps coming back on send_ack."""
     k = 3
-    net = HypercubeCircuit(k)
+    net = circuit(k)
     src = np.arange(8)
     dst = 7 - src                                           # complement: no collision
     ms = MessageSet.from_pairs(src, dst, net.payload_bits, 3)
@@ -284,7 +284,7 @@ def test_message_bits_count_the_destination_in_the_hardware_and_not_in_route(cap
     2k-bit header to M. The manifest, the help and these numbers agree."""
     k, M = 3, 7
     for algorithm, word in (("ecube", M), ("valiant", M + k)):
-        net = HypercubeCircuit(k, algorithm, message_bits=M)
+        net = circuit(k, algorithm, message_bits=M)
         assert net.payload_bits == M - k and net.word_bits == word
         stream = (net.encode_valiant(5, 2, 1) if algorithm == "valiant"
                   else net.encode(0, 2, 1))
@@ -327,7 +327,7 @@ def test_step_0_puts_each_injection_at_the_head_of_one_queue(algorithm):
     dimension in which its node and its target differ, the first link the model's run
     crosses for it."""
     k, seed = 3, 6
-    net = HypercubeCircuit(k, algorithm, buffer=2, seed=seed if algorithm == "valiant"
+    net = circuit(k, algorithm, buffer=2, seed=seed if algorithm == "valiant"
                            else None)
     src = np.arange(8)
     dst = np.random.default_rng(seed).permutation(8)
@@ -368,7 +368,7 @@ def test_valiant_passing_its_destination_in_phase_1_is_not_delivered_there():
     """2-cube, 0 -> 1 through intermediate 3: phase 1 crosses 0 -> 1 -> 3 and passes
     node 1 in step 1; it is delivered at node 1 in step 3, after phase 2 (3 -> 1)."""
     k = 2
-    net = HypercubeCircuit(k, "valiant")
+    net = circuit(k, "valiant")
     run = route(k, [0], [1], algorithm="valiant", intermediate=[3],
                 intermediate_buffer=False)
     assert run.delivery_step.tolist() == [3] and run.hops.tolist() == [3]
@@ -389,7 +389,7 @@ def test_admission_ranks_arrivals_by_dimension_lowest_first(B):
     message 0 is admitted, message 1 stays at the head of node 2's dimension-1 queue and
     crosses in step 2. B = 2: both, message 0 in slot 0 (q2_full = 0b11)."""
     k = 4
-    net = HypercubeCircuit(k, "ecube", buffer=B, steps=5)   # both are delivered by step 4
+    net = circuit(k, "ecube", buffer=B, steps=5)   # both are delivered by step 4
     src, dst = [1, 2], [4, 12]
     ms = MessageSet.from_pairs(src, dst, net.payload_bits, 4)
     run = route(k, src, dst, algorithm="ecube", buffer=B)
@@ -414,7 +414,7 @@ def test_q_full_is_a_thermometer_from_bit_0():
     """Every clock, every queue's full bits are 2^n - 1 (n messages, slot 0 the head,
     bit p = slot p), on a busy routing with B = 4."""
     k, B = 3, 4
-    net = HypercubeCircuit(k, "ecube", buffer=B)
+    net = circuit(k, "ecube", buffer=B)
     src = np.arange(8)
     dst = np.array([int(f"{x:03b}"[::-1], 2) for x in src])        # bit-reversal
     ms = MessageSet.from_pairs(src, dst, net.payload_bits, 8)
@@ -433,7 +433,7 @@ def test_q_full_is_a_thermometer_from_bit_0():
 def test_send_ack_is_recv_ack_delayed_k_clocks_a_late_one_arrives_after_busy(k, M):
     """The model's destination raises recv_ack with the M bit (2k): send_ack at 3k. One
     clock late: 3k + 1, which is T (after busy falls) when P <= k."""
-    net = HypercubeCircuit(k, message_bits=M)
+    net = circuit(k, message_bits=M)
     ms = MessageSet.from_pairs([0], [(1 << k) - 1], net.payload_bits, 9)
     T = net.cycle_length
     for ack, at in (("same", 3 * k), ("late", 3 * k + 1)):
@@ -479,13 +479,13 @@ def test_a_semi_contraction_can_collide_in_another_order_on_the_hardware():
     assert alg1.route(k, src, dst).ok and not alg1.route(k, src, dst, order=(1, 0)).ok
     assert not alg1.is_semi_contraction(k, relabel(k, (1, 0), src), relabel(k, (1, 0), dst))
     for order, collide in (((0, 1), False), ((1, 0), True)):
-        net = HypercubeCircuit(k, order=order)
+        net = circuit(k, order=order)
         ms = MessageSet.from_pairs(src, dst, net.payload_bits, 0)
         tr = record(net, [streams_of(net, ms)], _flags)
         raised = sorted(name for name, v in tr.cycles[0].items() if v.any())
         assert raised == (["c0_0"] if collide else []), order   # node 0's rank-0 router
     order = (2, 0, 1)
-    net = HypercubeCircuit(3, order=order)
+    net = circuit(3, order=order)
     inverse = np.argsort(relabel(3, order, np.arange(8)))
     s, d = alg1.random_semi_contraction(3, 6, 12)
     ms = MessageSet.from_pairs(inverse[s], inverse[d], net.payload_bits, 12)

@@ -11,8 +11,7 @@ import re
 import pytest
 
 from fatnet.cli.main import main
-from fatnet.golden.hypercube.api import ALGORITHMS
-from fatnet.golden.hypercube.circuit import HARDWARE_ALGORITHMS, HypercubeCircuit
+from fatnet.golden.hypercube.api import ALGORITHMS, HARDWARE_ALGORITHMS, circuit
 from fatnet.hdl.hypercube import network_signature
 from fatnet.hdl.signatures import port_rows
 from simulators import require as require_simulator
@@ -72,7 +71,7 @@ def test_icarus_compiles_top_and_harness_without_warnings(generated, icarus_clea
 
 def test_manifest_ports_spec_and_timing(generated, manifest_ports_declared):
     out, (k, M, order), doc = generated
-    net = HypercubeCircuit(k, message_bits=M, order=order)
+    net = circuit(k, message_bits=M, order=order)
     rows = port_rows(network_signature(net))
     assert [p["name"] for p in doc["ports"][:2]] == ["clk", "rst"]
     assert [(p["name"], p["width"], p["dir"]) for p in doc["ports"][2:]] == \
