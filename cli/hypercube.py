@@ -188,7 +188,8 @@ def network_from_args(kind: str, args) -> HypercubeCircuit:
     checked once, here (an option a caller leaves out is the algorithm's default; the
     seed goes to the algorithms that draw from it). ``route`` and ``info`` read the
     cube alone (:func:`cube_from_args`)."""
-    cls = algorithm_class(getattr(args, "algorithm", DEFAULT_ALGORITHM), hardware=True).circuit
+    cls = algorithm_class(getattr(args, "algorithm", DEFAULT_ALGORITHM),
+                          hardware=True).circuit
     options = {name: getattr(args, name, None)
                for name in ("message_bits", "order", "buffer", "steps")}
     if "seed" in cls.spec_class.options:

@@ -446,11 +446,44 @@ def run_alg2(k: int, src, dst, *, message_bits=None, data=None) -> Alg2Cycle:
 
 
 def _iteration(st: _Alg2State, sched: Schedule, i: int) -> list:
-    k, M = st.k, st.M
-    out = []
-    alive = np.flatnonzero(st.alive)
+    """Iteration ``i``'s six steps on ``st``: one :class:`StepRecord` per step."""
+    k = st.k
+    step1, arrived, held = _cross(st, sched, i)
+    out = [step1]
+    free = tuple(range(i + 1, k))
+    if not free:                      # every subcube is one node: Steps 2-6 are empty
+        for number in range(2, 7):
+            out.append(StepRecord(sched.step(i, number), np.where(st.alive, st.pos, -1)))
+        return out
+    sc = subcubes(k, i)
+    chain = RouterChain(k, free)
+    doubles = held == 2
+    holes = held == 0
 
-    # Step 1: cross dimension i (every node reads its message's destination bit i).
+    # Step 2: enumerate the doubles over the free dimensions.
+    en2 = enumerate_bitserial(k, doubles, dims=free)
+    assert en2["total"] == sched.step(i, 2).length
+    out.append(StepRecord(sched.step(i, 2), np.where(st.alive, st.pos, -1),
+                          enumeration=en2))
+    step3, relay_message = _relay(st, sched, i, sc, chain, doubles, arrived, en2["o"][-1])
+    out.append(step3)
+
+    # Step 4: enumerate the holes (flagged after Step 1).
+    en4 = enumerate_bitserial(k, holes, dims=free)
+    assert en4["total"] == sched.step(i, 4).length
+    out.append(StepRecord(sched.step(i, 4), np.where(st.alive, st.pos, -1),
+                          enumeration=en4))
+    step5, circuit = _hole_addresses(st, sched, i, sc, chain, holes, en4["o"][-1])
+    out.append(step5)
+    out.append(_rendezvous(st, sched, i, len(free), relay_message, circuit))
+    return out
+
+
+def _cross(st: _Alg2State, sched: Schedule, i: int):
+    """Step 1: cross dimension i (every node reads its message's destination bit i).
+    Its record, the messages that crossed, and the messages each node holds."""
+    M = st.M
+    alive = np.flatnonzero(st.alive)
     movers = [int(m) for m in alive if ((st.destination(m) ^ int(st.pos[m])) >> i) & 1]
     length = sched.step(i, 1).length
     waves, moved = {}, []
@@ -461,31 +494,19 @@ def _iteration(st: _Alg2State, sched: Schedule, i: int) -> list:
         waves[("dim", i, x)] = wave
         moved.append((m, x, x ^ (1 << i)))
         st.pos[m] = x ^ (1 << i)
-    arrived = set(movers)
     held = st.held()
     if held.max(initial=0) > 2:
         raise AssertionError(f"a node holds {held.max()} messages after Step 1 of "
                              f"iteration {i}: the routing was not a partial permutation")
-    out.append(StepRecord(sched.step(i, 1), st.pos.copy(), moved, waves=waves))
-    free = tuple(range(i + 1, k))
-    if not free:                      # every subcube is one node: Steps 2-6 are empty
-        for number in range(2, 7):
-            out.append(StepRecord(sched.step(i, number), np.where(st.alive, st.pos, -1)))
-        return out
-    f = len(free)
-    sc = subcubes(k, i)
-    chain = RouterChain(k, free)
-    doubles = held == 2
-    holes = held == 0
+    return (StepRecord(sched.step(i, 1), st.pos.copy(), moved, waves=waves), set(movers),
+            held)
 
-    # Step 2: enumerate the doubles over the free dimensions.
-    en2 = enumerate_bitserial(k, doubles, dims=free)
-    assert en2["total"] == sched.step(i, 2).length
-    rank_d = en2["o"][-1]
-    out.append(StepRecord(sched.step(i, 2), np.where(st.alive, st.pos, -1),
-                          enumeration=en2))
 
-    # Step 3: each double sends the message that arrived across dimension i to its relay.
+def _relay(st: _Alg2State, sched: Schedule, i: int, sc, chain, doubles, arrived: set,
+           rank_d):
+    """Step 3: each double sends the message that arrived across dimension i to its
+    relay (the node of its rank among the doubles). Its record, and relay -> message."""
+    M = st.M
     senders = sorted(int(m) for m in np.flatnonzero(st.alive)
                      if doubles[st.pos[m]] and int(m) in arrived)
     relays = [int(sc.node(sc.lowest(int(st.pos[m])), int(rank_d[st.pos[m]])))
@@ -505,32 +526,33 @@ def _iteration(st: _Alg2State, sched: Schedule, i: int) -> list:
         st.pos[m] = r
         relay_message[r] = m
         moved.append((m, x, r))
-    out.append(StepRecord(sched.step(i, 3), np.where(st.alive, st.pos, -1), moved,
-                          cycle=c3, collisions=chain.collisions(c3)))
+    return (StepRecord(sched.step(i, 3), np.where(st.alive, st.pos, -1), moved,
+                       cycle=c3, collisions=chain.collisions(c3)), relay_message)
 
-    # Step 4: enumerate the holes (flagged after Step 1).
-    en4 = enumerate_bitserial(k, holes, dims=free)
-    assert en4["total"] == sched.step(i, 4).length
-    rank_h = en4["o"][-1]
-    out.append(StepRecord(sched.step(i, 4), np.where(st.alive, st.pos, -1),
-                          enumeration=en4))
 
-    # Step 5: every hole sends its index in its subcube to the relay of its rank.
+def _hole_addresses(st: _Alg2State, sched: Schedule, i: int, sc, chain, holes, rank_h):
+    """Step 5: every hole sends its index in its subcube to the relay of its rank. Its
+    record, and relay -> (the hole address it decoded, its Step-5 outcome)."""
+    f = chain.ranks
     hole_nodes = [int(h) for h in np.flatnonzero(holes)]
     hole_relays = [int(sc.node(sc.lowest(h), int(rank_h[h]))) for h in hole_nodes]
     c5 = chain.run(hole_nodes, hole_relays, [int(sc.index(h)) for h in hole_nodes], f,
                    hole_nodes)
     assert c5.length == sched.step(i, 5).length
-    circuit = {}                      # relay -> (hole address it decoded, Step-5 outcome)
+    circuit = {}
     for h, r in zip(hole_nodes, hole_relays):
         o = c5.outcomes[h]
         if o.status == "delivered":
             circuit[r] = (int(sc.node(sc.lowest(r), o.delivered_payload)), o)
-    out.append(StepRecord(sched.step(i, 5), np.where(st.alive, st.pos, -1),
-                          [(h, h, r) for h, r in zip(hole_nodes, hole_relays)],
-                          cycle=c5, collisions=chain.collisions(c5)))
+    return (StepRecord(sched.step(i, 5), np.where(st.alive, st.pos, -1),
+                       [(h, h, r) for h, r in zip(hole_nodes, hole_relays)],
+                       cycle=c5, collisions=chain.collisions(c5)), circuit)
 
-    # Step 6: each relay sends its Step-3 message back along its Step-5 circuit.
+
+def _rendezvous(st: _Alg2State, sched: Schedule, i: int, f: int, relay_message: dict,
+                circuit: dict) -> StepRecord:
+    """Step 6: each relay sends its Step-3 message back along its Step-5 circuit."""
+    M = st.M
     length = sched.step(i, 6).length
     waves, moved = {}, []
     for r, m in sorted(relay_message.items()):
@@ -555,9 +577,7 @@ def _iteration(st: _Alg2State, sched: Schedule, i: int) -> list:
         moved.append((m, r, hole))
     if st.held().max(initial=0) > 1:
         raise AssertionError(f"a node holds two messages after Step 6 of iteration {i}")
-    out.append(StepRecord(sched.step(i, 6), np.where(st.alive, st.pos, -1), moved,
-                          waves=waves))
-    return out
+    return StepRecord(sched.step(i, 6), np.where(st.alive, st.pos, -1), moved, waves=waves)
 
 
 def cross_check(k: int, src, dst, message_bits, step_level) -> tuple:

@@ -373,7 +373,8 @@ def route(k, src, dst, *, algorithm: str = "ecube", buffer=None, barrier: bool =
     run.run(max_steps)
     return StoreForwardRun(k=k, algorithm=algorithm, buffer=B, barrier=run.barrier,
                            intermediate_buffer=run.inter_buf, src=src, dst=dst,
-                           intermediate=inter, delivery_step=run.delivery, final=run.pos.copy(),
+                           intermediate=inter, delivery_step=run.delivery,
+                           final=run.pos.copy(),
                            hops=run.hops, steps=int(run.last_delivery),
                            steps_run=int(run.step), max_queue=run.max_queue,
                            max_node_buffer=run.max_buf,

@@ -330,7 +330,8 @@ def test_each_algorithm_is_a_frozen_checked_spec_that_routes():
         assert made.report(src, dst) == route_report(4, src, dst, name)
     assert algorithm(4, "valiant", buffer=2, phased=True, seed=3) == Valiant(
         4, 8, buffer=2, phased=True, seed=3)
-    with pytest.raises(ParameterError, match=r"buffer must be an integer in \[1, 1073741824\]"):
+    with pytest.raises(ParameterError,
+                       match=r"buffer must be an integer in \[1, 1073741824\]"):
         Ecube(4, 8, buffer=0)
     with pytest.raises(ParameterError, match="algorithm must be one of alg1, alg2"):
         algorithm(4, "bogus")

@@ -188,7 +188,8 @@ def test_each_algorithm_is_its_own_class_made_from_a_frozen_spec():
     assert valiant.spec == ValiantSpec(3, 6, buffer=1, steps=2 * 3 * 8, seed=5)
     assert (ecube.header_bits, valiant.header_bits) == (3, 6)
     # a spec made directly is checked as one made from the options
-    with pytest.raises(ParameterError, match=r"buffer must be an integer in \[1, 16\], got 17"):
+    with pytest.raises(ParameterError,
+                       match=r"buffer must be an integer in \[1, 16\], got 17"):
         EcubeSpec(3, 6, buffer=17, steps=1)
     with pytest.raises(ParameterError, match="order must be a permutation"):
         Alg1Spec(3, 6, order=(0, 0, 1))
