@@ -149,8 +149,8 @@ class CircuitSpec:
 
     @classmethod
     def _refuse(cls, name: str, value, k: int) -> None:
-        """Raise the one line that refuses option ``name``, which this algorithm does
-        not take."""
+        """Refuse option ``name``, which this algorithm does not take, in one line (an
+        order of ``0 .. k - 1``, the one its routes have, is accepted)."""
         if name == "seed":
             raise ParameterError(f"seed must be left out of the {cls.algorithm} hardware "
                                  f"(it chooses Valiant's intermediate nodes)")
