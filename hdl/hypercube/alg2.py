@@ -39,6 +39,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..controller import add_cycle_controller
+from ..logic import equals as eq
 from ..signatures import ChannelSignature, EndpointSignature
 from .network import network_signature
 from .enumerator import Enumerator
@@ -141,9 +142,6 @@ class Alg2Node(wiring.Component):
         # with a W-bit constant and a reduction (Yosys prints a constant operand of an
         # arithmetic or a comparison at its own, smaller width, which Verilator's -Wall
         # reports; M comes in as the input msg for the same reason).
-        def eq(x, v):                  # x == v, v a constant
-            return ~(x ^ Const(v, len(x))).any()
-
         def pick(bits, idx, offset=0, shift=0):
             """bits[idx - shift + offset] for a W-bit index (an OR of ANDs)."""
             return Cat(bits[j + offset] & eq(idx, j + shift)
@@ -356,9 +354,6 @@ class Alg2NetworkHW(wiring.Component):
         W = counter_width(k, self._t_max)
         P = len(phases)
         M = net.M
-
-        def eq(x, v):                  # x == v, written so that Verilator's -Wall is clean
-            return ~(x ^ Const(v, len(x))).any()
 
         # The sequencer: the phase and the bit-time in it, and everything the nodes read
         # decoded from the *next* phase and bit-time into registers beside them, so that

@@ -41,6 +41,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..controller import add_cycle_controller
+from ..logic import equals as eq
 from ..signatures import ChannelSignature, EndpointSignature
 from .network import network_signature
 
@@ -274,9 +275,6 @@ class EcubeNetworkHW(wiring.Component):
         net = self._net
         k, N, S, Wd, n = net.k, net.nodes, net.step_length, net.word_bits, net.steps
         add_cycle_controller(m, self.start, self.bit_time, self.busy, net.cycle_length)
-
-        def eq(x, v):                  # x == v, written so that Verilator's -Wall is clean
-            return ~(x ^ Const(v, len(x))).any()
 
         # The sequencer: the step (n + 1: finished) and the bit-time in it; what the
         # routers read is decoded from the next values into registers, so the broadcast
