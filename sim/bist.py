@@ -18,6 +18,7 @@ import numpy as np
 
 from ..golden import bist as gb
 from ..golden.bitstream import bits_to_int, int_to_bits
+from ..golden.checks import check_int
 from ..golden.cycle import start_latency
 from ..golden.errors import FatnetInputError, ParameterError
 from ..golden.messages import MessageSet
@@ -106,9 +107,7 @@ def make_plan(net, family, *, pattern="random", load=1.0, seed=0, report_cycles=
     need = line_cycles(baud_divisor, period)
     if report_cycles is None:
         report_cycles = need + 1
-    if isinstance(report_cycles, bool) or not isinstance(report_cycles, int) or \
-            report_cycles < 1:
-        raise ParameterError(f"report-cycles must be an integer >= 1, got {report_cycles!r}")
+    check_int("report-cycles", report_cycles, 1, numpy=False)
     if report_cycles < need:
         raise ParameterError(f"report-cycles must be >= {need}: a report line takes "
                              f"{line} clocks, one cycle {period}; got {report_cycles}")
