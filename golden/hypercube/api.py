@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..checks import is_integer
 from ..errors import ParameterError
 from . import alg1, alg2, bitserial
 from . import store_forward as sf
@@ -70,7 +71,7 @@ def check_message_bits(k: int, algorithm: str, message_bits) -> int:
     if message_bits is None:
         return default_message_bits(k)
     low = {"alg1": k + 1, "alg2": k}.get(algorithm, 1)
-    if isinstance(message_bits, bool) or not isinstance(message_bits, (int, np.integer)) \
+    if not is_integer(message_bits) \
             or not (low <= int(message_bits) <= MAX_MESSAGE_BITS):
         raise ParameterError(f"message-bits must be an integer in [{low}, {MAX_MESSAGE_BITS}] "
                              f"for {algorithm}, got {message_bits!r}")

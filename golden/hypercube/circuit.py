@@ -66,6 +66,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..bitstream import bits_to_int, int_to_bits
+from ..checks import is_integer
 from ..cycle import CycleResult, Occupancy, Outcome, run_cycle
 from ..errors import FatnetInputError, ParameterError
 from ..runner import ChannelUsage, RunReport, drive_online
@@ -131,7 +132,7 @@ class HypercubeCircuit(Hypercube):
         k = self.k
         M = 2 * k if self.message_bits is None else self.message_bits
         low = k + 1 if self.algorithm == "alg1" else k
-        if isinstance(M, bool) or not isinstance(M, (int, np.integer)) or not (
+        if not is_integer(M) or not (
                 low <= M <= k + 1024):
             raise ParameterError(f"message-bits must be an integer in [{low}, {k + 1024}] "
                                  f"for the {self.algorithm} hardware (k address bits and "
@@ -179,14 +180,14 @@ class HypercubeCircuit(Hypercube):
             raise ParameterError(f"order must be left out for {self.algorithm} (its routes "
                                  f"cross dimensions in increasing order)")
         B = 1 if self.buffer_given is None else self.buffer_given
-        if isinstance(B, bool) or not isinstance(B, (int, np.integer)) or not (
+        if not is_integer(B) or not (
                 1 <= B <= MAX_HW_BUFFER):
             raise ParameterError(f"buffer must be an integer in [1, {MAX_HW_BUFFER}] (messages "
                                  f"per link queue), got {B!r}")
         valiant = self.algorithm == "valiant"
         default_steps = (2 if valiant else 1) * k * N
         n = default_steps if self.steps_given is None else self.steps_given
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not (
+        if not is_integer(n) or not (
                 1 <= n <= MAX_HW_STEPS):
             raise ParameterError(f"steps must be an integer in [1, {MAX_HW_STEPS}] (steps "
                                  f"per delivery cycle), got {n!r}")

@@ -40,6 +40,7 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from ...golden.checks import is_integer
 from ..controller import add_cycle_controller
 from ..logic import equals as eq
 from ..signatures import ChannelSignature, EndpointSignature
@@ -103,7 +104,7 @@ class EcubeRouter(wiring.Component):
         # refused before the component exists, so Amaranth has no unused one to report
         for name, v, low in (("k", k, 1), ("buffer", buffer, 1),
                              ("payload_bits", payload_bits, 0)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+            if not is_integer(v, numpy=False) or v < low:
                 raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
         return super().__new__(cls, src_loc_at=1)
 
