@@ -23,6 +23,7 @@ from ..golden.butterfly.faults import ADVERSARIES, RULES
 from ..golden.butterfly.patterns import PATTERNS
 from ..golden.butterfly.store_forward import EDGE_CHOICES, QUEUES, TIES
 from ..golden.butterfly.topology import MAX_INPUTS, WIRINGS
+from ..golden.checks import is_integer
 from ..golden.errors import ParameterError
 from ..golden.messages import MessageSet, json_excerpt, read_json_file
 from .options import (MAX_CYCLES, loss_status, MAX_TRIALS, add_pattern_option, add_seed_option,
@@ -196,7 +197,7 @@ def parse_fault_mask(text, circuit: CircuitNetwork, what: str = "fault-mask") ->
         pairs = text
         for p in pairs:
             if (not isinstance(p, list) or len(p) != 2
-                    or not all(isinstance(v, int) and not isinstance(v, bool) for v in p)):
+                    or not all(is_integer(v, numpy=False) for v in p)):
                 raise bad(f"got the entry {json_excerpt(p)}")
     elif isinstance(text, str):
         t = text.strip().lower()

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from ..golden.checks import is_integer
 from ..golden.errors import MessageFileError, ParameterError
 from ..golden.hypercube import experiment as hx
 from ..golden.hypercube.alg2 import READINGS
@@ -292,14 +293,14 @@ def load_messages(path, n: int, payload_bits: int | None = None):
     src, dst, payload = [], [], []
     for where, e in read_message_entries(path):
         for v in e[:2]:
-            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < n:
+            if not is_integer(v, numpy=False) or not 0 <= v < n:
                 raise MessageFileError(f"{where}: node must be an integer in [0, {n - 1}], "
                                        f"got {json_excerpt(v)}")
         src.append(e[0])
         dst.append(e[1])
         if len(e) > 2 and payload_bits is not None:
             v = e[2]
-            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < (
+            if not is_integer(v, numpy=False) or not 0 <= v < (
                     1 << payload_bits):
                 raise MessageFileError(f"{where}: payload must be an integer in [0, "
                                        f"2^{payload_bits} - 1], got {json_excerpt(v)}")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .checks import is_integer
 from .errors import MessageFileError, ParameterError
 
 __all__ = ["EXT", "MessageSet", "PATTERNS", "MAX_INPUT_FILE_BYTES", "MAX_INTEGER_DIGITS",
@@ -147,7 +148,7 @@ def json_excerpt(value, limit: int = 60) -> str:
 def _parse_endpoint(value, n: int, where: str) -> int:
     if value == "ext":
         return EXT
-    if isinstance(value, bool) or not isinstance(value, int):
+    if not is_integer(value, numpy=False):
         raise MessageFileError(
             f"{where}: endpoint must be a leaf index in [0, {n - 1}] or \"ext\", "
             f"got {json_excerpt(value)}")
@@ -182,7 +183,7 @@ def _check_payload(value, payload_bits: int | None, where: str) -> int:
     non-negative integer when ``payload_bits`` is None (a verb that ignores payloads
     takes every file a verb that sends them takes)."""
     top = "" if payload_bits is None else f" in [0, 2^{payload_bits}-1]"
-    if (isinstance(value, bool) or not isinstance(value, int) or value < 0
+    if (not is_integer(value, numpy=False) or value < 0
             or (payload_bits is not None and value >= 1 << payload_bits)):
         raise MessageFileError(
             f"{where}: payload must be a non-negative integer{top}, got "

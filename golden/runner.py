@@ -21,7 +21,7 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import ParameterError
+from .checks import check_int
 
 __all__ = ["RunReport", "ChannelUsage", "check_max_cycles", "drive_offline", "drive_online"]
 
@@ -97,10 +97,7 @@ def _account(report: RunReport, usage: ChannelUsage, result, keep: bool) -> None
 def check_max_cycles(max_cycles) -> int:
     """``max_cycles`` as an int >= 1, or one line (ParameterError): one meaning for every
     family (0 used to be the default on the fat-tree and "everything lost" elsewhere)."""
-    if (isinstance(max_cycles, bool) or not isinstance(max_cycles, (int, np.integer))
-            or max_cycles < 1):
-        raise ParameterError(f"max-cycles must be an integer >= 1, got {max_cycles!r}")
-    return int(max_cycles)
+    return check_int("max-cycles", max_cycles, 1)
 
 
 def drive_offline(report: RunReport, usage: ChannelUsage, cycles: list,

@@ -35,6 +35,8 @@ baud.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
@@ -42,6 +44,7 @@ from amaranth.lib.wiring import Out
 from ..golden.bist import COUNTERS, REPORT_FIELDS, draw, payload_fields, period_clocks
 from ..golden.bitstream import bits_to_int
 from .gen import LINT_WAIVERS
+from .logic import below, equals, zero_extend
 
 __all__ = ["BistCore", "line_template", "bist_lint_waivers", "table_lookup"]
 
@@ -125,6 +128,46 @@ def table_lookup(m: Module, index, table: dict, width: int, name: str):
     return Cat(bits)
 
 
+def popcount(m: Module, bits, name: str):
+    """The number of ones among ``bits``, ``len(bits).bit_length()`` bits wide: a tree of
+    adders of equal widths, every sum a signal named ``{name}_...`` (driven in ``m``'s
+    ``comb``)."""
+    w = max(1, len(bits).bit_length())
+    level = []
+    for b in bits:
+        v = Signal(w, name=f"{name}_{len(level)}")
+        m.d.comb += v.eq(b)
+        level.append(v)
+    while len(level) > 1:
+        nxt = []
+        for i in range(0, len(level) - 1, 2):
+            v = Signal(w, name=f"{name}_{len(level)}_{i}")
+            m.d.comb += v.eq((level[i] + level[i + 1])[:w])
+            nxt.append(v)
+        if len(level) % 2:
+            nxt.append(level[-1])
+        level = nxt
+    return level[0] if level else Const(0, w)
+
+
+def hex_digit(d4):
+    """The ASCII character (8 bits) of the hex digit ``d4`` (4 bits), lower case: a Mux
+    chain (see :func:`table_lookup`)."""
+    out = Const(ord("0"), 8)
+    for i in range(1, 16):
+        out = Mux(equals(d4, i), Const(ord("0123456789abcdef"[i]), 8), out)
+    return out
+
+
+class _Clocks(NamedTuple):
+    """The period's signals every terminal reads."""
+
+    prep: Signal      #: clock 0 of the period, the prepare
+    live: Signal      #: a network bit-time
+    ran: Signal       #: a cycle has run since reset
+    loading: Signal   #: the index of the cycle being prepared (32 bits)
+
+
 class BistCore(wiring.Component):
     """The BIST around a network top (module docstring).
 
@@ -186,232 +229,237 @@ class BistCore(wiring.Component):
         self._states, self._thr = states, offer_threshold
         self._R, self._div, self._flip = report_cycles, baud_divisor, flip_cycle
         self._stuck, self._D = stuck_wire, start_latency
+        _, self._q, _ = payload_fields(payload_bits, n)
+        #: the longest header (H) and the width of its length
+        self._H = max((len(h) for hs in headers for h in hs.values()), default=0)
+        self._Hb = max(1, self._H.bit_length())
         super().__init__({"uart_tx": Out(1, init=1), "led_heartbeat": Out(1),
                           "led_error": Out(1)})
         #: the counters (32 bits each), in :data:`~fatnet.golden.bist.COUNTERS` order
         self.counters = {name: Signal(32, name=f"count_{name}") for name in COUNTERS}
 
     def elaborate(self, platform):
-        m = Module()
-        net = self._network
-        m.submodules.network = net
-        n, P, T = self._n, self._P, self._T
-        _, q, _ = payload_fields(P, n)
-        H = max((len(h) for hs in self._headers for h in hs.values()), default=0)
-        Hb = max(1, H.bit_length())
-        c = self.counters
-
         # Width-clean for Verilator's -Wall: equalities with constants are XOR
         # reductions, the offer threshold is a comparison built from its bits, the hex
-        # digits come from a table, every sum is of equal widths.
-        def eq(x, v):
-            return ~(x ^ Const(v, len(x))).any()
+        # digits come from a table, every sum is of equal widths (:mod:`.logic`).
+        m = Module()
+        m.submodules.network = self._network
+        clocks = self._period(m)
+        outcomes = self._terminals(m, clocks)
+        report = self._count(m, clocks, outcomes)
+        take_snap = self._indicators(m, report)
+        self._uart(m, take_snap)
+        return m
 
-        def zext(x, w):
-            return x if len(x) == w else Cat(x, Const(0, w - len(x)))
-
-        def below(v, const):       # v < const, for a constant const >= 0
-            if const >= 1 << len(v):
-                return Const(1, 1)
-            terms, above = [], Const(1, 1)
-            for i in reversed(range(len(v))):
-                if (const >> i) & 1:
-                    terms.append(above & ~v[i])
-                    above = above & v[i]
-                else:
-                    above = above & ~v[i]
-            return Cat(terms).any() if terms else Const(0, 1)
-
-        counts = []
-
-        def popcount(bits):
-            """The number of ones among ``bits``, ``len(bits).bit_length()`` bits wide:
-            a tree of adders of equal widths, every sum a signal."""
-            w = max(1, len(bits).bit_length())
-            level = []
-            for b in bits:
-                v = Signal(w, name=f"pc{len(counts)}_{len(level)}")
-                m.d.comb += v.eq(b)
-                level.append(v)
-            while len(level) > 1:
-                nxt = []
-                for i in range(0, len(level) - 1, 2):
-                    v = Signal(w, name=f"pc{len(counts)}_{len(level)}_{i}")
-                    m.d.comb += v.eq((level[i] + level[i + 1])[:w])
-                    nxt.append(v)
-                if len(level) % 2:
-                    nxt.append(level[-1])
-                level = nxt
-            counts.append(level)
-            return level[0] if level else Const(0, w)
-
-        # ---- the BIST period: clock 0 prepare, 1 strobe, 2 .. D + 1 the start tree,
-        # D + 2 .. D + T + 1 the bit-times
+    def _period(self, m) -> _Clocks:
+        """The BIST period's counter and strobes: clock 0 prepare, 1 the network's
+        start strobe, 2 .. D + 1 the start tree, D + 2 .. D + T + 1 the bit-times."""
+        c = self.counters
         D = self._D
-        last = period_clocks(T, D) - 1
+        last = period_clocks(self._T, D) - 1
         t = Signal(range(last + 1), name="period_t")
         prep = Signal(name="prep")
         live = Signal(name="live")        # a network bit-time
-        strobe = eq(t, 1)
+        strobe = equals(t, 1)
         if D:
             waiting = Signal(name="waiting")   # the strobe is in the start tree
-            m.d.sync += waiting.eq(Mux(strobe, 1, Mux(eq(t, D + 1), 0, waiting)))
-            m.d.comb += live.eq(~eq(t, 0) & ~strobe & ~waiting)
+            m.d.sync += waiting.eq(Mux(strobe, 1, Mux(equals(t, D + 1), 0, waiting)))
+            m.d.comb += live.eq(~equals(t, 0) & ~strobe & ~waiting)
         else:
-            m.d.comb += live.eq(~eq(t, 0) & ~strobe)
-        m.d.comb += prep.eq(eq(t, 0))
-        m.d.sync += t.eq(Mux(eq(t, last), 0, t + 1))
-        m.d.comb += net.start.eq(strobe)
+            m.d.comb += live.eq(~equals(t, 0) & ~strobe)
+        m.d.comb += prep.eq(equals(t, 0))
+        m.d.sync += t.eq(Mux(equals(t, last), 0, t + 1))
+        m.d.comb += self._network.start.eq(strobe)
         ran = Signal(name="ran")          # a cycle has run since reset
         loading = Signal(32, name="loading")  # the index of the cycle being prepared
         m.d.comb += loading.eq(Mux(ran, c["cycles"] + 1, c["cycles"])[:32])
+        return _Clocks(prep, live, ran, loading)
 
-        def stuck(s, direction, signal, w=0):
-            """The stuck value of terminal s's wire w, or None for a sound wire."""
-            f = self._stuck
-            if f is not None and (f.terminal, f.direction, f.signal, w) == \
-                    (s, direction, signal, 0):
-                return Const(f.value, 1)
-            return None
+    def _stuck_value(self, s, direction, signal, w=0):
+        """The stuck value of terminal s's wire w, or None for a sound wire."""
+        f = self._stuck
+        if f is not None and (f.terminal, f.direction, f.signal, w) == \
+                (s, direction, signal, 0):
+            return Const(f.value, 1)
+        return None
 
-        def read(wire, s, direction, signal, w=0):
-            """What the top sees on a wire the network drives (the stuck value)."""
-            v = stuck(s, direction, signal, w)
-            return wire if v is None else v
+    def _read(self, wire, s, direction, signal, w=0):
+        """What the top sees on a wire the network drives (the stuck value)."""
+        v = self._stuck_value(s, direction, signal, w)
+        return wire if v is None else v
 
-        def drive(wire, value, s, direction, signal, w=0):
-            """Drive a wire into the network (with its stuck value, if stuck)."""
-            v = stuck(s, direction, signal, w)
-            m.d.comb += wire.eq(value if v is None else v)
+    def _drive(self, m, wire, value, s, direction, signal, w=0):
+        """Drive a wire into the network (with its stuck value, if stuck)."""
+        v = self._stuck_value(s, direction, signal, w)
+        m.d.comb += wire.eq(value if v is None else v)
 
+    def _terminals(self, m, clocks: _Clocks) -> dict:
+        """Every terminal's generator and checkers; the outcome flags of the cycle
+        that ended, per kind (``offered``, ``sent``, ``acknowledged``, ``lost``,
+        ``delivered``, ``bad``), one flag per terminal (per recv wire for the last
+        two)."""
         acked, lost, ok, bad, offered, sending = [], [], [], [], [], []
         for s, port in enumerate(self._ports):
-            hs = self._headers[s]
-            pending = Signal(name=f"t{s}_pending")
-            dst = Signal(n, name=f"t{s}_dst")
-            seq = Signal(max(q, 1), name=f"t{s}_seq")
-            active = Signal(name=f"t{s}_active")
-            ack_seen = Signal(name=f"t{s}_ack_seen")
-            mbit = Signal(name=f"t{s}_mbit")
-            hcnt = Signal(Hb + 1, name=f"t{s}_hcnt")
-            hdr = Signal(max(H, 1), name=f"t{s}_hdr")
-            pay = Signal(P, name=f"t{s}_pay")
-            # ---- what the cycle that ended did
-            a = Signal(name=f"t{s}_acked")
-            lo = Signal(name=f"t{s}_lost")
-            m.d.comb += [a.eq(ran & active & ack_seen), lo.eq(ran & active & ~ack_seen)]
-            keep = Signal(name=f"t{s}_keep")
-            m.d.comb += keep.eq(pending & ~a)
-            seq_next = Signal(max(q, 1), name=f"t{s}_seq_next")
-            m.d.comb += seq_next.eq(Mux(a, seq + 1, seq))
-            # ---- the draw, ready before the prepare that takes it: x1 is the
-            # generator's next state (the model's x stepped once), which changes only at
-            # a prepare; the offer and the destination drawn from it are registered
-            # (reset: the draw from the first state)
-            x1_0, offer_0, dst_0 = draw(self._states[s], s, n, self._thr, self._pattern)
-            x1 = Signal(32, name=f"t{s}_x1", init=x1_0)
-            y = x1 ^ (x1 << 13)[:32]
-            y = y ^ (y >> 17)
-            x2 = y ^ (y << 5)[:32]        # the state after x1
-            offer = Signal(name=f"t{s}_offer", init=offer_0)
-            new_dst = Signal(n, name=f"t{s}_new_dst", init=dst_0)
-            cheap = below(x1[:16], self._thr)
-            if self._pattern == "random":
-                v = x1[16:16 + n]
-                m.d.sync += [new_dst.eq(Const(s, n) ^ Mux(v.any(), v, Const(1, n))),
-                             offer.eq(cheap)]
-            elif hs:
-                (d_fixed,) = hs
-                m.d.sync += [new_dst.eq(d_fixed), offer.eq(cheap)]
-            else:                          # the pattern maps s to itself: never sends
-                m.d.sync += [new_dst.eq(s), offer.eq(0)]
-            new = Signal(name=f"t{s}_new")
-            m.d.comb += new.eq(~keep & offer)
-            d_now = Signal(n, name=f"t{s}_d_now")
-            m.d.comb += d_now.eq(Mux(keep, dst, new_dst))
-            # ---- the stream for d_now: header table, payload
-            # (multiplexers, not Arrays: an Array is a process Icarus evaluates only
-            # when its index changes, and a fixed pattern's index never does)
-            hdr_v = table_lookup(m, d_now, {d: bits_to_int(bits) << (H - len(bits))
-                                            for d, bits in hs.items()},
-                                 max(H, 1), f"t{s}_hdr")
-            hlen_v = table_lookup(m, d_now, {d: len(bits) for d, bits in hs.items()},
-                                  Hb + 1, f"t{s}_hlen")
-            chk = Const(s, n) ^ d_now
-            for i in range(0, q, n):
-                chunk = seq_next[i:i + n]
-                chk = chk ^ zext(chunk, n)
-            if self._flip is not None and s == 0:
-                chk = chk ^ zext(eq(loading, self._flip), n)
-            payload = Signal(P, name=f"t{s}_payload")
-            m.d.comb += payload.eq(Cat(chk, seq_next[:q], Const(s, n)) if q else
-                                   Cat(chk, Const(s, n)))
-            go = Signal(name=f"t{s}_go")
-            m.d.comb += go.eq(keep | new)
-            drew = Signal(name=f"t{s}_drew")     # the running cycle's message is new
-            with m.If(prep):
-                m.d.sync += [pending.eq(go), active.eq(go), dst.eq(d_now), seq.eq(seq_next),
-                             drew.eq(new), ack_seen.eq(0), mbit.eq(go),
-                             hcnt.eq(Mux(go, hlen_v, 0)), hdr.eq(hdr_v),
-                             pay.eq(Mux(go, payload, 0))]
-                with m.If(~keep):
-                    m.d.sync += x1.eq(x2)
-            with m.Elif(live):
-                m.d.sync += ack_seen.eq(ack_seen | read(port.send_ack[0], s, "send", "ack"))
-                with m.If(mbit):
-                    m.d.sync += mbit.eq(0)
-                with m.Elif(hcnt.any()):
-                    m.d.sync += [hcnt.eq(hcnt - 1), hdr.eq(hdr << 1)]
-                with m.Else():
-                    m.d.sync += pay.eq(pay << 1)
-            # wire 0 of the terminal's send wires (the model's first wire)
-            drive(port.send[0], live & Mux(mbit, 1, Mux(hcnt.any(), hdr[-1], pay[-1])),
-                  s, "send", "data")
-
-            # ---- the destination's checkers, one per recv wire (a dilated network
-            # can deliver a message on each)
-            for w in range(len(port.recv)):
-                recv = read(port.recv[w], s, "recv", "data", w)
-                got = Signal(name=f"t{s}_w{w}_got")
-                skip = Signal(range(max(self._prefix, 1) + 1), name=f"t{s}_w{w}_skip")
-                take = Signal(range(P + 1), name=f"t{s}_w{w}_take")
-                rin = Signal(P, name=f"t{s}_w{w}_rin")
-                done = Signal(name=f"t{s}_w{w}_done")
-                drive(port.recv_ack[w], live & (got | recv), s, "recv", "ack", w)
-                with m.If(prep):
-                    m.d.sync += [got.eq(0), done.eq(0)]
-                with m.Elif(live):
-                    with m.If(~got):
-                        with m.If(recv):
-                            m.d.sync += [got.eq(1), skip.eq(self._prefix), take.eq(P)]
-                    with m.Elif(skip.any()):
-                        m.d.sync += skip.eq(skip - 1)
-                    with m.Elif(take.any()):
-                        m.d.sync += [take.eq(take - 1), rin.eq(Cat(recv, rin[:-1]))]
-                        with m.If(eq(take, 1)):
-                            m.d.sync += done.eq(1)
-                r_src, r_chk = rin[q + n:], rin[:n]
-                want = r_src ^ Const(s, n)
-                for i in range(0, q, n):
-                    want = want ^ zext(rin[n + i:n + min(i + n, q)], n)
-                good = ~(want ^ r_chk).any()
-                o_, b_ = Signal(name=f"t{s}_w{w}_ok"), Signal(name=f"t{s}_w{w}_bad")
-                m.d.comb += [o_.eq(ran & done & good), b_.eq(ran & done & ~good)]
-                ok.append(o_)
-                bad.append(b_)
+            a, lo, drew, active = self._source(m, s, port, clocks)
+            oks, bads = self._checkers(m, s, port, clocks)
+            ok += oks
+            bad += bads
             acked.append(a)
             lost.append(lo)
-            offered.append(ran & drew)
-            sending.append(ran & active)
+            offered.append(clocks.ran & drew)
+            sending.append(clocks.ran & active)
+        return {"offered": offered, "sent": sending, "acknowledged": acked,
+                "lost": lost, "delivered": ok, "bad": bad}
 
-        # ---- the count of the cycle that ended, in stages (a terminal's outcome, the
-        # adder trees over all terminals and the counters' adders in one clock would be
-        # the top's longest path): clock 0 latches each outcome, clock 1 sums them,
-        # clock 2 forms the errors, clock 3 adds to the counters
+    def _source(self, m, s, port, clocks: _Clocks):
+        """Terminal s's generator: its message (kept or drawn), its stream on wire 0
+        of ``send``; ``(acked, lost, drew, active)``, the flags of the cycle that
+        ended (acknowledged, lost) and of the running one (a new message, sending)."""
+        n, P, H, Hb, q = self._n, self._P, self._H, self._Hb, self._q
+        prep, live, ran = clocks.prep, clocks.live, clocks.ran
+        pending = Signal(name=f"t{s}_pending")
+        dst = Signal(n, name=f"t{s}_dst")
+        seq = Signal(max(q, 1), name=f"t{s}_seq")
+        active = Signal(name=f"t{s}_active")
+        ack_seen = Signal(name=f"t{s}_ack_seen")
+        mbit = Signal(name=f"t{s}_mbit")
+        hcnt = Signal(Hb + 1, name=f"t{s}_hcnt")
+        hdr = Signal(max(H, 1), name=f"t{s}_hdr")
+        pay = Signal(P, name=f"t{s}_pay")
+        # ---- what the cycle that ended did
+        a = Signal(name=f"t{s}_acked")
+        lo = Signal(name=f"t{s}_lost")
+        m.d.comb += [a.eq(ran & active & ack_seen), lo.eq(ran & active & ~ack_seen)]
+        keep = Signal(name=f"t{s}_keep")
+        m.d.comb += keep.eq(pending & ~a)
+        seq_next = Signal(max(q, 1), name=f"t{s}_seq_next")
+        m.d.comb += seq_next.eq(Mux(a, seq + 1, seq))
+        x1, x2, offer, new_dst = self._draw(m, s)
+        new = Signal(name=f"t{s}_new")
+        m.d.comb += new.eq(~keep & offer)
+        d_now = Signal(n, name=f"t{s}_d_now")
+        m.d.comb += d_now.eq(Mux(keep, dst, new_dst))
+        hdr_v, hlen_v, payload = self._stream(m, s, d_now, seq_next, clocks.loading)
+        go = Signal(name=f"t{s}_go")
+        m.d.comb += go.eq(keep | new)
+        drew = Signal(name=f"t{s}_drew")     # the running cycle's message is new
+        with m.If(prep):
+            m.d.sync += [pending.eq(go), active.eq(go), dst.eq(d_now), seq.eq(seq_next),
+                         drew.eq(new), ack_seen.eq(0), mbit.eq(go),
+                         hcnt.eq(Mux(go, hlen_v, 0)), hdr.eq(hdr_v),
+                         pay.eq(Mux(go, payload, 0))]
+            with m.If(~keep):
+                m.d.sync += x1.eq(x2)
+        with m.Elif(live):
+            m.d.sync += ack_seen.eq(ack_seen | self._read(port.send_ack[0], s, "send", "ack"))
+            with m.If(mbit):
+                m.d.sync += mbit.eq(0)
+            with m.Elif(hcnt.any()):
+                m.d.sync += [hcnt.eq(hcnt - 1), hdr.eq(hdr << 1)]
+            with m.Else():
+                m.d.sync += pay.eq(pay << 1)
+        # wire 0 of the terminal's send wires (the model's first wire)
+        self._drive(m, port.send[0], live & Mux(mbit, 1, Mux(hcnt.any(), hdr[-1], pay[-1])),
+                    s, "send", "data")
+        return a, lo, drew, active
+
+    def _draw(self, m, s):
+        """Terminal s's draw, ready before the prepare that takes it: x1 is the
+        generator's next state (the model's x stepped once), which changes only at a
+        prepare; the offer and the destination drawn from it are registered (reset: the
+        draw from the first state). ``(x1, x2, offer, new_dst)``, x2 the state after
+        x1."""
+        n, hs = self._n, self._headers[s]
+        x1_0, offer_0, dst_0 = draw(self._states[s], s, n, self._thr, self._pattern)
+        x1 = Signal(32, name=f"t{s}_x1", init=x1_0)
+        y = x1 ^ (x1 << 13)[:32]
+        y = y ^ (y >> 17)
+        x2 = y ^ (y << 5)[:32]        # the state after x1
+        offer = Signal(name=f"t{s}_offer", init=offer_0)
+        new_dst = Signal(n, name=f"t{s}_new_dst", init=dst_0)
+        cheap = below(x1[:16], self._thr)
+        if self._pattern == "random":
+            v = x1[16:16 + n]
+            m.d.sync += [new_dst.eq(Const(s, n) ^ Mux(v.any(), v, Const(1, n))),
+                         offer.eq(cheap)]
+        elif hs:
+            (d_fixed,) = hs
+            m.d.sync += [new_dst.eq(d_fixed), offer.eq(cheap)]
+        else:                          # the pattern maps s to itself: never sends
+            m.d.sync += [new_dst.eq(s), offer.eq(0)]
+        return x1, x2, offer, new_dst
+
+    def _stream(self, m, s, d_now, seq_next, loading):
+        """Terminal s's stream for destination ``d_now``: ``(header, header length,
+        payload)``, the header from a table per terminal (multiplexers, not Arrays: an
+        Array is a process Icarus evaluates only when its index changes, and a fixed
+        pattern's index never does)."""
+        n, P, H, Hb, q = self._n, self._P, self._H, self._Hb, self._q
+        hs = self._headers[s]
+        hdr_v = table_lookup(m, d_now, {d: bits_to_int(bits) << (H - len(bits))
+                                        for d, bits in hs.items()},
+                             max(H, 1), f"t{s}_hdr")
+        hlen_v = table_lookup(m, d_now, {d: len(bits) for d, bits in hs.items()},
+                              Hb + 1, f"t{s}_hlen")
+        chk = Const(s, n) ^ d_now
+        for i in range(0, q, n):
+            chunk = seq_next[i:i + n]
+            chk = chk ^ zero_extend(chunk, n)
+        if self._flip is not None and s == 0:
+            chk = chk ^ zero_extend(equals(loading, self._flip), n)
+        payload = Signal(P, name=f"t{s}_payload")
+        m.d.comb += payload.eq(Cat(chk, seq_next[:q], Const(s, n)) if q else
+                               Cat(chk, Const(s, n)))
+        return hdr_v, hlen_v, payload
+
+    def _checkers(self, m, s, port, clocks: _Clocks):
+        """Destination s's checkers, one per recv wire (a dilated network can deliver
+        a message on each); ``(ok, bad)``, per wire the flags of the cycle that ended:
+        a complete payload that passes its check, one that fails it."""
+        n, P, q = self._n, self._P, self._q
+        prep, live, ran = clocks.prep, clocks.live, clocks.ran
+        ok, bad = [], []
+        for w in range(len(port.recv)):
+            recv = self._read(port.recv[w], s, "recv", "data", w)
+            got = Signal(name=f"t{s}_w{w}_got")
+            skip = Signal(range(max(self._prefix, 1) + 1), name=f"t{s}_w{w}_skip")
+            take = Signal(range(P + 1), name=f"t{s}_w{w}_take")
+            rin = Signal(P, name=f"t{s}_w{w}_rin")
+            done = Signal(name=f"t{s}_w{w}_done")
+            self._drive(m, port.recv_ack[w], live & (got | recv), s, "recv", "ack", w)
+            with m.If(prep):
+                m.d.sync += [got.eq(0), done.eq(0)]
+            with m.Elif(live):
+                with m.If(~got):
+                    with m.If(recv):
+                        m.d.sync += [got.eq(1), skip.eq(self._prefix), take.eq(P)]
+                with m.Elif(skip.any()):
+                    m.d.sync += skip.eq(skip - 1)
+                with m.Elif(take.any()):
+                    m.d.sync += [take.eq(take - 1), rin.eq(Cat(recv, rin[:-1]))]
+                    with m.If(equals(take, 1)):
+                        m.d.sync += done.eq(1)
+            r_src, r_chk = rin[q + n:], rin[:n]
+            want = r_src ^ Const(s, n)
+            for i in range(0, q, n):
+                want = want ^ zero_extend(rin[n + i:n + min(i + n, q)], n)
+            good = ~(want ^ r_chk).any()
+            o_, b_ = Signal(name=f"t{s}_w{w}_ok"), Signal(name=f"t{s}_w{w}_bad")
+            m.d.comb += [o_.eq(ran & done & good), b_.eq(ran & done & ~good)]
+            ok.append(o_)
+            bad.append(b_)
+        return ok, bad
+
+    def _count(self, m, clocks: _Clocks, outcomes: dict):
+        """The count of the cycle that ended, in stages (a terminal's outcome, the
+        adder trees over all terminals and the counters' adders in one clock would be
+        the top's longest path): clock 0 latches each outcome, clock 1 sums them, clock
+        2 forms the errors, clock 3 adds to the counters. The report strobe: every
+        ``report_cycles`` counted cycles."""
+        c = self.counters
+        prep, ran = clocks.prep, clocks.ran
         m.d.sync += ran.eq(ran | prep)
         ended = Signal(name="count_ended")      # the latched cycle ran
-        outcomes = {"offered": offered, "sent": sending, "acknowledged": acked,
-                    "lost": lost, "delivered": ok, "bad": bad}
         latched = {key: [Signal(name=f"latched_{key}_{i}") for i in range(len(flags))]
                    for key, flags in outcomes.items()}
         sums = {key: Signal(max(1, len(flags).bit_length()), name=f"cycle_{key}")
@@ -427,9 +475,11 @@ class BistCore(wiring.Component):
             m.d.sync += ended.eq(ran)
             m.d.sync += [f.eq(v) for key, flags in outcomes.items()
                          for f, v in zip(latched[key], flags)]
-        m.d.sync += [sums[key].eq(popcount(flags)) for key, flags in latched.items()]
+        m.d.sync += [sums[key].eq(popcount(m, flags, f"pc{i}"))
+                     for i, (key, flags) in enumerate(latched.items())]
         w = max(len(v) for v in sums.values()) + 1
-        a_n, d_n, bad_n = (zext(sums[k], w) for k in ("acknowledged", "delivered", "bad"))
+        a_n, d_n, bad_n = (zero_extend(sums[k], w)
+                           for k in ("acknowledged", "delivered", "bad"))
         errors = Signal(w, name="cycle_errors")
         m.d.sync += errors.eq((bad_n + Mux(a_n > d_n, a_n - d_n, d_n - a_n)[:w])[:w])
         rep_left = Signal(range(self._R), name="report_left", init=self._R - 1)
@@ -438,42 +488,45 @@ class BistCore(wiring.Component):
         with m.If(stage[-1] & ended):
             adds = {"cycles": Const(1, 32), "errors": errors,
                     **{name: sums[name] for name in COUNTERS if name in sums}}
-            m.d.sync += [c[name].eq((c[name] + zext(adds[name], 32))[:32])
+            m.d.sync += [c[name].eq((c[name] + zero_extend(adds[name], 32))[:32])
                          for name in COUNTERS]
             last = ~rep_left.any()
             m.d.sync += rep_left.eq(Mux(last, self._R - 1, rep_left - 1))
             m.d.comb += report.eq(last)
-        # the snapshot is taken a clock after the counters settle (report, delayed)
+        return report
+
+    def _indicators(self, m, report):
+        """The LEDs (an error was counted; a heartbeat) and the snapshot strobe, taken
+        a clock after the counters settle (``report``, delayed), which it returns."""
         take_snap = Signal(name="take_snapshot")
         m.d.sync += take_snap.eq(report)
-        m.d.comb += self.led_error.eq(c["errors"].any())
+        m.d.comb += self.led_error.eq(self.counters["errors"].any())
         beat = Signal(24, name="heartbeat")
         m.d.sync += beat.eq(beat + 1)
         m.d.comb += self.led_heartbeat.eq(beat[-1])
+        return take_snap
 
-        # ---- the UART: one line per snapshot (refused at build time if a line
-        # cannot finish within report_cycles periods)
+    def _uart(self, m, take_snap):
+        """The UART: one line per snapshot (refused at build time if a line cannot
+        finish within report_cycles periods).
+
+        The snapshot is one shift register whose top nibble is the next hex digit of
+        the line (the counters in the line's order, most significant nibble first),
+        shifted by a nibble as each digit is sent: a digit is then a function of 4
+        bits, not a choice among the line's 56 nibbles by the index.
+        """
+        c = self.counters
         items = line_template()
         L = len(items)
         idx = Signal(range(L + 1), name="uart_index", init=L)
         char = Signal(8, name="uart_char")
-        # the snapshot, one shift register whose top nibble is the next hex digit of
-        # the line (the counters in the line's order, most significant nibble first),
-        # shifted by a nibble as each digit is sent: a digit is then a function of 4
-        # bits, not a choice among the line's 56 nibbles by the index
         assert [it for it in items if not isinstance(it, int)] == [
             (name, nib) for name in COUNTERS for nib in range(7, -1, -1)]
         snapshot = Signal(32 * len(COUNTERS), name="snapshot")
         digit = snapshot[-4:]
         hex_item = Signal(name="uart_hex_item")          # the index is a hex digit's
-
-        def hexdig(d4):           # a Mux chain (see the header table)
-            out = Const(ord("0"), 8)
-            for i in range(1, 16):
-                out = Mux(eq(d4, i), Const(ord("0123456789abcdef"[i]), 8), out)
-            return out
         digit_char = Signal(8, name="uart_digit_char")    # the one digit's character
-        m.d.comb += digit_char.eq(hexdig(digit))
+        m.d.comb += digit_char.eq(hex_digit(digit))
         with m.Switch(idx):       # every case sets both (a full case, as lint asks)
             for i, it in enumerate(items):
                 with m.Case(i):
@@ -501,7 +554,7 @@ class BistCore(wiring.Component):
             m.d.sync += snapshot.eq(Cat(*(c[name] for name in reversed(COUNTERS))))
             m.d.sync += [idx.eq(0), idx_next.eq(1), char_r.eq(items[0]), bits_left.eq(0)]
         with m.Elif(idle):
-            with m.If(~eq(idx, L)):
+            with m.If(~equals(idx, L)):
                 m.d.sync += [shifter.eq(Cat(Const(0, 1), char_r, Const(1, 1))),
                              bits_left.eq(10), baud.eq(self._div - 1), idx.eq(idx_next)]
                 with m.If(hex_item):
@@ -513,4 +566,3 @@ class BistCore(wiring.Component):
             with m.Else():
                 m.d.sync += baud.eq(baud - 1)
         m.d.comb += self.uart_tx.eq(Mux(idle, 1, shifter[0]))
-        return m

@@ -14,8 +14,10 @@ from __future__ import annotations
 import math
 import re
 
-from amaranth import Const, Signal
+from amaranth import Signal
 from amaranth.lib.wiring import In, Out
+
+from .logic import equals
 
 __all__ = ["add_cycle_controller", "controller_members", "controller_meaning",
            "start_tree", "bit_time_zero", "cleared_when", "keep_start_tree"]
@@ -150,7 +152,7 @@ def add_cycle_controller(m, start, bit_time, busy, length: int) -> None:
             # a length of 2^k: Yosys would print bit_time == last with a constant
             # narrower than bit_time, which Verilator's lint reports (WIDTHEXPAND), so
             # the comparison is written as a reduction over bit_time's width
-            at_last = ~(bit_time ^ Const(last, len(bit_time))).any()
+            at_last = equals(bit_time, last)
         else:
             at_last = bit_time == last
         with m.If(at_last):

@@ -18,12 +18,14 @@ from amaranth.hdl import Shape
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from ..golden.checks import is_integer
+
 __all__ = ["ChannelSignature", "PortSignature", "EndpointSignature", "attach",
            "endpoint_name", "endpoints", "port_rows"]
 
 
 def _check_width(width) -> int:
-    if not isinstance(width, int) or isinstance(width, bool) or width < 1:
+    if not is_integer(width, numpy=False) or width < 1:
         raise ValueError(f"width must be a positive integer, not {width!r}")
     return width
 

@@ -14,6 +14,7 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from .logic import equals
 from .signatures import ChannelSignature
 
 __all__ = ["StageSwitch", "Selector", "link_registers"]
@@ -33,12 +34,6 @@ def link_registers(m, wires, stages: int, clear, name: str, first: int = 0):
             m.d.sync += held.eq(wires)
         wires = held
     return wires
-
-
-def _is(value, constant: int):
-    """value == constant, written as a reduction so that the Verilog compares equal
-    widths (Yosys prints ``value == 0`` as a logical NOT of a vector)."""
-    return ~(value ^ Const(constant, len(value))).any()
 
 
 class StageSwitch(wiring.Component):
@@ -163,7 +158,7 @@ class StageSwitch(wiring.Component):
                 if not users[j]:
                     continue
                 req = Signal(len(users[j]), name=f"req{j}")
-                m.d.comb += req.eq(Cat(claim[x] & _is(values[x], e) if values is not None
+                m.d.comb += req.eq(Cat(claim[x] & equals(values[x], e) if values is not None
                                        else claim[x] & (e == 0)
                                        for x, e in users[j]))
                 m.d.comb += grant[j].eq(Mux(taken[j], 0, req & (~req + 1)))

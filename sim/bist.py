@@ -18,6 +18,7 @@ import numpy as np
 
 from ..golden import bist as gb
 from ..golden.bitstream import bits_to_int, int_to_bits
+from ..golden.checks import check_int
 from ..golden.cycle import start_latency
 from ..golden.errors import FatnetInputError, ParameterError
 from ..golden.messages import MessageSet
@@ -106,9 +107,7 @@ def make_plan(net, family, *, pattern="random", load=1.0, seed=0, report_cycles=
     need = line_cycles(baud_divisor, period)
     if report_cycles is None:
         report_cycles = need + 1
-    if isinstance(report_cycles, bool) or not isinstance(report_cycles, int) or \
-            report_cycles < 1:
-        raise ParameterError(f"report-cycles must be an integer >= 1, got {report_cycles!r}")
+    check_int("report-cycles", report_cycles, 1, numpy=False)
     if report_cycles < need:
         raise ParameterError(f"report-cycles must be >= {need}: a report line takes "
                              f"{line} clocks, one cycle {period}; got {report_cycles}")
@@ -184,6 +183,42 @@ def predict(plan: BistPlan, cycles: int, on_cycle=None) -> list[dict]:
             return reports
 
 
+@dataclass
+class _StuckView:
+    """How :func:`run_counters` sees the plan's stuck wire and the network's stuck links
+    (its docstring)."""
+
+    fault: tuple | None           #: (direction, signal, value) of the stuck wire
+    silent: int | None            #: the terminal whose messages never enter
+    stuck_recv: tuple | None      #: the stuck terminal's recv port, wire 0
+    passes_ack: bool              #: the network passes recv_ack back to the source
+    phantom: bool | None          #: recv data at 1: the ones pass the check (None: no)
+    has_phantom: bool             #: a link inside the network is stuck at 1
+    terminal_of: dict             #: port name -> terminal (with a phantom only)
+
+
+def _stuck_view(plan: BistPlan) -> _StuckView:
+    """The plan's faults as the prediction needs them."""
+    N, n, P, T = plan.terminals, plan.n, plan.payload_bits, plan.cycle_length
+    tb = plan.family.testbench
+    f = plan.stuck_wire
+    fault = None if f is None else (f.direction, f.signal, f.value)
+    silent = f.terminal if fault == ("send", "data", 0) else None   # never enters
+    stuck_recv = (tb.port_name(plan.net, f.terminal), 0) if f and f.direction == "recv" \
+        else None
+    # whether the network passes the destination's recv_ack back to the source
+    passes_ack = tb.destination_acknowledges(plan.net)
+    # recv data stuck at 1: the checker takes a payload of ones every cycle, if the
+    # M bit, the prefix and the payload fit in the cycle
+    phantom = None
+    if fault == ("recv", "data", 1) and 1 + plan.prefix + P <= T:
+        phantom = gb.payload_ok((1 << P) - 1, f.terminal, P, n)
+    has_phantom = 1 in getattr(plan.net, "stuck_wires", {}).values()
+    terminal_of = {tb.port_name(plan.net, t): t for t in range(N)} if has_phantom else {}
+    return _StuckView(fault, silent, stuck_recv, passes_ack, phantom, has_phantom,
+                      terminal_of)
+
+
 def run_counters(plan: BistPlan):
     """The counters after every completed delivery cycle, from reset, without end: one
     dict (the same object each time, updated; copy what you keep).
@@ -216,7 +251,7 @@ def run_counters(plan: BistPlan):
     why = unpredicted(plan)
     if why is not None:
         raise ParameterError(f"the model does not predict stuck-wire {plan.stuck_wire}: {why}")
-    N, n, P, T = plan.terminals, plan.n, plan.payload_bits, plan.cycle_length
+    N, n, P = plan.terminals, plan.n, plan.payload_bits
     _, q, _ = gb.payload_fields(P, n)
     seq_mask = (1 << q) - 1
     x = list(plan.states)
@@ -224,21 +259,7 @@ def run_counters(plan: BistPlan):
     dst = [0] * N
     seq = [0] * N
     counts = {name: 0 for name in gb.COUNTERS}
-    tb = plan.family.testbench
-    f = plan.stuck_wire
-    fault = None if f is None else (f.direction, f.signal, f.value)
-    silent = f.terminal if fault == ("send", "data", 0) else None   # never enters
-    stuck_recv = (tb.port_name(plan.net, f.terminal), 0) if f and f.direction == "recv" \
-        else None
-    # whether the network passes the destination's recv_ack back to the source
-    passes_ack = tb.destination_acknowledges(plan.net)
-    # recv data stuck at 1: the checker takes a payload of ones every cycle, if the
-    # M bit, the prefix and the payload fit in the cycle
-    phantom = None
-    if fault == ("recv", "data", 1) and 1 + plan.prefix + P <= T:
-        phantom = gb.payload_ok((1 << P) - 1, f.terminal, P, n)
-    has_phantom = 1 in getattr(plan.net, "stuck_wires", {}).values()
-    terminal_of = {tb.port_name(plan.net, t): t for t in range(N)} if has_phantom else {}
+    view = _stuck_view(plan)
     c = 0
     while True:
         srcs, dsts, pays = [], [], []
@@ -256,68 +277,12 @@ def run_counters(plan: BistPlan):
                 dsts.append(dst[s])
                 pays.append(pay)
         counts["sent"] += len(srcs)
-        acked = delivered = bad = 0
-        if phantom is not None:
-            delivered, bad = (1, 0) if phantom else (0, 1)
-        # the model runs the messages that enter the network
-        into = [i for i, s in enumerate(srcs) if s != silent]
-        res = None
-        if into or has_phantom:
-            ms = MessageSet.from_pairs([srcs[i] for i in into], [dsts[i] for i in into],
-                                       P, 0, payload=[pays[i] for i in into])
-            res = tb.simulate(plan.net, ms, tb.prepare(plan.net, ms, list(range(len(into)))))
-        outcome = {}
-        for j, i in enumerate(into):
-            o = res.outcomes.get(j)
-            want = [1] + plan.headers[srcs[i]][dsts[i]] + int_to_bits(pays[i], P)
-            if o is None or list(res.injections[j][1]) != want:
-                raise ParameterError(
-                    f"the model {'leaves out' if o is None else 'drives another stream for'}"
-                    f" terminal {srcs[i]}'s message to {dsts[i]} in a cycle with "
-                    f"{len(into)} messages")
-            outcome[i] = o
-        phantoms = list(res.phantoms.values()) if has_phantom and res is not None else []
-        # where each delivered phantom ends: a terminal's checker, or None for a port
-        # the top ties off (the fat-tree's ext)
-        ends = {o.message: terminal_of.get(tb.recv_port(plan.net, o.path[-1].key)[0])
-                for o in phantoms if o.status == "delivered"}
-        # the wires stuck at 1 whose phantom nobody acknowledges: it ends where the top
-        # ties the port off, or is lost on such a wire in turn
-        unheard = set()
-        for _ in phantoms:
-            for o in phantoms:
-                if (o.message in ends and ends[o.message] is None) or \
-                        (o.status == "lost" and o.path[-1].key in unheard):
-                    unheard.add(o.path[0].key)
-        for o in phantoms:
-            t = ends.get(o.message)
-            if t is not None:     # t's checker sees a payload of ones
-                if o.arrival + 1 + plan.prefix + P > T:
-                    raise ParameterError(f"the model delivers a stuck link's stream "
-                                         f"of ones to terminal {t} too late to check")
-                ok = gb.payload_ok((1 << P) - 1, t, P, n)
-                delivered, bad = delivered + ok, bad + (not ok)
+        outcome, res = _model_cycle(plan, view, srcs, dsts, pays)
+        delivered, bad, unheard = _phantom_checks(plan, view, res)
+        acked = 0
         for i, s in enumerate(srcs):
-            o = outcome.get(i)
-            ack = False
-            if o is not None and o.status == "delivered":
-                at_stuck = stuck_recv is not None and tb.recv_port(
-                    plan.net, (*o.path[-1].channel, o.path[-1].wire)) == stuck_recv
-                if not (at_stuck and f.signal == "data"):   # the checker sees the payload
-                    if gb.payload_ok(bits_to_int(o.stream[len(o.stream) - P:]), int(o.dst),
-                                     P, n):
-                        delivered += 1
-                    else:
-                        bad += 1
-                # a recv wire stuck at 0 (data or ack) leaves recv_ack low, which
-                # matters where the network passes recv_ack back
-                ack = o.ack_time is not None and o.ack_time < T and \
-                    not (at_stuck and f.value == 0 and passes_ack)
-            elif o is not None and o.ack_time is not None:
-                # lost on a link stuck at 1: acknowledged when its phantom is
-                ack = o.ack_time < T and o.path[-1].key not in unheard
-            if fault is not None and fault[:2] == ("send", "ack") and s == f.terminal:
-                ack = bool(f.value)
+            ok, error, ack = _source_outcome(plan, view, s, outcome.get(i), unheard)
+            delivered, bad = delivered + ok, bad + error
             if ack:
                 acked += 1
                 pending[s] = False
@@ -329,6 +294,94 @@ def run_counters(plan: BistPlan):
         counts["errors"] += bad + abs(acked - delivered)
         c += 1
         yield counts
+
+
+def _model_cycle(plan: BistPlan, view: _StuckView, srcs, dsts, pays):
+    """The model runs the cycle's messages that enter the network: ``(outcome, res)``,
+    the outcome of each entering message by its index in ``srcs`` and the model's
+    result (None when nothing runs). ParameterError when the model leaves a message
+    out or drives another stream than the top's table."""
+    tb = plan.family.testbench
+    P = plan.payload_bits
+    into = [i for i, s in enumerate(srcs) if s != view.silent]
+    res = None
+    if into or view.has_phantom:
+        ms = MessageSet.from_pairs([srcs[i] for i in into], [dsts[i] for i in into],
+                                   P, 0, payload=[pays[i] for i in into])
+        res = tb.simulate(plan.net, ms, tb.prepare(plan.net, ms, list(range(len(into)))))
+    outcome = {}
+    for j, i in enumerate(into):
+        o = res.outcomes.get(j)
+        want = [1] + plan.headers[srcs[i]][dsts[i]] + int_to_bits(pays[i], P)
+        if o is None or list(res.injections[j][1]) != want:
+            raise ParameterError(
+                f"the model {'leaves out' if o is None else 'drives another stream for'}"
+                f" terminal {srcs[i]}'s message to {dsts[i]} in a cycle with "
+                f"{len(into)} messages")
+        outcome[i] = o
+    return outcome, res
+
+
+def _phantom_checks(plan: BistPlan, view: _StuckView, res):
+    """The payloads of ones the checkers see (a recv wire stuck at 1, the phantoms of
+    links stuck at 1): ``(delivered, bad, unheard)``, ``unheard`` the links stuck at 1
+    whose phantom nobody acknowledges."""
+    tb = plan.family.testbench
+    n, P, T = plan.n, plan.payload_bits, plan.cycle_length
+    delivered = bad = 0
+    if view.phantom is not None:
+        delivered, bad = (1, 0) if view.phantom else (0, 1)
+    phantoms = list(res.phantoms.values()) if view.has_phantom and res is not None else []
+    # where each delivered phantom ends: a terminal's checker, or None for a port
+    # the top ties off (the fat-tree's ext)
+    ends = {o.message: view.terminal_of.get(tb.recv_port(plan.net, o.path[-1].key)[0])
+            for o in phantoms if o.status == "delivered"}
+    # the wires stuck at 1 whose phantom nobody acknowledges: it ends where the top
+    # ties the port off, or is lost on such a wire in turn
+    unheard = set()
+    for _ in phantoms:
+        for o in phantoms:
+            if (o.message in ends and ends[o.message] is None) or \
+                    (o.status == "lost" and o.path[-1].key in unheard):
+                unheard.add(o.path[0].key)
+    for o in phantoms:
+        t = ends.get(o.message)
+        if t is not None:     # t's checker sees a payload of ones
+            if o.arrival + 1 + plan.prefix + P > T:
+                raise ParameterError(f"the model delivers a stuck link's stream "
+                                     f"of ones to terminal {t} too late to check")
+            ok = gb.payload_ok((1 << P) - 1, t, P, n)
+            delivered, bad = delivered + ok, bad + (not ok)
+    return delivered, bad, unheard
+
+
+def _source_outcome(plan: BistPlan, view: _StuckView, s: int, o, unheard):
+    """Terminal s's message in the cycle, its model outcome ``o`` (None: it did not
+    enter), as the top sees it: ``(delivered, bad, acknowledged)``, the first two 0 or
+    1."""
+    tb = plan.family.testbench
+    f = plan.stuck_wire
+    n, P, T = plan.n, plan.payload_bits, plan.cycle_length
+    delivered = bad = 0
+    ack = False
+    if o is not None and o.status == "delivered":
+        at_stuck = view.stuck_recv is not None and tb.recv_port(
+            plan.net, (*o.path[-1].channel, o.path[-1].wire)) == view.stuck_recv
+        if not (at_stuck and f.signal == "data"):   # the checker sees the payload
+            if gb.payload_ok(bits_to_int(o.stream[len(o.stream) - P:]), int(o.dst), P, n):
+                delivered += 1
+            else:
+                bad += 1
+        # a recv wire stuck at 0 (data or ack) leaves recv_ack low, which
+        # matters where the network passes recv_ack back
+        ack = o.ack_time is not None and o.ack_time < T and \
+            not (at_stuck and f.value == 0 and view.passes_ack)
+    elif o is not None and o.ack_time is not None:
+        # lost on a link stuck at 1: acknowledged when its phantom is
+        ack = o.ack_time < T and o.path[-1].key not in unheard
+    if view.fault is not None and view.fault[:2] == ("send", "ack") and s == f.terminal:
+        ack = bool(f.value)
+    return delivered, bad, ack
 
 
 def build_core(plan: BistPlan, library=None):

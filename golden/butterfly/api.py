@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ..checks import check_int
 from ..errors import ParameterError
 from ..messages import MessageSet
 from ..seeds import check_seed
@@ -497,8 +498,7 @@ def sweep(inputs: int = 256, trials: int = 20, seed: int = 0, plot: str | None =
     PNG; ``progress(done, total, what)`` as in :func:`load_sweep`."""
     check_inputs(inputs)
     check_seed(seed)
-    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
-        raise ParameterError(f"trials must be an integer >= 1, got {trials!r}")
+    check_int("trials", trials, 1)
     loads = loads or [0.1 * k for k in range(1, 11)]
     rows = load_sweep(inputs=inputs, loads=loads, trials=trials, seed=seed,
                       multiplicity=multiplicity, wiring=wiring, progress=progress)

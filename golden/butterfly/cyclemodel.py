@@ -45,6 +45,7 @@ from functools import cached_property
 import numpy as np
 
 from ..bitstream import frame, int_to_bits
+from ..checks import check_int
 from ..cycle import MAX_LINK_STAGES, MAX_START_STAGES, CycleResult, run_cycle
 from ..errors import ParameterError
 from ..messages import MessageSet
@@ -102,10 +103,7 @@ class CircuitNetwork:
         for name, value, high in (("payload-bits", payload_bits, MAX_PAYLOAD_BITS),
                                   ("link-stages", link_stages, MAX_LINK_STAGES),
                                   ("start-stages", start_stages, MAX_START_STAGES)):
-            if (isinstance(value, bool) or not isinstance(value, (int, np.integer))
-                    or not 0 <= value <= high):
-                raise ParameterError(f"{name} must be an integer in [0, {high}], "
-                                     f"got {value!r}")
+            check_int(name, value, 0, high)
         self.link_stages = int(link_stages)
         self.start_stages = int(start_stages)
         self.network = network

@@ -226,25 +226,10 @@ def run_tables(tables: Iterable | int | str = "all", inputs: int = PAPER_INPUTS,
         counts once, which reproduces Table I best) or ``k`` distinct switches.
     """
     tables = _check_tables(tables)
-    check_inputs(inputs, True)
-    if trials is not None and trials < 1:
-        raise ParameterError(f"trials must be >= 1, got {trials}")
-    if wiring not in WIRINGS:
-        raise ParameterError(f"wiring must be one of {', '.join(WIRINGS)}, got {wiring!r}")
-    if batch < 1:
-        raise ParameterError(f"batch must be >= 1, got {batch}")
-    if fault_draws not in ("distinct", "repeated"):
-        raise ParameterError(f"fault_draws must be distinct or repeated, got {fault_draws!r}")
+    wanted_rows = _check_run_options(inputs, trials, wiring, batch, fault_draws,
+                                     on_input_fault, rows)
     repeated = fault_draws == "repeated"
-    if on_input_fault not in ("replace", "clear"):
-        raise ParameterError(f"on_input_fault must be replace or clear, got {on_input_fault!r}")
     rules = rules or Rules()
-    wanted_rows = set(rows) if rows is not None else None
-    if wanted_rows is not None:
-        unknown = wanted_rows - set(TABLE_2_ROWS)
-        if unknown:
-            raise ParameterError(
-                f"rows must be among {', '.join(TABLE_2_ROWS)}, got {sorted(unknown)}")
 
     def keep(row):
         return wanted_rows is None or row in wanted_rows
@@ -277,18 +262,49 @@ def run_tables(tables: Iterable | int | str = "all", inputs: int = PAPER_INPUTS,
         for row in t23_rows:
             results[row] = _table_2_row(row, columns, inputs, trials23, seed, wiring,
                                         rules, batch, tick, on_input_fault, repeated)
-        for row in t23_rows:
-            steps, undelayed, faults = results[row]
-            if 2 in tables:
-                for col in TABLE_2_COLUMNS:
-                    cells.append(_cell(2, row, col, inputs, steps[col], col, faults,
-                                       trials23))
-            if 3 in tables:
-                for col, src in (("I", "1"), ("IT", "1T")):
-                    cells.append(_cell(3, row, col, inputs, 100.0 * undelayed[src], col,
-                                       faults, trials23))
+        cells.extend(_table_2_3_cells(tables, results, inputs, trials23))
     order = {1: 0, 2: 1, 3: 2}
     cells.sort(key=lambda c: order[c["table"]])
+    return cells
+
+
+def _check_run_options(inputs, trials, wiring, batch, fault_draws, on_input_fault,
+                       rows) -> set | None:
+    """:func:`run_tables`' options checked (one-line ParameterErrors); the rows wanted
+    as a set, or None for all of them."""
+    check_inputs(inputs, True)
+    if trials is not None and trials < 1:
+        raise ParameterError(f"trials must be >= 1, got {trials}")
+    if wiring not in WIRINGS:
+        raise ParameterError(f"wiring must be one of {', '.join(WIRINGS)}, got {wiring!r}")
+    if batch < 1:
+        raise ParameterError(f"batch must be >= 1, got {batch}")
+    if fault_draws not in ("distinct", "repeated"):
+        raise ParameterError(f"fault_draws must be distinct or repeated, got {fault_draws!r}")
+    if on_input_fault not in ("replace", "clear"):
+        raise ParameterError(f"on_input_fault must be replace or clear, got {on_input_fault!r}")
+    wanted_rows = set(rows) if rows is not None else None
+    if wanted_rows is not None:
+        unknown = wanted_rows - set(TABLE_2_ROWS)
+        if unknown:
+            raise ParameterError(
+                f"rows must be among {', '.join(TABLE_2_ROWS)}, got {sorted(unknown)}")
+    return wanted_rows
+
+
+def _table_2_3_cells(tables, results: dict, inputs: int, trials: int) -> list[dict]:
+    """The cells of Tables II and III (those asked for) from each row's results
+    ``(steps, undelayed, faults)``: Table II the steps of every column, Table III the
+    percentage never delayed of columns 1 and 1T."""
+    cells = []
+    for row, (steps, undelayed, faults) in results.items():
+        if 2 in tables:
+            for col in TABLE_2_COLUMNS:
+                cells.append(_cell(2, row, col, inputs, steps[col], col, faults, trials))
+        if 3 in tables:
+            for col, src in (("I", "1"), ("IT", "1T")):
+                cells.append(_cell(3, row, col, inputs, 100.0 * undelayed[src], col,
+                                   faults, trials))
     return cells
 
 

@@ -156,6 +156,98 @@ def _problems_array(problems, trials: int, inputs: int) -> np.ndarray:
     return arr
 
 
+@dataclass
+class _Fabric:
+    """The stacked networks' arrays the routing reads, one network per trial."""
+
+    trials: int
+    depth: int
+    inputs: int
+    heads_flat: np.ndarray      #: head row of (trial, level, row, slot), -1 none
+    blocked_flat: np.ndarray    #: (trial, level, row) faulty or declared faulty
+    in_rank: np.ndarray         #: the in-edge order of (trial, level, row, slot)
+    shift: np.ndarray           #: per level, the destination's group bits' shift
+    mask: np.ndarray            #: per level, their mask
+    per_group: np.ndarray       #: per level, the edges of a group (d)
+    n_slots: int
+
+    @property
+    def levels(self) -> int:
+        return self.depth + 1
+
+    @property
+    def d_max(self) -> int:
+        return int(self.per_group.max())
+
+    @property
+    def n_groups(self) -> int:
+        return int(self.mask.max()) + 1
+
+
+@dataclass
+class _Messages:
+    """The messages in flight, one entry per (trial, problem, input) with a message,
+    compacted as messages finish."""
+
+    msg_id: np.ndarray      #: index into the flat problems array
+    trial: np.ndarray
+    dest: np.ndarray
+    level: np.ndarray
+    row: np.ndarray
+    prio: np.ndarray        #: arrival step << _TIE_BITS | tie-break
+    clean: np.ndarray       #: never delayed so far
+
+    def occupancy(self, fabric: _Fabric) -> np.ndarray:
+        """Messages per (trial, level, row), flat."""
+        return np.bincount((self.trial * fabric.levels + self.level) * fabric.inputs
+                           + self.row, minlength=fabric.trials * fabric.levels * fabric.inputs)
+
+    def keep(self, keep: np.ndarray) -> None:
+        """Drop the messages where ``keep`` is False."""
+        for name in ("msg_id", "trial", "dest", "level", "row", "prio", "clean"):
+            setattr(self, name, getattr(self, name)[keep])
+
+
+def _fabric_and_problems(networks, problems) -> tuple[_Fabric, np.ndarray]:
+    """The networks stacked and the problems as ``(trials, P, inputs)``; one network
+    is broadcast to every problem set."""
+    if isinstance(networks, SplitterNetwork):
+        networks = [networks]
+    arrays = stack_networks(networks)
+    heads, blocked, in_rank = arrays["heads"], arrays["blocked"], arrays["in_rank"]
+    trials, depth, inputs, _ = heads.shape
+    prob = np.asarray(problems, dtype=np.int64)
+    prob = prob.reshape((1,) * (3 - prob.ndim) + prob.shape)
+    if trials == 1 and prob.shape[0] > 1:  # one network, many problem sets
+        trials = prob.shape[0]
+        heads = np.broadcast_to(heads, (trials,) + heads.shape[1:])
+        blocked = np.broadcast_to(blocked, (trials,) + blocked.shape[1:])
+        in_rank = np.broadcast_to(in_rank, (trials,) + in_rank.shape[1:])
+    prob = _problems_array(prob, trials, inputs)
+    fabric = _Fabric(
+        trials=trials, depth=depth, inputs=inputs,
+        heads_flat=np.ascontiguousarray(heads).reshape(-1),
+        blocked_flat=np.ascontiguousarray(blocked).reshape(-1), in_rank=in_rank,
+        shift=arrays["group_shift"], mask=arrays["group_mask"],
+        per_group=arrays["edges_per_group"], n_slots=heads.shape[3])
+    if blocked[:, 0, :].any():
+        bad = (blocked[:, 0, :][:, None, :] & (prob >= 0))
+        if bad.any():
+            raise ParameterError("a message starts at a faulty or declared-faulty input")
+    return fabric, prob
+
+
+def _initial_messages(fabric: _Fabric, prob: np.ndarray) -> _Messages:
+    """Every message at its input (level 0), arrival step 0, ties by problem."""
+    t_idx, p_idx, src = np.meshgrid(np.arange(fabric.trials), np.arange(prob.shape[1]),
+                                    np.arange(fabric.inputs), indexing="ij")
+    msg_id = np.flatnonzero((prob >= 0).ravel())
+    return _Messages(msg_id=msg_id, trial=t_idx.ravel()[msg_id], dest=prob.ravel()[msg_id],
+                     level=np.zeros(msg_id.size, dtype=np.int64), row=src.ravel()[msg_id],
+                     prio=p_idx.ravel()[msg_id].astype(np.int64),
+                     clean=np.ones(msg_id.size, dtype=bool))
+
+
 def route_store_forward(networks, problems, rules: Rules | None = None,
                         seed: int = 0, max_steps: int = _MAX_STEPS_DEFAULT
                         ) -> StoreForwardResult:
@@ -181,152 +273,28 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
     StoreForwardResult
     """
     rules = rules or Rules()
-    if isinstance(networks, SplitterNetwork):
-        networks = [networks]
-    arrays = stack_networks(networks)
-    heads, blocked, in_rank = arrays["heads"], arrays["blocked"], arrays["in_rank"]
-    trials, depth, inputs, _ = heads.shape
-    levels = depth + 1
-    prob = np.asarray(problems, dtype=np.int64)
-    prob = prob.reshape((1,) * (3 - prob.ndim) + prob.shape)
-    if trials == 1 and prob.shape[0] > 1:  # one network, many problem sets
-        trials = prob.shape[0]
-        heads = np.broadcast_to(heads, (trials,) + heads.shape[1:])
-        blocked = np.broadcast_to(blocked, (trials,) + blocked.shape[1:])
-        in_rank = np.broadcast_to(in_rank, (trials,) + in_rank.shape[1:])
-    prob = _problems_array(prob, trials, inputs)
-    n_problems = prob.shape[1]
+    fabric, prob = _fabric_and_problems(networks, problems)
+    trials = fabric.trials
     rng = np.random.default_rng(seed)
-    shift = arrays["group_shift"]
-    mask = arrays["group_mask"]
-    per_group = arrays["edges_per_group"]
-    d_max = int(per_group.max())
-    n_groups = int(mask.max()) + 1
-
-    # Message state, one entry per (trial, problem, input), compacted as messages finish.
-    t_idx, p_idx, src = np.meshgrid(np.arange(trials), np.arange(n_problems),
-                                    np.arange(inputs), indexing="ij")
+    msgs = _initial_messages(fabric, prob)
     present = prob >= 0
-    if blocked[:, 0, :].any():
-        bad = (blocked[:, 0, :][:, None, :] & present)
-        if bad.any():
-            raise ParameterError("a message starts at a faulty or declared-faulty input")
-    msg_id = np.flatnonzero(present.ravel())
-    m_trial = t_idx.ravel()[msg_id]
-    m_dest = prob.ravel()[msg_id]
-    m_level = np.zeros(msg_id.size, dtype=np.int64)
-    m_row = src.ravel()[msg_id]
-    m_prio = p_idx.ravel()[msg_id].astype(np.int64)   # arrival step 0, tie = problem
-    m_clean = np.ones(msg_id.size, dtype=bool)          # never delayed so far
     delivery = np.zeros(prob.size, dtype=np.int64)
     undelayed_flat = np.zeros(prob.size, dtype=bool)
-    counts = np.bincount((m_trial * levels + m_level) * inputs + m_row,
-                         minlength=trials * levels * inputs)
-    blocked_flat = np.ascontiguousarray(blocked).reshape(-1)
-    prio_step = np.int64(1) << _TIE_BITS
+    waits = np.zeros(fabric.levels, dtype=np.int64)
+    qmin = np.full(trials * fabric.levels * fabric.inputs * fabric.n_groups, _NO_PRIO,
+                   dtype=np.int64)
     step = 0
-    waits = np.zeros(levels, dtype=np.int64)
-    queue_space = trials * levels * inputs * n_groups
-    qmin = np.full(queue_space, _NO_PRIO, dtype=np.int64)
-    n_slots = heads.shape[3]
-    heads_flat = np.ascontiguousarray(heads).reshape(-1)
-    while msg_id.size:
+    while msgs.msg_id.size:
         step += 1
         if step > max_steps:
             raise RuntimeError(f"store-and-forward routing did not finish in {max_steps} steps")
-        group = (m_dest >> shift[m_level]) & mask[m_level]
-        d_here = per_group[m_level]
-        queue_id = ((m_trial * levels + m_level) * inputs + m_row) * n_groups + group
-        if rules.queue == "random":
-            prio = rng.permutation(msg_id.size).astype(np.int64)
-        elif rules.queue == "lifo":
-            prio = -(m_prio >> _TIE_BITS) * prio_step + (m_prio & (prio_step - 1))
-        else:
-            prio = m_prio
-        # Only the first d messages of a queue can move: find them by repeated per-queue
-        # minima (priorities are unique within a switch: one arrival per in-edge and
-        # step, one initial message per problem), which is much cheaper than sorting
-        # every waiting message. rank = d_max marks "not at the front".
-        rank = np.full(msg_id.size, d_max, dtype=np.int64)
-        candidate = np.ones(msg_id.size, dtype=bool)
-        for r in range(d_max):
-            cand = np.flatnonzero(candidate & (d_here > r))
-            if cand.size == 0:
-                break
-            q_c, p_c = queue_id[cand], prio[cand]
-            np.minimum.at(qmin, q_c, p_c)
-            first = cand[p_c == qmin[q_c]]
-            qmin[q_c] = _NO_PRIO          # reset only what was touched
-            rank[first] = r
-            candidate[first] = False
-        front = np.flatnonzero(rank < d_here)
-
-        f_trial, f_level, f_row = m_trial[front], m_level[front], m_row[front]
-        f_d, f_group, f_rank = d_here[front], group[front], rank[front]
-        base = ((f_trial * depth + f_level) * inputs + f_row) * n_slots
-        head_base = (f_trial * levels + f_level + 1) * inputs
-        last_hop = f_level + 1 == depth
-        # One pass per slot offset j (arrays of length F, not (F, d): numpy is slow on
-        # tiny inner axes). A slot past the group's last is masked; the clip keeps it
-        # in range.
-        head = np.empty((d_max, front.size), dtype=np.int64)
-        slot = np.empty((d_max, front.size), dtype=np.int64)
-        avail = np.empty((d_max, front.size), dtype=bool)
-        for j in range(d_max):
-            slot[j] = np.minimum(f_group * f_d + j, n_slots - 1)
-            head[j] = heads_flat[base + slot[j]]
-            flat = head_base + np.maximum(head[j], 0)
-            avail[j] = ((f_d > j) & (head[j] >= 0) & ~blocked_flat[flat]
-                        & (last_hop | (counts[flat] <= rules.threshold)))
-        moves = f_rank < avail.sum(0)
-
-        # Edge preference, identical for every message of one queue.
-        if rules.edge_choice == "first":
-            # The r-th available slot in slot order: where the running count hits r + 1.
-            chosen = np.zeros(front.size, dtype=np.int64)
-            running = np.zeros(front.size, dtype=np.int64)
-            for j in range(d_max):
-                running += avail[j]
-                chosen[avail[j] & (running == f_rank + 1)] = j
-        else:
-            if rules.edge_choice == "random":
-                # One random order per queue: key the draw by the queue's id.
-                _, inverse = np.unique(queue_id[front], return_inverse=True)
-                pref = rng.random((inverse.max() + 1, d_max))[inverse]
-            else:
-                flat = head_base[None, :] + np.maximum(head, 0)
-                pref = (counts[flat] * d_max + np.arange(d_max)[:, None]).T.astype(float)
-            pref = np.where(avail.T, pref, np.inf)
-            by_pref = np.argsort(pref, axis=1, kind="stable")
-            chosen = by_pref[np.arange(front.size), np.minimum(f_rank, d_max - 1)]
-
-        is_moving = np.zeros(msg_id.size, dtype=bool)
-        mv_f = np.flatnonzero(moves)
-        mv = front[mv_f]
-        is_moving[mv] = True
-        stay = np.flatnonzero(~is_moving)
-        m_clean[stay] = False
-        waits += np.bincount(m_level[stay], minlength=levels)
-        take = chosen[mv_f]
-        lvl_mv = m_level[mv]
-        new_row = head[take, mv_f]
-        used_slot = slot[take, mv_f]
-        tie = (in_rank[m_trial[mv], lvl_mv, m_row[mv], used_slot].astype(np.int64)
-               if rules.tie == "in-edge" else rng.integers(0, 1 << 8, size=mv.size))
-        m_prio[mv] = step * prio_step + tie
-        m_row[mv] = new_row
-        m_level[mv] = lvl_mv + 1
-
-        done = m_level == depth
+        _route_step(fabric, msgs, rules, rng, step, qmin, waits)
+        done = msgs.level == fabric.depth
         if done.any():
             fin = np.flatnonzero(done)
-            delivery[msg_id[fin]] = step
-            undelayed_flat[msg_id[fin]] = m_clean[fin]
-            keep = ~done
-            msg_id, m_trial, m_dest, m_level, m_row, m_prio, m_clean = (
-                a[keep] for a in (msg_id, m_trial, m_dest, m_level, m_row, m_prio, m_clean))
-        counts = np.bincount((m_trial * levels + m_level) * inputs + m_row,
-                             minlength=trials * levels * inputs)
+            delivery[msgs.msg_id[fin]] = step
+            undelayed_flat[msgs.msg_id[fin]] = msgs.clean[fin]
+            msgs.keep(~done)
     delivery = delivery.reshape(prob.shape)
     present_count = present.reshape(trials, -1).sum(1)
     delivered = ((delivery > 0) & present).reshape(trials, -1).sum(1)
@@ -335,3 +303,124 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
         messages=present_count, delivered=delivered,
         undelayed=undelayed_flat.reshape(trials, -1).sum(1),
         delivery_step=np.where(present, delivery, -1), rules=rules, waits_by_level=waits)
+
+
+def _route_step(fabric: _Fabric, msgs: _Messages, rules: Rules, rng, step: int,
+                qmin: np.ndarray, waits: np.ndarray) -> None:
+    """One step: every queue's front messages move along the edges available to them
+    (``msgs`` updated in place, ``waits`` counts the messages that stay, per level)."""
+    counts = msgs.occupancy(fabric)
+    d_max, n_groups = fabric.d_max, fabric.n_groups
+    group = (msgs.dest >> fabric.shift[msgs.level]) & fabric.mask[msgs.level]
+    d_here = fabric.per_group[msgs.level]
+    queue_id = ((msgs.trial * fabric.levels + msgs.level) * fabric.inputs
+                + msgs.row) * n_groups + group
+    rank = _queue_ranks(queue_id, _priorities(rules, msgs, rng), d_here, d_max, qmin)
+    front = np.flatnonzero(rank < d_here)
+    f_rank = rank[front]
+    head, slot, avail, head_base = _front_edges(fabric, msgs, front, group[front],
+                                                d_here[front], counts, rules.threshold)
+    moves = f_rank < avail.sum(0)
+    chosen = _choose_edges(rules, rng, avail, f_rank, queue_id[front], head_base, head,
+                           counts, d_max)
+    is_moving = np.zeros(msgs.msg_id.size, dtype=bool)
+    mv_f = np.flatnonzero(moves)
+    mv = front[mv_f]
+    is_moving[mv] = True
+    stay = np.flatnonzero(~is_moving)
+    msgs.clean[stay] = False
+    waits += np.bincount(msgs.level[stay], minlength=fabric.levels)
+    take = chosen[mv_f]
+    lvl_mv = msgs.level[mv]
+    new_row = head[take, mv_f]
+    used_slot = slot[take, mv_f]
+    tie = (fabric.in_rank[msgs.trial[mv], lvl_mv, msgs.row[mv], used_slot].astype(np.int64)
+           if rules.tie == "in-edge" else rng.integers(0, 1 << 8, size=mv.size))
+    msgs.prio[mv] = step * (np.int64(1) << _TIE_BITS) + tie
+    msgs.row[mv] = new_row
+    msgs.level[mv] = lvl_mv + 1
+
+
+def _priorities(rules: Rules, msgs: _Messages, rng) -> np.ndarray:
+    """The order of the messages in their queues this step (lowest first)."""
+    prio_step = np.int64(1) << _TIE_BITS
+    if rules.queue == "random":
+        return rng.permutation(msgs.msg_id.size).astype(np.int64)
+    if rules.queue == "lifo":
+        return -(msgs.prio >> _TIE_BITS) * prio_step + (msgs.prio & (prio_step - 1))
+    return msgs.prio
+
+
+def _queue_ranks(queue_id, prio, d_here, d_max: int, qmin: np.ndarray) -> np.ndarray:
+    """Each message's place among the first d of its queue, ``d_max`` when it is not.
+
+    Only the first d messages of a queue can move: find them by repeated per-queue
+    minima (priorities are unique within a switch: one arrival per in-edge and step,
+    one initial message per problem), which is much cheaper than sorting every waiting
+    message. ``qmin`` (every entry ``_NO_PRIO``) is scratch space, left as it was.
+    """
+    rank = np.full(queue_id.size, d_max, dtype=np.int64)
+    candidate = np.ones(queue_id.size, dtype=bool)
+    for r in range(d_max):
+        cand = np.flatnonzero(candidate & (d_here > r))
+        if cand.size == 0:
+            break
+        q_c, p_c = queue_id[cand], prio[cand]
+        np.minimum.at(qmin, q_c, p_c)
+        first = cand[p_c == qmin[q_c]]
+        qmin[q_c] = _NO_PRIO          # reset only what was touched
+        rank[first] = r
+        candidate[first] = False
+    return rank
+
+
+def _front_edges(fabric: _Fabric, msgs: _Messages, front, f_group, f_d, counts,
+                 threshold: int):
+    """The edges of the front messages' groups: ``(head, slot, avail, head_base)``,
+    each of the first three ``(d_max, F)`` (the edge's head row, its slot, whether it
+    is available), ``head_base`` the flat (trial, level + 1, row 0) of each front
+    message's next level.
+
+    One pass per slot offset j (arrays of length F, not (F, d): numpy is slow on tiny
+    inner axes). A slot past the group's last is masked; the clip keeps it in range.
+    """
+    depth, inputs, n_slots, d_max = fabric.depth, fabric.inputs, fabric.n_slots, fabric.d_max
+    f_trial, f_level, f_row = msgs.trial[front], msgs.level[front], msgs.row[front]
+    base = ((f_trial * depth + f_level) * inputs + f_row) * n_slots
+    head_base = (f_trial * fabric.levels + f_level + 1) * inputs
+    last_hop = f_level + 1 == depth
+    head = np.empty((d_max, front.size), dtype=np.int64)
+    slot = np.empty((d_max, front.size), dtype=np.int64)
+    avail = np.empty((d_max, front.size), dtype=bool)
+    for j in range(d_max):
+        slot[j] = np.minimum(f_group * f_d + j, n_slots - 1)
+        head[j] = fabric.heads_flat[base + slot[j]]
+        flat = head_base + np.maximum(head[j], 0)
+        avail[j] = ((f_d > j) & (head[j] >= 0) & ~fabric.blocked_flat[flat]
+                    & (last_hop | (counts[flat] <= threshold)))
+    return head, slot, avail, head_base
+
+
+def _choose_edges(rules: Rules, rng, avail, f_rank, front_queue, head_base, head, counts,
+                  d_max: int) -> np.ndarray:
+    """The slot offset each front message takes (meaningful where it moves): the
+    ``f_rank``-th available edge in the rule's preference, identical for every message
+    of one queue."""
+    if rules.edge_choice == "first":
+        # The r-th available slot in slot order: where the running count hits r + 1.
+        chosen = np.zeros(f_rank.size, dtype=np.int64)
+        running = np.zeros(f_rank.size, dtype=np.int64)
+        for j in range(d_max):
+            running += avail[j]
+            chosen[avail[j] & (running == f_rank + 1)] = j
+        return chosen
+    if rules.edge_choice == "random":
+        # One random order per queue: key the draw by the queue's id.
+        _, inverse = np.unique(front_queue, return_inverse=True)
+        pref = rng.random((inverse.max() + 1, d_max))[inverse]
+    else:
+        flat = head_base[None, :] + np.maximum(head, 0)
+        pref = (counts[flat] * d_max + np.arange(d_max)[:, None]).T.astype(float)
+    pref = np.where(avail.T, pref, np.inf)
+    by_pref = np.argsort(pref, axis=1, kind="stable")
+    return by_pref[np.arange(f_rank.size), np.minimum(f_rank, d_max - 1)]

@@ -45,6 +45,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
+from ..checks import check_int
 from ..errors import ParameterError
 
 __all__ = [
@@ -195,16 +196,6 @@ class Cascade:
 # Validation helpers
 # ---------------------------------------------------------------------------------------
 
-def _check_int(name: str, value, low: int, high: int | None = None) -> int:
-    what = f"an integer in [{low}, {high}]" if high is not None else f"an integer >= {low}"
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise ParameterError(f"{name} must be {what}, got {value!r}")
-    value = int(value)
-    if value < low or (high is not None and value > high):
-        raise ParameterError(f"{name} must be {what}, got {value}")
-    return value
-
-
 def _width(max_degree: int) -> int:
     """ceil(log2(max_degree)), 0 when max_degree <= 1."""
     return (max_degree - 1).bit_length() if max_degree > 1 else 0
@@ -220,7 +211,7 @@ def _as_adjacency(stage_or_adjacency, outputs: int | None) -> tuple[list[list[in
             s = 1 + max((max(row) for row in adj if row), default=-1)
         else:
             s = outputs
-    s = _check_int("outputs", s, 0)
+    s = check_int("outputs", s, 0)
     for x, row in enumerate(adj):
         for o in row:
             if not 0 <= o < s:
@@ -525,7 +516,7 @@ def concentration_guarantee(stage_or_adjacency, outputs: int | None = None,
     ``outputs`` defaults to the stage's outputs (or 1 + the largest index used).
     """
     adj, s = _as_adjacency(stage_or_adjacency, outputs)
-    exact_limit = _check_int("exact_limit", exact_limit, 0)
+    exact_limit = check_int("exact_limit", exact_limit, 0)
     r = len(adj)
     if r == 0 or s == 0:
         return (s if r == 0 else 0), True
@@ -552,8 +543,8 @@ def stage_seed(cascade_seed: int, stage: int, attempt: int) -> int:
 
 def build_stage_complete(r: int, s: int) -> Stage:
     """Complete bipartite stage r -> s: input x has edges to outputs 0..s-1 in order."""
-    r = _check_int("r", r, 1)
-    s = _check_int("s", s, 1)
+    r = check_int("r", r, 1)
+    s = check_int("s", s, 1)
     row = tuple(range(s))
     return Stage(inputs=r, outputs=s, adjacency=tuple(row for _ in range(r)),
                  kind="complete", guarantee=s, seed=None, decision_width=_width(s),
@@ -612,10 +603,10 @@ def build_stage_random(r: int, s: int, seed: int,
     input subset checked: a proof); where it came from a search (an upper estimate), it
     is min(floor(ALPHA * s), k): the search found no violation up to Pippenger's bound.
     """
-    r = _check_int("r", r, 1)
-    s = _check_int("s", s, 1)
-    seed = _check_int("seed", seed, 0, _MAX_SEED)
-    exact_limit = _check_int("exact_limit", exact_limit, 0)
+    r = check_int("r", r, 1)
+    s = check_int("s", s, 1)
+    seed = check_int("seed", seed, 0, _MAX_SEED)
+    exact_limit = check_int("exact_limit", exact_limit, 0)
     return _build_stage_random(r, s, seed, exact_limit)
 
 
@@ -664,12 +655,12 @@ def build_cascade(r: int, s: int, kind: str, seed: int) -> Cascade:
     :data:`MAX_ATTEMPTS` times; RuntimeError names r, s and the seed if none passes.
     Results are cached: the same arguments return the same (immutable) cascade.
     """
-    r = _check_int("r", r, 1)
-    s = _check_int("s", s, 1)
+    r = check_int("r", r, 1)
+    s = check_int("s", s, 1)
     if not isinstance(kind, str) or kind not in CASCADE_KINDS:
         raise ParameterError(
             f"kind must be one of {', '.join(CASCADE_KINDS)}, got {kind!r}")
-    seed = _check_int("seed", seed, 0, _MAX_SEED)
+    seed = check_int("seed", seed, 0, _MAX_SEED)
     return _build_cascade(r, s, kind, seed)
 
 
@@ -717,7 +708,7 @@ def _build_cascade(r: int, s: int, kind: str, seed: int) -> Cascade:
 
 def follow(cascade: Cascade, input: int, edges: Sequence[int]) -> int:
     """Output reached from ``input`` by taking edge ``edges[i]`` at stage ``i``."""
-    input = _check_int("input", input, 0, cascade.inputs - 1)
+    input = check_int("input", input, 0, cascade.inputs - 1)
     if len(edges) != len(cascade.stages):
         raise ParameterError(
             f"edges must list {len(cascade.stages)} edge indices (one per stage), "
@@ -725,7 +716,7 @@ def follow(cascade: Cascade, input: int, edges: Sequence[int]) -> int:
     pos = input
     for i, (stage, e) in enumerate(zip(cascade.stages, edges)):
         row = stage.adjacency[pos]
-        e = _check_int(f"edges[{i}]", e, 0, len(row) - 1)
+        e = check_int(f"edges[{i}]", e, 0, len(row) - 1)
         pos = row[e]
     return pos
 
@@ -789,7 +780,7 @@ def route_cascade(cascade: Cascade, occupied: Sequence[int]) -> dict[int, tuple[
     routes as many as possible. Inputs that cannot be routed are left out; any
     ``k <= cascade.guarantee`` inputs always route.
     """
-    occupied = [_check_int("occupied input", x, 0, cascade.inputs - 1) for x in occupied]
+    occupied = [check_int("occupied input", x, 0, cascade.inputs - 1) for x in occupied]
     if any(a >= b for a, b in zip(occupied, occupied[1:])):
         raise ParameterError(
             f"occupied must be sorted distinct input indices in [0, {cascade.inputs - 1}]")

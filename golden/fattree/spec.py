@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..checks import check_int
 from ..cycle import MAX_LINK_STAGES, MAX_START_STAGES
 from ..errors import ParameterError
 from ..seeds import check_seed
@@ -72,15 +73,6 @@ def universal_capacities(leaves: int, root_capacity: int) -> tuple[int, ...]:
     )
 
 
-def _check_int(name: str, value, low: int, high: int | None, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        what = what if what.startswith("an integer") else f"an integer {what}"
-        raise ParameterError(f"{name} must be {what}, got {value!r}")
-    if value < low or (high is not None and value > high):
-        raise ParameterError(f"{name} must be {what}, got {value}")
-    return value
-
-
 @dataclass(frozen=True)
 class FatTreeSpec:
     """A fat-tree instance: leaf count, capacity per level, switch options and seed.
@@ -138,8 +130,8 @@ class FatTreeSpec:
     kind: str = field(default="fat-tree", init=False)
 
     def __post_init__(self):
-        n = _check_int("leaves", self.leaves, 2, MAX_LEAVES,
-                       f"a power of two in [2, {MAX_LEAVES}]")
+        n = check_int("leaves", self.leaves, 2, MAX_LEAVES,
+                      f"a power of two in [2, {MAX_LEAVES}]", numpy=False)
         if not is_power_of_two(n):
             raise ParameterError(
                 f"leaves must be a power of two in [2, {MAX_LEAVES}], got {n}")
@@ -151,8 +143,7 @@ class FatTreeSpec:
                 f"capacities must list {levels + 1} values (levels 0..{levels} for "
                 f"{n} leaves), got {len(caps)}")
         for k, c in enumerate(caps):
-            _check_int(f"capacities[{k}]", c, 1, MAX_CAPACITY,
-                       f"an integer in [1, {MAX_CAPACITY}]")
+            check_int(f"capacities[{k}]", c, 1, MAX_CAPACITY, numpy=False)
         if self.concentrator not in CONCENTRATORS:
             raise ParameterError(
                 f"concentrator must be one of {', '.join(CONCENTRATORS)}, "
@@ -160,13 +151,10 @@ class FatTreeSpec:
         if self.mode not in MODES:
             raise ParameterError(
                 f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
-        _check_int("payload_bits", self.payload_bits, 0, MAX_PAYLOAD_BITS,
-                   f"an integer in [0, {MAX_PAYLOAD_BITS}]")
+        check_int("payload_bits", self.payload_bits, 0, MAX_PAYLOAD_BITS, numpy=False)
         check_seed(self.seed)
-        _check_int("link-stages", self.link_stages, 0, MAX_LINK_STAGES,
-                   f"an integer in [0, {MAX_LINK_STAGES}]")
-        _check_int("start-stages", self.start_stages, 0, MAX_START_STAGES,
-                   f"an integer in [0, {MAX_START_STAGES}]")
+        check_int("link-stages", self.link_stages, 0, MAX_LINK_STAGES, numpy=False)
+        check_int("start-stages", self.start_stages, 0, MAX_START_STAGES, numpy=False)
         links = sorted({self._check_stuck_link(*key, value)
                         for key, value in self.stuck_links})
         if len({key for key, _ in links}) != len(links):
@@ -183,11 +171,12 @@ class FatTreeSpec:
         if direction not in (UP, DOWN):
             raise ParameterError(f"stuck-link direction must be up or down, got "
                                  f"{direction!r}")
-        _check_int("stuck-link heap", heap, 1, n - 2,
-                   f"in [1, {n - 2}] (a link between two nodes)")
+        check_int("stuck-link heap", heap, 1, n - 2,
+                  f"in [1, {n - 2}] (a link between two nodes)", numpy=False)
         width = self.capacities[int(heap + 1).bit_length() - 1]
-        _check_int("stuck-link wire", wire, 0, width - 1,
-                   f"in [0, {width - 1}] (heap {heap}'s channel has {width} wires)")
+        check_int("stuck-link wire", wire, 0, width - 1,
+                  f"in [0, {width - 1}] (heap {heap}'s channel has {width} wires)",
+                  numpy=False)
         if value not in (0, 1):
             raise ParameterError(f"stuck-link value must be 0 or 1, got {value!r}")
         return (int(direction), int(heap), int(wire)), int(value)
@@ -200,29 +189,28 @@ class FatTreeSpec:
     @classmethod
     def universal(cls, leaves: int, root_capacity: int, **options) -> "FatTreeSpec":
         """Universal fat-tree with root capacity w, n^(2/3) <= w <= n."""
-        n = _check_int("leaves", leaves, 2, MAX_LEAVES,
-                       f"a power of two in [2, {MAX_LEAVES}]")
+        n = check_int("leaves", leaves, 2, MAX_LEAVES,
+                      f"a power of two in [2, {MAX_LEAVES}]", numpy=False)
         if not is_power_of_two(n):
             raise ParameterError(
                 f"leaves must be a power of two in [2, {MAX_LEAVES}], got {n}")
         low = min_universal_root(n)
         high = min(n, MAX_CAPACITY)
-        w = _check_int("root-capacity", root_capacity, low, high,
-                       f"in [n^(2/3), {'n' if high == n else MAX_CAPACITY}] = [{low}, "
-                       f"{high}] for {n} leaves")
+        w = check_int("root-capacity", root_capacity, low, high,
+                      f"in [n^(2/3), {'n' if high == n else MAX_CAPACITY}] = [{low}, "
+                      f"{high}] for {n} leaves", numpy=False)
         return cls(leaves=n, capacities=universal_capacities(n, w), profile="universal",
                    root_capacity=w, **options)
 
     @classmethod
     def constant(cls, leaves: int, capacity: int, **options) -> "FatTreeSpec":
         """Every channel, the processors' own included, has ``capacity`` wires."""
-        n = _check_int("leaves", leaves, 2, MAX_LEAVES,
-                       f"a power of two in [2, {MAX_LEAVES}]")
+        n = check_int("leaves", leaves, 2, MAX_LEAVES,
+                      f"a power of two in [2, {MAX_LEAVES}]", numpy=False)
         if not is_power_of_two(n):
             raise ParameterError(
                 f"leaves must be a power of two in [2, {MAX_LEAVES}], got {n}")
-        c = _check_int("capacity", capacity, 1, MAX_CAPACITY,
-                       f"an integer in [1, {MAX_CAPACITY}]")
+        c = check_int("capacity", capacity, 1, MAX_CAPACITY, numpy=False)
         return cls(leaves=n, capacities=(c,) * (n.bit_length()), profile="constant",
                    **options)
 

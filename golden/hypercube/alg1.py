@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..checks import is_integer
 from ..errors import ParameterError
 from .cube import check_dimension, check_routing
 
@@ -316,7 +317,7 @@ def _rng(seed):
 
 def _check_m(k, m):
     n = 1 << k
-    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 0 <= m <= n:
+    if not is_integer(m) or not 0 <= m <= n:
         raise ParameterError(f"messages must be an integer in [0, {n}], got {m!r}")
     return int(m)
 
@@ -434,7 +435,7 @@ def pipeline_timing(k: int, message_bits: int) -> PipelineTiming:
     bits and one per router; a node holds ``k`` bits of messages in flight.
     """
     k = check_dimension(k)
-    if isinstance(message_bits, bool) or not isinstance(message_bits, (int, np.integer)) or \
+    if not is_integer(message_bits) or \
             message_bits < k + 1:
         raise ParameterError(f"message_bits must be an integer >= k + 1 = {k + 1} "
                              f"(k address bits and a payload), got {message_bits!r}")

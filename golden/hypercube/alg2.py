@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..checks import is_integer
 from ..errors import ParameterError
 from .cube import check_dimension, check_routing
 
@@ -486,7 +487,7 @@ def check_message_bits(k: int, message_bits) -> int:
     destination and the data (the step-level and the cycle-exact model take the same)."""
     if message_bits is None:
         return 2 * k
-    if isinstance(message_bits, bool) or not isinstance(message_bits, (int, np.integer)) \
+    if not is_integer(message_bits) \
             or not (k <= int(message_bits) <= 1 << 20):
         raise ParameterError(f"message_bits must be an integer in [{k}, {1 << 20}] "
                              f"(at least the k-bit destination), got {message_bits!r}")

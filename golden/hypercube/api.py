@@ -46,6 +46,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..checks import is_integer
 from ..errors import ParameterError
 from . import alg1, alg2, bitserial
 from . import store_forward as sf
@@ -343,7 +344,7 @@ def check_message_bits(k: int, name: str, message_bits) -> int:
     if message_bits is None:
         return default_message_bits(k)
     low = algorithm_class(name).least_message_bits(k)
-    if isinstance(message_bits, bool) or not isinstance(message_bits, (int, np.integer)) \
+    if not is_integer(message_bits) \
             or not (low <= int(message_bits) <= MAX_MESSAGE_BITS):
         raise ParameterError(f"message-bits must be an integer in [{low}, {MAX_MESSAGE_BITS}] "
                              f"for {name}, got {message_bits!r}")

@@ -77,6 +77,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..bitstream import bits_to_int, frame, int_to_bits
+from ..checks import is_integer
 from ..cycle import CycleResult, run_cycle
 from ..errors import ParameterError
 from .alg1 import check_order, pipeline_timing
@@ -221,7 +222,7 @@ def _check_payloads(payloads, n: int, bits: int, default, name: str = "payloads"
     if payloads is None:
         return [int(p) & ((1 << bits) - 1) for p in default]
     p = np.asarray(payloads, dtype=object).reshape(-1)
-    if p.size != n or any(isinstance(v, bool) or not isinstance(v, (int, np.integer))
+    if p.size != n or any(not is_integer(v)
                           or not 0 <= int(v) < (1 << bits) for v in p):
         raise ParameterError(f"{name} must be {n} integers in [0, 2^{bits} - 1], one per "
                              f"message")

@@ -74,6 +74,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..bitstream import bits_to_int, int_to_bits
+from ..checks import is_integer
 from ..cycle import CycleResult, Occupancy, Outcome, run_cycle
 from ..errors import FatnetInputError, ParameterError
 from ..runner import ChannelUsage, RunReport, drive_online
@@ -95,10 +96,6 @@ DEFAULT_HW_BUFFER = 1
 MAX_HW_STEPS = 1 << 16
 #: The most payload bits a message of the hardware carries besides its k address bits.
 MAX_HW_PAYLOAD_BITS = 1024
-
-
-def _is_integer(v) -> bool:
-    return not isinstance(v, bool) and isinstance(v, (int, np.integer))
 
 
 # ------------------------------------------------------------------ the options, checked
@@ -127,7 +124,7 @@ class CircuitSpec:
     def __post_init__(self):
         k = check_dimension(self.k)
         low, M = k + self.least_payload_bits, self.message_bits
-        if not _is_integer(M) or not low <= M <= k + MAX_HW_PAYLOAD_BITS:
+        if not is_integer(M) or not low <= M <= k + MAX_HW_PAYLOAD_BITS:
             raise ParameterError(
                 f"message-bits must be an integer in [{low}, {k + MAX_HW_PAYLOAD_BITS}] for "
                 f"the {self.algorithm} hardware (k address bits and {self.least_payload_bits}"
@@ -225,7 +222,7 @@ class EcubeSpec(_IncreasingOrder, CircuitSpec):
         super().__post_init__()
         check_buffer(self.buffer, MAX_HW_BUFFER)
         n = self.steps
-        if not _is_integer(n) or not 1 <= n <= MAX_HW_STEPS:
+        if not is_integer(n) or not 1 <= n <= MAX_HW_STEPS:
             raise ParameterError(f"steps must be an integer in [1, {MAX_HW_STEPS}] (steps "
                                  f"per delivery cycle), got {n!r}")
 

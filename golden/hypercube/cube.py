@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..checks import is_integer
 from ..errors import ParameterError
 
 __all__ = ["MIN_DIMENSION", "MAX_DIMENSION", "check_dimension", "check_routing", "neighbour",
@@ -28,7 +29,7 @@ MIN_DIMENSION, MAX_DIMENSION = 1, 20
 
 def check_dimension(k) -> int:
     """``k`` as an int, or one line naming the parameter and the accepted range."""
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not (
+    if not is_integer(k) or not (
             MIN_DIMENSION <= int(k) <= MAX_DIMENSION):
         raise ParameterError(f"dimension must be an integer in [{MIN_DIMENSION}, "
                              f"{MAX_DIMENSION}], got {k!r}")

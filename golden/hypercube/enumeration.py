@@ -58,6 +58,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..checks import is_integer
 from ..errors import ParameterError
 from .cube import check_dimension
 
@@ -82,7 +83,7 @@ def high_bits(k: int, r: int) -> int:
 
 
 def _check_mask(k: int, fixed_mask) -> int:
-    if isinstance(fixed_mask, bool) or not isinstance(fixed_mask, (int, np.integer)) or not (
+    if not is_integer(fixed_mask) or not (
             0 <= int(fixed_mask) < (1 << k)):
         raise ParameterError(f"fixed_mask must be an integer in [0, {(1 << k) - 1}] "
                              f"(a mask of the k = {k} address bits), got {fixed_mask!r}")

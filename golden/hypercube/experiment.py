@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..checks import is_integer
 from ..errors import ParameterError
 from . import alg1, alg2, bitserial
 from . import store_forward as sf
@@ -116,7 +117,7 @@ def parse_dimensions(text, what: str = "dimensions",
 
 
 def _check_trials(trials) -> int:
-    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or not (
+    if not is_integer(trials) or not (
             1 <= trials <= MAX_TRIALS):
         raise ParameterError(f"trials must be an integer in [1, {MAX_TRIALS}], got {trials!r}")
     return int(trials)

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..checks import is_integer
 from ..errors import ParameterError
 from ..messages import bit_reverse
 from .cube import check_dimension
@@ -123,7 +124,7 @@ def hot_spot(k, seed=0, fraction=0.1, node=0) -> tuple[np.ndarray, np.ndarray]:
                                                                np.floating)) or not (
             0.0 <= float(fraction) <= 1.0):
         raise ParameterError(f"fraction must be a number in [0, 1], got {fraction!r}")
-    if isinstance(node, bool) or not isinstance(node, (int, np.integer)) or not (
+    if not is_integer(node) or not (
             0 <= int(node) < n):
         raise ParameterError(f"node must be an integer in [0, {n - 1}], got {node!r}")
     rng = _rng(seed)
@@ -144,7 +145,7 @@ def several(k, name, seed=0, problems=1, **options) -> tuple[np.ndarray, np.ndar
     """``problems`` problems of pattern ``name`` routed at once, problem 0's messages
     first (module docstring)."""
     k = check_dimension(k)
-    if isinstance(problems, bool) or not isinstance(problems, (int, np.integer)) or not (
+    if not is_integer(problems) or not (
             1 <= int(problems) <= MAX_PROBLEMS):
         raise ParameterError(f"problems must be an integer in [1, {MAX_PROBLEMS}], "
                              f"got {problems!r}")

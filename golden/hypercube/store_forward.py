@@ -131,6 +131,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..checks import is_integer
 from ..errors import ParameterError
 from .cube import check_dimension, check_routing
 from .patterns import check_seed
@@ -281,16 +282,16 @@ class StoreForwardRun:
                   hop_delay: int = 1) -> BitTimes:
         """Store-and-forward and cut-through costs at ``message_bits`` (module
         docstring); ``header_bits`` defaults to :func:`default_header_bits`."""
-        if isinstance(message_bits, bool) or not isinstance(message_bits, (int, np.integer)) \
+        if not is_integer(message_bits) \
                 or message_bits < 1:
             raise ParameterError(f"message_bits must be an integer >= 1, got {message_bits!r}")
         if header_bits is None:
             header_bits = default_header_bits(self.k, self.algorithm)
-        if isinstance(header_bits, bool) or not isinstance(header_bits, (int, np.integer)) \
+        if not is_integer(header_bits) \
                 or header_bits < 0:
             raise ParameterError(f"header_bits must be an integer >= 0, got {header_bits!r}")
         wire = int(message_bits) + int(header_bits)
-        if isinstance(hop_delay, bool) or not isinstance(hop_delay, (int, np.integer)) or not (
+        if not is_integer(hop_delay) or not (
                 1 <= hop_delay <= wire):
             raise ParameterError(f"hop_delay must be an integer in [1, {wire}] "
                                  f"(the message and header bits), got {hop_delay!r}")
@@ -337,7 +338,7 @@ def check_buffer(buffer, high: int = MAX_BUFFER) -> int:
     """``buffer``, messages per link queue, as an int in ``[1, high]``, or one line
     naming the parameter and the range: the one check of every ``buffer`` (the model's
     bound, ``high`` :data:`MAX_BUFFER`; the hardware's queues, a smaller ``high``)."""
-    if isinstance(buffer, bool) or not isinstance(buffer, (int, np.integer)) or not (
+    if not is_integer(buffer) or not (
             1 <= int(buffer) <= high):
         raise ParameterError(f"buffer must be an integer in [1, {high}], got {buffer!r}")
     return int(buffer)
@@ -359,8 +360,7 @@ def route(k, src, dst, *, algorithm: str = "ecube", buffer=None, barrier: bool =
         raise ParameterError(f"algorithm must be one of {', '.join(ALGORITHMS)}, "
                              f"got {algorithm!r}")
     B = None if buffer is None else check_buffer(buffer)
-    if max_steps is not None and (isinstance(max_steps, bool) or not isinstance(
-            max_steps, (int, np.integer)) or max_steps < 0):
+    if max_steps is not None and (not is_integer(max_steps) or max_steps < 0):
         raise ParameterError(f"max_steps must be an integer >= 0 (or None), got {max_steps!r}")
     valiant = algorithm == "valiant"
     if valiant:

@@ -86,96 +86,151 @@ def _spec(circuit) -> dict:
     return doc
 
 
-def manifest_fields(circuit, modules) -> dict:
-    """The splitter network's part of the manifest: parameters, terms, timing, fault
-    rules, every switch's edges, the distinct switch modules and the golden fault map."""
-    net = circuit.network
-    faults = net.faults
-    n, N, d = circuit.depth, circuit.n_inputs, net.multiplicity
-    T, P, s = circuit.cycle_length, circuit.payload_bits, circuit.link_stages
+#: The manifest's ``fault_rules``: what faulty and declared-faulty switches do, input
+#: switches included, and why.
+FAULT_RULES = (
+    "A switch is faulty when its bit of the built-in fault map (faulty) or of "
+    "fault_mask is set: it drives nothing and acknowledges nothing. A switch is "
+    "declared faulty when all d up edges, or all d down edges, lead to faulty or "
+    "declared-faulty switches (Sec. IV's rule; computed by the status registers, "
+    "bad = faulty or declared). An edge into a bad switch is never claimed, so no "
+    "message enters a bad interior switch. A declared-faulty input switch (level "
+    "0) is not disabled: it keeps routing on the direction whose edges are good, "
+    "and a message that needs the dead direction finds no free edge, is lost and "
+    "is never acknowledged (its input retries it; the model reports it lost). "
+    "The paper removes such inputs instead (Sec. III-A: 'we now erase all the "
+    "remaining faulty switches', Theorem 3.4 counts only the surviving inputs; "
+    "Sec. IV re-places faults until none reaches an input). Here the input is the "
+    "terminal's only way in and it is not told it is declared faulty, so "
+    "disabling it would also lose the messages that can still be delivered, "
+    "without delivering any other; the model does the same (the cycle-exact "
+    "model injects every message and masks only edges into bad switches).")
+
+
+#: The manifest's ``fields`` after ``spec`` and its ``spec.<name>`` entries: what each
+#: field of :func:`manifest_fields` means.
+FIELD_MEANINGS = {
+    "terms": "the terms every other field and text uses, each defined once",
+    "levels": "lg N + 1: levels 0 .. lg N (switch levels and the outputs)",
+    "switch_levels": "lg N: the levels that hold switches, 0 .. lg N - 1",
+    "arrival_bit_time": "2 lg N + s (lg N - 1) (s = spec.link_stages): the "
+                        "bit-time a message's M bit reaches its output",
+    "ack_latency": "lg N + s (lg N - 1): bit-times from a destination's recv_ack "
+                   "to its input's send_ack",
+    "status_settle_clocks": "lg N + s (lg N - 1) (s = spec.link_stages): rising "
+                            "clock edges after a fault_mask change (or reset) "
+                            "until every status register holds its final value",
+    "timing": "framing, latency, the delivery cycle, what the outputs carry after "
+              "busy falls, and the status registers' settling",
+    "fault_rules": "what faulty and declared-faulty switches do, input switches "
+                   "included, and why",
+    "edges": "edges[level][row] for level 0 .. lg N - 1: switch (level, row)'s "
+             "2d outgoing edges in slot order (up edges 0 .. d - 1, then down edges "
+             "0 .. d - 1; the switch claims the first free one of the direction), "
+             "each [row', wire]: the edge enters switch (level + 1, row') as its "
+             "input wire 'wire' (at level lg N - 1: output row' as "
+             "term<row'>.recv[wire]). A switch's input wires are its incoming "
+             "edges ordered by source row, then slot (level 0: the one wire "
+             "term<row>.send); lower wires win arbitration. In the Verilog, "
+             "switch (level, row) is instance sw_<level>_<row>, up edge j its "
+             "up__data[j] (down: down__data[j]), input wire w its i__data[w]",
+    "switch_modules": "every distinct switch module: input wires, edges per "
+                      "direction, and registers on its incoming links (0 at "
+                      "level 0)",
+    "faulty": "[level, row] of the faults built in (the golden fault map); "
+              "fault_mask adds more at run time",
+    "declared_faulty": "[level, row] the golden propagation (rule all) of the "
+                       "built-in faults declares faulty; the status registers "
+                       "compute the same with fault_mask all 0",
+}
+
+
+def _terms(circuit) -> dict:
+    """The manifest's ``terms``: every term the other fields use, defined once."""
+    n, N, d = circuit.depth, circuit.n_inputs, circuit.network.multiplicity
+    T = circuit.cycle_length
+    return {
+        "N": f"inputs = outputs = rows per level (= {N}); row r is 0 .. N - 1",
+        "lg N": f"log2 N (= {n}): switch levels, address bits of a message, and "
+                f"registers on every path (what the code calls depth)",
+        "level": "0 .. lg N: levels 0 .. lg N - 1 hold switches (level 0: the input "
+                 "switches, one per terminal's send wire); level lg N is the outputs "
+                 "(the terminals' recv wires: no switch)",
+        "interior switch": "a switch at levels 1 .. lg N - 1 (the only ones faults "
+                           "are placed at and fault_mask can mark)",
+        "(level, row)": "a switch, level first, everywhere in this manifest",
+        "d": f"multiplicity (= {d}): edges per direction of every switch",
+        "T": f"the delivery cycle's length in bit-times (= {T}) = cycle_length_bits",
+    }
+
+
+def _timing(circuit) -> str:
+    """The manifest's ``timing``: framing, latency, the delivery cycle, what the outputs
+    carry after busy falls, and the status registers' settling."""
+    n, T, P, s = circuit.depth, circuit.cycle_length, circuit.payload_bits, circuit.link_stages
     # the latency rules in lg N (and s, when the links are pipelined)
     latency_rule = f"lg N + s (lg N - 1)" if s else "lg N"
     arrival_rule = f"2 lg N + s (lg N - 1)" if s else "2 lg N"
+    return (
+        f"one bit-time per clock; {bit_time_zero(circuit.start_stages)}. "
+        f"Input r drives on term{{r}}.send: M = 1 at bit-time 0, then the lg N address "
+        f"bits of the destination (MSB first; 0 = up, 1 = down), then the {P} payload "
+        f"bits. Each switch level reads its bit in the bit-time after M, strips it "
+        f"and registers its output"
+        + (f"; each of the lg N - 1 = {n - 1} links between switch levels holds "
+           f"s = {s} registers each way (link_stages), cleared with the switch it "
+           f"enters" if s else "")
+        + f": M reaches the output at bit-time {arrival_rule} = "
+        f"{circuit.arrival} on the recv wire its path ends on, followed by the payload; "
+        f"every bit after the address spends {latency_rule} = {circuit.ack_latency} "
+        f"clocks in the network. A "
+        f"destination raises recv_ack on that wire in the clock its M bit arrives and "
+        f"holds it to the cycle's end; the input sees send_ack {latency_rule} = "
+        f"{circuit.ack_latency} bit-times later (one register per level"
+        + (", s per link" if s else "") + f"). A message "
+        f"that finds no free edge is lost and never acknowledged. Delivery cycle T = "
+        f"{arrival_rule} + max(payload_bits, {latency_rule}) + 1 = {T} bit-times; busy "
+        f"is high for "
+        f"bit-times 0 .. {T - 1}; bit_time then stays at {T}. After busy falls nothing "
+        f"is cleared until the next start strobe: every connection made in the cycle "
+        f"stays, so recv carries the connected input's send bits "
+        f"{circuit.ack_latency} clocks later "
+        f"and send_ack carries the destination's recv_ack {circuit.ack_latency} clocks "
+        f"later (both 0 "
+        f"if the inputs drive 0 and the destinations drop recv_ack); "
+        f"{cleared_when(circuit.start_stages, 'switch')}"
+        + (" and link register" if s else "") + f", so both read 0 from bit-time 0. "
+        f"Status: "
+        f"every switch has a status register <top>.bad_<level>_<row> (not a port); "
+        f"after fault_mask changes (or after reset) the registers settle backward one "
+        f"level per clock"
+        + (f", and each pipelined link holds the status it carries back s = {s} "
+           f"clocks more (those registers and the status registers reset to the "
+           f"settled value under the built-in faults, so after reset with fault_mask "
+           f"0 they hold it at once)" if s else "")
+        + f", and hold their final value from the status_settle_clocks-th (= "
+        f"{circuit.status_settle_clocks}th) rising edge on: change fault_mask only "
+        f"while busy is low, then wait status_settle_clocks clocks before the start "
+        f"strobe (the bundled testbenches wait one more). "
+        f"A switch's faulty input takes effect at once (it drives and acknowledges "
+        f"nothing).")
+
+
+def manifest_fields(circuit, modules) -> dict:
+    """The splitter network's part of the manifest: parameters, terms, timing, fault
+    rules, every switch's edges, the distinct switch modules and the golden fault map."""
+    faults = circuit.network.faults
+    n = circuit.depth
     return {
         "spec": _spec(circuit),
-        "terms": {
-            "N": f"inputs = outputs = rows per level (= {N}); row r is 0 .. N - 1",
-            "lg N": f"log2 N (= {n}): switch levels, address bits of a message, and "
-                    f"registers on every path (what the code calls depth)",
-            "level": "0 .. lg N: levels 0 .. lg N - 1 hold switches (level 0: the input "
-                     "switches, one per terminal's send wire); level lg N is the outputs "
-                     "(the terminals' recv wires: no switch)",
-            "interior switch": "a switch at levels 1 .. lg N - 1 (the only ones faults "
-                               "are placed at and fault_mask can mark)",
-            "(level, row)": "a switch, level first, everywhere in this manifest",
-            "d": f"multiplicity (= {d}): edges per direction of every switch",
-            "T": f"the delivery cycle's length in bit-times (= {T}) = cycle_length_bits",
-        },
+        "terms": _terms(circuit),
         "levels": n + 1,
         "switch_levels": n,
         "arrival_bit_time": circuit.arrival,
         "ack_latency": circuit.ack_latency,
         "status_settle_clocks": circuit.status_settle_clocks,
-        "timing": (
-            f"one bit-time per clock; {bit_time_zero(circuit.start_stages)}. "
-            f"Input r drives on term{{r}}.send: M = 1 at bit-time 0, then the lg N address "
-            f"bits of the destination (MSB first; 0 = up, 1 = down), then the {P} payload "
-            f"bits. Each switch level reads its bit in the bit-time after M, strips it "
-            f"and registers its output"
-            + (f"; each of the lg N - 1 = {n - 1} links between switch levels holds "
-               f"s = {s} registers each way (link_stages), cleared with the switch it "
-               f"enters" if s else "")
-            + f": M reaches the output at bit-time {arrival_rule} = "
-            f"{circuit.arrival} on the recv wire its path ends on, followed by the payload; "
-            f"every bit after the address spends {latency_rule} = {circuit.ack_latency} "
-            f"clocks in the network. A "
-            f"destination raises recv_ack on that wire in the clock its M bit arrives and "
-            f"holds it to the cycle's end; the input sees send_ack {latency_rule} = "
-            f"{circuit.ack_latency} bit-times later (one register per level"
-            + (", s per link" if s else "") + f"). A message "
-            f"that finds no free edge is lost and never acknowledged. Delivery cycle T = "
-            f"{arrival_rule} + max(payload_bits, {latency_rule}) + 1 = {T} bit-times; busy "
-            f"is high for "
-            f"bit-times 0 .. {T - 1}; bit_time then stays at {T}. After busy falls nothing "
-            f"is cleared until the next start strobe: every connection made in the cycle "
-            f"stays, so recv carries the connected input's send bits "
-            f"{circuit.ack_latency} clocks later "
-            f"and send_ack carries the destination's recv_ack {circuit.ack_latency} clocks "
-            f"later (both 0 "
-            f"if the inputs drive 0 and the destinations drop recv_ack); "
-            f"{cleared_when(circuit.start_stages, 'switch')}"
-            + (" and link register" if s else "") + f", so both read 0 from bit-time 0. "
-            f"Status: "
-            f"every switch has a status register <top>.bad_<level>_<row> (not a port); "
-            f"after fault_mask changes (or after reset) the registers settle backward one "
-            f"level per clock"
-            + (f", and each pipelined link holds the status it carries back s = {s} "
-               f"clocks more (those registers and the status registers reset to the "
-               f"settled value under the built-in faults, so after reset with fault_mask "
-               f"0 they hold it at once)" if s else "")
-            + f", and hold their final value from the status_settle_clocks-th (= "
-            f"{circuit.status_settle_clocks}th) rising edge on: change fault_mask only "
-            f"while busy is low, then wait status_settle_clocks clocks before the start "
-            f"strobe (the bundled testbenches wait one more). "
-            f"A switch's faulty input takes effect at once (it drives and acknowledges "
-            f"nothing)."),
-        "fault_rules": (
-            "A switch is faulty when its bit of the built-in fault map (faulty) or of "
-            "fault_mask is set: it drives nothing and acknowledges nothing. A switch is "
-            "declared faulty when all d up edges, or all d down edges, lead to faulty or "
-            "declared-faulty switches (Sec. IV's rule; computed by the status registers, "
-            "bad = faulty or declared). An edge into a bad switch is never claimed, so no "
-            "message enters a bad interior switch. A declared-faulty input switch (level "
-            "0) is not disabled: it keeps routing on the direction whose edges are good, "
-            "and a message that needs the dead direction finds no free edge, is lost and "
-            "is never acknowledged (its input retries it; the model reports it lost). "
-            "The paper removes such inputs instead (Sec. III-A: 'we now erase all the "
-            "remaining faulty switches', Theorem 3.4 counts only the surviving inputs; "
-            "Sec. IV re-places faults until none reaches an input). Here the input is the "
-            "terminal's only way in and it is not told it is declared faulty, so "
-            "disabling it would also lose the messages that can still be delivered, "
-            "without delivering any other; the model does the same (the cycle-exact "
-            "model injects every message and masks only edges into bad switches)."),
+        "timing": _timing(circuit),
+        "fault_rules": FAULT_RULES,
         "edges": edges(circuit),
         "switch_modules": [{"module": name, "inputs": key[1], "edges": key[2],
                             "link_stages": key[3]}
@@ -187,37 +242,6 @@ def manifest_fields(circuit, modules) -> dict:
         "fields": {
             "spec": "the options the network was built from; spec.<name> below",
             **{f"spec.{k}": v for k, v in SPEC_FIELDS.items()},
-            "terms": "the terms every other field and text uses, each defined once",
-            "levels": "lg N + 1: levels 0 .. lg N (switch levels and the outputs)",
-            "switch_levels": "lg N: the levels that hold switches, 0 .. lg N - 1",
-            "arrival_bit_time": "2 lg N + s (lg N - 1) (s = spec.link_stages): the "
-                                "bit-time a message's M bit reaches its output",
-            "ack_latency": "lg N + s (lg N - 1): bit-times from a destination's recv_ack "
-                           "to its input's send_ack",
-            "status_settle_clocks": "lg N + s (lg N - 1) (s = spec.link_stages): rising "
-                                    "clock edges after a fault_mask change (or reset) "
-                                    "until every status register holds its final value",
-            "timing": "framing, latency, the delivery cycle, what the outputs carry after "
-                      "busy falls, and the status registers' settling",
-            "fault_rules": "what faulty and declared-faulty switches do, input switches "
-                           "included, and why",
-            "edges": "edges[level][row] for level 0 .. lg N - 1: switch (level, row)'s "
-                     "2d outgoing edges in slot order (up edges 0 .. d - 1, then down edges "
-                     "0 .. d - 1; the switch claims the first free one of the direction), "
-                     "each [row', wire]: the edge enters switch (level + 1, row') as its "
-                     "input wire 'wire' (at level lg N - 1: output row' as "
-                     "term<row'>.recv[wire]). A switch's input wires are its incoming "
-                     "edges ordered by source row, then slot (level 0: the one wire "
-                     "term<row>.send); lower wires win arbitration. In the Verilog, "
-                     "switch (level, row) is instance sw_<level>_<row>, up edge j its "
-                     "up__data[j] (down: down__data[j]), input wire w its i__data[w]",
-            "switch_modules": "every distinct switch module: input wires, edges per "
-                              "direction, and registers on its incoming links (0 at "
-                              "level 0)",
-            "faulty": "[level, row] of the faults built in (the golden fault map); "
-                      "fault_mask adds more at run time",
-            "declared_faulty": "[level, row] the golden propagation (rule all) of the "
-                               "built-in faults declares faulty; the status registers "
-                               "compute the same with fault_mask all 0",
+            **FIELD_MEANINGS,
         },
     }

@@ -38,6 +38,7 @@ from amaranth import Cat, ClockSignal, Const, Instance, Module, ResetSignal, Sig
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from ...golden.checks import is_integer
 from ...golden.errors import ParameterError
 from ..controller import (add_cycle_controller, controller_meaning, controller_members,
                           start_tree)
@@ -89,7 +90,7 @@ class SplitterSwitch(wiring.Component):
         # refused before the component exists, so Amaranth has no unused one to report
         for name, v, low in (("inputs", inputs, 1), ("edges", edges, 1),
                              ("link_stages", link_stages, 0)):
-            if not isinstance(v, int) or isinstance(v, bool) or v < low:
+            if not is_integer(v, numpy=False) or v < low:
                 raise ValueError(f"{name} must be an integer >= {low}, not {v!r}")
         return super().__new__(cls, src_loc_at=1)  # "created at": our caller's line
 

@@ -41,6 +41,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..controller import add_cycle_controller
+from ..logic import equals as eq
 from ..signatures import ChannelSignature, EndpointSignature
 from .network import network_signature
 from .enumerator import Enumerator
@@ -59,15 +60,9 @@ def counter_width(k: int, t_max: int) -> int:
     return max(t_max, 2 * k).bit_length() + 1
 
 
-def _eq(x, v):
-    """``x == v``, ``v`` a constant, as an XOR with a constant of x's width and a
-    reduction (Verilator's -Wall is clean)."""
-    return ~(x ^ Const(v, len(x))).any()
-
-
 def _pick(bits, idx, offset=0, shift=0):
     """``bits[idx - shift + offset]`` for a W-bit index (an OR of ANDs)."""
-    return Cat(bits[j + offset] & _eq(idx, j + shift) for j in range(len(bits) - offset)).any()
+    return Cat(bits[j + offset] & eq(idx, j + shift) for j in range(len(bits) - offset)).any()
 
 
 def node_signature(k: int, t_max: int) -> wiring.Signature:
@@ -189,8 +184,8 @@ class Alg2Node(wiring.Component):
         m.d.comb += [flag.eq(Mux(self.enum2, w.double, w.hole)), t0.eq(w.t_zero & flag)]
         inj_ack = []
         for d in range(k):
-            start_here = _eq(it, d - 1) if d else Const(0, 1)
-            above = Cat(_eq(it, j) for j in range(d - 1)).any() if d >= 2 else Const(0, 1)
+            start_here = eq(it, d - 1) if d else Const(0, 1)
+            above = Cat(eq(it, j) for j in range(d - 1)).any() if d >= 2 else Const(0, 1)
             m.d.comb += [rt[d].high.eq(addr[d]), rt[d].clear.eq(~passing),
                          en[d].high.eq(addr[d]), en[d].fixed.eq(0)]
             prev_data = rt[d - 1].o.data if d else Const(0, 1)
@@ -246,7 +241,7 @@ class Alg2Node(wiring.Component):
         # the pass's address bit at bit-time t (1 .. f): node bit it + t xor rank bit t - 1
         m.d.comb += w.address.eq(_pick(addr, self.it_t) ^ _pick(w.rank, self.t, shift=1))
         # Step 5's payload at bit-time t (f + 1 .. 2f): node bit k + f - t, i.e. t - f = k - j
-        w.index_bit = Cat(addr[j] & _eq(self.t_f, k - j) for j in range(k)).any()
+        w.index_bit = Cat(addr[j] & eq(self.t_f, k - j) for j in range(k)).any()
 
     def _phase_logic(self, m, w: SimpleNamespace) -> None:
         """What each phase drives and shifts (inject, Steps 1, 3, 5, 6, deliver)."""
@@ -286,7 +281,7 @@ class Alg2Node(wiring.Component):
         with m.Elif(self.deliver):
             m.d.comb += [p.recv.eq(Mux(t_zero, va | self.valid_b, w.msb_src)),  # t <= M
                          sh_a.eq(~t_zero & ~w.src_b), sh_b.eq(~t_zero & w.src_b)]
-        m.d.comb += [self.cx_out.eq(Cat(self.cross & w.cx_val & _eq(self.it, d)
+        m.d.comb += [self.cx_out.eq(Cat(self.cross & w.cx_val & eq(self.it, d)
                                         for d in range(self._k))),
                      p.send_ack.eq(self.deliver & w.injected)]
         with m.If(sh_a):
@@ -309,7 +304,7 @@ class Alg2Node(wiring.Component):
             self._cross_events(m, w, at_m)
         with m.If((self.enum2 | self.enum4) & (t >= f)):
             for j in range(self._k):
-                with m.If(_eq(self.t_f, j)):
+                with m.If(eq(self.t_f, j)):
                     m.d.sync += w.rank[j].eq(w.en[self._k - 1].o)
         with m.If(self.pack3):
             with m.If(t == self.f_2):

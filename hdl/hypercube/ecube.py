@@ -40,7 +40,9 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from ...golden.checks import is_integer
 from ..controller import add_cycle_controller
+from ..logic import equals as eq
 from ..signatures import ChannelSignature, EndpointSignature
 from .network import network_signature
 
@@ -102,7 +104,7 @@ class EcubeRouter(wiring.Component):
         # refused before the component exists, so Amaranth has no unused one to report
         for name, v, low in (("k", k, 1), ("buffer", buffer, 1),
                              ("payload_bits", payload_bits, 0)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+            if not is_integer(v, numpy=False) or v < low:
                 raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
         return super().__new__(cls, src_loc_at=1)
 
@@ -310,9 +312,6 @@ class EcubeNetworkHW(wiring.Component):
         net = self._net
         k, N, S, Wd, n = net.k, net.nodes, net.step_length, net.word_bits, net.steps
         add_cycle_controller(m, self.start, self.bit_time, self.busy, net.cycle_length)
-
-        def eq(x, v):                  # x == v, written so that Verilator's -Wall is clean
-            return ~(x ^ Const(v, len(x))).any()
 
         # The sequencer: the step (n + 1: finished) and the bit-time in it; what the
         # routers read is decoded from the next values into registers, so the broadcast

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...golden.butterfly.cyclemodel import masked_network, simulate_cycle
+from ...golden.checks import is_integer
 from ...golden.errors import ParameterError
 from ...hdl.signatures import endpoint_name as port
 from ..masks import mask_refusal
@@ -81,7 +82,7 @@ def mask_bits(net, mask) -> np.ndarray:
     (flat or (depth - 1, N)); anything wider or narrower is refused with a clear message."""
     width = mask_width(net)
     shape = (net.depth - 1, net.n_inputs)
-    if isinstance(mask, (int, np.integer)) and not isinstance(mask, bool):
+    if is_integer(mask):
         why = mask_refusal(width, width, int(mask))
         if why:
             raise ParameterError(why)
