@@ -71,7 +71,7 @@ import numpy as np
 
 from .bitstream import bits_to_int
 
-__all__ = ["Fabric", "StartTree", "Occupancy", "Outcome", "CycleResult", "run_cycle",
+__all__ = ["Fabric", "StartTree", "StuckWires", "stuck_wires", "Occupancy", "Outcome", "CycleResult", "run_cycle",
            "MAX_LINK_STAGES", "MAX_START_STAGES", "start_latency"]
 
 #: Most registers a pipelined link may hold each way (``--link-stages``, every family).
@@ -142,6 +142,19 @@ class StartTree(Protocol):
     """A network whose start strobe passes ``start_stages`` registers to the switches."""
 
     start_stages: int
+
+
+@runtime_checkable
+class StuckWires(Protocol):
+    """A network with channel wires stuck at a value (``--stuck-link``): ``(*channel,
+    wire)`` -> 0 or 1, the keys of its fabric's :attr:`Fabric.stuck_wires`."""
+
+    stuck_wires: Mapping[tuple, int]
+
+
+def stuck_wires(network) -> Mapping[tuple, int]:
+    """The network's stuck wires (none for a network that is no :class:`StuckWires`)."""
+    return network.stuck_wires if isinstance(network, StuckWires) else {}
 
 
 def start_latency(network) -> int:

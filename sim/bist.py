@@ -18,10 +18,11 @@ import numpy as np
 
 from ..golden import bist as gb
 from ..golden.bitstream import bits_to_int, int_to_bits
-from ..golden.cycle import start_latency
+from ..golden.cycle import start_latency, stuck_wires
 from ..golden.errors import FatnetInputError, ParameterError
 from ..golden.messages import MessageSet
 from ..hdl.signatures import endpoints
+from .family import SelfTest
 
 #: Cycles the plan runs through the model to see that it takes the generators' traffic.
 TRIAL_CYCLES = 64
@@ -89,14 +90,16 @@ def make_plan(net, family, *, pattern="random", load=1.0, seed=0, report_cycles=
     thr = gb.threshold(load)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 64:
         raise ParameterError(f"seed must be an integer in [0, 2^64 - 1], got {seed!r}")
+    if not isinstance(family.testbench, SelfTest):
+        raise ParameterError(f"the {net.family} family has no self-testing top (its "
+                             f"testbench lacks destination_acknowledges)")
     family.hardware.check_buildable(net)
     N = terminal_count(net, family)
     n = (N - 1).bit_length()
     if N < 2 or N != 1 << n:
         raise ParameterError(f"the self-testing top needs a power-of-two number of "
                              f"terminals >= 2, this network has {N}")
-    # the network's payload length (the fat-tree keeps it in its spec)
-    P = int(getattr(net, "payload_bits", None) or net.spec.payload_bits)
+    P = int(net.payload_bits)
     gb.check_payload_bits(P, n)
     if stuck_wire is not None:
         stuck_wire = gb.parse_stuck_wire(stuck_wire, N)
@@ -156,7 +159,7 @@ UNPREDICTED = {("send", "data", 1): "a send wire stuck at 1 drives a stream of o
 def unpredicted(plan: BistPlan) -> str | None:
     """Why :func:`predict` cannot predict the plan's stuck wire, or None if it can."""
     f = plan.stuck_wire
-    if f is not None and 1 in getattr(plan.net, "stuck_wires", {}).values():
+    if f is not None and 1 in stuck_wires(plan.net).values():
         return ("a link stuck at 1 inside the network sends a stream of ones to some "
                 "terminal, and the model does not combine it with a stuck terminal wire")
     return None if f is None else UNPREDICTED.get((f.direction, f.signal, f.value))
@@ -237,7 +240,7 @@ def run_counters(plan: BistPlan):
     phantom = None
     if fault == ("recv", "data", 1) and 1 + plan.prefix + P <= T:
         phantom = gb.payload_ok((1 << P) - 1, f.terminal, P, n)
-    has_phantom = 1 in getattr(plan.net, "stuck_wires", {}).values()
+    has_phantom = 1 in stuck_wires(plan.net).values()
     terminal_of = {tb.port_name(plan.net, t): t for t in range(N)} if has_phantom else {}
     c = 0
     while True:
