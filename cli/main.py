@@ -22,6 +22,7 @@ import sys
 import unicodedata
 from importlib.metadata import version
 from pathlib import Path
+from typing import NoReturn
 
 from ..golden.errors import FatnetInputError
 from . import demo
@@ -81,7 +82,7 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, formatter_class=formatter_class, **kwargs)
         self.verbs: dict[str, _VerbParser] = {}
 
-    def error(self, message):  # one line, exit 2 (argparse's own status for usage errors)
+    def error(self, message) -> NoReturn:  # one line, exit 2 (argparse's status for usage errors)
         self.exit(2, f"{self.prog}: error: {one_line(message)}\n")
 
 
@@ -123,8 +124,8 @@ def _has_board(fam: Family) -> bool:
     loads the testbench)."""
     if not isinstance(fam.commands, BoardCommands):
         return False
-    from ..sim.family import SelfTest
-    return isinstance(fam.testbench, SelfTest)
+    from ..sim.family import has_self_test
+    return has_self_test(fam)
 
 
 def _experiments() -> dict[str, tuple[Family, Experiment]]:
@@ -356,9 +357,10 @@ def _parse(argv: list[str]) -> argparse.Namespace:
         verb = parser.verbs.get(argv[0]) if argv else None
         positional = verb.positional if verb is not None else None
         if verb is not None and positional is not None and not {"-h", "--help"} & set(argv):
-            argv = _unknown_kind_first(argv)
-            if argv is None:
+            moved = _unknown_kind_first(argv)
+            if moved is None:
                 verb.error(f"the following arguments are required: {positional}")
+            argv = moved
     args, extras = parser.parse_known_args(argv)
     if getattr(args, "kind", None) not in (None, kind):
         # the first kind among the tokens was an option's value (--top butterfly): parse
@@ -392,7 +394,7 @@ def main(argv=None) -> int:
     try:
         args = _parse(argv)
     except SystemExit as e:  # argparse has printed its one line (or the help)
-        return e.code
+        return 0 if e.code is None else int(e.code)
     try:
         status = _dispatch(args)
         sys.stdout.flush()   # a full disk is seen here, where it can be reported

@@ -71,7 +71,8 @@ import numpy as np
 
 from .bitstream import bits_to_int
 
-__all__ = ["Fabric", "StartTree", "StuckWires", "stuck_wires", "Occupancy", "Outcome", "CycleResult", "run_cycle",
+__all__ = ["Fabric", "StartTree", "StuckWires", "stuck_wires", "Occupancy", "Outcome",
+           "CycleResult", "run_cycle",
            "MAX_LINK_STAGES", "MAX_START_STAGES", "start_latency"]
 
 #: Most registers a pipelined link may hold each way (``--link-stages``, every family).
@@ -186,8 +187,8 @@ class Outcome:
     """What happened to one message in one delivery cycle."""
 
     message: int
-    src: int
-    dst: int
+    src: int | None   # None for a phantom (a wire stuck at 1)
+    dst: int | None
     status: str  # "delivered", "lost" or "local"
     stream: list = field(default_factory=list)
     path: list = field(default_factory=list)  # Occupancy, source channel first
@@ -366,7 +367,8 @@ class _Cycle:
             o.arrival = t
             o.ack_time = t + sum(o.hop_registers)
         else:
-            self.branch(o, *head, wire, t, pos)
+            switch, in_port = head
+            self.branch(o, switch, in_port, wire, t, pos)
 
     def branch(self, o: Outcome, switch, in_port, wire: int, t: int, pos: int) -> None:
         """A switch input reads its branch bits and puts M' into the chosen branch."""

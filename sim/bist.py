@@ -13,6 +13,7 @@ report the UART will print. :func:`build_core` puts the network top and
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from ..golden.cycle import start_latency, stuck_wires
 from ..golden.errors import FatnetInputError, ParameterError
 from ..golden.messages import MessageSet
 from ..hdl.signatures import endpoints
-from .family import SelfTest
+from .family import SimFamily, self_test_of
 
 #: Cycles the plan runs through the model to see that it takes the generators' traffic.
 TRIAL_CYCLES = 64
@@ -35,8 +36,8 @@ __all__ = ["BistPlan", "make_plan", "predict", "run_counters", "unpredicted", "b
 class BistPlan:
     """What the self-testing top is built from (the arguments of :func:`make_plan`)."""
 
-    net: object
-    family: object
+    net: Any
+    family: SimFamily
     pattern: str
     load: float
     seed: int
@@ -54,7 +55,7 @@ class BistPlan:
     stuck_wire: gb.StuckWire | None = None
 
 
-def terminal_count(net, family) -> int:
+def terminal_count(net, family: SimFamily) -> int:
     """The terminals of a network the family builds (its endpoints' ports by the
     testbench's names, from 0 up), read from the network's signature alone."""
     from ..hdl.signatures import port_rows
@@ -78,7 +79,7 @@ def line_cycles(baud_divisor: int, period: int) -> int:
     return max(1, -(-line_clocks(baud_divisor) // period))
 
 
-def make_plan(net, family, *, pattern="random", load=1.0, seed=0, report_cycles=None,
+def make_plan(net, family: SimFamily, *, pattern="random", load=1.0, seed=0, report_cycles=None,
               baud_divisor=104, flip_cycle=None, stuck_wire=None) -> BistPlan:
     """The BIST's plan for a network the family builds; one-line
     :class:`~fatnet.golden.errors.ParameterError` on options it cannot take.
@@ -90,9 +91,7 @@ def make_plan(net, family, *, pattern="random", load=1.0, seed=0, report_cycles=
     thr = gb.threshold(load)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 64:
         raise ParameterError(f"seed must be an integer in [0, 2^64 - 1], got {seed!r}")
-    if not isinstance(family.testbench, SelfTest):
-        raise ParameterError(f"the {net.family} family has no self-testing top (its "
-                             f"testbench lacks destination_acknowledges)")
+    self_test_of(family, net)
     family.hardware.check_buildable(net)
     N = terminal_count(net, family)
     n = (N - 1).bit_length()
@@ -234,7 +233,7 @@ def run_counters(plan: BistPlan):
     stuck_recv = (tb.port_name(plan.net, f.terminal), 0) if f and f.direction == "recv" \
         else None
     # whether the network passes the destination's recv_ack back to the source
-    passes_ack = tb.destination_acknowledges(plan.net)
+    passes_ack = self_test_of(plan.family, plan.net).destination_acknowledges(plan.net)
     # recv data stuck at 1: the checker takes a payload of ones every cycle, if the
     # M bit, the prefix and the payload fit in the cycle
     phantom = None

@@ -28,7 +28,7 @@ try:
     from cocotb.triggers import ClockCycles, FallingEdge, Timer
     from cocotb.utils import get_sim_time
 except ImportError:  # the runner side works without the simulator
-    cocotb = None
+    cocotb = None  # type: ignore[assignment]
 
 
 if cocotb is not None:

@@ -69,7 +69,7 @@ try:
     from .rows import join_rows, split_rows
     CLOCK_ACTION = {"immediate": Immediate, "deposit": Deposit}
 except ImportError:  # the runner side works without the simulator
-    cocotb = None
+    cocotb = None  # type: ignore[assignment]
 
 
 if cocotb is not None:
@@ -337,7 +337,7 @@ class _BuildLock:
 
     def __init__(self, path: Path):
         self._path = Path(path)
-        self._fd = None
+        self._fd: int | None = None
 
     def acquire(self) -> None:
         import fcntl
@@ -481,7 +481,9 @@ def _result(job: _Job, plans_, layouts, T: int, crash: list[str], build_s: float
     obs = json.loads(job.observed.read_text()) if job.observed.exists() else {}
     if not obs and job.log is not None:
         failures.append(f"the tools' output is in {job.log}")
-    failures += failure_report(plans_, _captured(obs, plans_, *layouts, T), seed, replay)
+    layout, rlayout = layouts
+    failures += failure_report(plans_, _captured(obs, plans_, layout, rlayout, T), seed,
+                               replay)
     wave_file = None
     if wave_dir is not None:
         found = sorted(wave_dir.glob("*.fst")) + sorted(wave_dir.glob("*.vcd"))

@@ -37,12 +37,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from ..golden.cycle import CycleResult
+from ..golden.errors import ParameterError
 from ..hdl.family import HardwareFamily
 from .waves import WaveGroup
 
 __all__ = ["Naming", "ModelStepping", "BuildKey", "BuildParams", "TestbenchFamily",
            "Waves", "RuntimeFaults", "SelfTest", "SimFamily", "Hooks", "runtime_faults",
-           "waves_of", "fault_mask_width", "OPTIONAL"]
+           "waves_of", "has_self_test", "self_test_of", "fault_mask_width", "OPTIONAL"]
 
 
 @runtime_checkable
@@ -192,8 +193,11 @@ OPTIONAL: dict[str, type] = {"waves": Waves, "runtime faults": RuntimeFaults,
 class SimFamily(Protocol):
     """A family as the testbench engines receive it: its hardware and testbench hooks."""
 
-    hardware: HardwareFamily
-    testbench: TestbenchFamily
+    @property
+    def hardware(self) -> HardwareFamily: ...
+
+    @property
+    def testbench(self) -> TestbenchFamily: ...
 
 
 @dataclass(frozen=True)
@@ -215,6 +219,20 @@ def waves_of(family: SimFamily) -> Waves | None:
     """The family's wave hooks, or None for a family without them."""
     tb = family.testbench
     return tb if isinstance(tb, Waves) else None
+
+
+def has_self_test(family: SimFamily) -> bool:
+    """Whether the family's testbench has the self-test's hooks (:class:`SelfTest`)."""
+    return isinstance(family.testbench, SelfTest)
+
+
+def self_test_of(family: SimFamily, net) -> SelfTest:
+    """The family's self-test hooks; a family without them is refused in one line."""
+    tb = family.testbench
+    if not isinstance(tb, SelfTest):
+        raise ParameterError(f"the {net.family} family has no self-testing top (its "
+                             f"testbench has no destination_acknowledges)")
+    return tb
 
 
 def fault_mask_width(net, family: SimFamily) -> int:

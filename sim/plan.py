@@ -191,12 +191,13 @@ class Mismatch:
 def compare_status(plan: CyclePlan, got_status) -> list[Mismatch]:
     """The settled status registers (``bad``: faulty or declared faulty) against the
     model's propagation of the cycle's faults; one entry per differing switch."""
-    if plan.expect_status is None or got_status is None:
+    site = plan.status_site
+    if plan.expect_status is None or got_status is None or site is None:
         return []
     exp = np.asarray(plan.expect_status, dtype=np.uint8)
     got = np.asarray(got_status, dtype=np.uint8).reshape(exp.shape)
     mask = "no fault mask" if not plan.mask else f"fault mask {plan.mask:#x}"
-    return [Mismatch(f"status of {plan.status_site(tuple(int(x) for x in ix))} ({mask}; "
+    return [Mismatch(f"status of {site(tuple(int(x) for x in ix))} ({mask}; "
                      f"settled before the start strobe)", -1, int(exp[tuple(ix)]),
                      int(got[tuple(ix)]))
             for ix in np.argwhere(exp != got)]

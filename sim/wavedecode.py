@@ -224,10 +224,10 @@ def _body_changes(lines, vars_: dict, names=None) -> dict:
     """The value changes (path -> [(time, value)]) of ``names`` (None: all) in the body
     lines of a VCD whose variables are ``vars_``."""
     wanted = vars_ if names is None else {n: vars_[n] for n in names}
-    by_id = {}
+    by_id: dict[str, list[str]] = {}
     for n, (ident, _, _) in wanted.items():
         by_id.setdefault(ident, []).append(n)
-    changes = {n: [] for n in wanted}
+    changes: dict[str, list] = {n: [] for n in wanted}
     for t, ident, value in _values(lines):
         for n in by_id.get(ident, ()):
             changes[n].append((t, value))
@@ -334,7 +334,7 @@ def cycle_labels(net, res, ends=None, inner=None, *, family: SimFamily) -> dict:
     if not isinstance(res, CycleResult):
         res = res.result  # a CyclePlan
     T = net.cycle_length
-    cur = {}
+    cur: dict[tuple, list] = {}
 
     def put(keys, t, label, phase):
         for k in keys:
@@ -407,7 +407,9 @@ def decode_into_vcd(net, results, vcd_path, top: str | None = None,
             if ident not in used:
                 return ident
 
-    new_vars, added, ids = {}, {}, {}
+    new_vars: dict[str, list] = {}
+    added: dict[str, list[str]] = {}
+    ids: dict[tuple, tuple[str, str]] = {}
     for sig, width in signals.items():
         if f"{root}.{sig}" not in vars_:
             continue  # a signal the simulator did not dump (optimised away)

@@ -59,7 +59,8 @@ def test_harness_rows_replay_cycles_as_modelled(case, row_bits, monkeypatch):
     assert geo["rows"] >= 2 and geo["rows"] * geo["k"] >= geo["T"] > (geo["rows"] - 1) * geo["k"]
     if row_bits == 1:
         assert geo["k"] == 1 and geo["rows"] == geo["T"]
-    _no_mismatch(run_cycles_harness_amaranth(net, ms, results, family=family_of(net)), f"ROW_BITS {row_bits}")
+    _no_mismatch(run_cycles_harness_amaranth(net, ms, results, family=family_of(net)),
+                 f"ROW_BITS {row_bits}")
 
 
 def test_rows_split_and_join_are_inverse():
@@ -168,7 +169,8 @@ def test_cocotb_one_word_per_row(sim, tmp_path, monkeypatch):
 
 def _run_in_child(build_root, queue):
     net, ms, results = _fattree_case()
-    res = cocotb_runner.run(net, ms, results, sim="icarus", build_root=build_root, family=family_of(net))
+    res = cocotb_runner.run(net, ms, results, sim="icarus", build_root=build_root,
+                            family=family_of(net))
     queue.put((res.passed, res.failures))
 
 

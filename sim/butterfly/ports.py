@@ -24,7 +24,8 @@ from ...hdl.signatures import endpoint_name as port
 from ..family import BuildParams
 from ..masks import mask_refusal
 
-__all__ = ["port_name", "label", "recv_port", "ack_port", "destination_acknowledges", "site", "prepare", "simulate",
+__all__ = ["port_name", "label", "recv_port", "ack_port", "destination_acknowledges", "site",
+           "prepare", "simulate",
            "mask_width", "mask_bits", "mask_int", "masked_circuit", "expected_status",
            "status_settle_clocks", "status_paths", "status_signals", "status_site",
            "build_params"]

@@ -60,7 +60,7 @@ def interior_wires(net) -> dict:
     to the network top): the edge of the switch at ``level - 1`` that drives it (its
     ``up`` or ``down`` slot whose head is ``row`` with in-edge rank ``wire``) and switch
     ``(level, row)``'s input ``wire``."""
-    out = {}
+    out: dict[tuple, list] = {}
     heads, D = net.network.heads, net.depth
     for level in range(D):
         e = int(net.network.edges_per_group[level])

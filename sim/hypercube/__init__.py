@@ -157,7 +157,7 @@ def interior_wires(net) -> dict:
     """Model channel wire ``("rank", r, x, 0)`` -> the router ports that carry it: the
     register of rank ``r - 1`` (``o``) and the input of rank ``r`` (``i``). Algorithm 2's
     model names no interior wire (its cycle result has the ports only)."""
-    out = {}
+    out: dict[tuple, list] = {}
     if net.algorithm in ("alg2", "ecube", "valiant"):
         return out
     for x in range(net.nodes):

@@ -91,7 +91,8 @@ def test_full_load_masks_and_patterns_as_the_model_predicts(sim, name, tmp_path)
         pm = messages(c, pattern, seed)
         rep = run_circuit(c, pm, keep_results=True, max_cycles=2)
         result = cocotb_runner.run(c, pm, rep.results, sim=sim, seed=seed,
-                                   replay=_replay(name, sim, seed) + f" {pattern}", family=family_of(c))
+                                   replay=_replay(name, sim, seed) + f" {pattern}",
+                                   family=family_of(c))
         assert result.passed, "\n".join(result.failures)[:4000] + f"\n{pattern}"
         if sim == "icarus" or c.n_inputs > 8:
             break  # the full pattern set once, on the small network on Verilator

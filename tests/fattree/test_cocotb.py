@@ -148,7 +148,8 @@ def test_a_cycle_the_network_cannot_carry_is_refused_before_simulating(tmp_path)
     # two messages from leaf 3 in one cycle, but leaf 3 has one wire
     ms = MessageSet.from_pairs([3, 3], [0, 5], net.spec.payload_bits)
     with pytest.raises(FatnetInputError, match=r"cannot carry message 1 \(3 -> 5\)"):
-        cocotb_runner.run(net, ms, [[0, 1]], sim="icarus", build_root=tmp_path, family=family_of(net))
+        cocotb_runner.run(net, ms, [[0, 1]], sim="icarus", build_root=tmp_path,
+                          family=family_of(net))
     assert not any(tmp_path.iterdir())  # nothing was built
     ms = MessageSet.from_pairs([3], [9], net.spec.payload_bits)
     with pytest.raises(FatnetInputError, match="destination must be a leaf index in"):
