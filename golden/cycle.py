@@ -71,7 +71,7 @@ import numpy as np
 
 from .bitstream import bits_to_int
 
-__all__ = ["Fabric", "StartTree", "StuckWires", "stuck_wires", "Occupancy", "Outcome",
+__all__ = ["Fabric", "Network", "StartTree", "StuckWires", "stuck_wires", "Occupancy", "Outcome",
            "CycleResult", "run_cycle",
            "MAX_LINK_STAGES", "MAX_START_STAGES", "start_latency"]
 
@@ -136,6 +136,18 @@ class Fabric(Protocol):
     def usable(self, switch, out_port, stage: int, output: int) -> bool:
         """Whether a stage output may be claimed (default: every one)."""
         return True
+
+
+@runtime_checkable
+class Network(Protocol):
+    """What every family's golden network has, for the engines of every layer."""
+
+    #: The registered family's name (:class:`fatnet.cli.registry.Family`).
+    family: str
+    #: Bit-times of one delivery cycle.
+    cycle_length: int
+    #: Data bits of every message.
+    payload_bits: int
 
 
 @runtime_checkable

@@ -16,8 +16,8 @@ import pytest
 
 from fatnet.cli.family import OPTIONAL as COMMAND_OPTIONAL
 from fatnet.cli.family import CommandFamily
-from fatnet.cli.registry import (ENTRY_POINT_GROUP, Family, Kind, families, get_family,
-                                 kinds, register)
+from fatnet.cli.registry import (ENTRY_POINT_GROUP, Family, Kind, demo_kinds, families,
+                                 get_family, kinds, register)
 from fatnet.golden.errors import ParameterError
 from fatnet.hdl.family import HardwareFamily
 from fatnet.sim.family import OPTIONAL as BENCH_OPTIONAL
@@ -97,6 +97,19 @@ def test_the_optional_capabilities_are_detected_by_type():
     assert with_faults == {"butterfly"}
     assert all(isinstance(f.testbench, Waves) and isinstance(f.testbench, SelfTest)
                for f in families() if f.has_hardware)
+
+
+@pytest.mark.parametrize("kind", demo_kinds())
+def test_every_golden_network_is_a_network(kind, tmp_path):
+    """The demo's network of every family with hardware: ``family``, ``cycle_length`` and
+    ``payload_bits``, which the engines read without asking the family."""
+    from fatnet.cli.main import build_parser
+    from fatnet.golden.cycle import Network
+    fam = get_family(kind)
+    argv = ["gen", kind, *fam.kinds[kind].demo[0], "-o", str(tmp_path / "out")]
+    net = fam.commands.network_from_args(kind, build_parser(argv).parse_args(argv))
+    assert isinstance(net, Network) and net.family == fam.name
+    assert net.cycle_length > net.payload_bits > 0
 
 
 @pytest.mark.parametrize("fam", [f for f in families() if f.has_hardware],

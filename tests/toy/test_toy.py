@@ -51,13 +51,16 @@ def test_the_toy_implements_each_layers_interface(toy, layer, protocol, optional
 
 def test_the_toy_has_no_runtime_faults_and_the_engines_see_it(toy):
     """Run-time faults are a capability the toy does not have: no mask or status hook,
-    and the planner refuses a mask for it in one line (no stub answers for it)."""
+    and the planner refuses a mask for it in one line (no stub answers for it); nor has
+    its network a start tree."""
+    from fatnet.golden.cycle import Network, StartTree
     from fatnet.golden.errors import FatnetInputError
     from fatnet.sim.family import RuntimeFaults, SelfTest, Waves, runtime_faults
     from fatnet.sim.plan import plans
     assert not isinstance(toy.testbench, RuntimeFaults) and runtime_faults(toy) is None
     assert isinstance(toy.testbench, Waves) and isinstance(toy.testbench, SelfTest)
     net = golden.Crossbar(2, payload_bits=2)
+    assert isinstance(net, Network) and not isinstance(net, StartTree)
     ms = MessageSet.from_pairs([0, 1], [1, 0], 2, payload=[1, 2])
     with pytest.raises(FatnetInputError, match="no run-time fault mask"):
         plans(net, ms, [[0, 1]], masks=[1], family=toy)
