@@ -71,9 +71,9 @@ import numpy as np
 
 from .bitstream import bits_to_int
 
-__all__ = ["Fabric", "Network", "StartTree", "StuckWires", "stuck_wires", "Occupancy", "Outcome",
-           "CycleResult", "run_cycle",
-           "MAX_LINK_STAGES", "MAX_START_STAGES", "start_latency"]
+__all__ = ["Fabric", "Network", "StartTree", "StuckWires", "stuck_wires", "Occupancy",
+           "Outcome", "CycleResult", "run_cycle", "MAX_LINK_STAGES", "MAX_START_STAGES",
+           "start_latency"]
 
 #: Most registers a pipelined link may hold each way (``--link-stages``, every family).
 MAX_LINK_STAGES = 8
