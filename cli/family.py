@@ -3,50 +3,107 @@
 :mod:`fatnet.cli.main` builds ``fatnet <verb> <kind>`` from these members of the family's
 ``commands`` module (:class:`fatnet.cli.registry.Family`); the hardware verbs ``gen`` and
 ``sim`` are the same for every family with hardware and live in :mod:`fatnet.cli.main`.
-``tests/test_families.py`` checks that every registered family provides them.
+
+Every family has the members of :class:`CommandFamily`. Two capabilities are optional and
+detected by type (``isinstance`` against the protocol): :class:`ExperimentCommands`
+(``fatnet experiment <name>``) and :class:`BoardCommands` (``fatnet board``, with the
+testbench's :class:`~fatnet.sim.family.SelfTest`). ``tests/test_families.py`` checks that
+every registered family provides them, with these parameters.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+import argparse
+from collections.abc import Callable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
-__all__ = ["CommandFamily"]
+__all__ = ["Verb", "Experiment", "CommandFamily", "ExperimentCommands", "BoardCommands",
+           "OPTIONAL"]
+
+
+class Verb(NamedTuple):
+    """A model-only verb of a family (``route``, ``info``, ...)."""
+
+    #: One line of help, for ``fatnet --help``.
+    help: str
+    #: ``run(kind, args)`` -> the exit status.
+    run: Callable[[str, argparse.Namespace], int]
+
+
+class Experiment(NamedTuple):
+    """A paper's experiment (``fatnet experiment <name>``)."""
+
+    #: One line of help, for ``fatnet experiment --help``.
+    help: str
+    #: ``add_arguments(parser)``: the experiment's options.
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    #: ``run(args)`` -> the exit status.
+    run: Callable[[argparse.Namespace], int]
 
 
 @runtime_checkable
 class CommandFamily(Protocol):
     """The command line of one family."""
 
-    #: Model-only verbs: name -> (one line of help, function(kind, args) -> exit status).
-    VERBS: dict
+    #: Model-only verbs by name.
+    VERBS: dict[str, Verb]
 
     def add_arguments(self, parser, verb: str, kind: str) -> None:
         """Add the options of ``verb`` for ``kind`` (the network's, the traffic's; the
         hardware verbs' own options are added by :mod:`fatnet.cli.main`). ``sim`` needs a
         ``--seed`` among them: every failure prints it with the command that replays it."""
+        ...
 
     def network_from_args(self, kind: str, args) -> Any:
         """The golden network the options name (its ``family`` is the family's name)."""
+        ...
 
     def messages_from_args(self, args, net) -> Any:
         """The message set a ``route`` or ``sim`` command names
         (:class:`~fatnet.golden.messages.MessageSet`)."""
+        ...
 
     def run_model(self, net, ms, args) -> Any:
         """The model's run for ``sim``: a :class:`~fatnet.golden.runner.RunReport` with its
         cycle results kept (``results``) and, if it ran under run-time fault masks, the
         mask of every cycle (``masks``)."""
+        ...
+
+
+@runtime_checkable
+class ExperimentCommands(Protocol):
+    """Optional: the family's experiments (``fatnet experiment <name>``)."""
+
+    #: Experiments by name (unique over the registered families).
+    EXPERIMENTS: dict[str, Experiment]
+
+
+@runtime_checkable
+class BoardCommands(Protocol):
+    """Optional: ``fatnet board`` for the family's kinds (the self-testing top)."""
 
     def board_defaults(self, kind: str) -> dict:
         """``fatnet board``'s defaults for the self-test where ``gen``'s do not serve
         (a payload long enough for its fields, a switch-setting mode, a pattern): option
         dest -> :class:`fatnet.cli.board.BoardDefault` (its help, stating the default,
         and its value from the other options). The one place these defaults come from."""
+        ...
 
     def check_board(self, kind: str, args) -> None:
         """Refuse, in one line naming the option that fixes it, options the self-test
         cannot take (after :meth:`board_defaults` are applied)."""
+        ...
 
     def board_fit_key(self, kind: str, args) -> str:
         """Which measured builds (``hdl/board_builds.json``, their ``key``) estimate
         this network's logic: the kind, and what else changes its logic per terminal."""
+        ...
+
+
+#: The optional command capabilities, by name (for the family checks).
+OPTIONAL: dict[str, type] = {"experiments": ExperimentCommands, "board": BoardCommands}
+
+
+def experiments_of(commands) -> dict[str, Experiment]:
+    """A family's experiments (none for a family without :class:`ExperimentCommands`)."""
+    return commands.EXPERIMENTS if isinstance(commands, ExperimentCommands) else {}

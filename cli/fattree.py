@@ -24,6 +24,7 @@ from .options import (MAX_CYCLES, loss_status, add_pattern_option, add_seed_opti
                       add_start_stages_option, add_unused_seed_option,
                       add_stuck_link_option, bounded_int, stuck_links,
                       comma_ints, fraction, power_of_two)
+from .family import Verb
 from .registry import Family, Kind
 
 __all__ = ["FAMILY", "VERBS", "add_arguments", "spec_from_args", "build",
@@ -248,7 +249,7 @@ def cmd_info(kind: str, args) -> int:
 
 #: Model-only verbs: name -> (help, function(kind, args) -> exit status).
 VERBS = {
-    "schedule": ("off-line schedule of a message file (JSON out)", cmd_schedule),
-    "route": ("run a message set through the cycle-exact model", cmd_route),
-    "info": ("capacities, concentrators and component counts", cmd_info),
+    "schedule": Verb("off-line schedule of a message file (JSON out)", cmd_schedule),
+    "route": Verb("run a message set through the cycle-exact model", cmd_route),
+    "info": Verb("capacities, concentrators and component counts", cmd_info),
 }

@@ -34,6 +34,7 @@ from .options import (MAX_CYCLES, loss_status, add_pattern_option, add_seed_opti
                       output_file)
 from .outputs import staged_file
 from .progress import Progress
+from .family import Experiment, Verb
 from .registry import Family, Kind
 
 __all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "network_from_args",
@@ -452,10 +453,11 @@ def cmd_info(kind: str, args) -> int:
     return 0
 
 
-#: Model-only verbs: name -> (help, function(kind, args) -> exit status).
+#: Model-only verbs (:class:`fatnet.cli.family.Verb`).
 VERBS = {
-    "route": ("route messages: Kuszmaul's Algorithms 1 and 2, e-cube, Valiant", cmd_route),
-    "info": ("nodes, links, per-node hardware, bit-time costs", cmd_info),
+    "route": Verb("route messages: Kuszmaul's Algorithms 1 and 2, e-cube, Valiant",
+                  cmd_route),
+    "info": Verb("nodes, links, per-node hardware, bit-time costs", cmd_info),
 }
 
 
@@ -629,8 +631,9 @@ def cmd_kuszmaul(args) -> int:
     return 0
 
 
-#: Experiments: name -> (help, add_arguments(parser), run(args) -> exit status).
+#: The family's experiments (:class:`fatnet.cli.family.ExperimentCommands`).
 EXPERIMENTS = {
-    "kuszmaul": ("Kuszmaul's hypercube routing: Algorithm 1 census, enumeration, "
-                 "Algorithm 2 against e-cube and Valiant", _kuszmaul_options, cmd_kuszmaul),
+    "kuszmaul": Experiment("Kuszmaul's hypercube routing: Algorithm 1 census, enumeration, "
+                           "Algorithm 2 against e-cube and Valiant", _kuszmaul_options,
+                           cmd_kuszmaul),
 }

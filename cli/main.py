@@ -22,13 +22,15 @@ import sys
 import unicodedata
 from importlib.metadata import version
 from pathlib import Path
+from typing import NoReturn
 
 from ..golden.errors import FatnetInputError
 from . import demo
+from .family import BoardCommands, Experiment, experiments_of
 from .options import identifier, output_directory
 from .outputs import staged_dir
 from .progress import Progress
-from .registry import families, get_family
+from .registry import Family, families, get_family
 
 __all__ = ["main"]
 
@@ -73,10 +75,14 @@ class _RawDescriptionHelpFormatter(_HelpFormatter, argparse.RawDescriptionHelpFo
 
 
 class _Parser(argparse.ArgumentParser):
+    """``fatnet``'s parsers: one-line errors; ``verbs`` holds the top-level parser's
+    verb parsers by name (filled by :func:`build_parser`)."""
+
     def __init__(self, *args, formatter_class=_HelpFormatter, **kwargs):
         super().__init__(*args, formatter_class=formatter_class, **kwargs)
+        self.verbs: dict[str, _VerbParser] = {}
 
-    def error(self, message):  # one line, exit 2 (argparse's own status for usage errors)
+    def error(self, message) -> NoReturn:  # one line, exit 2 (argparse's status for usage errors)
         self.exit(2, f"{self.prog}: error: {one_line(message)}\n")
 
 
@@ -91,6 +97,9 @@ class _VerbParser(_Parser):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        #: The name of the verb's positional (``kind``; ``name`` for an experiment),
+        #: None for a verb without one.
+        self.positional: str | None = None
         self.add_argument("-v", "--verbose", action="store_true",
                           default=argparse.SUPPRESS, help=VERBOSE_HELP)
 
@@ -99,21 +108,30 @@ def _verbs() -> dict[str, dict[str, tuple[str, list[str]]]]:
     """verb -> {family name: (help, its kinds)} over every registered family."""
     out: dict[str, dict[str, tuple[str, list[str]]]] = {}
     for fam in families():
-        verbs = {v: h for v, (h, _) in fam.commands.VERBS.items()}
+        verbs = {v: verb.help for v, verb in fam.commands.VERBS.items()}
         if fam.has_hardware:
-            verbs.update(HARDWARE_VERBS)
+            verbs.update({v: h for v, h in HARDWARE_VERBS.items()
+                          if v != "board" or _has_board(fam)})
         for v, h in verbs.items():
             out.setdefault(v, {})[fam.name] = (h, sorted(fam.kinds))
     return out
 
 
-def _experiments() -> dict[str, tuple]:
-    """experiment name -> (family, (help, add_arguments, run))."""
-    out = {}
-    for fam in families():
-        for name, entry in getattr(fam.commands, "EXPERIMENTS", {}).items():
-            out[name] = (fam, entry)
-    return out
+def _has_board(fam: Family) -> bool:
+    """Whether the family builds a self-testing top (``fatnet board``): its commands
+    are :class:`~fatnet.cli.family.BoardCommands` and its testbench a
+    :class:`~fatnet.sim.family.SelfTest` (imported only then: a model-only command never
+    loads the testbench)."""
+    if not isinstance(fam.commands, BoardCommands):
+        return False
+    from ..sim.family import has_self_test
+    return has_self_test(fam)
+
+
+def _experiments() -> dict[str, tuple[Family, Experiment]]:
+    """experiment name -> (its family, the experiment)."""
+    return {name: (fam, experiment) for fam in families()
+            for name, experiment in experiments_of(fam.commands).items()}
 
 
 def _add_hardware_options(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
@@ -167,36 +185,42 @@ def build_parser(argv: list[str], kind: str | None = None) -> _Parser:
         help_ = (helps.pop() if len(helps) == 1
                  else "; ".join(f"{'/'.join(ks)}: {h}" for h, ks in by_family.values()))
         by_kind = [k for _, ks in by_family.values() for k in ks]
-        p = sub.add_parser(v, help=help_, description=f"{help_}.",
-                           epilog=f"options depend on the kind: fatnet {v} <kind> --help")
+        p = parser.verbs[v] = sub.add_parser(
+            v, help=help_, description=f"{help_}.",
+            epilog=f"options depend on the kind: fatnet {v} <kind> --help")
         p.add_argument("kind", choices=sorted(by_kind),
                        help="network kind: " + ", ".join(sorted(by_kind)))
+        p.positional = "kind"
         if v != verb or named not in by_kind:
             continue
-        # board takes the network options gen takes
-        get_family(named).commands.add_arguments(p, "gen" if v == "board" else v, named)
-        if v == "board":
+        if v == "board":   # the network options gen takes, then the board's
             from .board import add_board_options
             add_board_options(p, named)
-        elif v in HARDWARE_VERBS:
+            continue
+        get_family(named).commands.add_arguments(p, v, named)
+        if v in HARDWARE_VERBS:
             _add_hardware_options(p, v, named)
         if v in ("route", "info"):
             p.add_argument("--json", action="store_true", help="print JSON")
-    p = sub.add_parser("demo", help=demo.SUMMARY, description=demo.SUMMARY + ".")
+    p = parser.verbs["demo"] = sub.add_parser("demo", help=demo.SUMMARY,
+                                              description=demo.SUMMARY + ".")
     demo.add_arguments(p)
     if experiments:
-        listing = "\n".join(f"  {name:16s} {entry[0]} ({fam.name} family)"
-                             for name, (fam, entry) in sorted(experiments.items()))
-        p = sub.add_parser("experiment", help="reproduce a paper's experiments: "
-                           + ", ".join(sorted(experiments)),
-                           description="Reproduce a paper's experiments.",
-                           epilog=f"experiments:\n{listing}\n\noptions depend on the "
-                                  "experiment: fatnet experiment <name> --help",
-                           formatter_class=_RawDescriptionHelpFormatter)
+        listing = "\n".join(f"  {name:16s} {experiment.help} ({fam.name} family)"
+                             for name, (fam, experiment) in sorted(experiments.items()))
+        p = parser.verbs["experiment"] = sub.add_parser(
+            "experiment", help="reproduce a paper's experiments: "
+            + ", ".join(sorted(experiments)),
+            description="Reproduce a paper's experiments.",
+            epilog=f"experiments:\n{listing}\n\noptions depend on the "
+                   "experiment: fatnet experiment <name> --help",
+            formatter_class=_RawDescriptionHelpFormatter)
         p.add_argument("kind", metavar="name", choices=sorted(experiments),
                        help="the experiment: " + ", ".join(sorted(experiments)))
+        p.positional = "name"
         if verb == "experiment" and named in experiments:
-            experiments[named][1][1](p)
+            _, experiment = experiments[named]
+            experiment.add_arguments(p)
     return parser
 
 
@@ -243,7 +267,7 @@ def cmd_sim(kind: str, args) -> int:
           + (f"; tool output in {_shown(res.log)}" if res.log else ""))
     if waves is not None:
         dump, gtkw, note = waves
-        print(f"waves: {dump}; open with: gtkwave {gtkw}")
+        print(f"waves: {dump}; open with: gtkwave {gtkw or dump}")
         if note:
             print(f"waves: {note}")
     if not res.passed:
@@ -311,7 +335,8 @@ def _dispatch(args) -> int:
     if args.command == "demo":
         return demo.run(args, main)
     if args.command == "experiment":
-        return _experiments()[args.kind][1][2](args)
+        _, experiment = _experiments()[args.kind]
+        return experiment.run(args)
     if args.command == "gen":
         return cmd_gen(args.kind, args)
     if args.command == "sim":
@@ -319,7 +344,7 @@ def _dispatch(args) -> int:
     if args.command == "board":
         from .board import cmd_board
         return cmd_board(args.kind, args)
-    return get_family(args.kind).commands.VERBS[args.command][1](args.kind, args)
+    return get_family(args.kind).commands.VERBS[args.command].run(args.kind, args)
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
@@ -329,14 +354,13 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     kind = named_kind(argv)
     parser = build_parser(argv, kind)
     if kind is None:   # refused below: name the token meant as the kind, not an option's value
-        verb = _subparsers(parser).get(argv[0]) if argv else None
-        positional = next((a for a in verb._actions if a.dest == "kind"), None) \
-            if verb is not None else None
-        if positional is not None and not {"-h", "--help"} & set(argv):
-            argv = _unknown_kind_first(argv)
-            if argv is None:
-                verb.error("the following arguments are required: "
-                           f"{positional.metavar or positional.dest}")
+        verb = parser.verbs.get(argv[0]) if argv else None
+        positional = verb.positional if verb is not None else None
+        if verb is not None and positional is not None and not {"-h", "--help"} & set(argv):
+            moved = _unknown_kind_first(argv)
+            if moved is None:
+                verb.error(f"the following arguments are required: {positional}")
+            argv = moved
     args, extras = parser.parse_known_args(argv)
     if getattr(args, "kind", None) not in (None, kind):
         # the first kind among the tokens was an option's value (--top butterfly): parse
@@ -344,7 +368,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
         parser = build_parser(argv, args.kind)
         args, extras = parser.parse_known_args(argv)
     if extras:   # argparse would say this as "fatnet: error:", not naming the verb
-        verb = _subparsers(parser)[args.command]
+        verb = parser.verbs[args.command]
         verb.error(f"unrecognized arguments: {' '.join(map(repr, extras))}")
     return args
 
@@ -363,12 +387,6 @@ def _unknown_kind_first(argv: list[str]) -> list[str] | None:
     return [argv[0], argv[meant]] + argv[1:meant] + argv[meant + 1:]
 
 
-def _subparsers(parser: argparse.ArgumentParser) -> dict:
-    """The verbs' parsers of the top-level ``parser``, by verb."""
-    return next(a for a in parser._actions
-                if isinstance(a, argparse._SubParsersAction)).choices
-
-
 def main(argv=None) -> int:
     """Run ``fatnet argv`` (default ``sys.argv[1:]``); the exit status, argparse's own
     included (2 for a refused option, 0 after ``--help``), is returned, not raised."""
@@ -376,7 +394,7 @@ def main(argv=None) -> int:
     try:
         args = _parse(argv)
     except SystemExit as e:  # argparse has printed its one line (or the help)
-        return e.code
+        return 0 if e.code is None else int(e.code)
     try:
         status = _dispatch(args)
         sys.stdout.flush()   # a full disk is seen here, where it can be reported

@@ -34,6 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from types import ModuleType
+from typing import Any
 
 from ..golden.errors import ParameterError
 
@@ -93,7 +94,7 @@ class Family:
     def __repr__(self):
         return f"Family({self.name!r}, kinds={sorted(self.kinds)})"
 
-    def _layer(self, which: str) -> ModuleType | None:
+    def _layer(self, which: str) -> Any:
         path = self._paths[which]
         if path is None:
             return None
@@ -111,13 +112,15 @@ class Family:
         """The command-line module (:class:`fatnet.cli.family.CommandFamily`)."""
         return self._layer("commands")
 
+    # Any, not ModuleType: the module stands for the layer's protocol (the engines are
+    # annotated with fatnet.sim.family.SimFamily), which a type checker cannot see
     @property
-    def hardware(self) -> ModuleType | None:
+    def hardware(self) -> Any:
         """The hardware hooks (:class:`fatnet.hdl.family.HardwareFamily`), or None."""
         return self._layer("hardware")
 
     @property
-    def testbench(self) -> ModuleType | None:
+    def testbench(self) -> Any:
         """The testbench hooks (:class:`fatnet.sim.family.TestbenchFamily`), or None."""
         return self._layer("testbench")
 
@@ -146,7 +149,7 @@ def _families() -> dict[str, Family]:
 
 
 def _check_kinds(fams) -> None:
-    seen = {}
+    seen: dict[str, str] = {}
     for fam in fams:
         for kind in fam.kinds:
             if kind in seen:

@@ -33,20 +33,11 @@ Timing (bit-times from the start of the delivery cycle; docs/hardware.md "Timing
   registers (``registers``), and each pipelined link through its ``link_delay``, so
   the source sees it their sum later.
 
-The fabric interface (duck-typed):
-
-``online`` : bool
-``head(channel, wire)`` -> (switch, in_port) the wire feeds, or None for a destination.
-``branch(switch, in_port, value)`` -> the out_port the branch bits select.
-``field_width(switch, in_port)`` -> ``k`` (optional; default 1).
-``stages(switch, out_port)`` -> the cascade's stages (``adjacency``, ``decision_width``).
-``stage_input(switch, out_port, in_port, wire)`` -> input index of the first stage.
-``out_wire(switch, out_port, output)`` -> (channel, wire) a last-stage output drives.
-``registers(switch, out_port)`` -> ``max(1, stages)``.
-``port_name(out_port)`` -> a name for reports.
-``link_delay(channel)`` -> registers on the channel's link (optional; default 0).
-``usable(switch, out_port, stage, output)`` -> bool (optional; default: every output).
-``stuck_wires`` : dict ``(*channel, wire)`` -> 0 or 1 (optional; default: none).
+The fabric is a :class:`Fabric`: a protocol whose required members the fabric
+defines (``online``, ``head``, ``branch``, ``stages``, ``stage_input``, ``out_wire``,
+``registers``, ``port_name``) and whose optional ones (``field_width``: 1 branch bit,
+``link_delay``: no link registers, ``usable``: every output, ``stuck_wires``: none) it
+takes from the protocol by subclassing it, unless it has its own.
 
 Stuck wires (a fault the network does not know of, ``--stuck-link``): a channel wire
 in the fabric's ``stuck_wires`` carries its value whatever drives it, and the switch it
@@ -71,14 +62,18 @@ that drove it stays claimed to the end of the cycle.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from .bitstream import bits_to_int
 
-__all__ = ["Occupancy", "Outcome", "CycleResult", "run_cycle", "MAX_LINK_STAGES",
-           "MAX_START_STAGES", "start_latency"]
+__all__ = ["Fabric", "Network", "StartTree", "StuckWires", "stuck_wires", "Occupancy",
+           "Outcome", "CycleResult", "run_cycle", "MAX_LINK_STAGES", "MAX_START_STAGES",
+           "start_latency"]
 
 #: Most registers a pipelined link may hold each way (``--link-stages``, every family).
 MAX_LINK_STAGES = 8
@@ -87,12 +82,100 @@ MAX_LINK_STAGES = 8
 MAX_START_STAGES = 4
 
 
+class Fabric(Protocol):
+    """What the cycle engine asks of a network (see the module docstring for the timing).
+
+    Channel, switch and port ids are opaque to the engine (any hashable, ordered
+    values). A fabric subclasses this protocol to take the defaults of the optional
+    members (:meth:`field_width`, :meth:`link_delay`, :meth:`usable`,
+    :attr:`stuck_wires`); the others it must define.
+    """
+
+    #: Whether the stages take the first free output of their input (no decision bits).
+    online: bool
+    #: ``(*channel, wire)`` -> 0 or 1: channel wires stuck at a value (default: none).
+    stuck_wires: Mapping[tuple, int] = MappingProxyType({})
+
+    def head(self, channel, wire: int) -> tuple | None:
+        """The ``(switch, in_port)`` a channel wire feeds, or None for a destination."""
+        ...
+
+    def branch(self, switch, in_port, value: int):
+        """The out_port the branch bits ``value`` select."""
+        ...
+
+    def stages(self, switch, out_port) -> Sequence:
+        """The branch's cascade of stages (each with ``adjacency`` and
+        ``decision_width``)."""
+        ...
+
+    def stage_input(self, switch, out_port, in_port, wire: int) -> int:
+        """The input index of the first stage a switch input's wire enters."""
+        ...
+
+    def out_wire(self, switch, out_port, output: int) -> tuple:
+        """The ``(channel, wire)`` a last-stage output drives."""
+        ...
+
+    def registers(self, switch, out_port) -> int:
+        """Registers the branch puts on a stream, ``max(1, stages)``."""
+        ...
+
+    def port_name(self, out_port) -> str:
+        """A name of an out_port, for reports."""
+        ...
+
+    def field_width(self, switch, in_port) -> int:
+        """Branch bits ``k`` a switch input reads (default 1)."""
+        return 1
+
+    def link_delay(self, channel) -> int:
+        """Registers on a channel's link, each way (default 0)."""
+        return 0
+
+    def usable(self, switch, out_port, stage: int, output: int) -> bool:
+        """Whether a stage output may be claimed (default: every one)."""
+        return True
+
+
+@runtime_checkable
+class Network(Protocol):
+    """What every family's golden network has, for the engines of every layer."""
+
+    #: The registered family's name (:class:`fatnet.cli.registry.Family`).
+    family: str
+    #: Bit-times of one delivery cycle.
+    cycle_length: int
+    #: Data bits of every message.
+    payload_bits: int
+
+
+@runtime_checkable
+class StartTree(Protocol):
+    """A network whose start strobe passes ``start_stages`` registers to the switches."""
+
+    start_stages: int
+
+
+@runtime_checkable
+class StuckWires(Protocol):
+    """A network with channel wires stuck at a value (``--stuck-link``): ``(*channel,
+    wire)`` -> 0 or 1, the keys of its fabric's :attr:`Fabric.stuck_wires`."""
+
+    stuck_wires: Mapping[tuple, int]
+
+
+def stuck_wires(network) -> Mapping[tuple, int]:
+    """The network's stuck wires (none for a network that is no :class:`StuckWires`)."""
+    return network.stuck_wires if isinstance(network, StuckWires) else {}
+
+
 def start_latency(network) -> int:
     """Clocks the start strobe spends in the network's start tree (``start_stages`` of a
-    network that has one, else 0): bit-time 0 of a delivery cycle is the clock
+    :class:`StartTree` network, else 0): bit-time 0 of a delivery cycle is the clock
     ``1 + start_latency`` after the strobe, and every driver and checker maps clocks to
     bit-times with it. The model's bit-times do not change."""
-    return int(getattr(network, "start_stages", 0))
+    return int(network.start_stages) if isinstance(network, StartTree) else 0
 
 
 @dataclass(frozen=True)
@@ -116,8 +199,8 @@ class Outcome:
     """What happened to one message in one delivery cycle."""
 
     message: int
-    src: int
-    dst: int
+    src: int | None   # None for a phantom (a wire stuck at 1)
+    dst: int | None
     status: str  # "delivered", "lost" or "local"
     stream: list = field(default_factory=list)
     path: list = field(default_factory=list)  # Occupancy, source channel first
@@ -204,14 +287,14 @@ class CycleResult:
         return out
 
 
-def run_cycle(fabric, length: int, messages: dict, injections: dict,
+def run_cycle(fabric: Fabric, length: int, messages: dict, injections: dict,
               local=()) -> CycleResult:
     """Run one delivery cycle through a fabric.
 
     Parameters
     ----------
-    fabric
-        See the module docstring.
+    fabric : Fabric
+        The network, as the module docstring describes it.
     length : int
         Bit-times in the cycle (the waveforms' length).
     messages : dict
@@ -223,123 +306,158 @@ def run_cycle(fabric, length: int, messages: dict, injections: dict,
     local : iterable of int
         Messages delivered without the network (source == destination).
     """
-    online = fabric.online
-    usable = getattr(fabric, "usable", None)
-    field_width = getattr(fabric, "field_width", None)
-    link_delay = getattr(fabric, "link_delay", None)
-    stuck_wires = dict(getattr(fabric, "stuck_wires", None) or {})
-    outcomes: dict[int, Outcome] = {}
+    cycle = _Cycle(fabric, length)
     for m in local:
         s, d, _ = messages[m]
-        outcomes[m] = Outcome(m, s, d, "local")
-    claimed: set = set()
-    events: list = []  # (claim time, stage, switch, port, input, message, stream index)
-    occ_cache: dict = {}
+        cycle.outcomes[m] = Outcome(m, s, d, "local")
+    cycle.start_phantoms()   # before the messages: they hold their wires from bit-time 0
+    for m in sorted(injections):
+        wire, stream = injections[m]
+        s, d, channel = messages[m]
+        o = cycle.outcomes[m] = Outcome(m, s, d, "lost", list(stream))
+        cycle.start(o, channel, wire, 0)
+    while cycle.events:
+        cycle.claim(*heapq.heappop(cycle.events))
+    cycle.acknowledge_through_phantoms()
+    return CycleResult(length, cycle.outcomes, dict(injections), cycle.stuck, cycle.phantoms)
 
-    def occupancy(*key):
-        return occ_cache.setdefault(key, Occupancy(*key))
 
-    def lose(o: Outcome, switch, port, stage, reason):
+class _Cycle:
+    """The state of one cycle in :func:`run_cycle`: every stream's outcome, the outputs
+    claimed so far and the claims still to be served, in bit-time order (a heap of
+    ``(claim time, stage, switch, port, input, message, stream index)``)."""
+
+    def __init__(self, fabric: Fabric, length: int):
+        self.fabric = fabric
+        self.length = length
+        self.stuck: dict = dict(fabric.stuck_wires or {})
+        self.outcomes: dict[int, Outcome] = {}
+        self.phantoms: dict[int, Outcome] = {}
+        self.phantom_of: dict[tuple, Outcome] = {}   # stuck wire key -> its phantom
+        self.on_phantom: list[Outcome] = []          # streams lost on a wire stuck at 1
+        self.claimed: set = set()
+        self.events: list = []
+        self._occupancies: dict = {}
+
+    def occupancy(self, channel, wire: int, time: int, offset: int) -> Occupancy:
+        key = (channel, wire, time, offset)
+        return self._occupancies.setdefault(key, Occupancy(*key))
+
+    def start(self, o: Outcome, channel, wire: int, t: int) -> None:
+        """A stream's M bit on its first wire at bit-time ``t``."""
+        o.path.append(self.occupancy(channel, wire, t, 0))
+        self.arrive(o, channel, wire, t, 0)
+
+    def start_phantoms(self) -> None:
+        """Every wire stuck at 1 feeds its switch a stream of ones from the cycle's
+        start (its M bit after the link's registers)."""
+        for key in sorted(k for k, v in self.stuck.items() if v == 1):
+            *channel_ids, wire = key
+            channel = tuple(channel_ids)
+            m = -1 - len(self.phantoms)
+            o = Outcome(m, None, None, "lost", [1] * self.length)
+            self.phantoms[m] = self.phantom_of[key] = o
+            self.start(o, channel, wire, self.fabric.link_delay(channel))
+
+    def lose(self, o: Outcome, switch, port, stage: int, reason: str) -> None:
         o.status = "lost"
-        o.lost_at = (switch, fabric.port_name(port), stage, reason)
+        o.lost_at = (switch, self.fabric.port_name(port), stage, reason)
 
-    def arrive(o: Outcome, channel, wire: int, t: int, pos: int):
-        """M bit on a channel wire at bit-time t; stream index of that M is pos."""
-        head = fabric.head(channel, wire)
-        value = stuck_wires.get((*channel, wire))
+    def arrive(self, o: Outcome, channel, wire: int, t: int, pos: int) -> None:
+        """M bit on a channel wire at bit-time ``t``; ``pos`` is that M's stream index."""
+        head = self.fabric.head(channel, wire)
+        value = self.stuck.get((*channel, wire))
         own = o.message < 0 and len(o.path) == 1   # a phantom on its own wire
         if value is not None and not own:   # the fed switch sees only the value
             o.status = "lost"
             o.lost_at = (head and head[0], f"input wire {wire}", -1,
                          f"its wire is stuck at {value}")
             if value == 1:
-                on_phantom.append(o)
-            return
-        if head is None:
+                self.on_phantom.append(o)
+        elif head is None:
             o.status = "delivered"
             o.arrival = t
             o.ack_time = t + sum(o.hop_registers)
-            return
-        switch, in_port = head
-        k = 1 if field_width is None else field_width(switch, in_port)
-        if pos + k >= len(o.stream):
-            return lose(o, switch, in_port, -1, "stream ended before its branch bits")
-        out_port = fabric.branch(switch, in_port, bits_to_int(o.stream[pos + 1:pos + 1 + k]))
-        x = fabric.stage_input(switch, out_port, in_port, wire)
-        enter_stage(o, switch, out_port, 0, x, t + k, pos + k)
-
-    def enter_stage(o, switch, port, j, x, tau, pos):
-        """M' at input x of stage j of a switch's branch at bit-time tau."""
-        stages = fabric.stages(switch, port)
-        if j == len(stages):  # tau already counts the last stage's register
-            channel, wire = fabric.out_wire(switch, port, x)
-            delay = 0 if link_delay is None else link_delay(channel)
-            t = (tau if stages else tau + 1) + delay
-            o.path.append(occupancy(channel, wire, t, pos))
-            o.hop_registers.append(fabric.registers(switch, port) + delay)
-            arrive(o, channel, wire, t, pos)
-            return
-        w = 0 if online else stages[j].decision_width
-        heapq.heappush(events, (tau + w, j, switch, port, x, o.message, pos))
-
-    # every wire stuck at 1 feeds its switch a stream of ones from the cycle's start
-    phantoms: dict[int, Outcome] = {}
-    phantom_of: dict = {}
-    on_phantom: list = []      # streams lost on a wire stuck at 1
-    for key in sorted(k for k, v in stuck_wires.items() if v == 1):
-        *channel, wire = key
-        channel = tuple(channel)
-        t = 0 if link_delay is None else link_delay(channel)
-        m = -1 - len(phantoms)
-        o = phantoms[m] = phantom_of[key] = Outcome(m, None, None, "lost", [1] * length)
-        o.path.append(occupancy(channel, wire, t, 0))
-        arrive(o, channel, wire, t, 0)
-
-    for m in sorted(injections):
-        wire, stream = injections[m]
-        s, d, channel = messages[m]
-        o = outcomes[m] = Outcome(m, s, d, "lost", list(stream))
-        o.path.append(occupancy(channel, wire, 0, 0))
-        arrive(o, channel, wire, 0, 0)
-
-    while events:
-        t, j, switch, port, x, m, pos = heapq.heappop(events)
-        o = outcomes[m] if m >= 0 else phantoms[m]
-        stage = fabric.stages(switch, port)[j]
-        edges = stage.adjacency[x]
-        if online:
-            free = [e for e in edges if (switch, port, j, e) not in claimed
-                    and (usable is None or usable(switch, port, j, e))]
-            if not free:
-                lose(o, switch, port, j, "every output of its input is taken")
-                continue
-            out = free[0]
         else:
-            w = stage.decision_width
-            if pos + w >= len(o.stream):
-                lose(o, switch, port, j, "stream ended inside its decision bits")
-                continue
-            choice = bits_to_int(o.stream[pos + 1:pos + 1 + w])
-            if choice >= len(edges):
-                lose(o, switch, port, j, f"decision {choice} names no edge "
-                                         f"(input {x} has {len(edges)})")
-                continue
-            out = edges[choice]
-            if (switch, port, j, out) in claimed or (
-                    usable is not None and not usable(switch, port, j, out)):
-                lose(o, switch, port, j, f"output {out} already taken")
-                continue
-            pos += w
-        claimed.add((switch, port, j, out))
-        enter_stage(o, switch, port, j + 1, out, t + 1, pos)
+            switch, in_port = head
+            self.branch(o, switch, in_port, wire, t, pos)
 
-    # acknowledged through the phantom, once both are there (a phantom may itself be
-    # lost on another wire stuck at 1: one pass per phantom settles every chain)
-    for _ in range(len(phantoms)):
-        for o in on_phantom:
-            occ = o.path[-1]
-            ack = phantom_of[occ.key].ack_time
-            if ack is not None:   # the last hop's registers less the stuck link's s
-                s = 0 if link_delay is None else link_delay(occ.channel)
-                o.ack_time = max(ack + s, occ.time - s) - s + sum(o.hop_registers)
-    return CycleResult(length, outcomes, dict(injections), stuck_wires, phantoms)
+    def branch(self, o: Outcome, switch, in_port, wire: int, t: int, pos: int) -> None:
+        """A switch input reads its branch bits and puts M' into the chosen branch."""
+        k = self.fabric.field_width(switch, in_port)
+        if pos + k >= len(o.stream):
+            return self.lose(o, switch, in_port, -1, "stream ended before its branch bits")
+        out_port = self.fabric.branch(switch, in_port,
+                                      bits_to_int(o.stream[pos + 1:pos + 1 + k]))
+        x = self.fabric.stage_input(switch, out_port, in_port, wire)
+        self.enter_stage(o, switch, out_port, 0, x, t + k, pos + k)
+
+    def enter_stage(self, o: Outcome, switch, port, j: int, x: int, tau: int,
+                    pos: int) -> None:
+        """M' at input x of stage j of a switch's branch at bit-time tau."""
+        stages = self.fabric.stages(switch, port)
+        if j == len(stages):  # tau already counts the last stage's register
+            channel, wire = self.fabric.out_wire(switch, port, x)
+            delay = self.fabric.link_delay(channel)
+            t = (tau if stages else tau + 1) + delay
+            o.path.append(self.occupancy(channel, wire, t, pos))
+            o.hop_registers.append(self.fabric.registers(switch, port) + delay)
+            self.arrive(o, channel, wire, t, pos)
+            return
+        w = 0 if self.fabric.online else stages[j].decision_width
+        heapq.heappush(self.events, (tau + w, j, switch, port, x, o.message, pos))
+
+    def claim(self, t: int, j: int, switch, port, x: int, m: int, pos: int) -> None:
+        """Serve one claim: the stream takes an output of stage j or is lost there."""
+        o = self.outcomes[m] if m >= 0 else self.phantoms[m]
+        stage = self.fabric.stages(switch, port)[j]
+        if self.fabric.online:
+            out = self._first_free(o, switch, port, j, stage.adjacency[x])
+        else:
+            out, pos = self._decided(o, switch, port, j, stage, x, pos)
+        if out is not None:
+            self.claimed.add((switch, port, j, out))
+            self.enter_stage(o, switch, port, j + 1, out, t + 1, pos)
+
+    def _free(self, switch, port, j: int, out: int) -> bool:
+        return ((switch, port, j, out) not in self.claimed
+                and self.fabric.usable(switch, port, j, out))
+
+    def _first_free(self, o: Outcome, switch, port, j: int, edges) -> int | None:
+        """On-line: the first free output of the input, in edge order."""
+        out = next((e for e in edges if self._free(switch, port, j, e)), None)
+        if out is None:
+            self.lose(o, switch, port, j, "every output of its input is taken")
+        return out
+
+    def _decided(self, o: Outcome, switch, port, j: int, stage, x: int,
+                 pos: int) -> tuple[int | None, int]:
+        """Off-line: the output the decision bits name, and the stream index after
+        them (None if the claim fails)."""
+        edges = stage.adjacency[x]
+        w = stage.decision_width
+        if pos + w >= len(o.stream):
+            self.lose(o, switch, port, j, "stream ended inside its decision bits")
+            return None, pos
+        choice = bits_to_int(o.stream[pos + 1:pos + 1 + w])
+        if choice >= len(edges):
+            self.lose(o, switch, port, j, f"decision {choice} names no edge "
+                                          f"(input {x} has {len(edges)})")
+            return None, pos
+        out = edges[choice]
+        if not self._free(switch, port, j, out):
+            self.lose(o, switch, port, j, f"output {out} already taken")
+            return None, pos
+        return out, pos + w
+
+    def acknowledge_through_phantoms(self) -> None:
+        """A stream lost on a wire stuck at 1 is acknowledged through the phantom, once
+        both are there (a phantom may itself be lost on another wire stuck at 1: one
+        pass per phantom settles every chain)."""
+        for _ in range(len(self.phantoms)):
+            for o in self.on_phantom:
+                occ = o.path[-1]
+                ack = self.phantom_of[occ.key].ack_time
+                if ack is not None:   # the last hop's registers less the stuck link's s
+                    s = self.fabric.link_delay(occ.channel)
+                    o.ack_time = max(ack + s, occ.time - s) - s + sum(o.hop_registers)

@@ -9,7 +9,10 @@ provides them, with these parameters.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from .modules import ModuleLibrary
 
 __all__ = ["HardwareFamily"]
 
@@ -22,24 +25,30 @@ class HardwareFamily(Protocol):
         """Raise :class:`~fatnet.golden.errors.ParameterError` (one line naming the option
         and what is accepted) for a golden network the hardware does not build; called
         before anything is written or simulated."""
+        ...
 
     def size_text(self, net) -> str:
         """The network's size as its options name it (``leaves 1024``), for messages."""
+        ...
 
-    def top(self, net, library=None) -> Any:
+    def top(self, net, library: ModuleLibrary | None = None) -> Any:
         """The network top (a ``wiring.Component`` whose signature is
         :meth:`network_signature`); ``library`` (a
         :class:`~fatnet.hdl.modules.ModuleLibrary`) when generating Verilog, so that each
         distinct component is emitted once."""
+        ...
 
     def network_signature(self, net) -> Any:
         """The top's ``wiring.Signature``, without building the top: ``start`` (in),
         ``busy`` (out), ``bit_time`` (out), the endpoints as
         :class:`~fatnet.hdl.signatures.EndpointSignature` members (arrays allowed) and any
         other plain inputs, which the harness passes through."""
+        ...
 
     def port_meaning(self, net, row: dict) -> str:
         """One line on what a port carries (``row``: :func:`~fatnet.hdl.signatures.port_rows`)."""
+        ...
 
     def manifest_fields(self, net, modules) -> dict:
         """The family's part of the manifest; its ``fields`` documents every key it adds."""
+        ...

@@ -20,6 +20,7 @@ from pathlib import Path
 from amaranth.back import rtlil
 
 from ..golden.cycle import start_latency
+from .family import HardwareFamily
 from .harness import PackedHarness, harness_manifest
 from .modules import ModuleInstance, ModuleLibrary, rtlil_to_verilog
 from .signatures import port_rows
@@ -85,7 +86,7 @@ GENERATED_FIELDS = {
 }
 
 
-def manifest(net, top: str, dut=None, modules=None, *, hardware) -> dict:
+def manifest(net, top: str, dut=None, modules=None, *, hardware: HardwareFamily) -> dict:
     """The manifest of a generated network: the family's parameters, timing and
     structure, and every top-level port, derived from the top's signature.
 
@@ -129,7 +130,7 @@ MAX_INPUT_BITS = (1 << 16) - 2
 MAX_INSTANCE_OUTPUT_BITS = 1 << 16
 
 
-def check_size(net, *, hardware) -> None:
+def check_size(net, *, hardware: HardwareFamily) -> None:
     """Refuse, in one line, a network too large to convert: one whose top would have
     more input bits than Amaranth numbers in one module (clk, rst, start, every
     endpoint's ``send`` and ``recv_ack`` wires and a splitter network's
@@ -190,8 +191,8 @@ def _no_progress(done: int, total: int, what: str) -> None:
     pass
 
 
-def network_verilog(net, top: str | None = None, timings: dict | None = None, *, hardware,
-                    progress=None):
+def network_verilog(net, top: str | None = None, timings: dict | None = None, *,
+                    hardware: HardwareFamily, progress=None):
     """The network as Verilog text, each distinct node and stage module once.
 
     Returns ``(text, dut, library)``: the top component (with node stand-ins) and the
@@ -224,7 +225,7 @@ def network_verilog(net, top: str | None = None, timings: dict | None = None, *,
     return verilog_text, dut, library
 
 
-def check_generable(net, *, hardware) -> None:
+def check_generable(net, *, hardware: HardwareFamily) -> None:
     """Every refusal of :func:`generate`, before anything is built or written: a network
     the family's hardware does not build (``check_buildable``), or one too large to
     convert (:func:`check_size`). ``fatnet sim`` calls it before the model runs."""
@@ -232,8 +233,8 @@ def check_generable(net, *, hardware) -> None:
     check_size(net, hardware=hardware)
 
 
-def generate(net, out_dir, top: str | None = None, harness: bool = True, *, hardware,
-             progress=None) -> dict:
+def generate(net, out_dir, top: str | None = None, harness: bool = True, *,
+             hardware: HardwareFamily, progress=None) -> dict:
     """Write ``<top>.v`` (and ``<top>_harness.v``), ``lint.vlt`` and ``<top>.json``.
 
     ``<top>_harness.v`` holds only the harness, which instantiates module ``<top>``:

@@ -40,6 +40,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..golden.cycle import start_latency
+from .family import HardwareFamily
 from .signatures import endpoints
 
 __all__ = ["PackedHarness", "endpoint_ports", "endpoint_layout", "packed_layout",
@@ -89,7 +90,8 @@ def extra_inputs(core) -> list[tuple[str, int]]:
             if not member.is_signature and member.flow == In and name != "start"]
 
 
-def packed_layout(net, which: str = "send", *, hardware) -> list[tuple[str, int, int]]:
+def packed_layout(net, which: str = "send", *,
+                  hardware: HardwareFamily) -> list[tuple[str, int, int]]:
     """The harness's packing of ``net``'s endpoints (:func:`endpoint_layout` of the
     network top's signature, from the family's ``hardware`` hooks), for testbenches that
     pack and unpack without elaborating anything."""
@@ -104,7 +106,7 @@ def bit_times_per_row(T: int, W: int, Wr: int) -> int:
     return max(1, min(-(-T // 2), ROW_BITS // max(W, Wr, 1)))
 
 
-def harness_geometry(net, *, hardware) -> dict:
+def harness_geometry(net, *, hardware: HardwareFamily) -> dict:
     """The harness's memories without elaborating anything: ``T``, the word widths
     ``W`` (send) and ``Wr`` (recv), ``k`` bit-times per row and ``rows`` per memory."""
     T = net.cycle_length

@@ -21,6 +21,7 @@ from ..golden.cycle import start_latency
 from ..golden.errors import FatnetInputError
 from ..hdl.harness import PackedHarness, endpoint_ports
 
+from .family import SimFamily, runtime_faults
 from .masks import mask_refusal
 from .plan import compare_cycle, pack_words, plans as make_plans, unpack_words
 from .rows import join_rows, split_rows
@@ -62,7 +63,17 @@ def _read_status(ctx, signals):
     return np.array([[ctx.get(s) for s in level] for level in signals], dtype=np.uint8)
 
 
-def run_cycles_amaranth(net, ms, cycles, vcd: str | None = None, masks=None, *, family):
+def _status_hooks(net, family: SimFamily, dut) -> tuple[int, object]:
+    """The clocks a changed fault mask takes to settle, plus one, and the top ``dut``'s
+    status registers (None for a family without run-time faults)."""
+    faults = runtime_faults(family)
+    if faults is None:
+        return 1, None
+    return faults.status_settle_clocks(net) + 1, faults.status_signals(net, dut)
+
+
+def run_cycles_amaranth(net, ms, cycles, vcd: str | None = None, masks=None, *,
+                        family: SimFamily):
     """Run the given cycles one after another: the model's own ``CycleResult`` s, or
     (tests) sequences of message indices, each run through the model once; ``masks``:
     one run-time fault mask per cycle (splitter networks); ``family``: the family's
@@ -72,10 +83,9 @@ def run_cycles_amaranth(net, ms, cycles, vcd: str | None = None, masks=None, *, 
     """
     plans = make_plans(net, ms, cycles, masks, family=family)  # refusals before building
     dut = family.hardware.top(net)
-    settle = family.testbench.status_settle_clocks(net) + 1
+    settle, status = _status_hooks(net, family, dut)
     ports = dict(endpoint_ports(dut))
     mask_port = getattr(dut, "fault_mask", None)
-    status = family.testbench.status_signals(net, dut)
     D = start_latency(net)
     results = []
 
@@ -121,7 +131,7 @@ def run_cycles_amaranth(net, ms, cycles, vcd: str | None = None, masks=None, *, 
     return results
 
 
-def run_cycles_harness_amaranth(net, ms, cycles, masks=None, *, family):
+def run_cycles_harness_amaranth(net, ms, cycles, masks=None, *, family: SimFamily):
     """The same cycles through the packed harness, exactly as the cocotb test drives it:
     per cycle (after setting a changed fault mask and waiting for the status to settle) the
     stimulus rows written into the ``stim`` memory, a ``start`` pulse, ``D + T`` clocks (D
@@ -130,11 +140,10 @@ def run_cycles_harness_amaranth(net, ms, cycles, masks=None, *, family):
     Returns (plan, mismatches) per cycle."""
     plans = make_plans(net, ms, cycles, masks, family=family)  # refusals before building
     h = PackedHarness(net, family.hardware.top(net))
-    settle = family.testbench.status_settle_clocks(net) + 1
+    settle, status = _status_hooks(net, family, h.core)
     T, D, layout, rlayout = net.cycle_length, start_latency(net), h.layout, h.recv_layout
     W, Wr, k, rows = h.word_width, h.recv_width, h.bit_times_per_row, h.rows
     mask_port = getattr(h, "fault_mask", None)
-    status = family.testbench.status_signals(net, h.core)
     results = []
 
     async def bench(ctx):

@@ -13,16 +13,18 @@ report the UART will print. :func:`build_core` puts the network top and
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
 from ..golden import bist as gb
 from ..golden.bitstream import bits_to_int, int_to_bits
 from ..golden.checks import check_int
-from ..golden.cycle import start_latency
+from ..golden.cycle import start_latency, stuck_wires
 from ..golden.errors import FatnetInputError, ParameterError
 from ..golden.messages import MessageSet
 from ..hdl.signatures import endpoints
+from .family import SimFamily, self_test_of
 
 #: Cycles the plan runs through the model to see that it takes the generators' traffic.
 TRIAL_CYCLES = 64
@@ -35,8 +37,8 @@ __all__ = ["BistPlan", "make_plan", "predict", "run_counters", "unpredicted", "b
 class BistPlan:
     """What the self-testing top is built from (the arguments of :func:`make_plan`)."""
 
-    net: object
-    family: object
+    net: Any
+    family: SimFamily
     pattern: str
     load: float
     seed: int
@@ -54,7 +56,7 @@ class BistPlan:
     stuck_wire: gb.StuckWire | None = None
 
 
-def terminal_count(net, family) -> int:
+def terminal_count(net, family: SimFamily) -> int:
     """The terminals of a network the family builds (its endpoints' ports by the
     testbench's names, from 0 up), read from the network's signature alone."""
     from ..hdl.signatures import port_rows
@@ -78,7 +80,7 @@ def line_cycles(baud_divisor: int, period: int) -> int:
     return max(1, -(-line_clocks(baud_divisor) // period))
 
 
-def make_plan(net, family, *, pattern="random", load=1.0, seed=0, report_cycles=None,
+def make_plan(net, family: SimFamily, *, pattern="random", load=1.0, seed=0, report_cycles=None,
               baud_divisor=104, flip_cycle=None, stuck_wire=None) -> BistPlan:
     """The BIST's plan for a network the family builds; one-line
     :class:`~fatnet.golden.errors.ParameterError` on options it cannot take.
@@ -90,14 +92,14 @@ def make_plan(net, family, *, pattern="random", load=1.0, seed=0, report_cycles=
     thr = gb.threshold(load)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 64:
         raise ParameterError(f"seed must be an integer in [0, 2^64 - 1], got {seed!r}")
+    self_test_of(family, net)
     family.hardware.check_buildable(net)
     N = terminal_count(net, family)
     n = (N - 1).bit_length()
     if N < 2 or N != 1 << n:
         raise ParameterError(f"the self-testing top needs a power-of-two number of "
                              f"terminals >= 2, this network has {N}")
-    # the network's payload length (the fat-tree keeps it in its spec)
-    P = int(getattr(net, "payload_bits", None) or net.spec.payload_bits)
+    P = int(net.payload_bits)
     gb.check_payload_bits(P, n)
     if stuck_wire is not None:
         stuck_wire = gb.parse_stuck_wire(stuck_wire, N)
@@ -155,7 +157,7 @@ UNPREDICTED = {("send", "data", 1): "a send wire stuck at 1 drives a stream of o
 def unpredicted(plan: BistPlan) -> str | None:
     """Why :func:`predict` cannot predict the plan's stuck wire, or None if it can."""
     f = plan.stuck_wire
-    if f is not None and 1 in getattr(plan.net, "stuck_wires", {}).values():
+    if f is not None and 1 in stuck_wires(plan.net).values():
         return ("a link stuck at 1 inside the network sends a stream of ones to some "
                 "terminal, and the model does not combine it with a stuck terminal wire")
     return None if f is None else UNPREDICTED.get((f.direction, f.signal, f.value))
@@ -207,13 +209,13 @@ def _stuck_view(plan: BistPlan) -> _StuckView:
     stuck_recv = (tb.port_name(plan.net, f.terminal), 0) if f and f.direction == "recv" \
         else None
     # whether the network passes the destination's recv_ack back to the source
-    passes_ack = tb.destination_acknowledges(plan.net)
+    passes_ack = self_test_of(plan.family, plan.net).destination_acknowledges(plan.net)
     # recv data stuck at 1: the checker takes a payload of ones every cycle, if the
     # M bit, the prefix and the payload fit in the cycle
     phantom = None
     if fault == ("recv", "data", 1) and 1 + plan.prefix + P <= T:
         phantom = gb.payload_ok((1 << P) - 1, f.terminal, P, n)
-    has_phantom = 1 in getattr(plan.net, "stuck_wires", {}).values()
+    has_phantom = 1 in stuck_wires(plan.net).values()
     terminal_of = {tb.port_name(plan.net, t): t for t in range(N)} if has_phantom else {}
     return _StuckView(fault, silent, stuck_recv, passes_ack, phantom, has_phantom,
                       terminal_of)

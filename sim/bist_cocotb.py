@@ -28,7 +28,7 @@ try:
     from cocotb.triggers import ClockCycles, FallingEdge, Timer
     from cocotb.utils import get_sim_time
 except ImportError:  # the runner side works without the simulator
-    cocotb = None
+    cocotb = None  # type: ignore[assignment]
 
 
 if cocotb is not None:
@@ -71,14 +71,15 @@ if cocotb is not None:
 
 def _key(plan) -> str:
     from .. import hdl
+    build = plan.family.testbench.build_params(plan.net)
     h = hashlib.sha1(json.dumps(
-        [plan.net.family, plan.family.testbench.build_params(plan.net)[0], plan.pattern,
+        [plan.net.family, build.params, plan.pattern,
          plan.load, plan.seed, plan.report_cycles, plan.baud_divisor, plan.flip_cycle,
          str(plan.stuck_wire)],
         sort_keys=True, default=str).encode())
     for path in sorted(Path(hdl.__file__).parent.rglob("*.py")):
         h.update(path.read_bytes())
-    for f in plan.family.testbench.build_params(plan.net)[1] + [__file__]:
+    for f in [*build.sources, __file__]:
         h.update(Path(f).read_bytes())
     return h.hexdigest()[:12]
 

@@ -40,9 +40,13 @@ import shlex
 import sys
 import time
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from ..golden.cycle import start_latency
+from .family import SimFamily, fault_mask_width, runtime_faults
 
 __all__ = ["run", "CocotbResult", "SimulatorError", "network_cycles", "simulator_env",
            "build_key", "harness_sources", "log_tail"]
@@ -65,7 +69,7 @@ try:
     from .rows import join_rows, split_rows
     CLOCK_ACTION = {"immediate": Immediate, "deposit": Deposit}
 except ImportError:  # the runner side works without the simulator
-    cocotb = None
+    cocotb = None  # type: ignore[assignment]
 
 
 if cocotb is not None:
@@ -208,16 +212,16 @@ def simulator_env(sim: str) -> dict:
     return env
 
 
-def build_key(net, *, family) -> str:
+def build_key(net, *, family: SimFamily) -> str:
     """Build directory name: the parameters and the sources the Verilog comes from (every
     module of ``fatnet.hdl``, and the family's model files named by its ``build_params``
     hook), so a changed generator never reuses a stale build."""
     from .. import hdl
-    params, model_files = family.testbench.build_params(net)
-    h = hashlib.sha1(json.dumps(params, sort_keys=True).encode())
+    build = family.testbench.build_params(net)
+    h = hashlib.sha1(json.dumps(build.params, sort_keys=True).encode())
     hdl_dir = Path(hdl.__file__).parent
     sources = sorted(hdl_dir.rglob("*.py"))
-    for path in sources + [Path(f) for f in model_files]:
+    for path in sources + [Path(f) for f in build.sources]:
         h.update(str(path.relative_to(path.parents[1])).encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:12]
@@ -333,7 +337,7 @@ class _BuildLock:
 
     def __init__(self, path: Path):
         self._path = Path(path)
-        self._fd = None
+        self._fd: int | None = None
 
     def acquire(self) -> None:
         import fcntl
@@ -369,10 +373,9 @@ def failure_report(plans_, observed, seed, replay, limit: int = 20) -> list[str]
             + f"\n  seed {seed}; replay: {replay}"]
 
 
-def run(net, ms, cycles, *, family, sim: str | None = None, build_root="build/cocotb",
-        seed: int = 0, replay: str = "", waves: bool = False,
-        flip_expected: tuple | None = None, masks=None,
-        check_masks: bool = True, log: bool = True, progress=None) -> CocotbResult:
+def run(net, ms, cycles, *, family: SimFamily, sim: str | None = None,
+        build_root="build/cocotb", seed: int = 0, replay: str = "", waves: bool = False,
+        masks=None, log: bool = True, progress=None) -> CocotbResult:
     """Build (once per parameter set and simulator) and run the given delivery cycles.
 
     Parameters
@@ -391,15 +394,9 @@ def run(net, ms, cycles, *, family, sim: str | None = None, build_root="build/co
         Printed with any mismatch, so that the failure can be replayed.
     waves : bool
         Record a VCD of the whole run (Icarus and Verilator alike).
-    flip_expected : (cycle, kind, bit_time, bit), optional
-        Flip one expected bit (``bit`` in the packed word, ``kind`` "recv" or
-        "send_ack"): for tests that the comparison catches a difference.
     masks : list, optional
-        Splitter networks: one run-time fault mask per cycle (None: no mask), see
+        Families with run-time faults: one fault mask per cycle (None: no mask), see
         :func:`fatnet.sim.plan.plans`; result cycles must come from the masked model.
-    check_masks : bool
-        Refuse a mask of the wrong width before building (default). False hands it to
-        the testbench, which refuses it itself (tests of that refusal).
     log : bool
         Write the tools' output (the compiler's, the simulator's, cocotb's) to
         ``sim_<tag>.log`` in the build directory (default); False lets it through to
@@ -413,77 +410,88 @@ def run(net, ms, cycles, *, family, sim: str | None = None, build_root="build/co
     SimulatorError
         If the simulator's build fails (its output is in the log).
     """
-    from ..golden.cycle import start_latency
-    from ..hdl.harness import harness_geometry
-    from .plan import endpoint_layouts, pack_words, plans
-
+    from . import plan as planning
     # Plan every cycle first: a cycle the network cannot carry is an error before
     # anything is built or simulated.
-    tb, hw = family.testbench, family.hardware
-    if not check_masks and masks is not None:
-        plans_ = plans(net, ms, cycles, family=family)
-        for p, mk in zip(plans_, masks):  # width unchecked: the testbench must refuse it
-            if mk is not None:
-                arr = np.asarray(mk, dtype=bool).reshape(-1)
-                p.mask, p.mask_width = sum(1 << int(b) for b in np.flatnonzero(arr)), arr.size
-    else:
-        plans_ = plans(net, ms, cycles, masks, family=family)
-    # the one port map: the network top's signature
-    layout, rlayout = endpoint_layouts(net, family)
-    T = net.cycle_length
-    if flip_expected:
-        c, kind, t, bit = flip_expected
-        lay = rlayout if kind == "recv" else layout
-        port, first, _ = next(x for x in lay if x[1] <= bit < x[1] + x[2])
-        arr = (plans_[c].expect_recv if kind == "recv" else plans_[c].expect_send_ack)[port]
-        arr[t, bit - first] ^= 1
-    stim = [f"{pack_words(p.drive, layout, T):x}" for p in plans_]
-    mask_list = [None if p.mask is None else f"{p.mask:x}" for p in plans_]
-    tag = hashlib.sha1(json.dumps([stim, mask_list]).encode()).hexdigest()[:10]
-
-    top = net.family
-    has_status = any(p.expect_status is not None for p in plans_)
-    status_paths = tb.status_paths(net, top) if has_status else []
+    plans_ = planning.plans(net, ms, cycles, masks, family=family)
+    layouts = planning.endpoint_layouts(net, family)  # the one port map: the top's signature
     sim = sim or os.environ.get("SIM", "icarus")
     key = build_key(net, family=family) + ("-waves" if waves else "")
     build_dir = Path(build_root).resolve() / sim / key
     build_dir.mkdir(parents=True, exist_ok=True)
-    plan_file = build_dir / f"plan_{tag}.json"
-    observed_file = build_dir / f"observed_{tag}.json"
-    observed_file.unlink(missing_ok=True)
-    geo = harness_geometry(net, hardware=hw)
-    progress_file = build_dir / f"progress_{tag}.txt" if progress is not None else None
-    doc = {"length": T, "start_latency": start_latency(net), "stim": stim,
-           "observed": str(observed_file), "progress": progress_file and str(progress_file),
-           **{x: geo[x] for x in ("W", "Wr", "k", "rows")}}
-    width = tb.mask_width(net)
-    if width:
-        widths = {p.mask_width for p in plans_ if p.mask is not None}
-        doc.update(masks=mask_list, settle=tb.status_settle_clocks(net) + 1,
-                   status=status_paths, mask_width=next(iter(widths - {width}), width))
-    plan_file.write_text(json.dumps(doc))
-    log_file = build_dir / f"sim_{tag}.log" if log else None
-    results_xml = build_dir / f"results_{tag}.xml"
+    job = _write_plan(net, plans_, layouts[0], family, build_dir, log=log,
+                      watched=progress is not None)
+    width = fault_mask_width(net, family)
     build_s, run_s, crash = _build_and_test(
-        net, top, sim, build_dir, hw, waves=waves, status_module=top if width else None,
-        plan_file=plan_file, results_xml=results_xml, log=log_file,
-        progress=progress or (lambda done, total, what: None), cycles=len(plans_),
-        progress_file=progress_file)
+        net, net.family, sim, build_dir, family.hardware, waves=waves,
+        status_module=net.family if width else None, job=job,
+        progress=progress or (lambda done, total, what: None), cycles=len(plans_))
+    return _result(job, plans_, layouts, net.cycle_length, crash, build_s, run_s, seed,
+                   replay, build_dir if waves else None)
+
+
+@dataclass(frozen=True)
+class _Job:
+    """The files of one run in its build directory (``<name>_<tag>``, the tag a hash of
+    the stimulus and the masks)."""
+
+    plan: Path
+    observed: Path
+    results_xml: Path
+    log: Path | None       # None: the tools' output goes to the terminal
+    progress: Path | None  # None: nobody watches the cycles done
+
+
+def _write_plan(net, plans_, layout, family: SimFamily, build_dir: Path, *, log: bool,
+                watched: bool) -> _Job:
+    """Write the cocotb test's plan file (the stimulus words, the masks and the status
+    registers to read, the harness's geometry) for ``plans_``; its run's files."""
+    from ..hdl.harness import harness_geometry
+    from .plan import pack_words
+    T = net.cycle_length
+    stim = [f"{pack_words(p.drive, layout, T):x}" for p in plans_]
+    mask_list = [None if p.mask is None else f"{p.mask:x}" for p in plans_]
+    tag = hashlib.sha1(json.dumps([stim, mask_list]).encode()).hexdigest()[:10]
+    job = _Job(build_dir / f"plan_{tag}.json", build_dir / f"observed_{tag}.json",
+               build_dir / f"results_{tag}.xml",
+               build_dir / f"sim_{tag}.log" if log else None,
+               build_dir / f"progress_{tag}.txt" if watched else None)
+    job.observed.unlink(missing_ok=True)
+    geo = harness_geometry(net, hardware=family.hardware)
+    doc = {"length": T, "start_latency": start_latency(net), "stim": stim,
+           "observed": str(job.observed), "progress": job.progress and str(job.progress),
+           **{x: geo[x] for x in ("W", "Wr", "k", "rows")}}
+    faults = runtime_faults(family)
+    if faults is not None:
+        has_status = any(p.expect_status is not None for p in plans_)
+        doc.update(masks=mask_list, settle=faults.status_settle_clocks(net) + 1,
+                   status=faults.status_paths(net, net.family) if has_status else [],
+                   mask_width=faults.mask_width(net))
+    job.plan.write_text(json.dumps(doc))
+    return job
+
+
+def _result(job: _Job, plans_, layouts, T: int, crash: list[str], build_s: float,
+            run_s: float, seed: int, replay: str, wave_dir: Path | None) -> CocotbResult:
+    """The run's :class:`CocotbResult`: the captures of ``T`` bit-times a cycle compared
+    with the plans, the failures of the simulator and of the cocotb test, the timings
+    and the dump (found in ``wave_dir``, None without waves)."""
     # runner.test() does not fail on a failing cocotb test outside pytest: the XML says.
-    failures = crash + _failures(results_xml)
-    obs = json.loads(observed_file.read_text()) if observed_file.exists() else {}
-    if not obs and log_file is not None:
-        failures.append(f"the tools' output is in {log_file}")
+    failures = crash + _failures(job.results_xml)
+    obs = json.loads(job.observed.read_text()) if job.observed.exists() else {}
+    if not obs and job.log is not None:
+        failures.append(f"the tools' output is in {job.log}")
+    layout, rlayout = layouts
     failures += failure_report(plans_, _captured(obs, plans_, layout, rlayout, T), seed,
                                replay)
     wave_file = None
-    if waves:
-        found = sorted(build_dir.glob("*.fst")) + sorted(build_dir.glob("*.vcd"))
+    if wave_dir is not None:
+        found = sorted(wave_dir.glob("*.fst")) + sorted(wave_dir.glob("*.vcd"))
         wave_file = str(found[-1]) if found else None
     return CocotbResult(not failures, failures, len(plans_), len(plans_) * (T + 1), build_s,
                         obs.get("seconds", run_s), wave_file, obs.get("clocks", 0), run_s,
                         obs.get("python_seconds", 0.0), obs.get("cpu_seconds", 0.0),
-                        log=log_file, ran=bool(obs))
+                        log=job.log, ran=bool(obs))
 
 
 #: What each simulator's build step does, for the progress display.
@@ -491,16 +499,16 @@ BUILD_STEP = {"icarus": "Icarus compiling the harness",
               "verilator": "Verilator compiling the harness to C++ (10-60 s, once)"}
 
 
-def _build_and_test(net, top, sim, build_dir, hw, *, waves, status_module, plan_file,
-                    results_xml, log, progress, cycles,
-                    progress_file) -> tuple[float, float, list[str]]:
-    """Generate (once), build (once) and run the cocotb test on ``plan_file``: the
+def _build_and_test(net, top, sim, build_dir, hw, *, waves, status_module, job: _Job,
+                    progress, cycles) -> tuple[float, float, list[str]]:
+    """Generate (once), build (once) and run the cocotb test on ``job.plan``: the
     build's and the run's seconds, and why the simulator failed (empty if it did not;
     the results XML says which tests failed). The test writes the cycles it has run
-    into ``progress_file`` (if not None), watched for ``progress``. Raises
+    into ``job.progress`` (if not None), watched for ``progress``. Raises
     :class:`SimulatorError` if the build fails."""
     from ..hdl.gen import generate
     from ..hdl.tools import temporary_env
+    log, results_xml = job.log, job.results_xml
     # Another process (a pytest-xdist worker) may share build_dir: one at a time
     # generates and builds; with waves the dump's name is shared too, so the lock is
     # held through the run.
@@ -538,12 +546,12 @@ def _build_and_test(net, top, sim, build_dir, hw, *, waves, status_module, plan_
             what = f"simulating {cycles} delivery cycles on {sim}"
             progress(0, cycles, what)
             t1 = time.perf_counter()
-            watch = _Watch(progress_file, cycles, what, progress)
+            watch = _Watch(job.progress, cycles, what, progress)
             try:
                 runner.test(hdl_toplevel=f"{top}_harness",
                             test_module="fatnet.sim.cocotb_runner", build_dir=build_dir,
                             test_dir=build_dir, results_xml=str(results_xml),
-                            extra_env={PLAN_ENV: str(plan_file)}, waves=waves,
+                            extra_env={PLAN_ENV: str(job.plan)}, waves=waves,
                             plusargs=(
                                 [f"+dumpfile_path={build_dir / f'{top}_harness.vcd'}"]
                                 if sim == "icarus" and waves else []))

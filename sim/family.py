@@ -2,13 +2,29 @@
 
 The planner and comparator (:mod:`fatnet.sim.plan`), the cocotb runner
 (:mod:`fatnet.sim.cocotb_runner`), the Amaranth-simulator bench
-(:mod:`fatnet.sim.amaranth_bench`) and the waves (:mod:`fatnet.sim.waves`,
-:mod:`fatnet.sim.wavedecode`) never look a family up and never branch on one: they are
-handed a :class:`SimFamily`, whose ``testbench`` has the members of
-:class:`TestbenchFamily` (in practice the package ``fatnet.sim.<family>``) and whose
-``hardware`` those of :class:`~fatnet.hdl.family.HardwareFamily`. The registered family
-objects of :mod:`fatnet.cli.registry` are such objects; ``tests/test_families.py``
-checks that every one provides these members with these parameters.
+(:mod:`fatnet.sim.amaranth_bench`), the waves (:mod:`fatnet.sim.waves`,
+:mod:`fatnet.sim.wavedecode`) and the self-test (:mod:`fatnet.sim.bist`) never look a
+family up and never branch on one: they are handed a :class:`SimFamily`, whose
+``testbench`` (in practice the package ``fatnet.sim.<family>``) has the hooks below and
+whose ``hardware`` those of :class:`~fatnet.hdl.family.HardwareFamily`. The registered
+family objects of :mod:`fatnet.cli.registry` are such objects; ``tests/test_families.py``
+checks every one against these protocols, parameters included.
+
+The hooks come in small protocols, one per concern. Every family has the required ones,
+together :class:`TestbenchFamily`:
+
+* :class:`Naming`: which port and wire a model waveform is, and names for reports;
+* :class:`ModelStepping`: one delivery cycle of the model, checked and run;
+* :class:`BuildKey`: what keys a simulator build (:class:`BuildParams`).
+
+The optional capabilities are detected by type (``isinstance`` against the protocol), never
+stubbed:
+
+* :class:`Waves`: GTKWave groups and decoded message traces (``--waves``);
+* :class:`RuntimeFaults`: a run-time fault mask and status registers (splitter networks);
+  a family without it has no ``fault_mask`` port and no status to compare;
+* :class:`SelfTest`: what the self-testing top's stuck-wire prediction needs (``fatnet
+  board``).
 
 The endpoints and their names are not a hook: they are the network top's signature
 (:func:`fatnet.hdl.signatures.endpoints`: ``leaf__3``, ``ext``, ``term__5``), the one
@@ -20,93 +36,168 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from ..golden.cycle import CycleResult
+from ..golden.errors import ParameterError
 from ..hdl.family import HardwareFamily
+from .waves import WaveGroup
 
-__all__ = ["TestbenchFamily", "SimFamily", "Hooks"]
+__all__ = ["Naming", "ModelStepping", "BuildKey", "BuildParams", "TestbenchFamily",
+           "Waves", "RuntimeFaults", "SelfTest", "SimFamily", "Hooks", "runtime_faults",
+           "waves_of", "has_self_test", "self_test_of", "fault_mask_width", "OPTIONAL"]
 
 
 @runtime_checkable
-class TestbenchFamily(Protocol):
-    """The testbench hooks of one family; ``net`` is always that family's golden network,
+class Naming(Protocol):
+    """Ports, wires and names for reports; ``net`` is always the family's golden network,
     a port is an endpoint's name in the top's signature (``leaf__3``)."""
 
     def port_name(self, net, endpoint) -> str:
         """The port of a golden endpoint (a message's source or destination)."""
+        ...
 
     def label(self, net, src, dst) -> str:
         """A message's route, for reports (``leaf__1 -> leaf__3``)."""
+        ...
 
-    def recv_port(self, net, key) -> tuple[str, int] | None:
+    def recv_port(self, net, key: tuple) -> tuple[str, int] | None:
         """The ``(port, wire)`` of the ``recv`` wire a model waveform key
         ``(*channel, wire)`` is, or None for an interior wire."""
+        ...
 
-    def ack_port(self, net, key) -> tuple[str, int] | None:
+    def ack_port(self, net, key: tuple) -> tuple[str, int] | None:
         """The same for the ``send_ack`` wires (acknowledgment waveforms)."""
-
-    def destination_acknowledges(self, net) -> bool:
-        """Whether a source's ``send_ack`` is the destination's ``recv_ack`` passed
-        back through the network (False: the network acknowledges by itself and
-        ``recv_ack`` is not used), for the self-testing top's stuck-wire prediction."""
+        ...
 
     def site(self, net, port: str, kind: str, wire: int) -> str:
         """Which node or switch drives a port's wire, for reports."""
+        ...
+
+
+@runtime_checkable
+class ModelStepping(Protocol):
+    """One delivery cycle of the model."""
 
     def prepare(self, net, ms, idx, mask=None) -> Any:
         """Check one cycle of message indices (raise
         :class:`~fatnet.golden.errors.FatnetInputError` for a cycle the network cannot
-        carry) and return what :meth:`simulate` needs."""
+        carry) and return what :meth:`simulate` needs; ``mask``: a run-time fault mask,
+        for a family with :class:`RuntimeFaults` (None otherwise)."""
+        ...
 
-    def simulate(self, net, ms, prepared) -> Any:
-        """Run a prepared cycle through the model once: a
-        :class:`~fatnet.golden.cycle.CycleResult`."""
+    def simulate(self, net, ms, prepared) -> CycleResult:
+        """Run a prepared cycle through the model once."""
+        ...
+
+
+@dataclass(frozen=True)
+class BuildParams:
+    """What keys a simulator build of a network: its ``params`` (JSON-serialisable, also
+    the ``network`` of ``fatnet board``'s board.json) and the model's ``sources`` (file
+    paths whose text the build key hashes with the generator's)."""
+
+    params: dict
+    sources: tuple[str, ...]
+
+
+@runtime_checkable
+class BuildKey(Protocol):
+    """What keys a simulator build."""
+
+    def build_params(self, net) -> BuildParams:
+        """The parameters and model sources that key a build of ``net``."""
+        ...
+
+
+@runtime_checkable
+class TestbenchFamily(Naming, ModelStepping, BuildKey, Protocol):
+    """Every testbench hook a family must have."""
+
+
+@runtime_checkable
+class Waves(Protocol):
+    """Optional: GTKWave groups and decoded message traces (``fatnet sim --waves``)."""
+
+    def wave_groups(self, net, top: str, core: str) -> list[WaveGroup]:
+        """The groups shown (:class:`~fatnet.sim.waves.WaveGroup`): the ``controller``
+        and ``terminals`` groups (:func:`~fatnet.sim.waves.controller_group`,
+        :func:`~fatnet.sim.waves.terminal_group`) and the network's inside."""
+        ...
+
+    def hop_field_labels(self, net, src, dst) -> list[list[str]]:
+        """Per hop of a message's route, a label per header bit it consumes."""
+        ...
+
+    def interior_wires(self, net) -> dict:
+        """Model waveform key -> [(data signal, ack signal, bit)] of the interior signals
+        that carry it (relative to the network top; empty: none placed)."""
+        ...
+
+
+@runtime_checkable
+class RuntimeFaults(Protocol):
+    """Optional: a run-time fault mask (the top's ``fault_mask`` input) and the status
+    registers the model predicts under it."""
 
     def mask_width(self, net) -> int:
-        """Bits of the run-time fault mask (0: the family has none)."""
+        """Bits of the run-time fault mask."""
+        ...
 
     def mask_int(self, net, mask) -> int:
         """A fault mask as the integer the ``fault_mask`` port takes (refusing a wrong
         width in one line)."""
+        ...
 
     def expected_status(self, net, mask) -> Any:
-        """The settled status registers the model predicts under ``mask``, or None."""
+        """The settled status registers the model predicts under ``mask`` (None: no
+        mask), as a bool array."""
+        ...
 
     def status_settle_clocks(self, net) -> int:
-        """Clocks the status registers take to settle after the fault mask changes
-        (0 for a family without them)."""
+        """Clocks the status registers take to settle after the fault mask changes."""
+        ...
 
     def status_paths(self, net, top: str) -> list[str]:
         """The status registers' hierarchical names under the harness (``top``: the
         network top's instance name) in :meth:`expected_status`'s order, for the cocotb
-        testbench; empty for a family without them."""
+        testbench."""
+        ...
 
     def status_signals(self, net, dut) -> Any:
         """The status registers of an elaborated network top ``dut`` for the Amaranth
-        simulator, nested as :meth:`expected_status` is (None without them)."""
+        simulator, nested as :meth:`expected_status` is."""
+        ...
 
     def status_site(self, net, index: tuple) -> str:
         """What the status register at ``index`` (of :meth:`expected_status`) belongs to,
         for reports (``switch (level 2, row 5)``)."""
+        ...
 
-    def build_params(self, net) -> tuple[dict, list]:
-        """(parameters, model source files) that key a simulator build."""
 
-    def wave_groups(self, net, top: str, core: str) -> list:
-        """GTKWave groups: ``[(title, [(path, width) or (subgroup, [...])])]``."""
+@runtime_checkable
+class SelfTest(Protocol):
+    """Optional: what the self-testing top (``fatnet board``) needs beyond the model."""
 
-    def hop_field_labels(self, net, src, dst) -> list[list[str]]:
-        """Per hop of a message's route, a label per header bit it consumes (waves)."""
+    def destination_acknowledges(self, net) -> bool:
+        """Whether a source's ``send_ack`` is the destination's ``recv_ack`` passed
+        back through the network (False: the network acknowledges by itself and
+        ``recv_ack`` is not used), for the stuck-wire prediction."""
+        ...
 
-    def interior_wires(self, net) -> dict:
-        """Model waveform key -> [(data signal, ack signal, bit)] of the interior signals
-        that carry it (waves)."""
+
+#: The optional testbench capabilities, by name (for reports and the family checks).
+OPTIONAL: dict[str, type] = {"waves": Waves, "runtime faults": RuntimeFaults,
+                             "self-test": SelfTest}
 
 
 @runtime_checkable
 class SimFamily(Protocol):
     """A family as the testbench engines receive it: its hardware and testbench hooks."""
 
-    hardware: HardwareFamily
-    testbench: TestbenchFamily
+    @property
+    def hardware(self) -> HardwareFamily: ...
+
+    @property
+    def testbench(self) -> TestbenchFamily: ...
 
 
 @dataclass(frozen=True)
@@ -116,3 +207,35 @@ class Hooks:
 
     hardware: HardwareFamily
     testbench: TestbenchFamily
+
+
+def runtime_faults(family: SimFamily) -> RuntimeFaults | None:
+    """The family's run-time fault hooks, or None for a family without them."""
+    tb = family.testbench
+    return tb if isinstance(tb, RuntimeFaults) else None
+
+
+def waves_of(family: SimFamily) -> Waves | None:
+    """The family's wave hooks, or None for a family without them."""
+    tb = family.testbench
+    return tb if isinstance(tb, Waves) else None
+
+
+def has_self_test(family: SimFamily) -> bool:
+    """Whether the family's testbench has the self-test's hooks (:class:`SelfTest`)."""
+    return isinstance(family.testbench, SelfTest)
+
+
+def self_test_of(family: SimFamily, net) -> SelfTest:
+    """The family's self-test hooks; a family without them is refused in one line."""
+    tb = family.testbench
+    if not isinstance(tb, SelfTest):
+        raise ParameterError(f"the {net.family} family has no self-testing top (its "
+                             f"testbench has no destination_acknowledges)")
+    return tb
+
+
+def fault_mask_width(net, family: SimFamily) -> int:
+    """Bits of ``net``'s run-time fault mask (0 for a family without run-time faults)."""
+    faults = runtime_faults(family)
+    return 0 if faults is None else faults.mask_width(net)

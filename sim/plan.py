@@ -24,6 +24,7 @@ import numpy as np
 from ..golden.cycle import CycleResult
 from ..golden.errors import FatnetInputError
 from ..hdl.harness import packed_layout
+from .family import SimFamily, fault_mask_width, runtime_faults
 
 __all__ = ["CyclePlan", "plan_cycle", "plan_result", "plans", "endpoint_layouts", "Mismatch",
            "compare_cycle",
@@ -71,7 +72,7 @@ def _zeros(layout, length) -> dict:
     return {port: np.zeros((length, width), dtype=np.uint8) for port, _, width in layout}
 
 
-def plan_cycle(net, ms, idx, mask=None, *, family) -> CyclePlan:
+def plan_cycle(net, ms, idx, mask=None, *, family: SimFamily) -> CyclePlan:
     """Convenience for tests: run messages ``idx`` through the model as one cycle
     (once; under the run-time fault ``mask`` if given) and plan the result."""
     tb = family.testbench
@@ -79,13 +80,13 @@ def plan_cycle(net, ms, idx, mask=None, *, family) -> CyclePlan:
     return plan_result(net, ms, res, mask, family=family)
 
 
-def endpoint_layouts(net, family) -> tuple[list, list]:
+def endpoint_layouts(net, family: SimFamily) -> tuple[list, list]:
     """The packed send and recv layouts of ``net``'s endpoints (the top's signature)."""
     return (packed_layout(net, hardware=family.hardware),
             packed_layout(net, "recv", hardware=family.hardware))
 
 
-def plan_result(net, ms, res: CycleResult, mask=None, *, family,
+def plan_result(net, ms, res: CycleResult, mask=None, *, family: SimFamily,
                 layouts: tuple | None = None) -> CyclePlan:
     """The testbench's view of a cycle the model has already run: what every source
     drives (the result's injections) and what every endpoint's ``recv`` and ``send_ack``
@@ -119,18 +120,19 @@ def plan_result(net, ms, res: CycleResult, mask=None, *, family,
     site = {(p, kind, w): tb.site(net, p, kind, w)
             for kind, arrays in (("recv", recv), ("send_ack", ack))
             for p, a in arrays.items() for w in range(a.shape[1])}
-    width = tb.mask_width(net)
-    mask_value = None
-    if mask is not None:
-        if not width:
+    faults = runtime_faults(family)
+    if faults is None:
+        if mask is not None:
             raise FatnetInputError(f"a {net.family} network has no run-time fault mask")
-        mask_value = tb.mask_int(net, mask)
-    status = tb.expected_status(net, mask)
-    return CyclePlan(T, drive, recv, ack, res, owner, label, site, mask_value, width, status,
-                     None if status is None else partial(tb.status_site, net))
+        return CyclePlan(T, drive, recv, ack, res, owner, label, site)
+    mask_value = None if mask is None else faults.mask_int(net, mask)
+    status = faults.expected_status(net, mask)
+    return CyclePlan(T, drive, recv, ack, res, owner, label, site, mask_value,
+                     faults.mask_width(net), status,
+                     None if status is None else partial(faults.status_site, net))
 
 
-def plans(net, ms, cycles, masks=None, *, family) -> list[CyclePlan]:
+def plans(net, ms, cycles, masks=None, *, family: SimFamily) -> list[CyclePlan]:
     """One plan per cycle: ``cycles`` holds the model's own :class:`CycleResult` s (as
     ``fatnet sim`` and the run drivers keep them) or, for tests, sequences of message
     indices (each run through the model once, see :func:`plan_cycle`). Index cycles are
@@ -142,7 +144,7 @@ def plans(net, ms, cycles, masks=None, *, family) -> list[CyclePlan]:
     masks = [None] * len(cycles) if masks is None else list(masks)
     if len(masks) != len(cycles):
         raise FatnetInputError(f"{len(masks)} fault masks for {len(cycles)} cycles")
-    if any(mk is not None for mk in masks) and not tb.mask_width(net):
+    if any(mk is not None for mk in masks) and not fault_mask_width(net, family):
         raise FatnetInputError(f"a {net.family} network has no run-time fault mask")
     runs = [c if isinstance(c, CycleResult) else tb.prepare(net, ms, c, mk)
             for c, mk in zip(cycles, masks)]
@@ -189,12 +191,13 @@ class Mismatch:
 def compare_status(plan: CyclePlan, got_status) -> list[Mismatch]:
     """The settled status registers (``bad``: faulty or declared faulty) against the
     model's propagation of the cycle's faults; one entry per differing switch."""
-    if plan.expect_status is None or got_status is None:
+    site = plan.status_site
+    if plan.expect_status is None or got_status is None or site is None:
         return []
     exp = np.asarray(plan.expect_status, dtype=np.uint8)
     got = np.asarray(got_status, dtype=np.uint8).reshape(exp.shape)
     mask = "no fault mask" if not plan.mask else f"fault mask {plan.mask:#x}"
-    return [Mismatch(f"status of {plan.status_site(tuple(int(x) for x in ix))} ({mask}; "
+    return [Mismatch(f"status of {site(tuple(int(x) for x in ix))} ({mask}; "
                      f"settled before the start strobe)", -1, int(exp[tuple(ix)]),
                      int(got[tuple(ix)]))
             for ix in np.argwhere(exp != got)]

@@ -32,10 +32,11 @@ network's start latency, :func:`fatnet.golden.cycle.start_latency`; the controll
 own :data:`fatnet.sim.cocotb_runner.PERIOD_NS`. The number of strobes must be the number
 of model cycles.
 
-Family hooks (``fatnet.sim.<family>``): ``port_name``, ``recv_port`` (the planner's),
-``hop_field_labels(net, src, dst)`` (per switch on the path, a label per field bit) and,
-optionally, ``interior_wires(net)`` (channel wire key -> [(data signal, ack signal,
-bit)] relative to the network top).
+Family hooks (``fatnet.sim.<family>``): ``port_name``, ``recv_port`` (the planner's
+:class:`~fatnet.sim.family.Naming`) and the :class:`~fatnet.sim.family.Waves` ones:
+``hop_field_labels(net, src, dst)`` (per switch on the path, a label per field bit) and
+``interior_wires(net)`` (channel wire key -> [(data signal, ack signal, bit)] relative
+to the network top; empty where the family places none).
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..golden.cycle import start_latency
+from ..golden.cycle import CycleResult, start_latency
+from .family import SimFamily, Waves, waves_of
 
 __all__ = ["decode_into_vcd", "read_vcd", "VcdData", "cycle_labels", "traced_signals",
            "cycle_starts", "dump_end", "message_label", "trace_name", "phase_trace_name",
@@ -69,7 +71,7 @@ def phase_trace_name(signal: str, wire: int) -> str:
     return f"{signal}__phase_w{wire}"
 
 
-def message_label(net, message: int, outcome, family) -> str:
+def message_label(net, message: int, outcome, family: SimFamily) -> str:
     """The label of a message for its whole life on a wire: ``m<id>:<src>-><dst>``
     (terminals as the network names them), ``(lost)`` appended for a lost one. A VCD
     string value holds no blank, hence the colon."""
@@ -222,10 +224,10 @@ def _body_changes(lines, vars_: dict, names=None) -> dict:
     """The value changes (path -> [(time, value)]) of ``names`` (None: all) in the body
     lines of a VCD whose variables are ``vars_``."""
     wanted = vars_ if names is None else {n: vars_[n] for n in names}
-    by_id = {}
+    by_id: dict[str, list[str]] = {}
     for n, (ident, _, _) in wanted.items():
         by_id.setdefault(ident, []).append(n)
-    changes = {n: [] for n in wanted}
+    changes: dict[str, list] = {n: [] for n in wanted}
     for t, ident, value in _values(lines):
         for n in by_id.get(ident, ()):
             changes[n].append((t, value))
@@ -265,11 +267,19 @@ def _endpoint_signals(net, family) -> dict:
     return out
 
 
-def _stream_labels(net, o, family) -> list[str]:
+def _waves(family: SimFamily) -> Waves:
+    """The family's :class:`~fatnet.sim.family.Waves` hooks (refused without them)."""
+    hooks = waves_of(family)
+    if hooks is None:
+        raise WaveDecodeError("the family has no wave hooks (hop_field_labels, "
+                              "interior_wires)")
+    return hooks
+
+
+def _stream_labels(net, o, family: SimFamily) -> list[str]:
     """One label per bit of the source stream of outcome ``o``: M, fields, payload."""
-    fam = family.testbench
     labels = ["M"]
-    for hop in fam.hop_field_labels(net, o.src, o.dst):
+    for hop in _waves(family).hop_field_labels(net, o.src, o.dst):
         labels += list(hop)
     pay = len(o.stream) - len(labels)
     if pay < 0:
@@ -278,12 +288,12 @@ def _stream_labels(net, o, family) -> list[str]:
     return labels + [f"pay{pay - 1 - i}" for i in range(pay)]
 
 
-def traced_signals(net, *, family) -> tuple[dict, dict, dict]:
+def traced_signals(net, *, family: SimFamily) -> tuple[dict, dict, dict]:
     """What can be decoded: ``(endpoints, interior, signals)``: (port, kind) -> (signal,
     width); the family's ``interior_wires``; and every signal (under the network top)
     with a decoded trace per wire -> its width, in display order."""
     ends = _endpoint_signals(net, family)
-    inner = family.testbench.interior_wires(net)
+    inner = _waves(family).interior_wires(net)
     signals = dict(ends.values())
     for wires in inner.values():
         for data, ack, bit in wires:
@@ -313,7 +323,7 @@ def _wires_of(net, o, q, ends, inner, fam):
     return wires, ack_wires
 
 
-def cycle_labels(net, res, ends=None, inner=None, *, family) -> dict:
+def cycle_labels(net, res, ends=None, inner=None, *, family: SimFamily) -> dict:
     """One delivery cycle decoded: ``{(signal, wire): [(message label, phase) per
     bit-time]}`` for every wire that carries a message or its acknowledgment (the others
     are idle: ``(IDLE, IDLE)``). ``res`` is the model's
@@ -321,9 +331,10 @@ def cycle_labels(net, res, ends=None, inner=None, *, family) -> dict:
     fam = family.testbench
     if ends is None or inner is None:
         ends, inner, _ = traced_signals(net, family=family)
-    res = getattr(res, "result", res)  # a CyclePlan or a CycleResult
+    if not isinstance(res, CycleResult):
+        res = res.result  # a CyclePlan
     T = net.cycle_length
-    cur = {}
+    cur: dict[tuple, list] = {}
 
     def put(keys, t, label, phase):
         for k in keys:
@@ -356,7 +367,7 @@ def _ident(n: int) -> str:
 
 
 def decode_into_vcd(net, results, vcd_path, top: str | None = None,
-                    core: str | None = None, *, family) -> dict:
+                    core: str | None = None, *, family: SimFamily) -> dict:
     """Add the decoded traces of ``results`` (the model's cycle results, or plans, one
     per delivery cycle the dump holds, in order) to the VCD at ``vcd_path``, in place.
 
@@ -396,7 +407,9 @@ def decode_into_vcd(net, results, vcd_path, top: str | None = None,
             if ident not in used:
                 return ident
 
-    new_vars, added, ids = {}, {}, {}
+    new_vars: dict[str, list] = {}
+    added: dict[str, list[str]] = {}
+    ids: dict[tuple, tuple[str, str]] = {}
     for sig, width in signals.items():
         if f"{root}.{sig}" not in vars_:
             continue  # a signal the simulator did not dump (optimised away)

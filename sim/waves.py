@@ -19,11 +19,16 @@ run: the zoom is computed from the dump's end time so that it fills the wave pan
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .family import SimFamily
 
 __all__ = ["write_gtkw", "wave_groups", "write_waves", "controller_group",
-           "terminal_group", "CONTROLLER", "TERMINALS", "WINDOW", "SIGNALS_WIDTH",
-           "fit_zoom"]
+           "terminal_group", "WaveSignal", "WaveGroup", "CONTROLLER", "TERMINALS", "WINDOW",
+           "SIGNALS_WIDTH", "fit_zoom"]
 
 CONTROLLER, TERMINALS = "controller", "terminals"
 #: The window the save file asks for (pixels): a full-HD screen.
@@ -41,37 +46,64 @@ _COLLAPSED, _CLOSED, _GRP_BEGIN, _GRP_END = 0x1000, 0x400000, 0x800000, 0x100000
 _BIT, _VECTOR, _TEXT = _BIN | _RJUSTIFY, _DEC | _RJUSTIFY, _HEX | _RJUSTIFY
 
 
+@dataclass(frozen=True)
+class WaveSignal:
+    """A signal shown: its hierarchical path in the dump and its width in bits."""
+
+    path: str
+    width: int
+
+
+@dataclass(frozen=True)
+class WaveGroup:
+    """A group of the save file: its title, its signals, then its subgroups."""
+
+    title: str
+    signals: tuple[WaveSignal, ...] = ()
+    groups: tuple[WaveGroup, ...] = ()
+
+    @classmethod
+    def of(cls, title: str, signals=(), groups=()) -> WaveGroup:
+        """A group from ``(path, width)`` pairs and groups."""
+        return cls(title, tuple(WaveSignal(p, w) for p, w in signals), tuple(groups))
+
+
 def _vec(path: str, width: int) -> str:
     return f"{path}[{width - 1}:0]" if width > 1 else path
 
 
-def controller_group(rows, top: str, root: str, extra=()) -> tuple:
+def controller_group(rows, top: str, root: str, extra=()) -> WaveGroup:
     """The ``controller`` group: the harness's clock, the members of the network top's
     signature that are no terminal's (``rows``: its
     :func:`~fatnet.hdl.signatures.port_rows`) and ``extra`` ((path, width) of the
     family's sequencer registers)."""
-    return (CONTROLLER, [(f"{top}.clk", 1)] + [(f"{root}.{r['name']}", r["width"])
-                                              for r in rows if r["endpoint"] is None]
-            + list(extra))
+    return WaveGroup.of(CONTROLLER, [(f"{top}.clk", 1)]
+                        + [(f"{root}.{r['name']}", r["width"])
+                           for r in rows if r["endpoint"] is None] + list(extra))
 
 
-def terminal_group(rows, root: str) -> tuple:
+def terminal_group(rows, root: str) -> WaveGroup:
     """The ``terminals`` group: per terminal (in signature order) a group of its members
     (``send``, ``send_ack``, ``recv``, ``recv_ack``)."""
-    per = {}
+    per: dict[str, list] = {}
     for r in rows:
         if r["endpoint"] is not None:
             per.setdefault(r["endpoint"], []).append((f"{root}.{r['name']}", r["width"]))
-    return (TERMINALS, list(per.items()))
+    return WaveGroup.of(TERMINALS, groups=[WaveGroup.of(t, sigs) for t, sigs in per.items()])
 
 
-def wave_groups(net, top: str | None = None, core: str | None = None, *, family):
-    """``[(group title, [(path, width) or (subgroup title, [(path, width)])])]`` of
-    every signal shown, from the family's hook, the controller and the terminals first."""
+def wave_groups(net, top: str | None = None, core: str | None = None, *,
+                family: SimFamily) -> list[WaveGroup]:
+    """Every group shown, from the family's :class:`~fatnet.sim.family.Waves` hook, the
+    controller and the terminals first (none for a family without waves)."""
+    from .family import waves_of
+    hooks = waves_of(family)
+    if hooks is None:
+        return []
     core = core or net.family
-    groups = family.testbench.wave_groups(net, top or f"{core}_harness", core)
-    first = [g for t in (CONTROLLER, TERMINALS) for g in groups if g[0] == t]
-    return first + [g for g in groups if g[0] not in (CONTROLLER, TERMINALS)]
+    groups = hooks.wave_groups(net, top or f"{core}_harness", core)
+    first = [g for t in (CONTROLLER, TERMINALS) for g in groups if g.title == t]
+    return first + [g for g in groups if g.title not in (CONTROLLER, TERMINALS)]
 
 
 def fit_zoom(end_time: float) -> float:
@@ -80,11 +112,12 @@ def fit_zoom(end_time: float) -> float:
     return -math.log2(max(end_time, 1) * _PIXELS_PER_FRAME / _WAVE_PANE)
 
 
-def _layout(groups, decoded: dict) -> list[str]:
+def _layout(groups: list[WaveGroup], decoded: dict) -> list[str]:
     """The save file's trace lines: the controller flat, the terminals' group open and
     every other group closed; a signal's decoded traces right under it. A flag line
     (``@<hex>``) is written where the flags change, as GTKWave writes them."""
-    lines, flags = [], [None]
+    lines: list[str] = []
+    flags: list[int | None] = [None]
 
     def put(flag, *names):
         if flag != flags[0]:
@@ -98,31 +131,30 @@ def _layout(groups, decoded: dict) -> list[str]:
         if decoded.get(path):
             put(_TEXT | fold, *decoded[path])
 
-    def group(title, items, closed, hidden):
+    def group(g: WaveGroup, closed: bool, hidden: bool):
         """A group; ``hidden``: it sits inside a closed group (GTKWave marks every
         trace a closed group hides, its end marker included, collapsed)."""
         shut = _CLOSED if closed else 0
-        put(_GRP_BEGIN | _BLANK | shut | (_COLLAPSED if hidden else 0), f"-{title}")
-        for item in items:
-            if isinstance(item[1], list):
-                group(*item, closed=True, hidden=hidden or closed)
-            else:
-                show(*item, hidden=hidden or closed)
+        put(_GRP_BEGIN | _BLANK | shut | (_COLLAPSED if hidden else 0), f"-{g.title}")
+        for sig in g.signals:
+            show(sig.path, sig.width, hidden=hidden or closed)
+        for sub in g.groups:
+            group(sub, closed=True, hidden=hidden or closed)
         put(_GRP_END | _BLANK | shut | (_COLLAPSED if hidden or closed else 0),
-            f"-{title}")
+            f"-{g.title}")
 
-    for title, items in groups:
-        if title == CONTROLLER:
-            for p, w in items:
-                show(p, w, hidden=False)
+    for g in groups:
+        if g.title == CONTROLLER:
+            for sig in g.signals:
+                show(sig.path, sig.width, hidden=False)
         else:
-            group(title, items, closed=title != TERMINALS, hidden=False)
+            group(g, closed=g.title != TERMINALS, hidden=False)
     return lines
 
 
 def write_gtkw(net, dump_file, gtkw_file, top: str | None = None,
                decoded: dict | None = None, end_time: float | None = None, *,
-               family) -> Path:
+               family: SimFamily) -> Path:
     """Write a .gtkw that opens ``dump_file`` in a :data:`WINDOW` window on the whole
     run: the controller signals first, then the terminals (one closed group each), then
     one closed group per node or level (with a closed group per port or switch).
@@ -131,7 +163,7 @@ def write_gtkw(net, dump_file, gtkw_file, top: str | None = None,
     ----------
     net : FatTreeNetwork or CircuitNetwork or HypercubeCircuit
     family : SimFamily
-        The family's hooks (its ``testbench.wave_groups`` says what is shown).
+        The family's hooks (its :class:`~fatnet.sim.family.Waves` say what is shown).
     dump_file, gtkw_file : path-like
     top : str
         Name of the top module in the dump (default the harness, ``<family>_harness``).
@@ -158,20 +190,26 @@ def write_gtkw(net, dump_file, gtkw_file, top: str | None = None,
 
 
 def write_waves(net, results, dump_file, out_dir, top: str | None = None,
-                name: str | None = None, *, family):
+                name: str | None = None, *, family: SimFamily):
     """``fatnet sim --waves``: copy the simulator's dump into ``out_dir``, merge the
     decoded message traces of the model's cycle ``results`` into it (a VCD) and write
     the .gtkw (``<name>.gtkw``, default ``<family>.gtkw``) that shows them under their
     wires. Returns (dump, gtkw, note): ``note`` says why there are no decoded traces
-    (None when there are)."""
+    (None when there are); a family without :class:`~fatnet.sim.family.Waves` gets the
+    dump alone (gtkw None)."""
     import shutil
 
+    from .family import waves_of
     from .wavedecode import WaveDecodeError, decode_into_vcd, dump_end
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     dump = out / Path(dump_file).name
     shutil.copyfile(dump_file, dump)
-    decoded, note = {}, None
+    decoded: dict = {}
+    note = None
+    if waves_of(family) is None:
+        return dump, None, (f"the {net.family} family has no wave groups: no .gtkw and "
+                            "no decoded message traces")
     if dump.suffix != ".vcd":
         note = f"{dump.name} is not a VCD; no decoded message traces"
     else:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from simulators import require
+from simulators import expected_bit_flipped, require
 
 from fatnet.cli.main import main
 
@@ -84,15 +84,10 @@ def test_verbose_progress_is_one_line_per_step(capsys):
 def test_a_failing_simulation_is_one_error_line_with_seed_replay_and_log(
         tmp_path, capfd, monkeypatch):
     require("icarus")
-    from fatnet.sim import cocotb_runner
-    real = cocotb_runner.run
-
-    def flipped(*args, **kwargs):     # one wrong expected bit: the comparison must fail
-        return real(*args, **kwargs, flip_expected=(0, "recv", 5, 0))
-    monkeypatch.setattr(cocotb_runner, "run", flipped)
     argv = [*SIM, "--build-dir", str(tmp_path)]
     monkeypatch.setattr(sys, "argv", ["fatnet", *argv])
-    assert main(argv) == 1
+    with expected_bit_flipped(0, "recv", 5):   # one wrong expected bit: the comparison must fail
+        assert main(argv) == 1
     out, err = capfd.readouterr()
     assert "icarus: FAIL" in out and "RTL differs from the golden model" in out
     (line,) = err.splitlines()

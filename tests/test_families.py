@@ -1,9 +1,12 @@
 """Every registered family implements the typed interface of every layer.
 
 A family is one :class:`fatnet.cli.registry.Family`, registered by an entry point of the
-``fatnet.families`` group; its layer packages must provide the members of
-:class:`~fatnet.cli.family.CommandFamily`, :class:`~fatnet.hdl.family.HardwareFamily` and
-:class:`~fatnet.sim.family.TestbenchFamily`, with the protocols' parameters.
+``fatnet.families`` group; its layer packages must provide the members of the required
+protocols (:class:`~fatnet.cli.family.CommandFamily`,
+:class:`~fatnet.hdl.family.HardwareFamily`, :class:`~fatnet.sim.family.TestbenchFamily`)
+with the protocols' parameters, and of each optional capability (run-time faults, waves,
+self-test, experiments, board commands) either every member or none: the engines detect a
+capability by its type, so half of one would be taken for none.
 """
 
 import inspect
@@ -11,21 +14,55 @@ from importlib.metadata import entry_points
 
 import pytest
 
+from fatnet.cli.family import OPTIONAL as COMMAND_OPTIONAL
 from fatnet.cli.family import CommandFamily
-from fatnet.cli.registry import (ENTRY_POINT_GROUP, Family, Kind, families, get_family,
-                                 kinds, register)
+from fatnet.cli.registry import (ENTRY_POINT_GROUP, Family, Kind, demo_kinds, families,
+                                 get_family, kinds, register)
 from fatnet.golden.errors import ParameterError
 from fatnet.hdl.family import HardwareFamily
+from fatnet.sim.family import OPTIONAL as BENCH_OPTIONAL
 from fatnet.sim.family import SimFamily
 from fatnet.sim.family import TestbenchFamily as BenchProtocol  # not a test class
 
-LAYERS = [("commands", CommandFamily), ("hardware", HardwareFamily),
-          ("testbench", BenchProtocol)]
+#: layer -> (its required protocol, its optional capabilities by name)
+LAYERS = [("commands", CommandFamily, COMMAND_OPTIONAL), ("hardware", HardwareFamily, {}),
+          ("testbench", BenchProtocol, BENCH_OPTIONAL)]
 
 
-def _members(protocol):
-    return {name: value for name, value in vars(protocol).items()
-            if not name.startswith("_") and callable(value)}
+def _members(protocol) -> dict:
+    """Every member a protocol declares, its bases' included: name -> the declared
+    function, or None for a data member."""
+    out = {}
+    for base in reversed(protocol.__mro__):
+        if not base.__module__.startswith("fatnet."):
+            continue   # object, typing.Protocol, typing.Generic
+        out.update({name: None for name in vars(base).get("__annotations__", {})
+                    if not name.startswith("_")})
+        out.update({name: value for name, value in vars(base).items()
+                    if not name.startswith("_") and callable(value)})
+    return out
+
+
+def _check_parameters(where: str, method, implemented) -> None:
+    """The engines call the hooks positionally, as the protocol lists the parameters."""
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    want = list(inspect.signature(method).parameters.values())[1:]  # without self
+    got = list(inspect.signature(implemented).parameters.values())
+    where = f"{where}{tuple(p.name for p in got)}"
+    assert len(got) >= len(want) and all(p.kind in positional for p in got[:len(want)]), \
+        f"{where}: takes {[p.name for p in want]} positionally"
+    assert all(p.default is not inspect.Parameter.empty
+               for p, q in zip(got, want) if q.default is not inspect.Parameter.empty), \
+        f"{where}: required where the protocol's is optional"
+    assert all(p.default is not inspect.Parameter.empty or p.kind == p.VAR_KEYWORD
+               for p in got[len(want):]), f"{where}: a required parameter too many"
+
+
+def _check_protocol(where: str, hooks, protocol) -> None:
+    assert isinstance(hooks, protocol), f"{where}: not a {protocol.__name__}"
+    for name, method in _members(protocol).items():
+        if method is not None:
+            _check_parameters(f"{where}.{name}", method, getattr(hooks, name))
 
 
 def test_the_registry_holds_what_the_entry_points_name():
@@ -36,26 +73,43 @@ def test_the_registry_holds_what_the_entry_points_name():
 
 
 @pytest.mark.parametrize("fam", families(), ids=lambda f: f.name)
-@pytest.mark.parametrize("layer, protocol", LAYERS, ids=[n for n, _ in LAYERS])
-def test_every_family_implements_each_layers_interface(fam, layer, protocol):
+@pytest.mark.parametrize("layer, protocol, optional", LAYERS, ids=[n for n, *_ in LAYERS])
+def test_every_family_implements_each_layers_interface(fam, layer, protocol, optional):
     hooks = getattr(fam, layer)
     if hooks is None:
         assert not fam.has_hardware and layer != "commands"
         return
-    assert isinstance(hooks, protocol), f"{fam.name} {layer}: not a {protocol.__name__}"
-    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    for name, method in _members(protocol).items():
-        # the engines call the hooks positionally, as the protocol lists the parameters
-        want = list(inspect.signature(method).parameters.values())[1:]  # without self
-        got = list(inspect.signature(getattr(hooks, name)).parameters.values())
-        where = f"{fam.name} {layer}.{name}{tuple(p.name for p in got)}"
-        assert len(got) >= len(want) and all(p.kind in positional for p in got[:len(want)]), \
-            f"{where}: takes {[p.name for p in want]} positionally"
-        assert all(p.default is not inspect.Parameter.empty
-                   for p, q in zip(got, want) if q.default is not inspect.Parameter.empty), \
-            f"{where}: required where the protocol's is optional"
-        assert all(p.default is not inspect.Parameter.empty or p.kind == p.VAR_KEYWORD
-                   for p in got[len(want):]), f"{where}: a required parameter too many"
+    _check_protocol(f"{fam.name} {layer}", hooks, protocol)
+    for capability, extra in optional.items():
+        members = _members(extra)
+        has = [name for name in members if hasattr(hooks, name)]
+        assert len(has) in (0, len(members)), \
+            f"{fam.name} {layer}: {capability} half implemented: {sorted(has)} of {sorted(members)}"
+        if has:
+            _check_protocol(f"{fam.name} {layer} ({capability})", hooks, extra)
+
+
+def test_the_optional_capabilities_are_detected_by_type():
+    """Run-time faults only where the hardware has a fault mask, no stub elsewhere."""
+    from fatnet.sim.family import RuntimeFaults, SelfTest, Waves
+    with_faults = {f.name for f in families()
+                   if f.has_hardware and isinstance(f.testbench, RuntimeFaults)}
+    assert with_faults == {"butterfly"}
+    assert all(isinstance(f.testbench, Waves) and isinstance(f.testbench, SelfTest)
+               for f in families() if f.has_hardware)
+
+
+@pytest.mark.parametrize("kind", demo_kinds())
+def test_every_golden_network_is_a_network(kind, tmp_path):
+    """The demo's network of every family with hardware: ``family``, ``cycle_length`` and
+    ``payload_bits``, which the engines read without asking the family."""
+    from fatnet.cli.main import build_parser
+    from fatnet.golden.cycle import Network
+    fam = get_family(kind)
+    argv = ["gen", kind, *fam.kinds[kind].demo[0], "-o", str(tmp_path / "out")]
+    net = fam.commands.network_from_args(kind, build_parser(argv).parse_args(argv))
+    assert isinstance(net, Network) and net.family == fam.name
+    assert net.cycle_length > net.payload_bits > 0
 
 
 @pytest.mark.parametrize("fam", [f for f in families() if f.has_hardware],

@@ -22,7 +22,7 @@ from fatnet.golden.messages import MessageSet, make_pattern
 from fatnet.sim.amaranth_bench import run_cycles_harness_amaranth
 from fatnet.sim.rows import join_rows, split_rows
 from fatnet.cli.registry import family_of, get_family
-from simulators import SIMS, require as require_simulator
+from simulators import SIMS, expected_bit_flipped, require as require_simulator
 
 
 def _fattree_case():
@@ -59,7 +59,8 @@ def test_harness_rows_replay_cycles_as_modelled(case, row_bits, monkeypatch):
     assert geo["rows"] >= 2 and geo["rows"] * geo["k"] >= geo["T"] > (geo["rows"] - 1) * geo["k"]
     if row_bits == 1:
         assert geo["k"] == 1 and geo["rows"] == geo["T"]
-    _no_mismatch(run_cycles_harness_amaranth(net, ms, results, family=family_of(net)), f"ROW_BITS {row_bits}")
+    _no_mismatch(run_cycles_harness_amaranth(net, ms, results, family=family_of(net)),
+                 f"ROW_BITS {row_bits}")
 
 
 def test_rows_split_and_join_are_inverse():
@@ -160,14 +161,16 @@ def test_cocotb_one_word_per_row(sim, tmp_path, monkeypatch):
     res = cocotb_runner.run(net, ms, results, sim=sim, build_root=tmp_path, family=family_of(net))
     assert res.passed, "\n".join(res.failures)
     assert res.cycles == len(results)
-    res = cocotb_runner.run(net, ms, results, sim=sim, build_root=tmp_path,
-                            flip_expected=(len(results) - 1, "recv", T - 1, 0), family=family_of(net))
+    with expected_bit_flipped(-1, "recv", T - 1):
+        res = cocotb_runner.run(net, ms, results, sim=sim, build_root=tmp_path,
+                                family=family_of(net))
     assert not res.passed and f"at bit-time {T - 1}" in res.failures[0]
 
 
 def _run_in_child(build_root, queue):
     net, ms, results = _fattree_case()
-    res = cocotb_runner.run(net, ms, results, sim="icarus", build_root=build_root, family=family_of(net))
+    res = cocotb_runner.run(net, ms, results, sim="icarus", build_root=build_root,
+                            family=family_of(net))
     queue.put((res.passed, res.failures))
 
 

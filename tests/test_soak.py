@@ -4,7 +4,7 @@ it with the seed and the command to replay the chunk."""
 
 import pytest
 
-from simulators import SIMS, require
+from simulators import SIMS, expected_bit_flipped, require
 
 from bench_scripts import bench_script
 
@@ -22,13 +22,9 @@ def test_a_short_soak_counts_every_delivery_once(tmp_path):
 
 
 @pytest.mark.skipif("verilator" not in SIMS, reason="SIM selects another simulator")
-def test_a_mismatch_stops_the_soak_with_its_replay(tmp_path, monkeypatch):
+def test_a_mismatch_stops_the_soak_with_its_replay(tmp_path):
     require("verilator")
-    from fatnet.sim import cocotb_runner
-    real = cocotb_runner.run
-
-    def flipped(*args, **kwargs):     # the comparison must catch one wrong expected bit
-        return real(*args, **kwargs, flip_expected=(0, "recv", 5, 0))
-    monkeypatch.setattr(cocotb_runner, "run", flipped)
-    with pytest.raises(RuntimeError, match=r"seed 3; replay: python bench/soak.py"):
+    # the comparison must catch one wrong expected bit
+    with expected_bit_flipped(0, "recv", 5), \
+            pytest.raises(RuntimeError, match=r"seed 3; replay: python bench/soak.py"):
         soak_module.soak("butterfly", 100, 20, seed=3, build_root=tmp_path)

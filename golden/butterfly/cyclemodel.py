@@ -46,7 +46,7 @@ import numpy as np
 
 from ..bitstream import frame, int_to_bits
 from ..checks import check_int
-from ..cycle import MAX_LINK_STAGES, MAX_START_STAGES, CycleResult, run_cycle
+from ..cycle import MAX_LINK_STAGES, MAX_START_STAGES, CycleResult, Fabric, run_cycle
 from ..errors import ParameterError
 from ..messages import MessageSet
 from ..runner import ChannelUsage, RunReport, drive_online
@@ -202,7 +202,7 @@ class CircuitNetwork:
         return self._stages[key]
 
 
-class SplitterFabric:
+class SplitterFabric(Fabric):
     """A :class:`CircuitNetwork` seen by the cycle engine; see the module docstring."""
 
     online = True

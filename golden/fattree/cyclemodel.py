@@ -34,7 +34,7 @@ Timing (bit-times from the start of the delivery cycle; docs/hardware.md "Timing
 
 from __future__ import annotations
 
-from ..cycle import CycleResult, Occupancy, Outcome, run_cycle
+from ..cycle import CycleResult, Fabric, Occupancy, Outcome, run_cycle
 from .topology import DOWN, EXT, PORT_L, PORT_NAMES, PORT_R, PORT_U, UP, out_port_for
 
 __all__ = ["Occupancy", "Outcome", "CycleResult", "FatTreeFabric", "simulate_cycle",
@@ -47,7 +47,7 @@ def source_channel(net, src: int) -> tuple[int, int]:
     return (DOWN, 0) if src == EXT else (UP, net.tree.leaf_heap(src))
 
 
-class FatTreeFabric:
+class FatTreeFabric(Fabric):
     """A :class:`FatTreeNetwork` seen by the cycle engine; channels are (direction, heap).
 
     Parameters

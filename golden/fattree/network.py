@@ -88,6 +88,11 @@ class FatTreeNetwork:
         return self.spec.start_stages
 
     @property
+    def payload_bits(self) -> int:
+        """Data bits of every message (``spec.payload_bits``), as every network has them."""
+        return self.spec.payload_bits
+
+    @property
     def stuck_wires(self) -> dict:
         """``(direction, heap, wire)`` -> value of every stuck link (``spec.stuck_links``):
         the cycle engine's key ``(*channel, wire)``."""

@@ -78,7 +78,7 @@ import numpy as np
 
 from ..bitstream import bits_to_int, frame, int_to_bits
 from ..checks import is_integer
-from ..cycle import CycleResult, run_cycle
+from ..cycle import CycleResult, Fabric, run_cycle
 from ..errors import ParameterError
 from .alg1 import check_order, pipeline_timing
 from .alg2 import check_message_bits, subcubes
@@ -101,7 +101,7 @@ class _Register:
 _REGISTER = _Register()
 
 
-class RouterChain:
+class RouterChain(Fabric):
     """Algorithm 1's router chain on the k-cube over ``dims`` (in order), as a fabric of
     the cycle engine (module docstring).
 

@@ -22,9 +22,11 @@ from ...golden.butterfly.cyclemodel import masked_network, simulate_cycle
 from ...golden.checks import is_integer
 from ...golden.errors import ParameterError
 from ...hdl.signatures import endpoint_name as port
+from ..family import BuildParams
 from ..masks import mask_refusal
 
-__all__ = ["port_name", "label", "recv_port", "ack_port", "destination_acknowledges", "site", "prepare", "simulate",
+__all__ = ["port_name", "label", "recv_port", "ack_port", "destination_acknowledges", "site",
+           "prepare", "simulate",
            "mask_width", "mask_bits", "mask_int", "masked_circuit", "expected_status",
            "status_settle_clocks", "status_paths", "status_signals", "status_site",
            "build_params"]
@@ -175,7 +177,7 @@ def simulate(net, ms, prepared):
     return simulate_cycle(circ, ms, idx)
 
 
-def build_params(net):
+def build_params(net) -> BuildParams:
     import hashlib
 
     from ...golden.butterfly import cyclemodel, faults, topology
@@ -189,4 +191,4 @@ def build_params(net):
               "start_stages": net.start_stages,
               "stuck_links": stuck_link_list(net),
               "structure": h.hexdigest()}
-    return params, [cyclemodel.__file__, faults.__file__, topology.__file__]
+    return BuildParams(params, (cyclemodel.__file__, faults.__file__, topology.__file__))

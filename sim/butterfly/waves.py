@@ -12,7 +12,7 @@ from amaranth.lib.wiring import In, Out
 
 from ...hdl.butterfly.network import network_signature, switch_key
 from ...hdl.signatures import ChannelSignature, port_rows
-from ..waves import controller_group, terminal_group
+from ..waves import WaveGroup, controller_group, terminal_group
 
 __all__ = ["wave_groups", "switch_signature", "hop_field_labels", "interior_wires"]
 
@@ -28,7 +28,8 @@ def switch_signature(inputs: int, edges: int, link_stages: int = 0) -> wiring.Si
     })
 
 
-def wave_groups(net, top: str = "butterfly_harness", core: str = "butterfly"):
+def wave_groups(net, top: str = "butterfly_harness",
+                core: str = "butterfly") -> list[WaveGroup]:
     root = f"{top}.{core}"
     top_rows = port_rows(network_signature(net))
     groups = [controller_group(top_rows, top, root), terminal_group(top_rows, root)]
@@ -42,8 +43,8 @@ def wave_groups(net, top: str = "butterfly_harness", core: str = "butterfly"):
             name = f"sw_{level}_{row}"
             sigs = [(f"{root}.{name}.{r['name']}", r["width"]) for r in rows_of[key]]
             sigs.append((f"{root}.bad_{level}_{row}", 1))
-            switches.append((f"{name} (row {row})", sigs))
-        groups.append((f"level_{level}", switches))
+            switches.append(WaveGroup.of(f"{name} (row {row})", sigs))
+        groups.append(WaveGroup.of(f"level_{level}", groups=switches))
     return groups
 
 
@@ -59,7 +60,7 @@ def interior_wires(net) -> dict:
     to the network top): the edge of the switch at ``level - 1`` that drives it (its
     ``up`` or ``down`` slot whose head is ``row`` with in-edge rank ``wire``) and switch
     ``(level, row)``'s input ``wire``."""
-    out = {}
+    out: dict[tuple, list] = {}
     heads, D = net.network.heads, net.depth
     for level in range(D):
         e = int(net.network.edges_per_group[level])

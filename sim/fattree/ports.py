@@ -1,6 +1,7 @@
-"""The fat-tree's testbench hooks (:class:`~fatnet.sim.family.TestbenchFamily`): which
-port and wire a model waveform is, what the sources drive in a cycle (switch settings
-off-line, injection wires on-line), and reports.
+"""The fat-tree's testbench hooks (:class:`~fatnet.sim.family.TestbenchFamily` and the
+self-test's :class:`~fatnet.sim.family.SelfTest`; no run-time faults): which port and
+wire a model waveform is, what the sources drive in a cycle (switch settings off-line,
+injection wires on-line), and reports.
 
 Ports are the network top's endpoints as the signature names them
 (:func:`fatnet.hdl.signatures.endpoint_name`): ``leaf__0`` .. ``leaf__{n-1}``, ``ext``.
@@ -15,14 +16,10 @@ from ...golden.fattree.switching import assign_injection_wires, set_switches
 from ...golden.fattree.topology import DOWN, EXT, UP
 from ...golden.messages import endpoint_name
 from ...hdl.signatures import endpoint_name as port
-from ..faultless import (expected_status, mask_int, mask_width, status_paths,  # noqa: F401
-                         status_settle_clocks, status_signals, status_site)
+from ..family import BuildParams
 
-__all__ = ["port_name", "label", "recv_port", "ack_port", "destination_acknowledges", "site", "prepare", "simulate",
-           "mask_width", "mask_int", "expected_status", "status_settle_clocks",
-           "status_paths", "status_signals", "status_site",
-           "build_params",
-           "boundary_node", "cycle_injections"]
+__all__ = ["port_name", "label", "recv_port", "ack_port", "destination_acknowledges", "site",
+           "prepare", "simulate", "build_params", "boundary_node", "cycle_injections"]
 
 
 def port_name(net, endpoint: int) -> str:
@@ -108,6 +105,6 @@ def simulate(net, ms, prepared):
     return simulate_cycle(net, ms, *prepared)
 
 
-def build_params(net):
+def build_params(net) -> BuildParams:
     from ...golden.fattree import concentrator, network
-    return net.spec.to_dict(), [network.__file__, concentrator.__file__]
+    return BuildParams(net.spec.to_dict(), (network.__file__, concentrator.__file__))

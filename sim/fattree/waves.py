@@ -7,14 +7,13 @@ from __future__ import annotations
 from ...golden.fattree.topology import PORT_L, PORT_NAMES, PORT_R, PORT_U
 from ...hdl.fattree.network import NodeSignature, network_signature
 from ...hdl.signatures import port_rows
-from ..waves import controller_group, terminal_group
+from ..waves import WaveGroup, controller_group, terminal_group
 
 __all__ = ["wave_groups", "hop_field_labels", "interior_wires"]
 
 
-def wave_groups(net, top: str = "fattree_harness", core: str = "fattree"):
-    """``[(group title, [(path, width) or (subgroup title, [(path, width)])])]`` of
-    every signal shown, from the signatures of the network top and of its nodes."""
+def wave_groups(net, top: str = "fattree_harness", core: str = "fattree") -> list[WaveGroup]:
+    """Every group shown, from the signatures of the network top and of its nodes."""
     root = f"{top}.{core}"
     top_rows = port_rows(network_signature(net))
     groups = [controller_group(top_rows, top, root), terminal_group(top_rows, root)]
@@ -25,9 +24,10 @@ def wave_groups(net, top: str = "fattree_harness", core: str = "fattree"):
         ports = []
         for p in (PORT_U, PORT_L, PORT_R):
             member = "ulr"[p]
-            ports.append((PORT_NAMES[p], [(f"{root}.node_{node}.{r['name']}", r["width"])
-                                          for r in rows if r["path"][0] == member]))
-        groups.append((f"node_{node} (level {level})", ports))
+            ports.append(WaveGroup.of(PORT_NAMES[p],
+                                      [(f"{root}.node_{node}.{r['name']}", r["width"])
+                                       for r in rows if r["path"][0] == member]))
+        groups.append(WaveGroup.of(f"node_{node} (level {level})", groups=ports))
     return groups
 
 

@@ -5,8 +5,8 @@ them, :func:`fatnet.hdl.signatures.endpoint_name`). The model's channel ``("rank
 (:class:`~fatnet.golden.hypercube.bitserial.RouterChain`) is node ``x``'s rank-``r``
 router input: ``("rank", 0, x)`` is node ``x``'s send wire (its reverse is ``send_ack``),
 ``("rank", k, x)`` its recv wire; the ranks between are the routers' registers
-(Algorithm 2's, e-cube's and Valiant's cycles name the two port channels only). No run-time faults: the mask and
-status hooks are :mod:`fatnet.sim.faultless`'s.
+(Algorithm 2's, e-cube's and Valiant's cycles name the two port channels only). No
+run-time faults (no :class:`~fatnet.sim.family.RuntimeFaults` hooks).
 """
 
 from __future__ import annotations
@@ -18,14 +18,12 @@ from ...golden.hypercube.circuit import Alg1Circuit, Alg2Circuit, StoreForwardCi
 from ...hdl.hypercube.network import network_signature
 from ...hdl.hypercube.router import router_signature
 from ...hdl.signatures import endpoint_name, port_rows
-from ..waves import controller_group, terminal_group
-from ..faultless import (expected_status, mask_int, mask_width,  # noqa: F401
-                         status_paths, status_settle_clocks, status_signals, status_site)
+from ..waves import WaveGroup, controller_group, terminal_group
+from ..family import BuildParams
 
-__all__ = ["port_name", "label", "recv_port", "ack_port", "destination_acknowledges", "site", "prepare", "simulate",
-           "mask_width", "mask_int", "expected_status", "status_settle_clocks",
-           "status_paths", "status_signals", "status_site", "build_params", "wave_groups",
-           "hop_field_labels", "interior_wires"]
+__all__ = ["port_name", "label", "recv_port", "ack_port", "destination_acknowledges", "site",
+           "prepare", "simulate", "build_params", "wave_groups", "hop_field_labels",
+           "interior_wires"]
 
 
 def port_name(net, endpoint) -> str:
@@ -66,19 +64,20 @@ def simulate(net, ms, prepared):
     return net.simulate_cycle(ms, prepared)
 
 
-def build_params(net) -> tuple[dict, list]:
+def build_params(net) -> BuildParams:
     from ...golden.hypercube import bitserial, circuit
-    return net.params(), [circuit.__file__, bitserial.__file__]
+    return BuildParams(net.params(), (circuit.__file__, bitserial.__file__))
 
 
-def wave_groups(net, top: str = "hypercube_harness", core: str = "hypercube") -> list:
+def wave_groups(net, top: str = "hypercube_harness",
+                core: str = "hypercube") -> list[WaveGroup]:
     """The controller, the nodes' ports (a group per node), then one group per node
     (its algorithm's registers)."""
     root = f"{top}.{core}"
     return _bench(net).wave_groups(net, top, root, port_rows(network_signature(net)))
 
 
-def _alg1_wave_groups(net, top, root, rows) -> list:
+def _alg1_wave_groups(net, top, root, rows) -> list[WaveGroup]:
     """Algorithm 1: the controller, the nodes' ports, then one group per node (its
     routers rank by rank: the members of the router's signature and its collision
     flag)."""
@@ -90,12 +89,12 @@ def _alg1_wave_groups(net, top, root, rows) -> list:
             name = f"rt_{r}_{x}"
             sigs = [(f"{root}.{name}.{row['name']}", row["width"]) for row in router_rows]
             sigs.append((f"{root}.collision_{r}_{x}", 1))
-            routers.append((f"{name} (dimension {net.order[r]})", sigs))
-        groups.append((f"node_{x}", routers))
+            routers.append(WaveGroup.of(f"{name} (dimension {net.order[r]})", sigs))
+        groups.append(WaveGroup.of(f"node_{x}", groups=routers))
     return groups
 
 
-def _alg2_wave_groups(net, top, root, rows) -> list:
+def _alg2_wave_groups(net, top, root, rows) -> list[WaveGroup]:
     """Algorithm 2: the controller and the sequencer, the nodes' ports, then one group
     per node (its ports, buffers and valid bits)."""
     from ...hdl.hypercube.alg2 import node_signature
@@ -110,11 +109,11 @@ def _alg2_wave_groups(net, top, root, rows) -> list:
                 if not r["name"].startswith(("xo", "xi"))]
         sigs += [(f"{root}.node_{x}.{name}", w) for name, w in
                  (("valid_a", 1), ("buf_a", net.M), ("valid_b", 1), ("buf_b", net.M))]
-        groups.append((f"node_{x}", sigs))
+        groups.append(WaveGroup.of(f"node_{x}", sigs))
     return groups
 
 
-def _store_forward_wave_groups(net, top, root, rows) -> list:
+def _store_forward_wave_groups(net, top, root, rows) -> list[WaveGroup]:
     """e-cube and Valiant: the controller and the step sequencer, the nodes' ports, then
     one group per node (its ports, then per dimension its link queue, the links and the
     staging register)."""
@@ -135,8 +134,8 @@ def _store_forward_wave_groups(net, top, root, rows) -> list:
             sigs += [(f"{nd}.q{d}_s{p}", W) for p in range(net.buffer)]
             sigs += [(f"{nd}.xo__{d}__data", 1), (f"{nd}.xo__{d}__ack", 1),
                      (f"{nd}.xi__{d}__data", 1), (f"{nd}.stage{d}", W)]
-            dims.append((f"dimension {d}", sigs))
-        groups.append((f"node_{x}", [("port", ports)] + dims))
+            dims.append(WaveGroup.of(f"dimension {d}", sigs))
+        groups.append(WaveGroup.of(f"node_{x}", groups=[WaveGroup.of("port", ports)] + dims))
     return groups
 
 
@@ -162,7 +161,7 @@ def _header_labels(net) -> list[list[str]]:
 
 def _alg1_interior_wires(net) -> dict:
     """The register of rank ``r - 1`` (``o``) and the input of rank ``r`` (``i``)."""
-    out = {}
+    out: dict[tuple, list] = {}
     for x in range(net.nodes):
         for r in range(net.k + 1):
             sigs = []

@@ -18,7 +18,8 @@ from fatnet.golden.butterfly.cyclemodel import CircuitNetwork, run_circuit
 
 from test_bfly_hdl_amaranth import PATTERNS, circuit, masked_run, messages, random_mask
 from fatnet.cli.registry import family_of
-from simulators import SIMS, require as require_simulator
+from fatnet.sim.family import Hooks
+from simulators import SIMS, expected_bit_flipped, require as require_simulator
 
 cocotb_runner = pytest.importorskip("fatnet.sim.cocotb_runner")
 
@@ -90,7 +91,8 @@ def test_full_load_masks_and_patterns_as_the_model_predicts(sim, name, tmp_path)
         pm = messages(c, pattern, seed)
         rep = run_circuit(c, pm, keep_results=True, max_cycles=2)
         result = cocotb_runner.run(c, pm, rep.results, sim=sim, seed=seed,
-                                   replay=_replay(name, sim, seed) + f" {pattern}", family=family_of(c))
+                                   replay=_replay(name, sim, seed) + f" {pattern}",
+                                   family=family_of(c))
         assert result.passed, "\n".join(result.failures)[:4000] + f"\n{pattern}"
         if sim == "icarus" or c.n_inputs > 8:
             break  # the full pattern set once, on the small network on Verilator
@@ -105,14 +107,39 @@ def test_a_wrong_expectation_names_switch_wire_bit_time_and_message(sim):
     [res] = run_circuit(c, ms, keep_results=True, max_cycles=1).results or [None]
     m = res.delivered[0]
     o = res.outcomes[m]
-    bit = int(ms.dst[m]) * int(c.in_degree[c.depth, 0]) + o.path[-1].wire
-    result = cocotb_runner.run(c, ms, [res], sim=sim, seed=1, replay="REPLAY-ME",
-                               flip_expected=(0, "recv", o.arrival, bit), family=family_of(c))
+    port = f"term__{int(ms.dst[m])}"
+    with expected_bit_flipped(0, "recv", o.arrival, port, o.path[-1].wire):
+        result = cocotb_runner.run(c, ms, [res], sim=sim, seed=1, replay="REPLAY-ME",
+                                   family=family_of(c))
     assert not result.passed
     text = "\n".join(result.failures)
     assert f"term__{int(ms.dst[m])}.recv[{o.path[-1].wire}]" in text
     assert f"bit-time {o.arrival}" in text and f"message {m}" in text
     assert f"switch (level {c.depth - 1}, row" in text and "REPLAY-ME" in text
+
+
+class _MaskOfWidth:
+    """The splitter networks' testbench hooks, but for a run-time fault mask of
+    ``width`` bits, planned without the model's refusal (the model runs unmasked), so
+    that the testbench in the simulator meets a mask the network's port does not fit."""
+
+    def __init__(self, real, width: int):
+        self._real, self._width = real, width
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def mask_width(self, net) -> int:
+        return self._width
+
+    def mask_int(self, net, mask) -> int:
+        return sum(1 << int(b) for b in np.flatnonzero(np.asarray(mask, dtype=bool)))
+
+    def prepare(self, net, ms, idx, mask=None):
+        return self._real.prepare(net, ms, idx)
+
+    def expected_status(self, net, mask):
+        return self._real.expected_status(net, None)
 
 
 @pytest.mark.parametrize("sim", SIMS)
@@ -124,8 +151,9 @@ def test_the_testbench_refuses_a_mask_wider_or_narrower_than_the_network(sim):
     for width, word in ((w + 4, "wider"), (w - 1, "narrower")):
         bad = np.zeros(width, dtype=bool)
         bad[0] = True
-        result = cocotb_runner.run(c, ms, [range(8)], masks=[bad], sim=sim,
-                                   check_masks=False, family=family_of(c))
+        fam = family_of(c)
+        wrong = Hooks(fam.hardware, _MaskOfWidth(fam.testbench, width))
+        result = cocotb_runner.run(c, ms, [range(8)], masks=[bad], sim=sim, family=wrong)
         assert not result.passed
         text = "\n".join(result.failures)
         assert f"fault mask of {width} bits refused" in text and word in text, text[:2000]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fatnet.golden.cycle import run_cycle
+from fatnet.golden.cycle import Fabric, run_cycle
 from toyfabric import (Stage, TableFabric, bits, complete, crossbar, ring, ring_stream,
                        stream)
 
@@ -268,17 +268,17 @@ def test_local_messages_and_partition_of_results():
 
 
 def test_optional_fabric_methods_default():
-    """A fabric without field_width reads 1 branch bit; without usable, every output
-    may be taken."""
+    """A fabric that takes the protocol's field_width reads 1 branch bit; its usable,
+    every output may be taken."""
     full = crossbar(2, k=[1, 1])
 
-    class Minimal:
+    class Minimal(Fabric):
         online = True
         head, branch, stages = full.head, full.branch, full.stages
         stage_input, out_wire, registers = full.stage_input, full.out_wire, full.registers
         port_name = staticmethod(full.port_name)
 
-    assert not hasattr(Minimal, "usable") and not hasattr(Minimal, "field_width")
+    assert Minimal.usable is Fabric.usable and Minimal.field_width is Fabric.field_width
     sends = {0: (0, stream([[1]], 3, 2)), 1: (1, stream([[0]], 1, 2))}
     r = run_crossbar(Minimal(), sends)
     assert r.delivered == [0, 1]

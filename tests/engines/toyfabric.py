@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fatnet.golden.cycle import Fabric
+
 
 def bits(value: int, width: int) -> list[int]:
     """``width`` bits of ``value``, MSB first (independent of the engine's helpers)."""
@@ -47,7 +49,7 @@ def complete(inputs: int, outputs: int, decision_width: int = 0,
     return Stage(tuple(edges for _ in range(inputs)), decision_width)
 
 
-class TableFabric:
+class TableFabric(Fabric):
     """A fabric of the cycle engine whose every answer is a table lookup.
 
     Parameters

@@ -18,7 +18,7 @@ from fatnet.golden.fattree.route import run_online
 from fatnet.golden.fattree.schedule import schedule
 from fatnet.golden.fattree.spec import FatTreeSpec
 from fatnet.cli.registry import family_of
-from simulators import SIMS, require as require_simulator
+from simulators import SIMS, expected_bit_flipped, require as require_simulator
 
 cocotb_runner = pytest.importorskip("fatnet.sim.cocotb_runner")
 
@@ -128,8 +128,9 @@ def test_a_wrong_expectation_is_reported_with_wire_and_bit_time(sim):
     net = _net(name)
     ms = make_pattern(net.n, "random-permutation", 3, net.spec.payload_bits)
     cycles = [list(c) for c in schedule(net.tree, ms.src, ms.dst, cap=net.effective_cap)]
-    res = cocotb_runner.run(net, ms, cycles, sim=sim, seed=3, replay="the replay command",
-                            flip_expected=(0, "recv", 5, 0), family=family_of(net))
+    with expected_bit_flipped(0, "recv", 5, "leaf__0", 0):
+        res = cocotb_runner.run(net, ms, cycles, sim=sim, seed=3, replay="the replay command",
+                                family=family_of(net))
     assert not res.passed
     text = "\n".join(res.failures)
     # leaf 0 is heap 7 in an 8-leaf tree: its recv wires leave node 3's L port
@@ -147,7 +148,8 @@ def test_a_cycle_the_network_cannot_carry_is_refused_before_simulating(tmp_path)
     # two messages from leaf 3 in one cycle, but leaf 3 has one wire
     ms = MessageSet.from_pairs([3, 3], [0, 5], net.spec.payload_bits)
     with pytest.raises(FatnetInputError, match=r"cannot carry message 1 \(3 -> 5\)"):
-        cocotb_runner.run(net, ms, [[0, 1]], sim="icarus", build_root=tmp_path, family=family_of(net))
+        cocotb_runner.run(net, ms, [[0, 1]], sim="icarus", build_root=tmp_path,
+                          family=family_of(net))
     assert not any(tmp_path.iterdir())  # nothing was built
     ms = MessageSet.from_pairs([3], [9], net.spec.payload_bits)
     with pytest.raises(FatnetInputError, match="destination must be a leaf index in"):

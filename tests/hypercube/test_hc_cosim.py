@@ -29,7 +29,7 @@ from fatnet.golden.hypercube import alg1
 from fatnet.golden.hypercube.api import circuit
 from fatnet.golden.hypercube.patterns import PATTERNS, make_pattern
 from fatnet.golden.messages import MessageSet
-from simulators import SIMS, require as require_simulator
+from simulators import SIMS, expected_bit_flipped, require as require_simulator
 from test_waves_decode import _windows
 
 cocotb_runner = pytest.importorskip("fatnet.sim.cocotb_runner")
@@ -226,7 +226,6 @@ def test_a_flipped_expectation_names_the_wire_bit_time_and_message(sim, kind):
     """On the 3-cube (built for the packings): one expected bit flipped, where a message
     arrives (recv) or its acknowledgment reaches its source (send_ack)."""
     require_simulator(sim)
-    from fatnet.sim.plan import endpoint_layouts
     net = circuit(3)
     fam = family_of(net)
     s, d = alg1.random_packing(3, 5, 5)
@@ -237,10 +236,9 @@ def test_a_flipped_expectation_names_the_wire_bit_time_and_message(sim, kind):
     node, t = (int(ms.dst[m]), o.arrival) if kind == "recv" else (int(ms.src[m]),
                                                                   o.ack_time)
     port = fam.testbench.port_name(net, node)
-    send, recv = endpoint_layouts(net, fam)
-    bit = next(first for p, first, _ in (recv if kind == "recv" else send) if p == port)
-    result = cocotb_runner.run(net, ms, [res], sim=sim, seed=5, replay="REPLAY-ME",
-                               flip_expected=(0, kind, t, bit), family=fam)
+    with expected_bit_flipped(0, kind, t, port, 0):
+        result = cocotb_runner.run(net, ms, [res], sim=sim, seed=5, replay="REPLAY-ME",
+                                   family=fam)
     assert not result.passed
     text = "\n".join(result.failures)
     assert f"{port}.{kind}[0]" in text and f"bit-time {t}" in text, text[:3000]

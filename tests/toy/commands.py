@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from fatnet.cli.family import Verb
 from fatnet.cli.registry import Family, Kind
 from fatnet.golden.errors import MessageFileError
 from fatnet.golden.messages import PATTERNS, load_message_file, make_pattern
@@ -81,5 +82,5 @@ def board_fit_key(kind: str, args) -> str:
     return kind
 
 
-VERBS = {"route": ("run a message set through the cycle-exact model (JSON out)", cmd_route),
-         "info": ("the crossbar's parameters and cycle length (JSON out)", cmd_info)}
+VERBS = {"route": Verb("run a message set through the cycle-exact model (JSON out)", cmd_route),
+         "info": Verb("the crossbar's parameters and cycle length (JSON out)", cmd_info)}

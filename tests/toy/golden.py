@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fatnet.golden.bitstream import frame, int_to_bits
-from fatnet.golden.cycle import run_cycle
+from fatnet.golden.cycle import Fabric as CycleFabric, run_cycle
 from fatnet.golden.errors import FatnetInputError, ParameterError
 from fatnet.golden.runner import ChannelUsage, RunReport, drive_online
 
@@ -50,7 +50,7 @@ class Crossbar:
                 "payload_bits": self.payload_bits}
 
 
-class Fabric:
+class Fabric(CycleFabric):
     """The crossbar seen by :func:`fatnet.golden.cycle.run_cycle`: switch ``"X"``,
     channels ``("in", i)`` (one wire) and ``("out", j)`` (``recv_wires`` wires)."""
 

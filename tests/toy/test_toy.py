@@ -43,10 +43,29 @@ def messages(tmp_path, pairs):
 CONTENDED = [[1, 0], [2, 0], [3, 0], [0, 3]]
 
 
-@pytest.mark.parametrize("layer, protocol", LAYERS, ids=[n for n, _ in LAYERS])
-def test_the_toy_implements_each_layers_interface(toy, layer, protocol):
+@pytest.mark.parametrize("layer, protocol, optional", LAYERS, ids=[n for n, *_ in LAYERS])
+def test_the_toy_implements_each_layers_interface(toy, layer, protocol, optional):
     assert get_family("toy") is toy and isinstance(toy, SimFamily)
-    check_layer(toy, layer, protocol)
+    check_layer(toy, layer, protocol, optional)
+
+
+def test_the_toy_has_no_runtime_faults_and_the_engines_see_it(toy):
+    """Run-time faults are a capability the toy does not have: no mask or status hook,
+    and the planner refuses a mask for it in one line (no stub answers for it); nor has
+    its network a start tree."""
+    from fatnet.golden.cycle import Network, StartTree
+    from fatnet.golden.errors import FatnetInputError
+    from fatnet.sim.family import RuntimeFaults, SelfTest, Waves, runtime_faults
+    from fatnet.sim.plan import plans
+    assert not isinstance(toy.testbench, RuntimeFaults) and runtime_faults(toy) is None
+    assert isinstance(toy.testbench, Waves) and isinstance(toy.testbench, SelfTest)
+    net = golden.Crossbar(2, payload_bits=2)
+    assert isinstance(net, Network) and not isinstance(net, StartTree)
+    ms = MessageSet.from_pairs([0, 1], [1, 0], 2, payload=[1, 2])
+    with pytest.raises(FatnetInputError, match="no run-time fault mask"):
+        plans(net, ms, [[0, 1]], masks=[1], family=toy)
+    (plan,) = plans(net, ms, [[0, 1]], family=toy)
+    assert plan.mask is None and plan.mask_width == 0 and plan.expect_status is None
 
 
 def test_the_model_delivers_every_payload_and_retries_a_lost_message():
@@ -93,7 +112,8 @@ def test_gen_writes_verilog_a_harness_and_a_manifest(toy, tmp_path, capsys,
     code, out, _ = run_cli(capsys, "gen", "toy", *NET, "-o", str(tmp_path))
     assert code == 0 and "toy.v" in out
     doc = json.loads((tmp_path / "toy.json").read_text())
-    assert doc["family"] == "toy" and doc["cycle_length_bits"] == golden.Crossbar(4, 2, 4).cycle_length
+    assert doc["family"] == "toy"
+    assert doc["cycle_length_bits"] == golden.Crossbar(4, 2, 4).cycle_length
     assert set(doc["fields"]) >= set(doc) - {"fields"}  # every key documented
     manifest_ports_declared(doc, (tmp_path / "toy.v").read_text())
     verilator_lint([tmp_path / "lint.vlt", tmp_path / "toy.v"])

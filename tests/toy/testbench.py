@@ -1,5 +1,9 @@
-"""The toy family's testbench hooks (:class:`fatnet.sim.family.TestbenchFamily`): which
-endpoint wire a model waveform is, what a cycle drives, and labels for reports and waves.
+"""The toy family's testbench hooks: the required ones
+(:class:`fatnet.sim.family.TestbenchFamily`: which endpoint wire a model waveform is,
+what a cycle drives, what keys a build) and two optional capabilities, the waves
+(:class:`~fatnet.sim.family.Waves`) and the self-test's
+(:class:`~fatnet.sim.family.SelfTest`). It has no run-time faults, so no mask or status
+hook: the engines see that by its type.
 
 Model waveform keys are ``("in", i, 0)`` (terminal ``i``'s send wire; its reverse is
 ``send_ack``) and ``("out", j, w)`` (terminal ``j``'s ``recv[w]``).
@@ -8,9 +12,8 @@ Model waveform keys are ``("in", i, 0)`` (terminal ``i``'s send wire; its revers
 from __future__ import annotations
 
 from fatnet.hdl.signatures import endpoint_name, port_rows
-from fatnet.sim.faultless import (expected_status, mask_int, mask_width,  # noqa: F401
-                                  status_paths, status_settle_clocks, status_signals,
-                                  status_site)
+from fatnet.sim.family import BuildParams
+from fatnet.sim.waves import controller_group, terminal_group
 
 from . import golden
 from .hardware import network_signature
@@ -49,16 +52,14 @@ def simulate(net, ms, prepared):
     return golden.simulate_cycle(net, ms, prepared)
 
 
-def build_params(net) -> tuple[dict, list]:
-    return net.params(), [golden.__file__]
+def build_params(net) -> BuildParams:
+    return BuildParams(net.params(), (golden.__file__,))
 
 
 def wave_groups(net, top: str, core: str) -> list:
     rows = port_rows(network_signature(net))
-    return [("controller", [(f"{top}.clk", 1)] + [(f"{top}.{core}.{r['name']}", r["width"])
-                                                 for r in rows if r["endpoint"] is None]),
-            ("terminals", [(f"{top}.{core}.{r['name']}", r["width"])
-                           for r in rows if r["endpoint"] is not None])]
+    root = f"{top}.{core}"
+    return [controller_group(rows, top, root), terminal_group(rows, root)]
 
 
 def hop_field_labels(net, src, dst) -> list[list[str]]:
