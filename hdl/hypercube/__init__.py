@@ -82,7 +82,10 @@ _NETWORK_ACK = {
 def port_meaning(net, row: dict) -> str:
     """What one top-level port (a :func:`fatnet.hdl.signatures.port_rows` row) means."""
     if row["endpoint"] is None:
-        return controller_meaning(row["name"], net.cycle_length)
+        meaning = controller_meaning(row["name"], net.cycle_length)
+        if meaning is None:
+            raise ValueError(f"{row['name']!r} is no port of the hypercube's top")
+        return meaning
     wire, x = row["path"][-1], row["path"][1]
     if not net.destination_acknowledges and wire in _NETWORK_ACK:
         return _NETWORK_ACK[wire].format(x=x, when=_design(net).acknowledged,
