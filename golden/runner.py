@@ -99,7 +99,7 @@ def check_max_cycles(max_cycles) -> int:
     family (0 used to be the default on the fat-tree and "everything lost" elsewhere)."""
     if (isinstance(max_cycles, bool) or not isinstance(max_cycles, (int, np.integer))
             or max_cycles < 1):
-        raise ParameterError(f"max-cycles must be an integer >= 1, got {max_cycles!r}")
+        raise ParameterError(f"max_cycles must be an integer >= 1, got {max_cycles!r}")
     return int(max_cycles)
 
 

@@ -21,6 +21,7 @@ from ..golden.bitstream import bits_to_int, int_to_bits
 from ..golden.cycle import start_latency
 from ..golden.errors import FatnetInputError, ParameterError
 from ..golden.messages import MessageSet
+from ..golden.seeds import check_seed
 from ..hdl.signatures import endpoints
 
 #: Cycles the plan runs through the model to see that it takes the generators' traffic.
@@ -38,7 +39,7 @@ class BistPlan:
     family: object
     pattern: str
     load: float
-    seed: int
+    bist_seed: int
     report_cycles: int
     baud_divisor: int
     flip_cycle: int | None
@@ -77,18 +78,16 @@ def line_cycles(baud_divisor: int, period: int) -> int:
     return max(1, -(-line_clocks(baud_divisor) // period))
 
 
-def make_plan(net, family, *, pattern="random", load=1.0, seed=0, report_cycles=None,
+def make_plan(net, family, *, pattern="random", load=1.0, bist_seed=0, report_cycles=None,
               baud_divisor=104, flip_cycle=None, stuck_wire=None) -> BistPlan:
     """The BIST's plan for a network the family builds; one-line
     :class:`~fatnet.golden.errors.ParameterError` on options it cannot take.
-    ``stuck_wire``: None, or a :class:`~fatnet.golden.bist.StuckWire` or its text
-    (:data:`~fatnet.golden.bist.STUCK_WIRE_SYNTAX`)."""
+    ``stuck_wire``: None, or a :class:`~fatnet.golden.bist.StuckWire`."""
     if pattern not in gb.PATTERNS:
         raise ParameterError(f"pattern must be one of {', '.join(gb.PATTERNS)}, got "
                              f"{pattern!r}")
     thr = gb.threshold(load)
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 64:
-        raise ParameterError(f"seed must be an integer in [0, 2^64 - 1], got {seed!r}")
+    bist_seed = check_seed(bist_seed, "bist_seed")
     family.hardware.check_buildable(net)
     N = terminal_count(net, family)
     n = (N - 1).bit_length()
@@ -99,7 +98,7 @@ def make_plan(net, family, *, pattern="random", load=1.0, seed=0, report_cycles=
     P = int(getattr(net, "payload_bits", None) or net.spec.payload_bits)
     gb.check_payload_bits(P, n)
     if stuck_wire is not None:
-        stuck_wire = gb.parse_stuck_wire(stuck_wire, N)
+        stuck_wire = gb.check_stuck_wire(stuck_wire, N)
     T = int(net.cycle_length)
     period = gb.period_clocks(T, start_latency(net))
     line = line_clocks(baud_divisor)
@@ -134,9 +133,9 @@ def make_plan(net, family, *, pattern="random", load=1.0, seed=0, report_cycles=
                     raise ParameterError(f"the self-testing top needs one payload offset "
                                          f"at every destination: {prefix} and {pre} bits")
         headers.append(hs)
-    plan = BistPlan(net, family, pattern, load, seed, report_cycles, baud_divisor,
+    plan = BistPlan(net, family, pattern, load, bist_seed, report_cycles, baud_divisor,
                     flip_cycle, N, n, P, T, headers, prefix or 0,
-                    [gb.initial_state(seed, s) for s in range(N)], thr, stuck_wire)
+                    [gb.initial_state(bist_seed, s) for s in range(N)], thr, stuck_wire)
     # a trial: the model must take every cycle the generators make, with the streams
     # of the table (a network whose headers depend on the cycle's other messages, or
     # which takes partial permutations only, cannot be self-tested this way)

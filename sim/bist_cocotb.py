@@ -73,7 +73,7 @@ def _key(plan) -> str:
     from .. import hdl
     h = hashlib.sha1(json.dumps(
         [plan.net.family, plan.family.testbench.build_params(plan.net)[0], plan.pattern,
-         plan.load, plan.seed, plan.report_cycles, plan.baud_divisor, plan.flip_cycle,
+         plan.load, plan.bist_seed, plan.report_cycles, plan.baud_divisor, plan.flip_cycle,
          str(plan.stuck_wire)],
         sort_keys=True, default=str).encode())
     for path in sorted(Path(hdl.__file__).parent.rglob("*.py")):

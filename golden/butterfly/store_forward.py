@@ -55,6 +55,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ParameterError
+from ..seeds import generator
 from .topology import SplitterNetwork
 
 __all__ = ["Rules", "StoreForwardResult", "route_store_forward", "stack_networks"]
@@ -196,7 +197,7 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
         in_rank = np.broadcast_to(in_rank, (trials,) + in_rank.shape[1:])
     prob = _problems_array(prob, trials, inputs)
     n_problems = prob.shape[1]
-    rng = np.random.default_rng(seed)
+    rng = generator(seed, "arbitration")
     shift = arrays["group_shift"]
     mask = arrays["group_mask"]
     per_group = arrays["edges_per_group"]

@@ -72,7 +72,7 @@ def check_message_bits(k: int, algorithm: str, message_bits) -> int:
     low = {"alg1": k + 1, "alg2": k}.get(algorithm, 1)
     if isinstance(message_bits, bool) or not isinstance(message_bits, (int, np.integer)) \
             or not (low <= int(message_bits) <= MAX_MESSAGE_BITS):
-        raise ParameterError(f"message-bits must be an integer in [{low}, {MAX_MESSAGE_BITS}] "
+        raise ParameterError(f"message_bits must be an integer in [{low}, {MAX_MESSAGE_BITS}] "
                              f"for {algorithm}, got {message_bits!r}")
     return int(message_bits)
 

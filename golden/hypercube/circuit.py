@@ -72,7 +72,7 @@ from ..runner import ChannelUsage, RunReport, drive_online
 from .alg1 import check_order
 from .bitserial import RouterChain, run_alg2, schedule
 from .cube import Hypercube
-from .patterns import check_seed
+from ..seeds import check_seed, generator
 from .store_forward import route as store_forward_route
 
 __all__ = ["HARDWARE_ALGORITHMS", "HypercubeCircuit", "check_buildable", "run_blocks"]
@@ -133,7 +133,7 @@ class HypercubeCircuit(Hypercube):
         low = k + 1 if self.algorithm == "alg1" else k
         if isinstance(M, bool) or not isinstance(M, (int, np.integer)) or not (
                 low <= M <= k + 1024):
-            raise ParameterError(f"message-bits must be an integer in [{low}, {k + 1024}] "
+            raise ParameterError(f"message_bits must be an integer in [{low}, {k + 1024}] "
                                  f"for the {self.algorithm} hardware (k address bits and "
                                  f"{low - k} .. 1024 payload bits), got {M!r}")
         self.M = int(M)
@@ -220,7 +220,7 @@ class HypercubeCircuit(Hypercube):
     def intermediates(self, ms) -> np.ndarray:
         """Valiant: message m's intermediate node, drawn uniformly from :attr:`seed` (one
         draw per message of the set, the same in every cycle it is sent in)."""
-        return np.random.default_rng(self.seed).integers(0, self.nodes, size=len(ms),
+        return generator(self.seed, "intermediates").integers(0, self.nodes, size=len(ms),
                                                          dtype=np.int64)
 
     # ---- one delivery cycle and whole runs
