@@ -12,9 +12,8 @@ Named streams
 -------------
 Every random choice draws from a *stream* of a seed: :func:`generator` (a numpy
 ``Generator``) or :func:`sequence` (its ``SeedSequence``), given the seed, the stream's
-name and the stream's integer index (an attempt, a trial, a stage). Two streams never
-share draws, so adding a draw to one (more traffic, another fault) never moves another
-(the wiring).
+name and the stream's integer index (an attempt, a trial, a stage). Adding a draw to one
+stream (more traffic, another trial) never moves another (the wiring).
 
 The streams that decide hardware structure reach ``fatnet gen``'s Verilog; their
 definitions are frozen (the same options must give byte-identical Verilog) and are the
@@ -35,10 +34,15 @@ definitions are frozen (the same options must give byte-identical Verilog) and a
 ``intermediates`` ``[seed]``: Valiant's random intermediate nodes, one per message (the
                 hypercube's harness carries them).
 
+These keep their first definitions, overlaps included: numpy pads a short entropy with
+zeros, so for a seed below 2^32 ``expansion`` draws what ``wiring`` attempt 0 draws, and
+``wiring`` attempt 101 (beyond the default 50 attempts; the command line does not raise
+it) would be ``faults``. Separating them would change the hardware a seed gives.
+
 Every other stream feeds only traffic, payloads, arbitration or experiments, never the
 hardware; it is ``SeedSequence(seed, spawn_key=(code, *index))`` (numpy pads the seed to
-four words before the spawn key, so these never meet the frozen ones above or each
-other):
+four words before the spawn key, so these share no draws with the frozen ones above or
+with each other):
 
 ``traffic``        (code 1) destinations of a pattern or problem set.
 ``payloads``       (code 2) message payloads.

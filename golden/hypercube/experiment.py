@@ -58,8 +58,10 @@ Tables (every entry a dict; :func:`run` returns them under these keys):
     (Algorithm 2's schedule; the baselines' cut-through) and with the smallest node
     storage (bits), ties listed together.
 
-Randomness: trial ``t`` draws its pattern and Valiant's intermediates from ``seed + t``;
-deterministic algorithms on deterministic patterns run once.
+Randomness: trial ``t`` draws its pattern and Valiant's intermediates from ``seed + t``
+(their streams, :mod:`fatnet.golden.seeds`); Algorithm 1's classes at dimension ``k`` draw
+from the ``trials`` stream at index ``k``. Deterministic algorithms on deterministic
+patterns run once.
 """
 
 from __future__ import annotations
