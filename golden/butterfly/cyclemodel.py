@@ -51,8 +51,7 @@ from ..messages import MessageSet
 from ..runner import ChannelUsage, RunReport, drive_online
 from .faults import apply_faults
 
-__all__ = ["CircuitNetwork", "SplitterFabric", "run_circuit", "masked_network", "run_masked",
-]
+__all__ = ["CircuitNetwork", "SplitterFabric", "run_circuit", "masked_network", "run_masked"]
 
 MAX_PAYLOAD_BITS = 1024
 
