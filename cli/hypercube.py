@@ -459,7 +459,8 @@ def _kuszmaul_options(p: argparse.ArgumentParser) -> None:
                         "permutation patterns (default 2..14)")
     p.add_argument("--trials", type=bounded_int("trials", 1, hx.MAX_TRIALS), default=5,
                    help="random draws per cell (default 5)")
-    add_seed_option(p, "trial t uses seed + t (default 0)")
+    add_seed_option(p, "each trial draws from its own seed, derived from this one "
+                       "(default 0)")
     p.add_argument("--json", action="store_true", help="print the tables as JSON")
     p.add_argument("--plot", type=output_file("plot"), default=None, metavar="FILE",
                    help="write bit-times, steps and node storage against k per algorithm "

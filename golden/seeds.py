@@ -65,7 +65,7 @@ import numpy as np
 from .errors import ParameterError
 
 __all__ = ["MAX_SEED", "SEED_RANGE", "STREAMS", "Stream", "check_seed", "generator",
-           "sequence"]
+           "sequence", "derived_seed"]
 
 #: The largest seed accepted anywhere.
 MAX_SEED = 2 ** 63 - 1
@@ -126,3 +126,10 @@ def generator(seed: int, stream: str, *index: int) -> np.random.Generator:
     (:func:`sequence`)."""
     return np.random.default_rng(sequence(seed, stream, *index))
 
+
+def derived_seed(seed: int, stream: str, *index: int) -> int:
+    """A seed in [0, 2^63 - 1] drawn from ``stream`` of ``seed`` at ``index`` (the first
+    64-bit word of its state, halved): the seed of a part built from a seed of its own
+    (a fat-tree's cascade; an experiment's trial), never past the range as ``seed + t``
+    would be."""
+    return int(sequence(seed, stream, *index).generate_state(1, dtype=np.uint64)[0] >> 1)

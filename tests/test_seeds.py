@@ -86,3 +86,13 @@ def test_the_self_test_draws_from_its_own_seed_not_the_networks():
     assert a.bist_seed == b.bist_seed == 5 and c.bist_seed == 6
     wiring = [(net.network.heads != a.net.network.heads).any() for net in (b.net, c.net)]
     assert wiring == [True, False]
+
+
+@pytest.mark.parametrize("argv", [
+    ["experiment", "acceptance", "--inputs", "8", "--trials", "2"],
+    ["experiment", "kuszmaul", "--dimensions", "2", "--compare", "2", "--sweep", "2..2",
+     "--trials", "2"],
+])
+def test_the_largest_seed_runs_every_trial(argv, capsys):
+    # a trial's seed is derived from the seed, never seed + t past the range
+    assert main([*argv, "--seed", str(MAX_SEED)]) == 0, capsys.readouterr().err

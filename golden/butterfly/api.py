@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..messages import MessageSet
-from ..seeds import check_seed, generator
+from ..seeds import check_seed, derived_seed, generator
 from . import faults as fl
 from .circuit import load_sweep, one_cycle_acceptance, patel_acceptance
 from .cyclemodel import CircuitNetwork, run_circuit
@@ -449,7 +449,8 @@ def acceptance(kind: str, inputs: int = 1024, multiplicity: int | None = None,
     cap = None if edges_only else (spec.multiplicity if node_capacity is None
                                    else node_capacity)
     rng = generator(seed, "trials", Draw.ACCEPTANCE)
-    nets = ([build_network(kind, inputs, spec.multiplicity, seed=seed + t, wiring=wiring)
+    nets = ([build_network(kind, inputs, spec.multiplicity, wiring=wiring,
+                           seed=derived_seed(seed, "trials", Draw.ACCEPTANCE_WIRING, t))
              for t in range(trials)] if kind == "multibutterfly"
             else build_network(kind, inputs, spec.multiplicity))
     dest = make_problems("random-destinations", inputs, trials, rng=rng)

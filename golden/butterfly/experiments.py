@@ -62,6 +62,7 @@ class Draw(IntEnum):
     SWEEP_TRAFFIC = 6       #: the load sweep: destinations and idle inputs at a load
     SWEEP_WIRING = 7        #: the load sweep: a trial's multibutterfly
     ACCEPTANCE = 8          #: one-cycle acceptance: destinations and idle inputs
+    ACCEPTANCE_WIRING = 9   #: one-cycle acceptance: a trial's multibutterfly's seed
 
 __all__ = [
     "PAPER_TABLE_1",

@@ -58,10 +58,10 @@ Tables (every entry a dict; :func:`run` returns them under these keys):
     (Algorithm 2's schedule; the baselines' cut-through) and with the smallest node
     storage (bits), ties listed together.
 
-Randomness: trial ``t`` draws its pattern and Valiant's intermediates from ``seed + t``
-(their streams, :mod:`fatnet.golden.seeds`); Algorithm 1's classes at dimension ``k`` draw
-from the ``trials`` stream at index ``k``. Deterministic algorithms on deterministic
-patterns run once.
+Randomness: trial ``t`` draws its pattern and Valiant's intermediates from its own seed,
+:func:`trial_seed` (the ``trials`` stream of :mod:`fatnet.golden.seeds`); Algorithm 1's
+classes at dimension ``k`` draw from the ``trials`` stream too. Deterministic algorithms on
+deterministic patterns run once.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ParameterError
-from ..seeds import check_seed, generator
+from ..seeds import check_seed, derived_seed, generator
 from . import alg1, alg2, bitserial
 from . import store_forward as sf
 from .api import alg2_steps
@@ -78,7 +78,7 @@ from .enumeration import enumeration_timing
 from .patterns import PATTERNS, make_pattern
 
 __all__ = ["DEFAULT_DIMENSIONS", "DEFAULT_COMPARE", "DEFAULT_SWEEP", "COMPARED",
-           "run"]
+           "run", "trial_seed"]
 
 DEFAULT_DIMENSIONS = tuple(range(2, 13))
 DEFAULT_COMPARE = (6, 8, 10)
@@ -95,6 +95,16 @@ _PERMUTATIONS = {"random-permutation", "transpose", "bit-reversal", "complement"
 MAX_TRIALS = 10_000
 #: The largest k the comparison and Algorithm 2 sweep accept (beyond: minutes per trial).
 MAX_EXPERIMENT_DIMENSION = 16
+
+
+#: This experiment's codes in the ``trials`` stream (the first word of its index).
+_ALG1_CLASSES, _TRIAL_SEED = 21, 22
+
+
+def trial_seed(seed: int, t: int) -> int:
+    """The seed of trial ``t`` (its pattern, Valiant's intermediates), in the seeds'
+    range whatever ``seed`` and ``t``."""
+    return derived_seed(seed, "trials", _TRIAL_SEED, t)
 
 
 def _check_trials(trials) -> int:
@@ -117,7 +127,7 @@ def _readings(dimensions) -> list:
 
 
 def _alg1_classes(k, trials, seed) -> dict:
-    rng = generator(seed, "trials", k)
+    rng = generator(seed, "trials", _ALG1_CLASSES, k)
     n = 1 << k
     out = {"k": k, "trials": trials}
     for name, draw in (("packing", alg1.random_packing),
@@ -163,7 +173,7 @@ def _fit(rows) -> list:
 def _alg2_sweep(k, trials, seed) -> dict:
     n = 1 << k
     src = np.broadcast_to(np.arange(n, dtype=np.int64), (trials, n))
-    dst = np.stack([make_pattern(k, "random-permutation", seed + t)[1]
+    dst = np.stack([make_pattern(k, "random-permutation", trial_seed(seed, t))[1]
                     for t in range(trials)])
     res = alg2.route_batch(k, src, dst, message_bits=2 * k)
     checked = None
@@ -181,7 +191,8 @@ def _alg2_sweep(k, trials, seed) -> dict:
 
 
 def _batches(k, seed) -> dict:
-    routings = [(np.arange(1 << k), make_pattern(k, "random-permutation", seed + b)[1])
+    routings = [(np.arange(1 << k),
+                 make_pattern(k, "random-permutation", trial_seed(seed, b))[1])
                 for b in range(BATCHES)]
     run = bitserial.pipelined_batches(k, routings, message_bits=2 * k,
                                       cycle_exact=k <= CYCLE_CHECK_DIMENSION)
@@ -202,8 +213,8 @@ def _sweep(k, trials, seed) -> list:
             runs = trials if (pattern in _RANDOM_PATTERNS or name == "valiant") else 1
             saf, ct = [], []
             for t in range(runs):
-                s, d = make_pattern(k, pattern, seed + t)
-                bt = sf.route(k, s, d, algorithm=name, seed=seed + t).bit_times(M)
+                s, d = make_pattern(k, pattern, trial_seed(seed, t))
+                bt = sf.route(k, s, d, algorithm=name, seed=trial_seed(seed, t)).bit_times(M)
                 saf.append(bt.store_forward)
                 ct.append(bt.cut_through)
             rows.append({"k": k, "pattern": pattern, "algorithm": name,
@@ -240,7 +251,7 @@ def _compare_cell(k, pattern, name, trials, seed) -> dict:
     runs = trials if random else 1
     steps, delivered, msgs, bits, saf, ct = [], [], [], [], [], []
     for t in range(runs):
-        s, d = make_pattern(k, pattern, seed + t)
+        s, d = make_pattern(k, pattern, trial_seed(seed, t))
         if model == "alg2":
             res = alg2.route_batch(k, s[None, :], d[None, :], message_bits=M)
             steps.append(alg2_steps(k))
@@ -249,7 +260,7 @@ def _compare_cell(k, pattern, name, trials, seed) -> dict:
             msgs.append(int(res.max_messages.max()))
             bits.append(int(res.max_bits.max()))
         else:
-            run = sf.route(k, s, d, algorithm=model, seed=seed + t, **opts)
+            run = sf.route(k, s, d, algorithm=model, seed=trial_seed(seed, t), **opts)
             bt = run.bit_times(M)
             steps.append(run.steps)
             delivered.append(run.delivered / max(run.messages, 1))
