@@ -89,6 +89,7 @@ boards:
 bench-experiments:
 	@start=$$(date +%s); $(VENV)/bin/fatnet experiment leighton-maggs --table all --seed 0; \
 		echo "leighton-maggs tables: $$(( $$(date +%s) - start )) s"
+	$(VENV)/bin/fatnet experiment load-sweep --inputs 256 --plot docs/load_sweep.png
 
 # Generation time and size, Yosys LUT/FF counts (iCE40, ECP5), nextpnr-ecp5 Fmax.
 bench-hw:

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..golden.bist import PATTERNS, STUCK_WIRE_SYNTAX, min_payload_bits, period_clocks
+from ..golden.bist import (PATTERNS, STUCK_WIRE_FIELDS, StuckWire, min_payload_bits,
+                           period_clocks)
 from ..golden.cycle import start_latency
 from ..golden.errors import ParameterError
 from .options import add_seed_option, bounded_int, fraction, output_directory
@@ -126,6 +127,28 @@ class _BoardDefaulted:
         return getattr(self._target, name)
 
 
+#: The syntax of ``--stuck-wire`` (a :class:`~fatnet.golden.bist.StuckWire` as text).
+STUCK_WIRE_SYNTAX = "TERMINAL:send|recv:data|ack:0|1"
+
+
+def parse_stuck_wire(text: str) -> StuckWire:
+    """The argparse ``type`` of ``--stuck-wire``: a StuckWire from
+    :data:`STUCK_WIRE_SYNTAX` (the terminal's range is the network's, checked when the
+    plan is made); one line naming the syntax otherwise."""
+    parts = str(text).split(":")
+    words = (STUCK_WIRE_FIELDS["direction"], STUCK_WIRE_FIELDS["signal"], ("0", "1"))
+    if not (len(parts) == 4 and parts[0].isdigit()
+            and all(p in w for p, w in zip(parts[1:], words))):
+        raise argparse.ArgumentTypeError(f"stuck-wire must be {STUCK_WIRE_SYNTAX}, got "
+                                         f"{text!r}")
+    return StuckWire(int(parts[0]), parts[1], parts[2], int(parts[3]))
+
+
+def _text(value):
+    """``value`` as board.json writes it: its text, or null."""
+    return None if value is None else str(value)
+
+
 def add_board_options(parser: argparse.ArgumentParser, kind: str) -> None:
     """``fatnet board``'s options: the kind's network options (``gen``'s), then the
     board's; the family's ``board_defaults`` replace the defaults and help of the
@@ -146,10 +169,8 @@ def add_board_options(parser: argparse.ArgumentParser, kind: str) -> None:
     p.add_argument("--load", type=fraction("load"), default=1.0,
                    help="offered load: the chance a terminal with no message waiting "
                         "offers one in a cycle, in [0, 1] (default 1)")
-    try:
-        add_seed_option(p, "seed of the generators (default 0)")
-    except argparse.ArgumentError:   # the kind's network options have a --seed already
-        pass
+    add_seed_option(p, "seed of the self-test's traffic generators, independent of the "
+                       "network's --seed (default 0)", flag="--bist-seed")
     p.add_argument("--report-cycles", type=bounded_int("report-cycles", 1, 2 ** 32 - 1),
                    default=None, metavar="R",
                    help=f"delivery cycles between UART reports (default "
@@ -165,7 +186,7 @@ def add_board_options(parser: argparse.ArgumentParser, kind: str) -> None:
                         f"run while the tools run; else 0. The model runs a "
                         f"few hundred to a few thousand delivery cycles a second; 0 "
                         f"skips it)")
-    p.add_argument("--stuck-wire", default=None, metavar="SPEC",
+    p.add_argument("--stuck-wire", type=parse_stuck_wire, default=None, metavar="SPEC",
                    help=f"fault injection: hold one wire between the top and a terminal's "
                         f"port at a value, {STUCK_WIRE_SYNTAX} (e.g. 5:recv:data:1: "
                         f"terminal 5's recv wire 0 stuck at 1; docs/boards.md says what "
@@ -300,8 +321,9 @@ def _plan_from_args(kind: str, args):
     period = period_clocks(net.cycle_length, start_latency(net))
     report_cycles = args.report_cycles or max(DEFAULT_REPORT_CYCLES,
                                               line_cycles(divisor, period))
-    plan = make_plan(net, fam, pattern=args.pattern, load=args.load, seed=args.seed,
-                     report_cycles=report_cycles, baud_divisor=divisor,
+    plan = make_plan(net, fam, pattern=args.pattern, load=args.load,
+                     bist_seed=args.bist_seed, report_cycles=report_cycles,
+                     baud_divisor=divisor,
                      stuck_wire=args.stuck_wire)
     return net, plan, (requested, pll, clock, period), chosen, fit
 
@@ -361,7 +383,8 @@ def _board_doc(args, kind, fam, net, plan, clocking, chosen, fit) -> dict:
             "pll": None if pll is None else pll.as_json(),
             **{name: tool_opts.get(name) for name in TOOL_OPTIONS}, "kind": kind,
             "network": fam.testbench.build_params(net).params, "pattern": args.pattern,
-            "load": args.load, "seed": args.seed, "stuck_wire": args.stuck_wire,
+            "load": args.load, "bist_seed": args.bist_seed,
+            "stuck_wire": _text(args.stuck_wire),
             "board_defaults": chosen, "terminals": plan.terminals,
             "payload_bits": plan.payload_bits, "cycle_length_bits": plan.cycle_length,
             "bist_period_clocks": period, "report_cycles": plan.report_cycles,

@@ -17,8 +17,7 @@ import numpy as np
 from ..golden.butterfly import api as bf
 from ..golden.butterfly.api import build_circuit as build
 from ..golden.butterfly.cyclemodel import (MAX_LINK_STAGES, MAX_PAYLOAD_BITS,
-                                           STUCK_LINK_SYNTAX, CircuitNetwork,
-                                           parse_stuck_link, run_circuit, run_masked)
+                                           CircuitNetwork, run_circuit, run_masked)
 from ..golden.butterfly.faults import ADVERSARIES, RULES
 from ..golden.butterfly.patterns import PATTERNS
 from ..golden.butterfly.store_forward import EDGE_CHOICES, QUEUES, TIES
@@ -31,12 +30,14 @@ from .options import (MAX_CYCLES, loss_status, MAX_TRIALS, add_pattern_option, a
                       add_stuck_link_option, stuck_links,
                       bounded_int, fraction, output_file, power_of_two)
 from .outputs import staged_file
+from .plots import plot_sweep
 from .progress import Progress
 from .family import Experiment, Verb
 from .registry import Family, Kind
 
 __all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "spec_from_args", "build",
            "network_from_args", "messages_from_args", "run_model", "parse_fault_mask",
+           "format_experiment",
            "masks_from_args", "board_defaults", "check_board",
            "board_fit_key"]
 
@@ -50,6 +51,9 @@ FAMILY = Family(
                 ("--pattern", "random-permutation")))],
     golden="fatnet.golden.butterfly", commands="fatnet.cli.butterfly",
     hardware="fatnet.hdl.butterfly", testbench="fatnet.sim.butterfly")
+
+#: The syntax of a splitter network's ``--stuck-link``.
+STUCK_LINK_SYNTAX = "LEVEL:ROW:WIRE:0|1"
 
 
 def _network_options(p: argparse.ArgumentParser, kind: str) -> None:
@@ -83,7 +87,7 @@ def _network_options(p: argparse.ArgumentParser, kind: str) -> None:
                    help=f"registers on every switch-to-switch link, each way, for the "
                         f"clock of large networks (0 .. {MAX_LINK_STAGES}; default 0)")
     add_start_stages_option(p)
-    add_stuck_link_option(p, STUCK_LINK_SYNTAX, parse_stuck_link,
+    add_stuck_link_option(p, STUCK_LINK_SYNTAX,
                           "input wire WIRE of switch (LEVEL, ROW) held at 0 or 1, LEVEL 1 .. "
                           "lg N - 1")
     wired = kind == "multibutterfly"
@@ -357,18 +361,53 @@ def _leighton_maggs_options(p: argparse.ArgumentParser) -> None:
                    help="also write the load sweep of the three networks (PNG)")
 
 
+def format_experiment(cells: list[dict]) -> str:
+    """Tables I-III as plain text, ours beside the paper's: ``mean ± std (paper mean ±
+    std)``."""
+    lines = []
+    by_table: dict[int, list[dict]] = {}
+    for c in cells:
+        by_table.setdefault(c["table"], []).append(c)
+    titles = {1: "Table I: % of trials in which a fault reached an input",
+              2: "Table II: store-and-forward completion time (steps)",
+              3: "Table III: % of messages never delayed (circuit switching)"}
+    for table in sorted(by_table):
+        group = by_table[table]
+        rows = list(dict.fromkeys(c["row"] for c in group))
+        cols = list(dict.fromkeys(c["column"] for c in group))
+        first = group[0]
+        lines.append(f"{titles[table]} — N = {first['inputs']}, {first['trials']} trials")
+
+        def text(c):
+            ours = f"{c['mean']:.1f}" if table == 1 else f"{c['mean']:.2f} ± {c['std']:.2f}"
+            if c["paper"] is None:
+                return ours
+            paper = f"{c['paper']}" + (f" ± {c['paper_std']}" if c["paper_std"] is not None
+                                       else "")
+            return f"{ours} ({paper})"
+        table_cells = {(c["row"], c["column"]): text(c) for c in group}
+        width = max(len(v) for v in table_cells.values()) + 2
+        lines.append(f"{'':8}" + "".join(f"{col:>{width}}" for col in cols))
+        for row in rows:
+            lines.append(f"{row:8}" + "".join(
+                f"{table_cells.get((row, col), ''):>{width}}" for col in cols))
+        lines.append("")
+    lines.append("ours: mean ± std over the trials; (paper) beside it.")
+    return "\n".join(lines)
+
+
 def cmd_leighton_maggs(args) -> int:
     table = args.table if args.table == "all" else int(args.table)
     with Progress("fatnet experiment", args.verbose, "trials") as progress:
         cells = bf.experiment(table, args.inputs, args.trials, args.seed, progress)
         if args.plot:
+            rows = bf.sweep(min(args.inputs, 256), seed=args.seed, progress=progress)
             with staged_file(args.plot) as tmp:
-                bf.sweep(min(args.inputs, 256), seed=args.seed, plot=str(tmp),
-                         progress=progress)
+                plot_sweep(rows, str(tmp))
     if args.json:
         print(json.dumps(cells))
     else:
-        print(bf.format_experiment(cells))
+        print(format_experiment(cells))
         if args.plot:
             print(f"load sweep written to {args.plot}")
     return 0
@@ -415,12 +454,10 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
 
 def cmd_sweep(args) -> int:
     with Progress("fatnet experiment", args.verbose, "loads") as progress:
+        rows = bf.sweep(args.inputs, args.trials, args.seed, progress=progress)
         if args.plot:
             with staged_file(args.plot) as tmp:
-                rows = bf.sweep(args.inputs, args.trials, args.seed, plot=str(tmp),
-                                progress=progress)
-        else:
-            rows = bf.sweep(args.inputs, args.trials, args.seed, progress=progress)
+                plot_sweep(rows, str(tmp))
     if args.json:
         print(json.dumps(rows))
         return 0

@@ -16,9 +16,8 @@ from ..golden.errors import ParameterError
 from ..golden.fattree.api import build, info, schedule_report, spec_from_options
 from ..golden.fattree.network import FatTreeNetwork
 from ..golden.fattree.schedule import METHODS
-from ..golden.fattree.spec import (CONCENTRATORS, MAX_LEAVES, MAX_LINK_STAGES,
-                                  MAX_PAYLOAD_BITS, MODES, STUCK_LINK_SYNTAX, FatTreeSpec,
-                                  parse_stuck_link)
+from ..golden.fattree.spec import (CONCENTRATORS, DIRECTION_NAMES, MAX_LEAVES,
+                                  MAX_LINK_STAGES, MAX_PAYLOAD_BITS, MODES, FatTreeSpec)
 from ..golden.messages import PATTERNS, load_message_file, make_pattern
 from .options import (MAX_CYCLES, loss_status, add_pattern_option, add_seed_option,
                       add_start_stages_option, add_unused_seed_option,
@@ -39,6 +38,9 @@ FAMILY = Family(
                 ("--pattern", "random-permutation")))],
     golden="fatnet.golden.fattree", commands="fatnet.cli.fattree",
     hardware="fatnet.hdl.fattree", testbench="fatnet.sim.fattree")
+
+#: The syntax of a fat-tree's ``--stuck-link``.
+STUCK_LINK_SYNTAX = "up|down:HEAP:WIRE:0|1"
 
 
 def _add_network_options(p: argparse.ArgumentParser, *, hardware: bool = True):
@@ -67,9 +69,10 @@ def _add_network_options(p: argparse.ArgumentParser, *, hardware: bool = True):
                        help=f"registers on every node-to-node link, each way, for the "
                             f"clock of large trees (0 .. {MAX_LINK_STAGES}; default 0)")
         add_start_stages_option(p)
-        add_stuck_link_option(p, STUCK_LINK_SYNTAX, parse_stuck_link,
+        add_stuck_link_option(p, STUCK_LINK_SYNTAX,
                               "wire WIRE of heap HEAP's UP or DOWN channel held at 0 or 1, "
-                              "HEAP 1 .. n - 2 (a link between two nodes)")
+                              "HEAP 1 .. n - 2 (a link between two nodes)",
+                              words={name: d for d, name in DIRECTION_NAMES.items()})
 
 
 def _add_traffic_options(p: argparse.ArgumentParser):

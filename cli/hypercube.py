@@ -33,6 +33,7 @@ from .options import (MAX_CYCLES, loss_status, add_pattern_option, add_seed_opti
                       add_unused_seed_option, bounded_int, comma_ints, fraction,
                       output_file)
 from .outputs import staged_file
+from .plots import plot_kuszmaul
 from .progress import Progress
 from .family import Experiment, Verb
 from .registry import Family, Kind
@@ -173,9 +174,9 @@ def _hardware_arguments(p: argparse.ArgumentParser, verb: str) -> None:
                         f"1..{MAX_HW_STEPS} (default k*2^k for ecube, which delivers every "
                         f"partial permutation; 2k*2^k for valiant)")
     if verb != "sim":
-        add_seed_option(p, "seed of every random choice: Valiant's intermediate nodes and, "
-                           "on a board, the traffic generators (default 0; the alg1, alg2 "
-                           "and ecube hardware itself draws nothing)")
+        add_seed_option(p, "seed of every random choice: Valiant's intermediate nodes "
+                           "(default 0; the alg1, alg2 and ecube hardware itself draws "
+                           "nothing; a board's self-test takes --bist-seed)")
         return
     _traffic_arguments(p, "a third column, if given, is the payload; else payloads are "
                           "drawn from --seed", "the random patterns and payloads")
@@ -462,12 +463,30 @@ VERBS = {
 
 
 # ---------------------------------------------------------------------- experiments
+def parse_dimensions(text, what: str = "dimensions",
+                     high: int = hx.MAX_EXPERIMENT_DIMENSION) -> tuple[int, ...]:
+    """``"2..12"``, ``"6,8,10"`` or a mix (``"2..4,8"``) as sorted distinct ints in
+    ``[1, high]``; anything else one line naming ``what`` and the accepted range."""
+    bad = argparse.ArgumentTypeError(f"{what} must be integers in [1, {high}] as A..B or "
+                                     f"A,B,C (e.g. 2..12), got {text!r}")
+    out = set()
+    try:
+        for part in str(text).split(","):
+            a, sep, b = part.strip().partition("..")
+            lo, hi = (int(a), int(b)) if sep else (int(a), int(a))
+            if not (1 <= lo <= hi <= high):
+                raise bad
+            out.update(range(lo, hi + 1))
+    except ValueError:
+        raise bad from None
+    if not out:
+        raise bad
+    return tuple(sorted(out))
+
+
 def _dimensions(what):
     def parse(text):
-        try:
-            return hx.parse_dimensions(text, what)
-        except ParameterError as e:
-            raise argparse.ArgumentTypeError(str(e)) from None
+        return parse_dimensions(text, what)
     return parse
 
 
@@ -487,7 +506,8 @@ def _kuszmaul_options(p: argparse.ArgumentParser) -> None:
                         "permutation patterns (default 2..14)")
     p.add_argument("--trials", type=bounded_int("trials", 1, hx.MAX_TRIALS), default=5,
                    help="random draws per cell (default 5)")
-    add_seed_option(p, "trial t uses seed + t (default 0)")
+    add_seed_option(p, "each trial draws from its own seed, derived from this one "
+                       "(default 0)")
     p.add_argument("--json", action="store_true", help="print the tables as JSON")
     p.add_argument("--plot", type=output_file("plot"), default=None, metavar="FILE",
                    help="write bit-times, steps and node storage against k per algorithm "
@@ -621,7 +641,7 @@ def cmd_kuszmaul(args) -> int:
                      sweep=args.sweep)
     if args.plot:
         with staged_file(args.plot) as tmp:
-            hx.plot(doc, str(tmp))
+            plot_kuszmaul(doc, str(tmp))
     if args.json:
         print(json.dumps(doc))
     else:

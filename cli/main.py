@@ -387,6 +387,20 @@ def _unknown_kind_first(argv: list[str]) -> list[str] | None:
     return [argv[0], argv[meant]] + argv[1:meant] + argv[meant + 1:]
 
 
+def option_worded(message: str, args: argparse.Namespace) -> str:
+    """The model's error ``message``, which names its parameter first (``message_bits
+    must be ...``), with the option that sets it named instead (``--message-bits must be
+    ...``), so the line says what to change on the command line. The option is the one
+    whose destination is the parameter, or its singular (``stuck_links`` is set by the
+    repeatable ``--stuck-link``); a message naming no option is left as it is."""
+    head, sep, rest = message.partition(" ")
+    options = vars(args)
+    for dest in (head, head[:-1] if head.endswith("s") else None):
+        if sep and dest and dest.isidentifier() and "_" in dest and dest in options:
+            return f"--{dest.replace('_', '-')} {rest}"
+    return message
+
+
 def main(argv=None) -> int:
     """Run ``fatnet argv`` (default ``sys.argv[1:]``); the exit status, argparse's own
     included (2 for a refused option, 0 after ``--help``), is returned, not raised."""
@@ -400,7 +414,8 @@ def main(argv=None) -> int:
         sys.stdout.flush()   # a full disk is seen here, where it can be reported
         return status
     except FatnetInputError as e:
-        print(f"fatnet {args.command}: error: {one_line(str(e))}", file=sys.stderr)
+        print(f"fatnet {args.command}: error: {one_line(option_worded(str(e), args))}",
+              file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into `head` and closed early
         sys.stderr.close()

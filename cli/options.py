@@ -9,6 +9,7 @@ not the value would be used (a hot-spot fraction with another pattern is still c
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import os
 import re
@@ -23,7 +24,7 @@ __all__ = ["MAX_CYCLES", "MAX_TRIALS", "comma_ints", "bounded_int", "power_of_tw
            "fraction", "seed", "add_seed_option", "add_unused_seed_option",
            "DEFAULT_PATTERN", "add_pattern_option",
            "add_start_stages_option",
-           "add_stuck_link_option", "stuck_links",
+           "add_stuck_link_option", "parse_stuck_link", "stuck_links",
            "output_directory", "output_file", "identifier"]
 
 #: Most delivery cycles a run may be given (``--max-cycles``): a run whose messages can
@@ -112,20 +113,31 @@ def fraction(name: str):
     return parse
 
 
-def seed(text: str) -> int:
-    """The argparse ``type`` of every ``--seed``: the model's one seed range
-    (:data:`fatnet.golden.seeds.MAX_SEED`)."""
-    value = _integer(text, "seed", SEED_RANGE)
-    try:
-        return check_seed(value)
-    except ParameterError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+@functools.lru_cache(maxsize=None)
+def seed_type(name: str = "seed"):
+    """The argparse ``type`` of every seed option (``name``: the option without dashes,
+    as its error line says it): the model's one seed range
+    (:data:`fatnet.golden.seeds.MAX_SEED`); one function per name, so that every option
+    of a name shares it."""
+    def parse(text: str) -> int:
+        value = _integer(text, name, SEED_RANGE)
+        try:
+            return check_seed(value, name)
+        except ParameterError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    return parse
 
 
-def add_seed_option(p: argparse.ArgumentParser, help: str = "seed (default 0)") -> None:
-    """``--seed S`` (default 0), checked by :func:`seed`: every verb and kind adds its
-    seed through here, so every one takes the same range."""
-    p.add_argument("--seed", type=seed, default=0, metavar="S", help=help)
+#: ``--seed``'s argparse ``type``.
+seed = seed_type("seed")
+
+
+def add_seed_option(p: argparse.ArgumentParser, help: str = "seed (default 0)",
+                    flag: str = "--seed") -> None:
+    """``flag`` (default ``--seed``; default value 0), checked by :func:`seed_type`:
+    every verb and kind adds its seeds through here, so every one takes the same range."""
+    p.add_argument(flag, type=seed_type(flag.lstrip("-")), default=0, metavar="S",
+                   help=help)
 
 
 def add_unused_seed_option(p: argparse.ArgumentParser, verb: str) -> None:
@@ -167,17 +179,31 @@ def add_start_stages_option(p: argparse.ArgumentParser) -> None:
                         f"{MAX_START_STAGES}; default 0)")
 
 
-def add_stuck_link_option(p: argparse.ArgumentParser, syntax: str, parse,
-                          which: str) -> None:
+def parse_stuck_link(text: str, syntax: str, words: dict | None = None):
+    """``((a, b, c), value)`` from ``--stuck-link``'s four ``:``-separated fields
+    (``syntax`` as help and errors show it): non-negative integers, the first one a word
+    of ``words`` (replaced by its value) where given; one line naming ``syntax``
+    otherwise. The ranges are the model's to check."""
+    parts = str(text).split(":")
+    first = parts[0]
+    ok = (len(parts) == 4 and all(p.isdigit() for p in parts[1:])
+          and (first in words if words is not None else first.isdigit()))
+    if not ok:
+        raise argparse.ArgumentTypeError(f"stuck-link must be {syntax} (non-negative "
+                                         f"integers), got {text!r}")
+    head = words[first] if words is not None else int(first)
+    return (head, int(parts[1]), int(parts[2])), int(parts[3])
+
+
+def add_stuck_link_option(p: argparse.ArgumentParser, syntax: str, which: str,
+                          words: dict | None = None) -> None:
     """``--stuck-link SPEC`` (repeatable), for every family whose hardware can hold a
-    link inside the network stuck: ``parse`` (the family's golden parser) turns SPEC
-    into ``(key, value)``, ``which`` says what the key names. A form that does not
-    parse is refused in one line; the ranges are checked when the network is built."""
+    link inside the network stuck: SPEC is ``syntax``, read by :func:`parse_stuck_link`
+    (``words``: the names its first field takes, if not a number), ``which`` says what
+    it names. A form that does not parse is refused in one line; the ranges are checked
+    when the network is built."""
     def stuck_link(text: str):
-        try:
-            return parse(text)
-        except ValueError as e:
-            raise argparse.ArgumentTypeError(str(e)) from None
+        return parse_stuck_link(text, syntax, words)
     p.add_argument("--stuck-link", type=stuck_link, action="append", default=[],
                    metavar=syntax,
                    help=f"inject a fault no status register knows of: {which}; messages "

@@ -29,6 +29,7 @@ from typing import Sequence
 import numpy as np
 
 from .errors import ParameterError
+from .seeds import generator
 
 __all__ = [
     "DEFAULT_EXACT_LIMIT",
@@ -258,7 +259,7 @@ def measure_expansion(adjacency: Sequence[Sequence[int]], outputs: int, alpha: f
     if count_sets(m, kmax, cap=exact_limit) <= exact_limit:
         (beta, worst, nbrs), examined = _exact(masks, kmax)
         return ExpansionResult(m, outputs, alpha, kmax, float(beta), worst, nbrs, True, examined)
-    rng = np.random.default_rng(seed)
+    rng = generator(seed, "expansion")
     (beta, worst, nbrs), examined = _search(masks, kmax, rng, starts, random_sets, work)
     return ExpansionResult(m, outputs, alpha, kmax, float(beta), worst, nbrs, False, examined)
 

@@ -35,7 +35,7 @@ from .errors import ParameterError
 __all__ = ["FIXED_PATTERNS", "PATTERNS", "COUNTERS", "xorshift32", "initial_state",
            "threshold", "draw", "payload_fields", "make_payload", "check_bits",
            "report_line", "parse_report_line", "REPORT_FIELDS", "check_payload_bits",
-           "StuckWire", "parse_stuck_wire", "STUCK_WIRE_SYNTAX", "period_clocks",
+           "StuckWire", "check_stuck_wire", "STUCK_WIRE_FIELDS", "period_clocks",
            "min_payload_bits"]
 
 MASK32 = (1 << 32) - 1
@@ -121,7 +121,7 @@ def check_payload_bits(P: int, n: int) -> None:
     """Refuse a payload too short for the source, a 4-bit sequence and the check."""
     need = min_payload_bits(n)
     if P < need:
-        raise ParameterError(f"payload-bits must be >= 2n + 4 = {need} for the self-testing "
+        raise ParameterError(f"payload_bits must be >= 2n + 4 = {need} for the self-testing "
                              f"top (source, sequence and check fields among 2^{n} "
                              f"terminals), got {P}")
 
@@ -172,10 +172,6 @@ def parse_report_line(line: str) -> dict | None:
     return {name: int(v, 16) for name, v in zip(COUNTERS, match.groups())}
 
 
-#: The syntax of a stuck wire, as ``--stuck-wire`` takes it.
-STUCK_WIRE_SYNTAX = "TERMINAL:send|recv:data|ack:0|1"
-
-
 @dataclass(frozen=True)
 class StuckWire:
     """One wire between the self-testing top and terminal ``terminal``'s port of the
@@ -197,17 +193,23 @@ class StuckWire:
         return f"{self.terminal}:{self.direction}:{self.signal}:{self.value}"
 
 
-def parse_stuck_wire(spec, terminals: int) -> StuckWire:
-    """A :class:`StuckWire` from ``TERMINAL:send|recv:data|ack:0|1`` (or a StuckWire),
-    checked against the network's ``terminals``; one-line
-    :class:`~fatnet.golden.errors.ParameterError` otherwise."""
-    if isinstance(spec, StuckWire):
-        spec = str(spec)
-    parts = str(spec).split(":")
-    ok = (len(parts) == 4 and parts[0].isdigit() and int(parts[0]) < terminals
-          and parts[1] in ("send", "recv") and parts[2] in ("data", "ack")
-          and parts[3] in ("0", "1"))
-    if not ok:
-        raise ParameterError(f"stuck-wire must be {STUCK_WIRE_SYNTAX} with TERMINAL in "
-                             f"[0, {terminals - 1}], got {spec!r}")
-    return StuckWire(int(parts[0]), parts[1], parts[2], int(parts[3]))
+#: The fields a :class:`StuckWire` takes besides its terminal, and their values.
+STUCK_WIRE_FIELDS = {"direction": ("send", "recv"), "signal": ("data", "ack"),
+                     "value": (0, 1)}
+
+
+def check_stuck_wire(wire: StuckWire, terminals: int) -> StuckWire:
+    """``wire``, checked against the network's ``terminals``; one-line
+    :class:`~fatnet.golden.errors.ParameterError` naming the field otherwise."""
+    if not isinstance(wire, StuckWire):
+        raise ParameterError(f"stuck_wire must be a StuckWire, got {wire!r}")
+    t = wire.terminal
+    if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < terminals:
+        raise ParameterError(f"stuck_wire terminal must be in [0, {terminals - 1}] (the "
+                             f"network's terminals), got {t!r}")
+    for name, accepted in STUCK_WIRE_FIELDS.items():
+        if getattr(wire, name) not in accepted:
+            raise ParameterError(f"stuck_wire {name} must be one of "
+                                 f"{', '.join(map(str, accepted))}, got "
+                                 f"{getattr(wire, name)!r}")
+    return wire

@@ -16,6 +16,7 @@ import numpy as np
 
 from .checks import is_integer
 from .errors import MessageFileError, ParameterError
+from .seeds import generator
 
 __all__ = ["EXT", "MessageSet", "PATTERNS", "MAX_INPUT_FILE_BYTES", "MAX_INTEGER_DIGITS",
            "make_pattern", "load_message_file", "read_json_file", "read_message_file",
@@ -56,8 +57,9 @@ class MessageSet:
 
 
 def random_payloads(count: int, payload_bits: int, seed: int) -> list[int]:
-    """Payloads drawn from their own stream of ``seed`` (so they never shift patterns)."""
-    rng = np.random.default_rng([seed, 0x9A7])
+    """Payloads drawn from the ``payloads`` stream of ``seed`` (so they never shift
+    patterns)."""
+    rng = generator(seed, "payloads")
     out = []
     for _ in range(count):
         v = 0
@@ -130,8 +132,8 @@ def make_pattern(n: int, name: str, seed: int = 0, payload_bits: int = 8,
         raise ParameterError(
             f"pattern must be one of {', '.join(PATTERNS)}, got {name!r}")
     if not 0.0 <= hot_fraction <= 1.0:
-        raise ParameterError(f"hot-fraction must be in [0, 1], got {hot_fraction}")
-    src, dst = _pattern(n, name, np.random.default_rng(seed), hot_fraction)
+        raise ParameterError(f"hot_fraction must be in [0, 1], got {hot_fraction}")
+    src, dst = _pattern(n, name, generator(seed, "traffic"), hot_fraction)
     return MessageSet.from_pairs(src, dst, payload_bits, seed)
 
 

@@ -97,7 +97,7 @@ def _account(report: RunReport, usage: ChannelUsage, result, keep: bool) -> None
 def check_max_cycles(max_cycles) -> int:
     """``max_cycles`` as an int >= 1, or one line (ParameterError): one meaning for every
     family (0 used to be the default on the fat-tree and "everything lost" elsewhere)."""
-    return check_int("max-cycles", max_cycles, 1)
+    return check_int("max_cycles", max_cycles, 1)
 
 
 def drive_offline(report: RunReport, usage: ChannelUsage, cycles: list,

@@ -23,6 +23,7 @@ from ..golden.checks import check_int
 from ..golden.cycle import start_latency, stuck_wires
 from ..golden.errors import FatnetInputError, ParameterError
 from ..golden.messages import MessageSet
+from ..golden.seeds import check_seed
 from ..hdl.signatures import endpoints
 from .family import SimFamily, self_test_of
 
@@ -41,7 +42,7 @@ class BistPlan:
     family: SimFamily
     pattern: str
     load: float
-    seed: int
+    bist_seed: int
     report_cycles: int
     baud_divisor: int
     flip_cycle: int | None
@@ -80,18 +81,16 @@ def line_cycles(baud_divisor: int, period: int) -> int:
     return max(1, -(-line_clocks(baud_divisor) // period))
 
 
-def make_plan(net, family: SimFamily, *, pattern="random", load=1.0, seed=0, report_cycles=None,
-              baud_divisor=104, flip_cycle=None, stuck_wire=None) -> BistPlan:
+def make_plan(net, family: SimFamily, *, pattern="random", load=1.0, bist_seed=0,
+              report_cycles=None, baud_divisor=104, flip_cycle=None, stuck_wire=None) -> BistPlan:
     """The BIST's plan for a network the family builds; one-line
     :class:`~fatnet.golden.errors.ParameterError` on options it cannot take.
-    ``stuck_wire``: None, or a :class:`~fatnet.golden.bist.StuckWire` or its text
-    (:data:`~fatnet.golden.bist.STUCK_WIRE_SYNTAX`)."""
+    ``stuck_wire``: None, or a :class:`~fatnet.golden.bist.StuckWire`."""
     if pattern not in gb.PATTERNS:
         raise ParameterError(f"pattern must be one of {', '.join(gb.PATTERNS)}, got "
                              f"{pattern!r}")
     thr = gb.threshold(load)
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 64:
-        raise ParameterError(f"seed must be an integer in [0, 2^64 - 1], got {seed!r}")
+    bist_seed = check_seed(bist_seed, "bist_seed")
     self_test_of(family, net)
     family.hardware.check_buildable(net)
     N = terminal_count(net, family)
@@ -102,7 +101,7 @@ def make_plan(net, family: SimFamily, *, pattern="random", load=1.0, seed=0, rep
     P = int(net.payload_bits)
     gb.check_payload_bits(P, n)
     if stuck_wire is not None:
-        stuck_wire = gb.parse_stuck_wire(stuck_wire, N)
+        stuck_wire = gb.check_stuck_wire(stuck_wire, N)
     T = int(net.cycle_length)
     period = gb.period_clocks(T, start_latency(net))
     line = line_clocks(baud_divisor)
@@ -135,9 +134,9 @@ def make_plan(net, family: SimFamily, *, pattern="random", load=1.0, seed=0, rep
                     raise ParameterError(f"the self-testing top needs one payload offset "
                                          f"at every destination: {prefix} and {pre} bits")
         headers.append(hs)
-    plan = BistPlan(net, family, pattern, load, seed, report_cycles, baud_divisor,
+    plan = BistPlan(net, family, pattern, load, bist_seed, report_cycles, baud_divisor,
                     flip_cycle, N, n, P, T, headers, prefix or 0,
-                    [gb.initial_state(seed, s) for s in range(N)], thr, stuck_wire)
+                    [gb.initial_state(bist_seed, s) for s in range(N)], thr, stuck_wire)
     # a trial: the model must take every cycle the generators make, with the streams
     # of the table (a network whose headers depend on the cycle's other messages, or
     # which takes partial permutations only, cannot be self-tested this way)

@@ -74,7 +74,7 @@ def _key(plan) -> str:
     build = plan.family.testbench.build_params(plan.net)
     h = hashlib.sha1(json.dumps(
         [plan.net.family, build.params, plan.pattern,
-         plan.load, plan.seed, plan.report_cycles, plan.baud_divisor, plan.flip_cycle,
+         plan.load, plan.bist_seed, plan.report_cycles, plan.baud_divisor, plan.flip_cycle,
          str(plan.stuck_wire)],
         sort_keys=True, default=str).encode())
     for path in sorted(Path(hdl.__file__).parent.rglob("*.py")):

@@ -8,6 +8,7 @@ Replay a failure with ``python -m pytest tests/test_bist.py -k <id>``; the seed 
 the test's parameters and messages.
 """
 
+import argparse
 import json
 import re
 import subprocess
@@ -18,6 +19,7 @@ import numpy as np
 import pytest
 from amaranth.sim import Simulator
 
+from fatnet.cli.board import parse_stuck_wire
 from fatnet.cli.main import build_parser, main
 from fatnet.cli.registry import family_of, get_family
 from fatnet.golden import bist as gb
@@ -87,6 +89,8 @@ def plan_of(name, **kw):
     net = network(name)
     kw.setdefault("pattern", (NETWORKS.get(name) or STUCK_LINKS[name])[1])
     kw.setdefault("baud_divisor", 2)
+    if isinstance(kw.get("stuck_wire"), str):       # as --stuck-wire reads it
+        kw["stuck_wire"] = parse_stuck_wire(kw["stuck_wire"])
     return make_plan(net, family_of(net), **kw)
 
 
@@ -208,7 +212,7 @@ def run_amaranth(plan, reports):
 @pytest.mark.parametrize("name", sorted(NETWORKS))
 def test_the_counters_are_the_models_prediction(name):
     seed = 3
-    plan = plan_of(name, load=0.7, seed=seed)
+    plan = plan_of(name, load=0.7, bist_seed=seed)
     want = predict(plan, 2 * plan.report_cycles)
     got, _ = run_amaranth(plan, 2)
     assert got[:2] == want, (name, seed, got, want)
@@ -216,7 +220,7 @@ def test_the_counters_are_the_models_prediction(name):
 
 
 def test_a_flipped_payload_bit_is_an_error_as_predicted():
-    plan = plan_of("butterfly", load=1.0, seed=4, flip_cycle=5)
+    plan = plan_of("butterfly", load=1.0, bist_seed=4, flip_cycle=5)
     want = predict(plan, plan.report_cycles)
     got, uart = run_amaranth(plan, 1)
     assert got[:1] == want and want[0]["errors"] >= 1, (got, want)
@@ -265,8 +269,8 @@ def test_every_claim_about_a_stuck_wire_is_tested():
 @pytest.mark.parametrize("name,spec", list(stuck_cases()))
 def test_a_stuck_wire_is_reported_as_the_model_predicts(name, spec):
     seed = 3
-    plan = plan_of(name, load=0.7, seed=seed, stuck_wire=spec)
-    sound = predict(plan_of(name, load=0.7, seed=seed), plan.report_cycles)[0]
+    plan = plan_of(name, load=0.7, bist_seed=seed, stuck_wire=spec)
+    sound = predict(plan_of(name, load=0.7, bist_seed=seed), plan.report_cycles)[0]
     want = predict(plan, plan.report_cycles)
     got, _ = run_amaranth(plan, 1)
     replay = f"python -m pytest {HERE} -k '{name}-{spec}' (seed {seed})"
@@ -301,8 +305,8 @@ def test_a_stuck_link_inside_the_network_is_reported_as_the_model_predicts(name)
     """--stuck-link: the counters are the model's prediction, and differ from the sound
     network's as the table says."""
     seed = 3
-    plan = plan_of(name, load=0.7, seed=seed)
-    sound = predict(make_plan(sound_of(name), plan.family, load=0.7, seed=seed,
+    plan = plan_of(name, load=0.7, bist_seed=seed)
+    sound = predict(make_plan(sound_of(name), plan.family, load=0.7, bist_seed=seed,
                               pattern=plan.pattern, baud_divisor=2), plan.report_cycles)[0]
     want = predict(plan, plan.report_cycles)
     got, _ = run_amaranth(plan, 1)
@@ -316,7 +320,7 @@ def test_a_stuck_link_inside_the_network_is_reported_as_the_model_predicts(name)
 
 
 def test_a_stuck_terminal_wire_with_a_link_stuck_at_1_is_not_predicted():
-    plan = plan_of("butterfly-stuck-link-1", load=0.7, seed=3, stuck_wire="2:recv:data:0")
+    plan = plan_of("butterfly-stuck-link-1", load=0.7, bist_seed=3, stuck_wire="2:recv:data:0")
     with pytest.raises(ParameterError, match="does not predict stuck-wire 2:recv:data:0: "
                                              "a link stuck at 1"):
         predict(plan, plan.report_cycles)
@@ -324,25 +328,35 @@ def test_a_stuck_terminal_wire_with_a_link_stuck_at_1_is_not_predicted():
 
 def test_a_send_wire_stuck_at_1_is_not_predicted_but_departs_from_the_sound_run():
     seed = 3
-    plan = plan_of("butterfly", load=0.7, seed=seed, stuck_wire="2:send:data:1")
+    plan = plan_of("butterfly", load=0.7, bist_seed=seed, stuck_wire="2:send:data:1")
     with pytest.raises(ParameterError, match="does not predict stuck-wire 2:send:data:1"):
         predict(plan, plan.report_cycles)
-    sound = predict(plan_of("butterfly", load=0.7, seed=seed), plan.report_cycles)[0]
+    sound = predict(plan_of("butterfly", load=0.7, bist_seed=seed), plan.report_cycles)[0]
     got, _ = run_amaranth(plan, 1)
     assert got[0] != sound and got[0]["cycles"] == sound["cycles"], (seed, got, sound)
 
 
-@pytest.mark.parametrize("spec", ["8:recv:data:1", "-1:recv:data:1", "2:recv:data",
-                                  "2:both:data:1", "2:send:clock:1", "2:send:data:x", ""])
+@pytest.mark.parametrize("spec", ["-1:recv:data:1", "2:recv:data", "2:both:data:1",
+                                  "2:send:clock:1", "2:send:data:x", ""])
 def test_a_stuck_wire_outside_the_syntax_is_refused_in_one_line(spec):
-    with pytest.raises(ParameterError, match=r"stuck-wire must be TERMINAL:send\|recv:"
-                                             r"data\|ack:0\|1 with TERMINAL in \[0, 7\]"):
-        gb.parse_stuck_wire(spec, 8)
+    with pytest.raises(argparse.ArgumentTypeError,
+                       match=r"stuck-wire must be TERMINAL:send\|recv:data\|ack:0\|1, got"):
+        parse_stuck_wire(spec)
+
+
+@pytest.mark.parametrize("wire, words", [
+    (gb.StuckWire(8, "recv", "data", 1), r"stuck_wire terminal must be in \[0, 7\]"),
+    (gb.StuckWire(2, "both", "data", 1), "stuck_wire direction must be one of send, recv"),
+    (gb.StuckWire(2, "send", "data", 2), "stuck_wire value must be one of 0, 1"),
+])
+def test_the_model_checks_a_stuck_wire_against_the_network(wire, words):
+    with pytest.raises(ParameterError, match=words):
+        gb.check_stuck_wire(wire, 8)
 
 
 def test_a_stuck_wire_reads_back_as_written():
     for text in ("0:send:data:0", "7:recv:ack:1"):
-        assert str(gb.parse_stuck_wire(text, 8)) == text
+        assert str(gb.check_stuck_wire(parse_stuck_wire(text), 8)) == text
 
 
 # ------------------------------------------------------------------ cocotb
@@ -358,7 +372,7 @@ def test_the_uart_reports_are_the_models_prediction(sim, name, tmp_path_factory)
     require_simulator(sim)
     from fatnet.sim.bist_cocotb import run_bist
     seed = 6
-    plan = plan_of(name, load=0.8, seed=seed, baud_divisor=4)
+    plan = plan_of(name, load=0.8, bist_seed=seed, baud_divisor=4)
     ok, failures, lines, _ = run_bist(plan, 3, sim=sim,
                                       build_root=tmp_path_factory.mktemp("bist"),
                                       replay=f"SIM={sim} python -m pytest {HERE} -k "
@@ -372,7 +386,7 @@ def test_a_stuck_recv_wire_on_the_uart_is_the_models_prediction(tmp_path_factory
     require_simulator("icarus")
     from fatnet.sim.bist_cocotb import run_bist
     seed = 6
-    plan = plan_of("butterfly", load=0.8, seed=seed, baud_divisor=4,
+    plan = plan_of("butterfly", load=0.8, bist_seed=seed, baud_divisor=4,
                    stuck_wire="5:recv:data:1")
     ok, failures, lines, _ = run_bist(plan, 2, sim="icarus",
                                       build_root=tmp_path_factory.mktemp("bist"),
@@ -400,7 +414,7 @@ def test_fatnet_board_writes_the_icebreaker_build_and_it_synthesizes(tmp_path, c
                  "-o", str(out)]) == 0
     text = capsys.readouterr().out
     doc = json.loads((out / "board.json").read_text())
-    plan = plan_of("butterfly", load=0.5, seed=0, report_cycles=4300, baud_divisor=104)
+    plan = plan_of("butterfly", load=0.5, bist_seed=0, report_cycles=4300, baud_divisor=104)
     assert doc["predicted_reports"] == [gb.report_line(predict(plan, 4300)[0])]
     assert f"report 1 predicted: {doc['predicted_reports'][0]}" in text
     # the oscillator's clock: no PLL (tests/test_board_pll.py builds the PLL tops)
@@ -455,7 +469,7 @@ def test_fatnet_board_writes_the_icebreaker_build_and_it_synthesizes(tmp_path, c
       "--pattern", "random", "--board", "ulx3s"], "pattern must be a fixed pattern for ecube"),
     (["butterfly", "--inputs", "8", "--payload-bits", "12", "--board", "icebreaker",
       "--stuck-wire", "8:recv:data:1"],
-     "stuck-wire must be TERMINAL:send|recv:data|ack:0|1 with TERMINAL in [0, 7]"),
+     "--stuck-wire terminal must be in [0, 7] (the network's terminals), got 8"),
     (["butterfly", "--inputs", "8", "--payload-bits", "12", "--board", "icebreaker",
       "--stuck-wire", "2:send:data:1", "--predict", "1"],
      "predict must be 0 with stuck-wire 2:send:data:1"),
@@ -488,7 +502,7 @@ def test_bad_input_to_board_is_one_line_exit_2(argv, param, capsys, tmp_path):
 def test_make_plan_refuses_a_payload_too_short():
     net = network("butterfly")
     net.payload_bits = 6
-    with pytest.raises(ParameterError, match="payload-bits must be >= 2n"):
+    with pytest.raises(ParameterError, match="payload_bits must be >= 2n"):
         make_plan(net, family_of(net))
 
 

@@ -62,7 +62,7 @@ def run_listen(plan, lines, reports):
 
 
 def test_true_reports_match_and_pass():
-    plan = plan_of("butterfly", load=0.7, seed=8)
+    plan = plan_of("butterfly", load=0.7, bist_seed=8)
     status, out = run_listen(plan, board_lines(plan, 3), 3)
     assert status == 0, (8, out)
     assert sum(ln.endswith("  match") for ln in out) == 3, out
@@ -70,7 +70,7 @@ def test_true_reports_match_and_pass():
 
 
 def test_an_altered_counter_is_flagged_under_its_field_and_fails():
-    plan = plan_of("butterfly", load=0.7, seed=8)
+    plan = plan_of("butterfly", load=0.7, bist_seed=8)
     lines = board_lines(plan, 3, alter=1)
     status, out = run_listen(plan, lines, 3)
     assert status == 1, (8, out)
@@ -83,7 +83,7 @@ def test_an_altered_counter_is_flagged_under_its_field_and_fails():
 
 
 def test_a_garbled_line_is_shown_and_fails_but_a_cut_first_line_does_not():
-    plan = plan_of("butterfly", load=0.7, seed=8)
+    plan = plan_of("butterfly", load=0.7, bist_seed=8)
     status, out = run_listen(plan, board_lines(plan, 2, garble=1), 2)
     assert status == 1 and any("unparseable: 'fat\\x00et C=0000zz'" in ln
                                for ln in out), out
@@ -95,7 +95,7 @@ def test_a_garbled_line_is_shown_and_fails_but_a_cut_first_line_does_not():
 
 def test_reports_counts_reports_not_lines():
     # two unparseable lines among three reports: --reports 3 waits for the third report
-    plan = plan_of("butterfly", load=0.7, seed=8)
+    plan = plan_of("butterfly", load=0.7, bist_seed=8)
     lines = board_lines(plan, 3)
     status, out = run_listen(plan, ["garbage"] + lines[:2] + ["more garbage"] + lines[2:],
                              3)
@@ -106,7 +106,7 @@ def test_reports_counts_reports_not_lines():
 
 
 def test_the_model_shows_its_progress_while_it_catches_up():
-    plan = plan_of("butterfly", load=0.7, seed=8, report_cycles=600)
+    plan = plan_of("butterfly", load=0.7, bist_seed=8, report_cycles=600)
     shown = []
     status = listen(plan, "fake", baud=115200, reports=1, out=lambda ln: None,
                     open_port=lambda name, rate: FakePort(board_lines(plan, 1)),
@@ -119,7 +119,7 @@ def test_the_model_shows_its_progress_while_it_catches_up():
 
 
 def test_a_capture_that_matches_passes(tmp_path):
-    plan = plan_of("butterfly", load=0.7, seed=8)
+    plan = plan_of("butterfly", load=0.7, bist_seed=8)
     capture = tmp_path / "capture.txt"
     capture.write_text("\r\n".join(["ut C=000", *board_lines(plan, 3)]) + "\r\n")
     out = []
@@ -128,7 +128,7 @@ def test_a_capture_that_matches_passes(tmp_path):
 
 
 def test_a_capture_stops_at_its_first_differing_report(tmp_path):
-    plan = plan_of("butterfly", load=0.7, seed=8)
+    plan = plan_of("butterfly", load=0.7, bist_seed=8)
     capture = tmp_path / "capture.txt"
     lines = board_lines(plan, 3, alter=1)
     capture.write_text("\n".join(lines) + "\n")
@@ -141,7 +141,7 @@ def test_a_capture_stops_at_its_first_differing_report(tmp_path):
 
 
 def test_fatnet_board_check_capture_exit_status(tmp_path, capsys):
-    plan = plan_of("butterfly", load=0.1, seed=2, report_cycles=4300, baud_divisor=104)
+    plan = plan_of("butterfly", load=0.1, bist_seed=2, report_cycles=4300, baud_divisor=104)
     good, bad = tmp_path / "good.txt", tmp_path / "bad.txt"
     good.write_text("\n".join(board_lines(plan, 2)) + "\n")
     bad.write_text("\n".join(board_lines(plan, 2, alter=0)) + "\n")
@@ -153,7 +153,7 @@ def test_fatnet_board_check_capture_exit_status(tmp_path, capsys):
 
 
 def test_a_board_reset_restarts_the_model():
-    plan = plan_of("butterfly", load=0.7, seed=8)
+    plan = plan_of("butterfly", load=0.7, bist_seed=8)
     lines = board_lines(plan, 2)
     status, out = run_listen(plan, lines + lines[:1], 3)
     assert status == 0 and sum(ln.endswith("  match") for ln in out) == 3, out
@@ -171,13 +171,13 @@ def test_field_marks_name_every_differing_counter():
 
 
 BOARD = ["board", "butterfly", "--inputs", "8", "--payload-bits", "12", "--board",
-         "icebreaker", "--load", "0.1", "--seed", "2", "--report-cycles", "4300"]
+         "icebreaker", "--load", "0.1", "--bist-seed", "2", "--report-cycles", "4300"]
 
 
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="no pseudo-terminals on this OS")
 def test_fatnet_board_listen_reads_a_serial_port(capsys, tmp_path):
     # the board's plan as the CLI makes it: the 12 MHz clock's divisor, 104
-    plan = plan_of("butterfly", load=0.1, seed=2, report_cycles=4300, baud_divisor=104)
+    plan = plan_of("butterfly", load=0.1, bist_seed=2, report_cycles=4300, baud_divisor=104)
     lines = board_lines(plan, 2, alter=1)
     master, slave = os.openpty()
     path = os.ttyname(slave)

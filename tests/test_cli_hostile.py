@@ -268,7 +268,7 @@ def test_the_model_refuses_max_cycles_below_one():
     circuit = bf.build_circuit(bf.spec_from_options("butterfly", 8), 8)
     ms = bf.pattern_messages(circuit)
     for bad in (0, -1, 1.5, True):
-        with pytest.raises(ParameterError, match="max-cycles must be an integer >= 1"):
+        with pytest.raises(ParameterError, match="max_cycles must be an integer >= 1"):
             run_circuit(circuit, ms, max_cycles=bad)
 
 

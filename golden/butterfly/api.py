@@ -14,9 +14,10 @@ values).
   :func:`info_report` adds the bit-serial timing;
 * :func:`route` -> store-and-forward and circuit-switched (one cycle) results of a pattern;
   :func:`route_report` runs the cycle-exact circuit model instead of the one cycle;
-* :func:`experiment` -> Tables I-III cells; :func:`format_experiment` -> text;
-* :func:`acceptance`, :func:`acceptance_table`, :func:`sweep` (+ ``plot``) -> acceptance
-  under load, Patel.
+* :func:`experiment` -> Tables I-III cells (``fatnet.cli.butterfly.format_experiment``
+  prints them);
+* :func:`acceptance`, :func:`acceptance_table`, :func:`sweep` (``fatnet.cli.plots`` draws
+  it) -> acceptance under load, Patel.
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ import numpy as np
 from ..checks import check_int
 from ..errors import ParameterError
 from ..messages import MessageSet
-from ..seeds import check_seed
+from ..seeds import check_seed, derived_seed, generator
 from . import faults as fl
-from .circuit import load_sweep, one_cycle_acceptance, patel_acceptance, plot_sweep
+from .circuit import load_sweep, one_cycle_acceptance, patel_acceptance
 from .cyclemodel import CircuitNetwork, run_circuit
-from .experiments import format_tables, run_tables
+from .experiments import Draw, run_tables
 from .patterns import PATTERNS, make_problems
 from .store_forward import EDGE_CHOICES, QUEUES, TIES, Rules, route_store_forward
 from .upfal import route_upfal, theorem_2_1_bound
@@ -45,7 +46,6 @@ from .topology import (
     build_network,
     check_expansion,
     check_inputs,
-    derived_rng,
     expansion_report,
 )
 
@@ -63,7 +63,6 @@ __all__ = [
     "route",
     "route_report",
     "experiment",
-    "format_experiment",
     "acceptance",
     "acceptance_table",
     "sweep",
@@ -214,11 +213,11 @@ def build(spec: ButterflySpec):
         # Sec. III-A: erasure decides what survives; faults are never re-placed.
         if faulty is None:
             faulty = fl.random_faults(net, spec.faults, spec.fault_rate,
-                                      rng=derived_rng(spec.seed, 101))
+                                      rng=generator(spec.seed, "faults"))
         return net.with_faults(fl.erase(net, faulty, spec.alpha, spec.beta)), 1
     if faulty is not None:
         return net.with_faults(fl.propagate(net, faulty, spec.fault_rule)), 1
-    rng = derived_rng(spec.seed, 101)
+    rng = generator(spec.seed, "faults")
     tries = MAX_FAULT_PLACEMENTS if spec.replace_faults else 1
     for attempt in range(1, tries + 1):
         faulty = fl.random_faults(net, spec.faults, spec.fault_rate, rng=rng)
@@ -265,7 +264,7 @@ def pattern_messages(circuit: CircuitNetwork, pattern: str = "random-destination
         raise ParameterError(f"pattern must be one of {', '.join(PATTERNS)}, "
                              f"got {pattern!r}")
     n = circuit.n_inputs
-    rng = derived_rng(seed, 202)
+    rng = generator(seed, "traffic")
     dst = make_problems(pattern, n, problems, rng=rng, hot_fraction=hot_fraction)
     src = np.tile(np.arange(n), problems)
     return MessageSet.from_pairs(src, dst.reshape(-1), circuit.payload_bits, seed)
@@ -352,7 +351,7 @@ def route(spec: ButterflySpec, pattern: str = "random-destinations", problems: i
     rules = _rules(queue, edge_choice, tie, threshold)
     if net is None:
         net, _ = build(spec)
-    rng = derived_rng(spec.seed if pattern_seed is None else pattern_seed, 202)
+    rng = generator(spec.seed if pattern_seed is None else pattern_seed, "traffic")
     probs = make_problems(pattern, spec.inputs, problems, rng=rng, hot_fraction=hot_fraction)
     offered = int(probs.size)
     unusable = net.blocked()
@@ -432,11 +431,6 @@ def experiment(table="all", inputs: int = 1024, trials: int | None = None, seed:
                       wiring=wiring, on_input_fault=on_input_fault, fault_draws=fault_draws)
 
 
-def format_experiment(cells: list[dict]) -> str:
-    """The tables as text, ours beside the paper's."""
-    return format_tables(cells)
-
-
 def acceptance(kind: str, inputs: int = 1024, multiplicity: int | None = None,
                trials: int = 100, seed: int = 0, load: float = 1.0,
                node_capacity: int | None = None, arbitration: str = "random",
@@ -455,8 +449,9 @@ def acceptance(kind: str, inputs: int = 1024, multiplicity: int | None = None,
         raise ParameterError(f"trials must be >= 1, got {trials}")
     cap = None if edges_only else (spec.multiplicity if node_capacity is None
                                    else node_capacity)
-    rng = derived_rng(seed, 303)
-    nets = ([build_network(kind, inputs, spec.multiplicity, seed=seed + t, wiring=wiring)
+    rng = generator(seed, "trials", Draw.ACCEPTANCE)
+    nets = ([build_network(kind, inputs, spec.multiplicity, wiring=wiring,
+                           seed=derived_seed(seed, "trials", Draw.ACCEPTANCE_WIRING, t))
              for t in range(trials)] if kind == "multibutterfly"
             else build_network(kind, inputs, spec.multiplicity))
     dest = make_problems("random-destinations", inputs, trials, rng=rng)
@@ -491,17 +486,15 @@ def acceptance_table(inputs: int = 64, trials: int = 300, seed: int = 0,
     return rows
 
 
-def sweep(inputs: int = 256, trials: int = 20, seed: int = 0, plot: str | None = None,
-          loads=None, multiplicity: int = 2, wiring: str = "butterfly-plus-maps",
+def sweep(inputs: int = 256, trials: int = 20, seed: int = 0, loads=None,
+          multiplicity: int = 2, wiring: str = "butterfly-plus-maps",
           progress=None) -> list[dict]:
-    """Throughput/latency against offered load for the three networks; ``plot`` writes a
-    PNG; ``progress(done, total, what)`` as in :func:`load_sweep`."""
+    """Throughput/latency against offered load for the three networks (the rows
+    :func:`fatnet.cli.plots.plot_sweep` draws); ``progress(done, total, what)`` as in
+    :func:`load_sweep`."""
     check_inputs(inputs)
     check_seed(seed)
     check_int("trials", trials, 1)
     loads = loads or [0.1 * k for k in range(1, 11)]
-    rows = load_sweep(inputs=inputs, loads=loads, trials=trials, seed=seed,
+    return load_sweep(inputs=inputs, loads=loads, trials=trials, seed=seed,
                       multiplicity=multiplicity, wiring=wiring, progress=progress)
-    if plot:
-        plot_sweep(rows, plot)
-    return rows

@@ -28,16 +28,17 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ParameterError
+from ..seeds import generator
 from .patterns import make_problems
 from .store_forward import route_store_forward, stack_networks
-from .topology import SplitterNetwork, derived_rng, make_network
+from .experiments import Draw
+from .topology import SplitterNetwork, make_network
 
 __all__ = [
     "ARBITRATIONS",
     "patel_acceptance",
     "one_cycle_acceptance",
     "load_sweep",
-    "plot_sweep",
 ]
 
 ARBITRATIONS = ("random", "wire")
@@ -116,7 +117,7 @@ def one_cycle_acceptance(networks, problems, arbitration: str = "random",
     _, depth, inputs, n_slots = heads.shape
     if dest_all.shape[1] != inputs or dest_all.min() < -1 or dest_all.max() >= inputs:
         raise ParameterError(f"destinations must be in [0, {inputs - 1}] (or -1: idle)")
-    rng = np.random.default_rng(seed)
+    rng = generator(seed, "arbitration")
     shift, mask, per_group = arrays["group_shift"], arrays["group_mask"], arrays["edges_per_group"]
     n_groups = int(mask.max()) + 1
     t_idx, src = np.nonzero(dest_all >= 0)
@@ -198,9 +199,10 @@ def load_sweep(inputs: int = 256, loads=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8,
                 progress(len(out), len(kinds) * len(loads), f"{kind} at load {load:.2f}")
             if not 0 < load <= 1:
                 raise ParameterError(f"loads must be in (0, 1], got {load}")
-            rng = derived_rng(seed, 7, k)
-            nets = [make_network(kind, inputs, d, seed=seed, rng=derived_rng(seed, 8, t),
-                                 wiring=wiring) for t in range(trials)] \
+            rng = generator(seed, "trials", Draw.SWEEP_TRAFFIC, k)
+            nets = [make_network(kind, inputs, d, seed=seed, wiring=wiring,
+                                 rng=generator(seed, "trials", Draw.SWEEP_WIRING, t))
+                    for t in range(trials)] \
                 if kind == "multibutterfly" else make_network(kind, inputs, d)
             dest = np.stack([make_problems("random-destinations", inputs, 1, rng=rng)[0]
                              for _ in range(trials)])
@@ -218,35 +220,3 @@ def load_sweep(inputs: int = 256, loads=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8,
                         "completion": float(sf.steps.mean()),
                         "patel": patel_acceptance(n, load) if kind == "butterfly" else None})
     return out
-
-
-def plot_sweep(rows: list[dict], path: str, title: str | None = None) -> str:
-    """Plot :func:`load_sweep` rows (throughput and latency against load) to ``path``."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
-    kinds = list(dict.fromkeys(r["kind"] for r in rows))
-    for kind in kinds:
-        pts = [r for r in rows if r["kind"] == kind]
-        loads = [r["load"] for r in pts]
-        ax1.plot(loads, [r["throughput"] for r in pts], marker="o", label=kind)
-        ax2.plot(loads, [r["latency"] for r in pts], marker="o", label=kind)
-        if kind == "butterfly":
-            ax1.plot(loads, [r["patel"] * r["load"] for r in pts], ls="--", color="grey",
-                     label="Patel (butterfly)")
-    ax1.plot([0, 1], [0, 1], ls=":", color="lightgrey")
-    ax1.set_xlabel("offered load (messages per input)")
-    ax1.set_ylabel("throughput, one circuit-switched cycle")
-    ax2.set_xlabel("offered load (messages per input)")
-    ax2.set_ylabel("mean latency, store-and-forward (steps)")
-    for ax in (ax1, ax2):
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.suptitle(title or f"N = {rows[0]['inputs']}: butterfly, dilated butterfly, "
-                          f"multibutterfly")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path

@@ -52,8 +52,7 @@ from ..messages import MessageSet
 from ..runner import ChannelUsage, RunReport, drive_online
 from .faults import apply_faults
 
-__all__ = ["CircuitNetwork", "SplitterFabric", "run_circuit", "masked_network", "run_masked",
-           "parse_stuck_link", "STUCK_LINK_SYNTAX"]
+__all__ = ["CircuitNetwork", "SplitterFabric", "run_circuit", "masked_network", "run_masked"]
 
 MAX_PAYLOAD_BITS = 1024
 
@@ -91,8 +90,8 @@ class CircuitNetwork:
         (:func:`fatnet.golden.cycle.start_latency`); the bit-times do not change.
     stuck_wires : dict, optional
         ``(level, row, wire)`` -> 0 or 1: input wire ``wire`` of switch ``(level, row)``
-        (levels 1 .. depth - 1) stuck at that value (module docstring;
-        :func:`parse_stuck_link`).
+        (levels 1 .. depth - 1) stuck at that value (module docstring); an error
+        about one names it a stuck link (``stuck_links ...``), as the fat-tree does.
     """
 
     #: The family's folder in every layer (the hardware is ``fatnet.hdl.butterfly``).
@@ -100,9 +99,9 @@ class CircuitNetwork:
 
     def __init__(self, network, payload_bits: int = 8, spec=None, link_stages: int = 0,
                  start_stages: int = 0, stuck_wires=None):
-        for name, value, high in (("payload-bits", payload_bits, MAX_PAYLOAD_BITS),
-                                  ("link-stages", link_stages, MAX_LINK_STAGES),
-                                  ("start-stages", start_stages, MAX_START_STAGES)):
+        for name, value, high in (("payload_bits", payload_bits, MAX_PAYLOAD_BITS),
+                                  ("link_stages", link_stages, MAX_LINK_STAGES),
+                                  ("start_stages", start_stages, MAX_START_STAGES)):
             check_int(name, value, 0, high)
         self.link_stages = int(link_stages)
         self.start_stages = int(start_stages)
@@ -131,18 +130,18 @@ class CircuitNetwork:
         """``(level, row, wire)`` of a stuck link, checked against this network;
         one-line :class:`~fatnet.golden.errors.ParameterError` otherwise."""
         if self.depth < 2:
-            raise ParameterError(f"stuck-link needs a switch-to-switch link: the "
+            raise ParameterError(f"stuck_links needs a switch-to-switch link: the "
                                  f"{self.n_inputs}-input network has none (inputs >= 4)")
         if value not in (0, 1):
-            raise ParameterError(f"stuck-link value must be 0 or 1, got {value!r}")
+            raise ParameterError(f"stuck_links value must be 0 or 1, got {value!r}")
         for name, v, low, high in (("level", level, 1, self.depth - 1),
                                    ("row", row, 0, self.n_inputs - 1)):
             if not (isinstance(v, (int, np.integer)) and low <= v <= high):
-                raise ParameterError(f"stuck-link {name} must be in [{low}, {high}], "
+                raise ParameterError(f"stuck_links {name} must be in [{low}, {high}], "
                                      f"got {v!r}")
         degree = int(self.in_degree[level, row])
         if not (isinstance(wire, (int, np.integer)) and 0 <= wire < degree):
-            raise ParameterError(f"stuck-link wire must be in [0, {degree - 1}] (switch "
+            raise ParameterError(f"stuck_links wire must be in [0, {degree - 1}] (switch "
                                  f"({level}, {row}) has {degree} input wires), got {wire!r}")
         return int(level), int(row), int(wire)
 
@@ -256,21 +255,6 @@ class SplitterFabric(Fabric):
     @staticmethod
     def port_name(group):
         return {0: "up", 1: "down"}.get(group, f"group {group}")
-
-
-#: The syntax of ``--stuck-link``.
-STUCK_LINK_SYNTAX = "LEVEL:ROW:WIRE:0|1"
-
-
-def parse_stuck_link(text: str) -> tuple[tuple[int, int, int], int]:
-    """``((level, row, wire), value)`` from ``LEVEL:ROW:WIRE:0|1`` (the ranges are checked
-    by :class:`CircuitNetwork`); one-line ParameterError for another form."""
-    parts = str(text).split(":")
-    if len(parts) != 4 or not all(p.isdigit() for p in parts):
-        raise ParameterError(f"stuck-link must be {STUCK_LINK_SYNTAX} (non-negative "
-                             f"integers), got {text!r}")
-    level, row, wire, value = map(int, parts)
-    return (level, row, wire), value
 
 
 def simulate_cycle(circuit: CircuitNetwork, ms: MessageSet, idx) -> CycleResult:

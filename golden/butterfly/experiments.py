@@ -36,15 +36,33 @@ How a trial is made (our choices, docs/papers.md)
 from __future__ import annotations
 
 import time
+from enum import IntEnum
 from typing import Callable, Iterable
 
 import numpy as np
 
 from ..errors import ParameterError
+from ..seeds import generator
 from . import faults as fl
 from .patterns import make_problems
 from .store_forward import Rules, route_store_forward
-from .topology import check_inputs, derived_rng, make_network, WIRINGS
+from .topology import check_inputs, make_network, WIRINGS
+
+
+class Draw(IntEnum):
+    """The experiments' draws, each its own ``trials`` stream of the seed
+    (:mod:`fatnet.golden.seeds`), indexed by the code, the trial and, where given, the
+    fault or problem count: no experiment's draws shift another's."""
+
+    MODIFIED_WIRING = 1     #: Tables I-III: a trial's modified multibutterfly
+    FAULT_PLACEMENT = 2     #: Table I: a trial's fault placement
+    PROBLEMS = 3            #: Tables II-III: a trial's problems
+    WIRING = 4              #: Tables II-III: a trial's fault-free multibutterfly
+    FAULTS = 5              #: Tables II-III: a trial's faults
+    SWEEP_TRAFFIC = 6       #: the load sweep: destinations and idle inputs at a load
+    SWEEP_WIRING = 7        #: the load sweep: a trial's multibutterfly
+    ACCEPTANCE = 8          #: one-cycle acceptance: destinations and idle inputs
+    ACCEPTANCE_WIRING = 9   #: one-cycle acceptance: a trial's multibutterfly's seed
 
 __all__ = [
     "PAPER_TABLE_1",
@@ -56,7 +74,6 @@ __all__ = [
     "TABLE_3_COLUMNS",
     "DEFAULT_TRIALS",
     "run_tables",
-    "format_tables",
     "fault_count_for",
 ]
 
@@ -310,7 +327,8 @@ def _table_2_3_cells(tables, results: dict, inputs: int, trials: int) -> list[di
 
 def _modified_network(inputs, seed, trial, wiring):
     return make_network("multibutterfly", inputs, 2, modified=True,
-                        rng=derived_rng(seed, 1, trial), seed=seed, wiring=wiring)
+                        rng=generator(seed, "trials", Draw.MODIFIED_WIRING, trial), seed=seed,
+                        wiring=wiring)
 
 
 def _table_1(rows, inputs, trials, seed, wiring, batch, tick, repeated=False):
@@ -324,7 +342,8 @@ def _table_1(rows, inputs, trials, seed, wiring, batch, tick, repeated=False):
         for row in rows:
             count = fault_count_for(row, inputs)
             faulty = np.stack([fl.random_faults(net, count,
-                                                rng=derived_rng(seed, 2, t, count),
+                                                rng=generator(seed, "trials",
+                                                              Draw.FAULT_PLACEMENT, t, count),
                                                 with_replacement=repeated)
                                for t, net in zip(range(start, stop), nets)])
             declared = fl.propagate_arrays(heads, epg, faulty, "all")
@@ -355,7 +374,8 @@ def _table_2_row(row, columns, inputs, trials, seed, wiring, rules, batch, tick,
             for start in range(0, trials, batch):
                 stop = min(trials, start + batch)
                 probs = np.stack([make_problems(pattern, inputs, problems,
-                                                rng=derived_rng(seed, 3, t, problems))
+                                                rng=generator(seed, "trials", Draw.PROBLEMS, t,
+                                                                problems))
                                   for t in range(start, stop)])
                 res = route_store_forward(net, probs, rules, seed=seed)
                 steps[col][start:stop] = res.steps
@@ -370,58 +390,27 @@ def _table_2_row(row, columns, inputs, trials, seed, wiring, rules, batch, tick,
         nets = []
         for t in range(start, stop):
             if count is None:
-                nets.append(make_network("multibutterfly", inputs, 2, rng=derived_rng(seed, 4, t),
-                                         seed=seed, wiring=wiring))
+                rng = generator(seed, "trials", Draw.WIRING, t)
+                nets.append(make_network("multibutterfly", inputs, 2, rng=rng, seed=seed,
+                                         wiring=wiring))
             else:
                 net = _modified_network(inputs, seed, t, wiring)
                 if faults:
-                    net, _ = _faulted_network(net, faults, derived_rng(seed, 5, t, faults),
+                    net, _ = _faulted_network(net, faults,
+                                              generator(seed, "trials", Draw.FAULTS, t, faults),
                                               on_input_fault, repeated)
                 nets.append(net)
         for col in columns:
             pattern, problems = _COLUMN_PROBLEM[col]
             probs = np.stack([make_problems(pattern, inputs, problems,
-                                            rng=derived_rng(seed, 3, t, problems))
+                                            rng=generator(seed, "trials", Draw.PROBLEMS, t,
+                                                                problems))
                               for t in range(start, stop)])
             res = route_store_forward(nets, probs, rules, seed=seed)
             steps[col][start:stop] = res.steps
             undelayed[col][start:stop] = res.undelayed_fraction
             tick(stop - start, f"Table II {row} {col}")
     return steps, undelayed, faults
-
-
-def format_tables(cells: list[dict]) -> str:
-    """Plain-text tables, ours beside the paper's: ``mean ± std (paper mean ± std)``."""
-    lines = []
-    by_table: dict[int, list[dict]] = {}
-    for c in cells:
-        by_table.setdefault(c["table"], []).append(c)
-    titles = {1: "Table I: % of trials in which a fault reached an input",
-              2: "Table II: store-and-forward completion time (steps)",
-              3: "Table III: % of messages never delayed (circuit switching)"}
-    for table in sorted(by_table):
-        group = by_table[table]
-        rows = list(dict.fromkeys(c["row"] for c in group))
-        cols = list(dict.fromkeys(c["column"] for c in group))
-        first = group[0]
-        lines.append(f"{titles[table]} — N = {first['inputs']}, {first['trials']} trials")
-
-        def text(c):
-            ours = f"{c['mean']:.1f}" if table == 1 else f"{c['mean']:.2f} ± {c['std']:.2f}"
-            if c["paper"] is None:
-                return ours
-            paper = f"{c['paper']}" + (f" ± {c['paper_std']}" if c["paper_std"] is not None
-                                       else "")
-            return f"{ours} ({paper})"
-        table_cells = {(c["row"], c["column"]): text(c) for c in group}
-        width = max(len(v) for v in table_cells.values()) + 2
-        lines.append(f"{'':8}" + "".join(f"{col:>{width}}" for col in cols))
-        for row in rows:
-            lines.append(f"{row:8}" + "".join(
-                f"{table_cells.get((row, col), ''):>{width}}" for col in cols))
-        lines.append("")
-    lines.append("ours: mean ± std over the trials; (paper) beside it.")
-    return "\n".join(lines)
 
 
 def timed_run(**kwargs) -> tuple[list[dict], float]:

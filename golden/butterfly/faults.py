@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ParameterError
+from ..seeds import generator
 from .topology import SplitterNetwork
 
 __all__ = [
@@ -133,7 +134,7 @@ def random_faults(net: SplitterNetwork, count: int | None = None, rate: float | 
     """
     if (count is None) == (rate is None):
         raise ParameterError("give exactly one of faults (a count) and fault_rate")
-    rng = rng if rng is not None else np.random.default_rng(seed)
+    rng = rng if rng is not None else generator(seed, "faults")
     interior = net.interior_switches
     faulty = np.zeros((net.num_levels, net.inputs), dtype=bool)
     if count is not None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ParameterError
+from ..seeds import generator
 from ..messages import bit_reverse
 
 __all__ = [
@@ -111,7 +112,7 @@ def make_problems(pattern: str, inputs: int, problems: int = 1,
     if pattern not in PATTERNS:
         raise ParameterError(f"pattern must be one of {', '.join(PATTERNS)}, got {pattern!r}")
     if rng is None:
-        rng = np.random.default_rng(seed)
+        rng = generator(seed, "traffic")
     fixed = {"transpose": transpose, "bit-reversal": bit_reversal,
              "bit-complement": bit_complement}
     if pattern in fixed:

@@ -55,6 +55,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ParameterError
+from ..seeds import generator
 from .topology import SplitterNetwork
 
 __all__ = ["Rules", "StoreForwardResult", "route_store_forward", "stack_networks"]
@@ -275,7 +276,7 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
     rules = rules or Rules()
     fabric, prob = _fabric_and_problems(networks, problems)
     trials = fabric.trials
-    rng = np.random.default_rng(seed)
+    rng = generator(seed, "arbitration")
     msgs = _initial_messages(fabric, prob)
     present = prob >= 0
     delivery = np.zeros(prob.size, dtype=np.int64)

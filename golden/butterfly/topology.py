@@ -68,6 +68,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import ParameterError
+from ..seeds import generator
 
 __all__ = [
     "KINDS",
@@ -75,7 +76,6 @@ __all__ = [
     "MIN_INPUTS",
     "MAX_INPUTS",
     "SplitterNetwork",
-    "derived_rng",
     "butterfly_network",
     "random_splitter_network",
     "make_network",
@@ -102,16 +102,6 @@ def check_inputs(inputs: int, modified: bool = False) -> int:
         raise ParameterError(
             f"{what} must be a power of two in [{low}, {MAX_INPUTS}], got {inputs}")
     return int(inputs).bit_length() - 1
-
-
-def derived_rng(seed: int, *salt: int) -> np.random.Generator:
-    """A Generator derived deterministically from ``seed`` and integer salts.
-
-    Used for retries (``salt = attempt``) and for per-trial streams in experiments, so
-    that every result is reproducible from (parameters, seed).
-    """
-    return np.random.default_rng(np.random.SeedSequence([int(seed) & 0xFFFFFFFFFFFFFFFF,
-                                                         *map(int, salt)]))
 
 
 @dataclass
@@ -507,7 +497,7 @@ def butterfly_network(inputs: int, multiplicity: int = 1, modified: bool = False
     meta = _level_arrays(n, modified, d)
     hops = []
     if modified:
-        rng = rng if rng is not None else derived_rng(seed or 0, 0)
+        rng = rng if rng is not None else generator(seed or 0, "wiring", 0)
         hops.append(_matching_hop(inputs, rng))
     for level in range(n - 2 if modified else n):
         hops.append(_butterfly_hop(n, level, d))
@@ -523,7 +513,8 @@ def random_splitter_network(inputs: int, multiplicity: int = 2, modified: bool =
                             wiring: str = "uniform") -> SplitterNetwork:
     """A randomly-wired splitter network (multibutterfly) of multiplicity ``d``.
 
-    The wiring is drawn from ``rng`` if given, else from ``derived_rng(seed, attempt)``;
+    The wiring is drawn from ``rng`` if given, else from attempt ``attempt`` of the
+    ``wiring`` stream of ``seed`` (:mod:`fatnet.golden.seeds`);
     ``wiring`` is one of :data:`WIRINGS` (module docstring).
     """
     n = check_inputs(inputs, modified)
@@ -531,7 +522,7 @@ def random_splitter_network(inputs: int, multiplicity: int = 2, modified: bool =
     if wiring not in WIRINGS:
         raise ParameterError(f"wiring must be one of {', '.join(WIRINGS)}, got {wiring!r}")
     if rng is None:
-        rng = derived_rng(seed, attempt)
+        rng = generator(seed, "wiring", attempt)
     meta = _level_arrays(n, modified, d)
     hops = []
     if modified:
@@ -574,7 +565,7 @@ def make_network(kind: str, inputs: int, multiplicity: int | None = None,
             raise ParameterError(
                 f"multiplicity must be in [2, 64] for kind dilated-butterfly, got {d}")
         return butterfly_network(inputs, d, modified, seed,
-                                 rng if rng is not None else derived_rng(seed, attempt))
+                                 rng if rng is not None else generator(seed, "wiring", attempt))
     return random_splitter_network(inputs, d, modified, seed, attempt, rng, wiring)
 
 
@@ -668,9 +659,10 @@ def build_network(kind: str, inputs: int, multiplicity: int | None = None,
                   exact_limit: int | None = None) -> SplitterNetwork:
     """:func:`make_network`, retried until every splitter has ``expansion = (alpha, beta)``.
 
-    Attempt ``a`` draws its wiring from ``derived_rng(seed, a)``; the first attempt whose
-    every half-splitter reaches ``beta`` (exactly where small enough, by search beyond:
-    see :mod:`fatnet.golden.bipartite`) is returned, with ``net.attempt = a``.
+    Attempt ``a`` draws its wiring from attempt ``a`` of the ``wiring`` stream; the first
+    attempt whose every half-splitter reaches ``beta`` (exactly where small enough, by
+    search beyond: see :mod:`fatnet.golden.bipartite`) is returned, with
+    ``net.attempt = a``.
 
     Raises
     ------

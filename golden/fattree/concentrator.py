@@ -47,6 +47,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from ..checks import check_int
 from ..errors import ParameterError
+from ..seeds import MAX_SEED, check_seed, generator, sequence
 
 __all__ = [
     "ALPHA",
@@ -80,7 +81,6 @@ DEFAULT_EXACT_LIMIT = 1 << 20
 #: Random stages tried per cascade stage before giving up.
 MAX_ATTEMPTS = 32
 
-_MAX_SEED = 2 ** 63 - 1
 
 
 # ---------------------------------------------------------------------------------------
@@ -458,7 +458,7 @@ def _heuristic_bound(adj: list[list[int]], s: int, seed: int, trials: int,
     r = len(adj)
     hall = _Hall(adj, s)
     best = s  # the convention when no violator of size <= min(r, s) exists
-    rng = np.random.default_rng(seed)
+    rng = generator(seed, "stage-wiring")
 
     def record(violator: list[int] | None) -> None:
         nonlocal best
@@ -536,9 +536,8 @@ def concentration_guarantee(stage_or_adjacency, outputs: int | None = None,
 
 def stage_seed(cascade_seed: int, stage: int, attempt: int) -> int:
     """Seed of attempt ``attempt`` at stage ``stage`` of a cascade built from ``cascade_seed``."""
-    state = np.random.SeedSequence([cascade_seed, stage, attempt]).generate_state(
-        2, dtype=np.uint32)
-    return int((int(state[0]) << 32 | int(state[1])) & _MAX_SEED)
+    state = sequence(cascade_seed, "stage", stage, attempt).generate_state(2, dtype=np.uint32)
+    return int((int(state[0]) << 32 | int(state[1])) & MAX_SEED)
 
 
 def build_stage_complete(r: int, s: int) -> Stage:
@@ -594,7 +593,7 @@ def _random_adjacency(r: int, s: int, d: int, rng: np.random.Generator
 
 def build_stage_random(r: int, s: int, seed: int,
                        exact_limit: int = DEFAULT_EXACT_LIMIT) -> Stage:
-    """One random bipartite stage r -> s from ``numpy.random.default_rng(seed)``.
+    """One random bipartite stage r -> s from the ``stage-wiring`` stream of ``seed``.
 
     Every input has min(6, s) distinct outputs, sorted; output degrees are balanced
     (floor or ceil of r * min(6, s) / s, so at most 9 when r <= 3 s / 2). The stage
@@ -605,7 +604,7 @@ def build_stage_random(r: int, s: int, seed: int,
     """
     r = check_int("r", r, 1)
     s = check_int("s", s, 1)
-    seed = check_int("seed", seed, 0, _MAX_SEED)
+    seed = check_seed(seed)
     exact_limit = check_int("exact_limit", exact_limit, 0)
     return _build_stage_random(r, s, seed, exact_limit)
 
@@ -613,7 +612,7 @@ def build_stage_random(r: int, s: int, seed: int,
 @lru_cache(maxsize=4096)
 def _build_stage_random(r: int, s: int, seed: int, exact_limit: int) -> Stage:
     d = min(MAX_IN_DEGREE, s)
-    rng = np.random.default_rng(seed)
+    rng = generator(seed, "stage-wiring")
     adjacency = _random_adjacency(r, s, d, rng)
     if adjacency is None:
         raise RuntimeError(f"random stage r={r}, s={s}, seed={seed}: cannot give every "
@@ -660,7 +659,7 @@ def build_cascade(r: int, s: int, kind: str, seed: int) -> Cascade:
     if not isinstance(kind, str) or kind not in CASCADE_KINDS:
         raise ParameterError(
             f"kind must be one of {', '.join(CASCADE_KINDS)}, got {kind!r}")
-    seed = check_int("seed", seed, 0, _MAX_SEED)
+    seed = check_seed(seed)
     return _build_cascade(r, s, kind, seed)
 
 

@@ -21,6 +21,7 @@ from functools import cached_property
 
 import numpy as np
 
+from ..seeds import derived_seed
 from .concentrator import Cascade, build_cascade
 from .topology import DOWN, PORT_L, PORT_R, PORT_U, UP, FatTree
 from .spec import FatTreeSpec
@@ -31,8 +32,7 @@ __all__ = ["FatTreeNetwork", "cascade_seed"]
 def cascade_seed(spec_seed: int, inputs: int, outputs: int, kind: str) -> int:
     """The seed of the cascade of one shape, derived from the network's seed."""
     kind_code = {"pippenger": 1, "crossbar": 2}[kind]
-    ss = np.random.SeedSequence([spec_seed, inputs, outputs, kind_code])
-    return int(ss.generate_state(1, dtype=np.uint64)[0] >> 1)
+    return derived_seed(spec_seed, "cascade", inputs, outputs, kind_code)
 
 
 class FatTreeNetwork:

@@ -21,8 +21,6 @@ __all__ = [
     "universal_capacities",
     "is_power_of_two",
     "min_universal_root",
-    "parse_stuck_link",
-    "STUCK_LINK_SYNTAX",
 ]
 
 #: Concentrator switch implementations a node can be built with.
@@ -153,12 +151,12 @@ class FatTreeSpec:
                 f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
         check_int("payload_bits", self.payload_bits, 0, MAX_PAYLOAD_BITS, numpy=False)
         check_seed(self.seed)
-        check_int("link-stages", self.link_stages, 0, MAX_LINK_STAGES, numpy=False)
-        check_int("start-stages", self.start_stages, 0, MAX_START_STAGES, numpy=False)
+        check_int("link_stages", self.link_stages, 0, MAX_LINK_STAGES, numpy=False)
+        check_int("start_stages", self.start_stages, 0, MAX_START_STAGES, numpy=False)
         links = sorted({self._check_stuck_link(*key, value)
                         for key, value in self.stuck_links})
         if len({key for key, _ in links}) != len(links):
-            raise ParameterError(f"stuck-link names one wire twice, at 0 and at 1: "
+            raise ParameterError(f"stuck_links names one wire twice, at 0 and at 1: "
                                  f"{sorted(links)}")
         object.__setattr__(self, "stuck_links", tuple(links))
 
@@ -166,19 +164,19 @@ class FatTreeSpec:
         """``((direction, heap, wire), value)`` of a stuck link, checked; one line else."""
         n = self.leaves
         if n < 4:
-            raise ParameterError(f"stuck-link needs a link between two nodes: a tree of "
+            raise ParameterError(f"stuck_links needs a link between two nodes: a tree of "
                                  f"{n} leaves has none (leaves >= 4)")
         if direction not in (UP, DOWN):
-            raise ParameterError(f"stuck-link direction must be up or down, got "
+            raise ParameterError(f"stuck_links direction must be up or down, got "
                                  f"{direction!r}")
-        check_int("stuck-link heap", heap, 1, n - 2,
+        check_int("stuck_links heap", heap, 1, n - 2,
                   f"in [1, {n - 2}] (a link between two nodes)", numpy=False)
         width = self.capacities[int(heap + 1).bit_length() - 1]
-        check_int("stuck-link wire", wire, 0, width - 1,
+        check_int("stuck_links wire", wire, 0, width - 1,
                   f"in [0, {width - 1}] (heap {heap}'s channel has {width} wires)",
                   numpy=False)
         if value not in (0, 1):
-            raise ParameterError(f"stuck-link value must be 0 or 1, got {value!r}")
+            raise ParameterError(f"stuck_links value must be 0 or 1, got {value!r}")
         return (int(direction), int(heap), int(wire)), int(value)
 
     @property
@@ -196,7 +194,7 @@ class FatTreeSpec:
                 f"leaves must be a power of two in [2, {MAX_LEAVES}], got {n}")
         low = min_universal_root(n)
         high = min(n, MAX_CAPACITY)
-        w = check_int("root-capacity", root_capacity, low, high,
+        w = check_int("root_capacity", root_capacity, low, high,
                       f"in [n^(2/3), {'n' if high == n else MAX_CAPACITY}] = [{low}, "
                       f"{high}] for {n} leaves", numpy=False)
         return cls(leaves=n, capacities=universal_capacities(n, w), profile="universal",
@@ -238,20 +236,8 @@ class FatTreeSpec:
         }
 
 
-#: The syntax of ``--stuck-link`` for a fat-tree.
-STUCK_LINK_SYNTAX = "up|down:HEAP:WIRE:0|1"
+#: The directions of a stuck link by name, as the spec's dict and the manifest write them.
 DIRECTION_NAMES = {UP: "up", DOWN: "down"}
-
-
-def parse_stuck_link(text: str) -> tuple[tuple[int, int, int], int]:
-    """``((direction, heap, wire), value)`` from ``up|down:HEAP:WIRE:0|1`` (the ranges
-    are checked by :class:`FatTreeSpec`); one-line ParameterError for another form."""
-    parts = str(text).split(":")
-    names = {v: k for k, v in DIRECTION_NAMES.items()}
-    if len(parts) != 4 or parts[0] not in names or not all(p.isdigit() for p in parts[1:]):
-        raise ParameterError(f"stuck-link must be {STUCK_LINK_SYNTAX} (non-negative "
-                             f"integers), got {text!r}")
-    return (names[parts[0]], int(parts[1]), int(parts[2])), int(parts[3])
 
 
 def min_universal_root(n: int) -> int:

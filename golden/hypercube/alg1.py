@@ -48,6 +48,7 @@ import numpy as np
 
 from ..checks import is_integer
 from ..errors import ParameterError
+from ..seeds import generator
 from .cube import check_dimension, check_routing
 
 __all__ = ["Collision", "Alg1Result", "check_order", "route", "is_packing",
@@ -312,7 +313,7 @@ def census(k: int, *, order=None) -> dict:
 
 
 def _rng(seed):
-    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    return seed if isinstance(seed, np.random.Generator) else generator(seed, "traffic")
 
 
 def _check_m(k, m):

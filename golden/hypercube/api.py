@@ -54,7 +54,7 @@ from .circuit import (Alg1Circuit, Alg2Circuit, EcubeCircuit, HypercubeCircuit,
                       ValiantCircuit)
 from .cube import Hypercube, check_dimension, check_routing
 from .enumeration import enumeration_timing
-from .patterns import check_seed
+from ..seeds import check_seed
 
 __all__ = ["ALGORITHMS", "HARDWARE_ALGORITHMS", "Algorithm", "Alg1", "Alg2", "Ecube",
            "Valiant", "algorithm", "algorithm_class", "circuit", "default_message_bits",
@@ -346,7 +346,7 @@ def check_message_bits(k: int, name: str, message_bits) -> int:
     low = algorithm_class(name).least_message_bits(k)
     if not is_integer(message_bits) \
             or not (low <= int(message_bits) <= MAX_MESSAGE_BITS):
-        raise ParameterError(f"message-bits must be an integer in [{low}, {MAX_MESSAGE_BITS}] "
+        raise ParameterError(f"message_bits must be an integer in [{low}, {MAX_MESSAGE_BITS}] "
                              f"for {name}, got {message_bits!r}")
     return int(message_bits)
 

@@ -81,7 +81,7 @@ from ..runner import ChannelUsage, RunReport, drive_online
 from .alg1 import check_order
 from .bitserial import RouterChain, run_alg2, schedule
 from .cube import Hypercube, check_dimension
-from .patterns import check_seed
+from ..seeds import check_seed, generator
 from .store_forward import check_buffer, route as store_forward_route
 
 __all__ = ["HypercubeCircuit", "Alg1Circuit", "Alg2Circuit", "StoreForwardCircuit",
@@ -126,7 +126,7 @@ class CircuitSpec:
         low, M = k + self.least_payload_bits, self.message_bits
         if not is_integer(M) or not low <= M <= k + MAX_HW_PAYLOAD_BITS:
             raise ParameterError(
-                f"message-bits must be an integer in [{low}, {k + MAX_HW_PAYLOAD_BITS}] for "
+                f"message_bits must be an integer in [{low}, {k + MAX_HW_PAYLOAD_BITS}] for "
                 f"the {self.algorithm} hardware (k address bits and {self.least_payload_bits}"
                 f" .. {MAX_HW_PAYLOAD_BITS} payload bits), got {M!r}")
 
@@ -555,8 +555,8 @@ class ValiantCircuit(StoreForwardCircuit):
     def intermediates(self, ms) -> np.ndarray:
         """Message m's intermediate node, drawn uniformly from :attr:`seed` (one draw per
         message of the set, the same in every cycle it is sent in)."""
-        return np.random.default_rng(self.seed).integers(0, self.nodes, size=len(ms),
-                                                         dtype=np.int64)
+        return generator(self.seed, "intermediates").integers(0, self.nodes, size=len(ms),
+                                                            dtype=np.int64)
 
     def encode_valiant(self, inter: int, dst: int, payload: int) -> list[int]:
         """Valiant's stream: ``1``, the intermediate node, the destination (MSB first

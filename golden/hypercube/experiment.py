@@ -58,8 +58,10 @@ Tables (every entry a dict; :func:`run` returns them under these keys):
     (Algorithm 2's schedule; the baselines' cut-through) and with the smallest node
     storage (bits), ties listed together.
 
-Randomness: trial ``t`` draws its pattern and Valiant's intermediates from ``seed + t``;
-deterministic algorithms on deterministic patterns run once.
+Randomness: trial ``t`` draws its pattern and Valiant's intermediates from its own seed,
+:func:`trial_seed` (the ``trials`` stream of :mod:`fatnet.golden.seeds`); Algorithm 1's
+classes at dimension ``k`` draw from the ``trials`` stream too. Deterministic algorithms on
+deterministic patterns run once.
 """
 
 from __future__ import annotations
@@ -68,15 +70,16 @@ import numpy as np
 
 from ..checks import is_integer
 from ..errors import ParameterError
+from ..seeds import check_seed, derived_seed, generator
 from . import alg1, alg2, bitserial
 from . import store_forward as sf
 from .api import alg2_steps
 from .cube import check_dimension
 from .enumeration import enumeration_timing
-from .patterns import PATTERNS, check_seed, make_pattern
+from .patterns import PATTERNS, make_pattern
 
 __all__ = ["DEFAULT_DIMENSIONS", "DEFAULT_COMPARE", "DEFAULT_SWEEP", "COMPARED",
-           "parse_dimensions", "run", "plot"]
+           "run", "trial_seed"]
 
 DEFAULT_DIMENSIONS = tuple(range(2, 13))
 DEFAULT_COMPARE = (6, 8, 10)
@@ -95,25 +98,14 @@ MAX_TRIALS = 10_000
 MAX_EXPERIMENT_DIMENSION = 16
 
 
-def parse_dimensions(text, what: str = "dimensions",
-                     high: int = MAX_EXPERIMENT_DIMENSION) -> tuple[int, ...]:
-    """``"2..12"``, ``"6,8,10"`` or a mix (``"2..4,8"``) as sorted distinct ints in
-    ``[1, high]``; anything else one line naming ``what`` and the accepted range."""
-    bad = ParameterError(f"{what} must be integers in [1, {high}] as A..B or A,B,C "
-                         f"(e.g. 2..12), got {text!r}")
-    out = set()
-    try:
-        for part in str(text).split(","):
-            a, sep, b = part.strip().partition("..")
-            lo, hi = (int(a), int(b)) if sep else (int(a), int(a))
-            if not (1 <= lo <= hi <= high):
-                raise bad
-            out.update(range(lo, hi + 1))
-    except ValueError:
-        raise bad from None
-    if not out:
-        raise bad
-    return tuple(sorted(out))
+#: This experiment's codes in the ``trials`` stream (the first word of its index).
+_ALG1_CLASSES, _TRIAL_SEED = 21, 22
+
+
+def trial_seed(seed: int, t: int) -> int:
+    """The seed of trial ``t`` (its pattern, Valiant's intermediates), in the seeds'
+    range whatever ``seed`` and ``t``."""
+    return derived_seed(seed, "trials", _TRIAL_SEED, t)
 
 
 def _check_trials(trials) -> int:
@@ -136,7 +128,7 @@ def _readings(dimensions) -> list:
 
 
 def _alg1_classes(k, trials, seed) -> dict:
-    rng = np.random.default_rng([seed, k, 1])
+    rng = generator(seed, "trials", _ALG1_CLASSES, k)
     n = 1 << k
     out = {"k": k, "trials": trials}
     for name, draw in (("packing", alg1.random_packing),
@@ -182,7 +174,7 @@ def _fit(rows) -> list:
 def _alg2_sweep(k, trials, seed) -> dict:
     n = 1 << k
     src = np.broadcast_to(np.arange(n, dtype=np.int64), (trials, n))
-    dst = np.stack([make_pattern(k, "random-permutation", seed + t)[1]
+    dst = np.stack([make_pattern(k, "random-permutation", trial_seed(seed, t))[1]
                     for t in range(trials)])
     res = alg2.route_batch(k, src, dst, message_bits=2 * k)
     checked = None
@@ -200,7 +192,8 @@ def _alg2_sweep(k, trials, seed) -> dict:
 
 
 def _batches(k, seed) -> dict:
-    routings = [(np.arange(1 << k), make_pattern(k, "random-permutation", seed + b)[1])
+    routings = [(np.arange(1 << k),
+                 make_pattern(k, "random-permutation", trial_seed(seed, b))[1])
                 for b in range(BATCHES)]
     run = bitserial.pipelined_batches(k, routings, message_bits=2 * k,
                                       cycle_exact=k <= CYCLE_CHECK_DIMENSION)
@@ -221,8 +214,8 @@ def _sweep(k, trials, seed) -> list:
             runs = trials if (pattern in _RANDOM_PATTERNS or name == "valiant") else 1
             saf, ct = [], []
             for t in range(runs):
-                s, d = make_pattern(k, pattern, seed + t)
-                bt = sf.route(k, s, d, algorithm=name, seed=seed + t).bit_times(M)
+                s, d = make_pattern(k, pattern, trial_seed(seed, t))
+                bt = sf.route(k, s, d, algorithm=name, seed=trial_seed(seed, t)).bit_times(M)
                 saf.append(bt.store_forward)
                 ct.append(bt.cut_through)
             rows.append({"k": k, "pattern": pattern, "algorithm": name,
@@ -259,7 +252,7 @@ def _compare_cell(k, pattern, name, trials, seed) -> dict:
     runs = trials if random else 1
     steps, delivered, msgs, bits, saf, ct = [], [], [], [], [], []
     for t in range(runs):
-        s, d = make_pattern(k, pattern, seed + t)
+        s, d = make_pattern(k, pattern, trial_seed(seed, t))
         if model == "alg2":
             res = alg2.route_batch(k, s[None, :], d[None, :], message_bits=M)
             steps.append(alg2_steps(k))
@@ -268,7 +261,7 @@ def _compare_cell(k, pattern, name, trials, seed) -> dict:
             msgs.append(int(res.max_messages.max()))
             bits.append(int(res.max_bits.max()))
         else:
-            run = sf.route(k, s, d, algorithm=model, seed=seed + t, **opts)
+            run = sf.route(k, s, d, algorithm=model, seed=trial_seed(seed, t), **opts)
             bt = run.bit_times(M)
             steps.append(run.steps)
             delivered.append(run.delivered / max(run.messages, 1))
@@ -358,54 +351,3 @@ def run(dimensions=DEFAULT_DIMENSIONS, compare=DEFAULT_COMPARE, trials: int = 5,
                 tick(f"k = {k}: {p}, {a}")
     out["wins"] = _wins(out["compare"])
     return out
-
-
-def plot(doc: dict, path) -> None:
-    """Three panels against k, one line per algorithm and pattern: bit-times at
-    ``M = 2k`` (the sweep: Algorithm 2's schedule, the baselines' cut-through), steps and
-    the largest node storage (the comparison). matplotlib is imported here only."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax0, ax1, ax2) = plt.subplots(1, 3, figsize=(17, 5))
-    styles = {"alg2": "-", "ecube": "--", "valiant": ":", "valiant-phased": "-."}
-    colours = dict(zip(PATTERNS, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
-
-    def lines(rows, key):
-        out = {}
-        for r in rows:
-            if r.get("routed", True):
-                out.setdefault((r["algorithm"], r["pattern"]), []).append(r)
-        return out
-
-    for (alg, pattern), rs in sorted(lines(doc.get("sweep", []), "bit_times").items()):
-        if alg == "alg2" and pattern != "random-permutation":
-            continue                  # the same schedule for every pattern: one line
-        rs = sorted(rs, key=lambda r: r["k"])
-        label = "alg2 (every pattern)" if alg == "alg2" else f"{alg}, {pattern}"
-        ax0.plot([r["k"] for r in rs], [r["bit_times"] for r in rs],
-                 linestyle=styles[alg], color="black" if alg == "alg2" else colours[pattern],
-                 marker="o", label=label)
-    for (alg, pattern), rs in sorted(lines(doc["compare"], "steps_mean").items()):
-        rs = sorted(rs, key=lambda r: r["k"])
-        ks = [r["k"] for r in rs]
-        kw = {"linestyle": styles[alg], "color": colours[pattern], "marker": "o",
-              "label": f"{alg}, {pattern}"}
-        ax1.plot(ks, [r["steps_mean"] for r in rs], **kw)
-        ax2.plot(ks, [r["max_bits"] for r in rs], **kw)
-    ax0.set(xlabel="k (dimension)", ylabel="bit-times (baselines: cut-through)",
-            yscale="log", title="Bit-times to deliver every message, M = 2k")
-    ax1.set(xlabel="k (dimension)", ylabel="steps (store-and-forward; alg2: dimension "
-            "steps)", yscale="log", title="Steps to deliver every message")
-    ax2.set(xlabel="k (dimension)", ylabel="bits", yscale="log",
-            title="Largest node storage at M = 2k")
-    ax0.set_xticks(sorted({r["k"] for r in doc.get("sweep", [])}))
-    ks = sorted({r["k"] for r in doc["compare"]})
-    for ax in (ax1, ax2):
-        ax.set_xticks(ks)
-    ax0.legend(fontsize=6)
-    ax2.legend(fontsize=6, ncol=2)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)

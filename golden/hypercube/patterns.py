@@ -5,7 +5,7 @@ equal length, message ``m`` going from node ``src[m]`` to node ``dst[m]`` (the c
 conventions, :mod:`.cube`: nodes ``0 .. 2**k - 1``, address bit ``i`` is dimension
 ``i``, bit 0 the least significant). With one problem every node is the source of exactly
 one message and ``src == arange(2**k)``. Every random choice is drawn from
-``numpy.random.default_rng(seed)`` (``seed`` an int >= 0; a ``numpy.random.Generator``
+the ``traffic`` stream of ``seed`` (:mod:`fatnet.golden.seeds`; a ``numpy.random.Generator``
 is also accepted and drawn from as it is): the same ``(k, name, seed, options)`` always
 gives the same messages; the deterministic patterns ignore ``seed``.
 
@@ -49,6 +49,7 @@ import numpy as np
 from ..checks import is_integer
 from ..errors import ParameterError
 from ..messages import bit_reverse
+from ..seeds import check_seed, generator
 from .cube import check_dimension
 
 __all__ = ["PATTERNS", "MAX_PROBLEMS", "random_permutation", "random_destinations",
@@ -63,13 +64,6 @@ PATTERNS = ("random-permutation", "random-destinations", "transpose", "bit-rever
 MAX_PROBLEMS = 1024
 
 
-def check_seed(seed) -> int:
-    """``seed`` as an int, or one line naming the parameter and the accepted range."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or int(seed) < 0:
-        raise ParameterError(f"seed must be an integer >= 0, got {seed!r}")
-    return int(seed)
-
-
 def _nodes(k) -> np.ndarray:
     return np.arange(1 << check_dimension(k), dtype=np.int64)
 
@@ -77,7 +71,7 @@ def _nodes(k) -> np.ndarray:
 def _rng(seed) -> np.random.Generator:
     if isinstance(seed, np.random.Generator):      # several(): one generator, H problems
         return seed
-    return np.random.default_rng(check_seed(seed))
+    return generator(seed, "traffic")
 
 
 def random_permutation(k, seed=0) -> tuple[np.ndarray, np.ndarray]:
@@ -152,7 +146,7 @@ def several(k, name, seed=0, problems=1, **options) -> tuple[np.ndarray, np.ndar
     if name not in _FUNCTIONS:
         raise ParameterError(f"pattern must be one of {', '.join(PATTERNS)}, got {name!r}")
     fn = _FUNCTIONS[name]
-    rng = np.random.default_rng(check_seed(seed))
+    rng = generator(seed, "traffic")
     if name not in _RANDOM:
         src, dst = fn(k, **options)
         return np.tile(src, int(problems)), np.tile(dst, int(problems))

@@ -16,9 +16,9 @@ Routes
   ``x`` and ``t`` differ (``lowest set bit of x ^ t``) next; its route crosses the
   dimensions of ``src ^ dst`` in increasing order, one each, Hamming-distance many.
 * **Valiant**: each message ``m`` gets an intermediate node ``inter[m]``, uniform over all
-  ``2**k`` nodes (its source and destination included), drawn by
-  ``numpy.random.default_rng(seed).integers(0, 2**k, size=messages)`` or given. Phase 1
-  is the e-cube route ``src -> inter``, phase 2 the e-cube route ``inter -> dst``.
+  ``2**k`` nodes (its source and destination included), drawn from the
+  ``intermediates`` stream of ``seed`` (``integers(0, 2**k, size=messages)``) or given.
+  Phase 1 is the e-cube route ``src -> inter``, phase 2 the e-cube route ``inter -> dst``.
   A message reaching ``inter`` in phase 1 is delivered at once if ``inter == dst``
   (phase 2 is empty). Otherwise:
 
@@ -134,7 +134,7 @@ import numpy as np
 from ..checks import is_integer
 from ..errors import ParameterError
 from .cube import check_dimension, check_routing
-from .patterns import check_seed
+from ..seeds import generator
 
 __all__ = ["ALGORITHMS", "StoreForwardRun", "BitTimes", "route", "ecube", "valiant",
            "next_dimension", "default_header_bits", "check_buffer", "MAX_BUFFER"]
@@ -387,7 +387,7 @@ def _intermediates(k: int, m: int, seed, intermediate) -> np.ndarray:
     drawn from ``seed``."""
     n = 1 << k
     if intermediate is None:
-        rng = np.random.default_rng(check_seed(seed))
+        rng = generator(seed, "intermediates")
         return rng.integers(0, n, size=m, dtype=np.int64)
     inter = np.asarray(intermediate, dtype=np.int64).reshape(-1)
     if inter.size != m:

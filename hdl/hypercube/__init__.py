@@ -40,7 +40,8 @@ SPEC_FIELDS = {
     "buffer": "ecube, valiant: B, messages per link queue",
     "steps": "ecube, valiant: store-and-forward steps per delivery cycle",
     "seed": "valiant: the seed of the intermediate nodes the harness and the model "
-            "draw (numpy default_rng(seed).integers(0, 2^k, messages)); the hardware "
+            "draw (the intermediates stream of the seed, fatnet.golden.seeds: "
+            "integers(0, 2^k, messages)); the hardware "
             "takes each message's intermediate from its stream",
 }
 

@@ -9,8 +9,8 @@ from fatnet.golden.butterfly.circuit import (
     load_sweep,
     one_cycle_acceptance,
     patel_acceptance,
-    plot_sweep,
 )
+from fatnet.cli.plots import plot_sweep
 from fatnet.golden.butterfly.patterns import make_problems
 from fatnet.golden.butterfly.topology import make_network
 from fatnet.golden.butterfly.upfal import edge_colouring, route_upfal, theorem_2_1_bound

@@ -134,7 +134,7 @@ def test_two_messages_from_one_input_in_one_cycle_are_refused():
 
 
 def test_bad_payload_width_is_one_clear_error():
-    with pytest.raises(ParameterError, match=r"payload-bits must be an integer in \[0, 1024\]"):
+    with pytest.raises(ParameterError, match=r"payload_bits must be an integer in \[0, 1024\]"):
         CircuitNetwork(make_network("butterfly", 8, 1), -1)
 
 

@@ -11,9 +11,9 @@ from fatnet.golden.butterfly.experiments import (
     TABLE_2_COLUMNS,
     TABLE_2_ROWS,
     fault_count_for,
-    format_tables,
     run_tables,
 )
+from fatnet.cli.butterfly import format_experiment
 from fatnet.golden.errors import ParameterError
 
 
@@ -33,7 +33,7 @@ def test_every_row_and_column_small_network():
             assert c["mean"] >= 5                  # depth of a 32-input network
         else:
             assert 0 <= c["mean"] <= 100
-    text = format_tables(cells)
+    text = format_experiment(cells)
     assert "Table I" in text and "0 (dil)" in text and "1000*" in text
 
 
@@ -89,7 +89,7 @@ def test_cli_functions():
     acc = cli.acceptance("butterfly", 64, trials=5)
     assert acc["patel"] == pytest.approx(0.3594, abs=1e-4) and acc["node_capacity"] == 1
     cells = cli.experiment(1, inputs=64, trials=2)
-    assert len(cells) == 6 and "Table I" in cli.format_experiment(cells)
+    assert len(cells) == 6 and "Table I" in format_experiment(cells)
 
 
 def test_cli_reports_lost_messages_at_faulty_inputs():

@@ -15,7 +15,8 @@ import pytest
 from fatnet.golden.butterfly.cyclemodel import CircuitNetwork, run_circuit
 from fatnet.golden.butterfly.faults import adversarial_faults, apply_faults, random_faults
 from fatnet.golden.butterfly.patterns import make_problems
-from fatnet.golden.butterfly.topology import derived_rng, make_network
+from fatnet.golden.butterfly.topology import make_network
+from fatnet.golden.seeds import generator
 from fatnet.golden.errors import FatnetInputError
 from fatnet.golden.messages import MessageSet
 from fatnet.sim.amaranth_bench import run_cycles_amaranth, run_cycles_harness_amaranth
@@ -39,7 +40,8 @@ def circuit(kind, n, d, faults=None, count=0, seed=0, payload_bits=4, link_stage
 
 def messages(c, pattern, seed, problems=1):
     n = c.n_inputs
-    dst = make_problems(pattern, n, problems, rng=derived_rng(seed, 202), hot_fraction=0.25)
+    dst = make_problems(pattern, n, problems, rng=generator(seed, "traffic"),
+                        hot_fraction=0.25)
     return MessageSet.from_pairs(np.tile(np.arange(n), problems), dst.reshape(-1),
                                  c.payload_bits, seed)
 

@@ -25,9 +25,9 @@ def test_universal_capacities_match_the_paper(n):
     for w in range(low, n + 1):
         caps = universal_capacities(n, w)
         assert list(caps) == [paper_capacity(n, w, k) for k in range(n.bit_length())], (n, w)
-    with pytest.raises(ParameterError, match="root-capacity"):
+    with pytest.raises(ParameterError, match="root_capacity"):
         FatTreeSpec.universal(n, low - 1)
-    with pytest.raises(ParameterError, match="root-capacity"):
+    with pytest.raises(ParameterError, match="root_capacity"):
         FatTreeSpec.universal(n, n + 1)
 
 

@@ -218,7 +218,7 @@ def test_bad_parameters_are_refused():
     with pytest.raises(ParameterError, match="algorithm must be one of alg1, alg2, ecube, "
                                              "valiant for gen and sim, got 'bogus'"):
         circuit(3, algorithm="bogus")
-    with pytest.raises(ParameterError, match=r"message-bits must be an integer in \[4, "):
+    with pytest.raises(ParameterError, match=r"message_bits must be an integer in \[4, "):
         circuit(3, message_bits=3)
     with pytest.raises(ParameterError, match="order"):
         circuit(3, order=(0, 0, 1))
@@ -336,5 +336,5 @@ def test_alg2_cycle_is_the_schedule_between_injection_and_delivery():
     assert sum(length for *_, length in net.phases) == net.cycle_length
     with pytest.raises(ParameterError, match="order must be left out for alg2"):
         circuit(3, algorithm="alg2", order=(1, 0, 2))
-    with pytest.raises(ParameterError, match=r"message-bits must be an integer in \[3, "):
+    with pytest.raises(ParameterError, match=r"message_bits must be an integer in \[3, "):
         circuit(3, algorithm="alg2", message_bits=2)
