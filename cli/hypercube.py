@@ -469,7 +469,7 @@ def parse_dimensions(text, what: str = "dimensions",
     ``[1, high]``; anything else one line naming ``what`` and the accepted range."""
     bad = argparse.ArgumentTypeError(f"{what} must be integers in [1, {high}] as A..B or "
                                      f"A,B,C (e.g. 2..12), got {text!r}")
-    out = set()
+    out: set[int] = set()
     try:
         for part in str(text).split(","):
             a, sep, b = part.strip().partition("..")
