@@ -22,13 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from ..api.board import BOARD_OPTIONS, MAX_PREDICT, MAX_REPORT_CYCLES
 from ..golden.bist import PATTERNS, STUCK_WIRE_SYNTAX, min_payload_bits, period_clocks
 from ..golden.cycle import start_latency
 from ..golden.errors import ParameterError
 from .options import add_seed_option, bounded_int, fraction, output_directory
 from .outputs import staged_dir
 
-__all__ = ["add_board_options", "cmd_board", "write_core", "BoardDefault", "least_payload",
+__all__ = ["add_board_options", "cmd_board", "build_files", "build_planned", "Built",
+           "write_core", "BoardDefault", "least_payload",
            "require_payload", "payload_bits_default", "require_payload_bits",
            "DEFAULT_REPORT_CYCLES", "PREDICT_BUDGET", "default_predict"]
 
@@ -103,27 +105,27 @@ def add_board_options(p: argparse.ArgumentParser, kind: str) -> None:
     family's ``board_defaults`` then replace the defaults and help of the options they
     name."""
     from ..hdl.board import BOARDS
-    from .registry import get_family
+    from ..api.registry import get_family
     p.add_argument("--board", required=True, choices=sorted(BOARDS),
                    help="the board: " + ", ".join(sorted(BOARDS)))
     p.add_argument("--clock", type=float, default=None, metavar="MHZ",
                    help="the clock in MHz (default: the board's oscillator; any other "
                         "through the board's PLL, within 0.5 %% of a frequency it makes)")
-    p.add_argument("--pattern", choices=PATTERNS, default="random",
+    p.add_argument("--pattern", choices=PATTERNS, default=BOARD_OPTIONS["pattern"],
                    help="destinations: random (every other terminal) or a fixed "
                         "pattern (default random)")
-    p.add_argument("--load", type=fraction("load"), default=1.0,
+    p.add_argument("--load", type=fraction("load"), default=BOARD_OPTIONS["load"],
                    help="offered load: the chance a terminal with no message waiting "
                         "offers one in a cycle, in [0, 1] (default 1)")
     if "--seed" not in p._option_string_actions:   # some kinds take a network seed
         add_seed_option(p, "seed of the generators (default 0)")
-    p.add_argument("--report-cycles", type=bounded_int("report-cycles", 1, 2 ** 32 - 1),
+    p.add_argument("--report-cycles", type=bounded_int("report-cycles", 1, MAX_REPORT_CYCLES),
                    default=None, metavar="R",
                    help=f"delivery cycles between UART reports (default "
                         f"{DEFAULT_REPORT_CYCLES:,}, or the fewest a report line's UART "
                         f"time takes if more; for one report a second give the clock "
                         f"divided by the BIST period, which board.json states)")
-    p.add_argument("--predict", type=bounded_int("predict", 0, 1000), default=None,
+    p.add_argument("--predict", type=bounded_int("predict", 0, MAX_PREDICT), default=None,
                    metavar="N",
                    help=f"the model's first N report lines, in board.json and printed "
                         f"(default {DEFAULT_PREDICT} while N times the report period "
@@ -189,7 +191,7 @@ def _apply_family_help(p: argparse.ArgumentParser, defaults: dict) -> None:
 def apply_board_defaults(kind: str, args) -> dict:
     """Fill the options the family's ``board_defaults`` name and the command line left
     out; returns those that set a value (option -> value), for board.json."""
-    from .registry import get_family
+    from ..api.registry import get_family
     chosen = {}
     for dest, default in get_family(kind).commands.board_defaults(kind).items():
         if getattr(args, dest) is None:
@@ -237,7 +239,7 @@ def _fit_check(args, kind: str, net) -> str | None:
     none."""
     from ..hdl.board import estimate_logic
     from ..sim.bist import terminal_count
-    from .registry import get_family
+    from ..api.registry import get_family
     fam = get_family(kind)
     key = fam.commands.board_fit_key(kind, args)
     est = estimate_logic(args.board, key, terminal_count(net, fam))
@@ -258,7 +260,7 @@ def _plan_from_args(kind: str, args):
     from ..hdl.gen import check_generable
     from ..hdl.pll import choose_pll
     from ..sim.bist import line_cycles, make_plan
-    from .registry import get_family
+    from ..api.registry import get_family
     fam = get_family(kind)
     chosen = apply_board_defaults(kind, args)
     fam.commands.check_board(kind, args)
@@ -285,7 +287,7 @@ def _plan_from_args(kind: str, args):
 
 def cmd_board(kind: str, args) -> int:
     from ..hdl.board import BOARDS, check_tools
-    from .registry import get_family
+    from ..api.registry import get_family
     if args.program:
         args.bitstream = True
     net, plan, clocking, chosen, fit = _plan_from_args(kind, args)
@@ -301,14 +303,44 @@ def cmd_board(kind: str, args) -> int:
     if args.bitstream and board.bitstream is not None:
         check_tools(args.board)
     loader = _loader(args.board) if args.program else None
-    predict_n, unpredicted_note = _predict_count(args, plan)
-    doc = _board_doc(args, kind, get_family(kind), net, plan, clocking, chosen, fit)
-    pll = clocking[1]
-    products, lines = _build(args, kind, plan, pll, doc, predict_n)
-    _print_result(args, kind, plan, doc, pll, products, lines, fit, unpredicted_note)
+    built = build_planned(kind, args, net, plan, clocking, chosen, fit)
+    _print_result(args, kind, plan, built.doc, clocking[1], built.products, built.lines,
+                  fit, built.note)
     if loader is not None:
         return _program(loader, args.board, Path(args.output) / f"bist_top.{board.bitstream}")
     return 0
+
+
+@dataclass(frozen=True)
+class Built:
+    """What :func:`build_planned` wrote: board.json, the build products, the predicted
+    report lines and why fewer were predicted than asked (or None)."""
+
+    doc: dict
+    products: Any
+    lines: list
+    note: str | None
+
+
+def build_planned(kind: str, args, net, plan, clocking, chosen, fit) -> Built:
+    """Write the board build of a planned network into ``args.output`` (all or nothing;
+    with ``args.bitstream``, to the bitstream): the build of ``fatnet board`` and of
+    :func:`fatnet.api.board`."""
+    from ..api.registry import get_family
+    predict_n, unpredicted_note = _predict_count(args, plan)
+    doc = _board_doc(args, kind, get_family(kind), net, plan, clocking, chosen, fit)
+    products, lines = _build(args, kind, plan, clocking[1], doc, predict_n)
+    return Built(doc=doc, products=products, lines=lines, note=unpredicted_note)
+
+
+def build_files(kind: str, args) -> Built:
+    """Plan and build (:func:`build_planned`) from options ``args`` as ``fatnet board``
+    parses them, without listening, programming or printing: the API's board."""
+    from ..hdl.board import BOARDS, check_tools
+    net, plan, clocking, chosen, fit = _plan_from_args(kind, args)
+    if args.bitstream and BOARDS[args.board].bitstream is not None:
+        check_tools(args.board)
+    return build_planned(kind, args, net, plan, clocking, chosen, fit)
 
 
 def _predict_count(args, plan) -> tuple[int, str | None]:

@@ -25,14 +25,16 @@ from ..golden.hypercube.cube import MAX_DIMENSION, MIN_DIMENSION, check_dimensio
 from ..golden.hypercube.patterns import MAX_PROBLEMS, PATTERNS, make_pattern
 from ..golden.hypercube.store_forward import MAX_BUFFER
 from ..golden.messages import MessageSet, json_excerpt, read_message_entries
-from .options import (MAX_CYCLES, loss_status, add_pattern_option, add_seed_option,
+from ..api.params import check_fraction, check_int, from_args
+from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, add_pattern_option, add_seed_option,
                       add_unused_seed_option, bounded_int, comma_ints, fraction,
                       output_file)
 from .outputs import staged_file
 from .progress import Progress
-from .registry import Family, Kind
+from ..api.registry import Demo, Family, Kind
 
-__all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "network_from_args",
+__all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "build_network",
+           "make_messages", "run_network", "network_from_args",
            "messages_from_args", "run_model", "board_defaults", "check_board",
            "board_fit_key"]
 
@@ -42,7 +44,8 @@ __all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "network_from_args
 FAMILY = Family(
     "hypercube",
     [Kind("hypercube", "Kuszmaul's k-cube routing, e-cube and Valiant",
-          demo=(("--dimension", "4", "--algorithm", "alg1"), ("--pattern", "complement")))],
+          demo=Demo(network={"dimension": 4, "algorithm": "alg1"},
+                    traffic={"pattern": "complement"}))],
     golden="fatnet.golden.hypercube", commands="fatnet.cli.hypercube",
     hardware="fatnet.hdl.hypercube", testbench="fatnet.sim.hypercube")
 
@@ -161,17 +164,22 @@ def _hardware_arguments(p: argparse.ArgumentParser, verb: str) -> None:
                         "1000; a lost message is sent again in the next cycle)")
 
 
+def build_network(kind: str, *, dimension: int, algorithm: str = DEFAULT_ALGORITHM,
+                  message_bits: int | None = None, order=None, buffer: int | None = None,
+                  steps: int | None = None, seed: int | None = 0) -> HypercubeCircuit:
+    """The k-cube of plain parameters, with the hardware's (the API's hook); ``seed``
+    draws Valiant's intermediate nodes (the other algorithms draw nothing)."""
+    return HypercubeCircuit(check_dimension(dimension), algorithm=algorithm,
+                            message_bits=message_bits, order=order, buffer=buffer,
+                            steps=steps, seed=seed if algorithm == "valiant" else None)
+
+
 def network_from_args(kind: str, args) -> HypercubeCircuit:
     """The k-cube the options name, with the hardware's options (``gen``, ``sim``)."""
-    algorithm = getattr(args, "algorithm", DEFAULT_ALGORITHM)
-    hardware = hasattr(args, "steps")          # gen and sim
-    return HypercubeCircuit(check_dimension(args.dimension), algorithm=algorithm,
-                            message_bits=getattr(args, "message_bits", None),
-                            order=getattr(args, "order", None),
-                            buffer=getattr(args, "buffer", None) if hardware else None,
-                            steps=getattr(args, "steps", None),
-                            seed=getattr(args, "seed", None) if hardware and
-                            algorithm == "valiant" else None)
+    params = from_args(build_network, args)
+    if not hasattr(args, "steps"):             # not gen or sim: no hardware's buffer
+        params.update(buffer=None, seed=None)
+    return build_network(kind, **params)
 
 
 #: Algorithms that route partial permutations only: on a board, a fixed pattern.
@@ -270,24 +278,33 @@ def load_messages(path, n: int, payload_bits: int | None = None):
     return src, dst, (payload if payload and len(payload) == len(src) else None)
 
 
-def messages_from_args(args, net: HypercubeCircuit) -> MessageSet:
-    """The routing a ``route`` or ``sim`` command names: a message file
-    (:func:`load_messages`) or a pattern (``--problems`` problems, problem 0's messages
-    first). ``sim``: payloads from the file's third column or drawn from ``--seed``;
-    ``route``: payloads 0 (no model reads them)."""
-    bits = net.payload_bits if net.chain is not None and hasattr(args, "max_cycles") \
-        else None
-    if args.messages is not None:
-        src, dst, payload = load_messages(args.messages, net.nodes, bits)
+def make_messages(net: HypercubeCircuit, *, messages=None, pattern: str = DEFAULT_PATTERN,
+                  seed: int = 0, hot_fraction: float = 0.1, problems: int = 1,
+                  payloads: bool = True) -> MessageSet:
+    """The routing of plain parameters (the API's hook): a message file
+    (:func:`load_messages`) or a pattern (``problems`` problems, problem 0's messages
+    first). With ``payloads`` and hardware to carry them, payloads from the file's third
+    column or drawn from ``seed``; else payloads 0 (no model reads them)."""
+    check_fraction("hot_fraction", hot_fraction)
+    bits = net.payload_bits if net.chain is not None and payloads else None
+    if messages is not None:
+        src, dst, payload = load_messages(messages, net.nodes, bits)
     else:
-        options = {"problems": getattr(args, "problems", 1)}
-        if args.pattern == "hot-spot":
-            options["fraction"] = args.hot_fraction
-        src, dst = make_pattern(net.k, args.pattern, args.seed, **options)
+        options = {"problems": problems}
+        if pattern == "hot-spot":
+            options["fraction"] = hot_fraction
+        src, dst = make_pattern(net.k, pattern, seed, **options)
         payload = None
     if bits is None:
         return MessageSet.from_pairs(src, dst, 0, payload=[0] * len(src))
-    return MessageSet.from_pairs(src, dst, bits, args.seed, payload=payload)
+    return MessageSet.from_pairs(src, dst, bits, seed, payload=payload)
+
+
+def messages_from_args(args, net: HypercubeCircuit) -> MessageSet:
+    """The routing a ``route`` or ``sim`` command names (:func:`make_messages`);
+    ``sim`` carries payloads, ``route`` does not."""
+    return make_messages(net, **from_args(make_messages, args),
+                         payloads=hasattr(args, "max_cycles"))
 
 
 def _report(net: HypercubeCircuit, ms: MessageSet, args) -> dict:
@@ -304,10 +321,15 @@ def _report(net: HypercubeCircuit, ms: MessageSet, args) -> dict:
                         order=order)
 
 
+def run_network(net: HypercubeCircuit, ms: MessageSet, *, max_cycles: int = 1000):
+    """The hardware's delivery cycles (:meth:`HypercubeCircuit.run`, on-line, a lost
+    message sent again), every cycle's result kept (the API's hook)."""
+    return net.run(ms, keep_results=True, max_cycles=max_cycles)
+
+
 def run_model(net: HypercubeCircuit, ms: MessageSet, args):
-    """``sim``'s model run: the hardware's delivery cycles (:meth:`HypercubeCircuit.run`,
-    on-line, a lost message sent again), every cycle's result kept."""
-    return net.run(ms, keep_results=True, max_cycles=args.max_cycles)
+    """``sim``'s model run (:func:`run_network`)."""
+    return run_network(net, ms, max_cycles=args.max_cycles)
 
 
 # ---------------------------------------------------------------------- verbs
@@ -568,10 +590,19 @@ def format_kuszmaul(doc: dict) -> str:
     return "\n".join(lines)
 
 
+def kuszmaul(*, dimensions=hx.DEFAULT_DIMENSIONS, compare=hx.DEFAULT_COMPARE,
+             sweep=hx.DEFAULT_SWEEP, trials: int = 5, seed: int = 0, progress=None) -> dict:
+    """Every table of the Kuszmaul experiment (:func:`fatnet.golden.hypercube.experiment.run`;
+    the API's data of ``fatnet experiment kuszmaul``): ``dimensions``, ``compare`` and
+    ``sweep`` are sequences of k."""
+    check_int("trials", trials, 1, hx.MAX_TRIALS)
+    return hx.run(dimensions, compare, trials, seed, progress, sweep=sweep)
+
+
 def cmd_kuszmaul(args) -> int:
     with Progress("fatnet experiment", args.verbose, "tables") as progress:
-        doc = hx.run(args.dimensions, args.compare, args.trials, args.seed, progress,
-                     sweep=args.sweep)
+        doc = kuszmaul(dimensions=args.dimensions, compare=args.compare, sweep=args.sweep,
+                       trials=args.trials, seed=args.seed, progress=progress)
     if args.plot:
         with staged_file(args.plot) as tmp:
             hx.plot(doc, str(tmp))
@@ -589,3 +620,6 @@ EXPERIMENTS = {
     "kuszmaul": ("Kuszmaul's hypercube routing: Algorithm 1 census, enumeration, "
                  "Algorithm 2 against e-cube and Valiant", _kuszmaul_options, cmd_kuszmaul),
 }
+
+#: The experiment's data as a plain function (:func:`fatnet.api.experiment`).
+EXPERIMENT_DATA = {"kuszmaul": kuszmaul}

@@ -7,7 +7,7 @@ The planner and comparator (:mod:`fatnet.sim.plan`), the cocotb runner
 handed a :class:`SimFamily`, whose ``testbench`` has the members of
 :class:`TestbenchFamily` (in practice the package ``fatnet.sim.<family>``) and whose
 ``hardware`` those of :class:`~fatnet.hdl.family.HardwareFamily`. The registered family
-objects of :mod:`fatnet.cli.registry` are such objects; ``tests/test_families.py``
+objects of :mod:`fatnet.api.registry` are such objects; ``tests/test_families.py``
 checks that every one provides these members with these parameters.
 
 The endpoints and their names are not a hook: they are the network top's signature

@@ -19,7 +19,7 @@ import pytest
 from amaranth.sim import Simulator
 
 from fatnet.cli.main import build_parser, main
-from fatnet.cli.registry import family_of, get_family
+from fatnet.api.registry import family_of, get_family
 from fatnet.golden import bist as gb
 from fatnet.golden.cycle import start_latency
 from fatnet.golden.errors import ParameterError

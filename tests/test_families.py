@@ -1,6 +1,6 @@
 """Every registered family implements the typed interface of every layer.
 
-A family is one :class:`fatnet.cli.registry.Family`, registered by an entry point of the
+A family is one :class:`fatnet.api.registry.Family`, registered by an entry point of the
 ``fatnet.families`` group; its layer packages must provide the members of
 :class:`~fatnet.cli.family.CommandFamily`, :class:`~fatnet.hdl.family.HardwareFamily` and
 :class:`~fatnet.sim.family.TestbenchFamily`, with the protocols' parameters.
@@ -12,7 +12,7 @@ from importlib.metadata import entry_points
 import pytest
 
 from fatnet.cli.family import CommandFamily
-from fatnet.cli.registry import (ENTRY_POINT_GROUP, Family, Kind, families, get_family,
+from fatnet.api.registry import (ENTRY_POINT_GROUP, Family, Kind, families, get_family,
                                  kinds, register)
 from fatnet.golden.errors import ParameterError
 from fatnet.hdl.family import HardwareFamily
@@ -54,7 +54,9 @@ def test_every_family_implements_each_layers_interface(fam, layer, protocol):
         assert all(p.default is not inspect.Parameter.empty
                    for p, q in zip(got, want) if q.default is not inspect.Parameter.empty), \
             f"{where}: required where the protocol's is optional"
-        assert all(p.default is not inspect.Parameter.empty or p.kind == p.VAR_KEYWORD
+        # a keyword-only parameter is the API user's to name (build_network's leaves)
+        assert all(p.default is not inspect.Parameter.empty
+                   or p.kind in (p.VAR_KEYWORD, p.KEYWORD_ONLY)
                    for p in got[len(want):]), f"{where}: a required parameter too many"
 
 

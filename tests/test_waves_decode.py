@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from fatnet.cli.main import build_parser, main
-from fatnet.cli.registry import family_of, get_family
+from fatnet.api.registry import family_of, get_family
 from fatnet.hdl.signatures import port_rows
 from fatnet.sim.cocotb_runner import PERIOD_NS
 from fatnet.sim.plan import plans
