@@ -14,6 +14,9 @@ import json
 
 import numpy as np
 
+from ..api.params import (check_choice, check_fraction, check_int, from_args,
+                          takes_keywords_of)
+from ..api.registry import Demo, Family, Kind
 from ..golden.butterfly import api as bf
 from ..golden.butterfly.api import build_circuit as build
 from ..golden.butterfly.cyclemodel import (MAX_LINK_STAGES, MAX_PAYLOAD_BITS,
@@ -25,15 +28,13 @@ from ..golden.butterfly.store_forward import EDGE_CHOICES, QUEUES, TIES
 from ..golden.butterfly.topology import MAX_INPUTS, WIRINGS
 from ..golden.errors import ParameterError
 from ..golden.messages import MessageSet, json_excerpt, read_json_file
-from ..api.params import (check_choice, check_fraction, check_int, from_args,
-                          takes_keywords_of)
-from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, MAX_TRIALS, add_pattern_option, add_seed_option,
+from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, MAX_TRIALS,
+                      add_pattern_option, add_seed_option,
                       add_start_stages_option,
                       add_stuck_link_option, stuck_links,
                       bounded_int, fraction, output_file, power_of_two)
 from .outputs import staged_file
 from .progress import Progress
-from ..api.registry import Demo, Family, Kind
 
 __all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "network_spec",
            "build_network", "make_messages", "run_network", "fault_masks_of",

@@ -12,8 +12,9 @@ import argparse
 import json
 import time
 
-from ..api.params import check_choice, check_fraction, from_args, takes_keywords_of
 
+from ..api.params import check_choice, check_fraction, from_args, takes_keywords_of
+from ..api.registry import Demo, Family, Kind
 from ..golden.errors import ParameterError
 from ..golden.fattree.api import build, info, schedule_report, spec_from_options
 from ..golden.fattree.network import FatTreeNetwork
@@ -22,11 +23,11 @@ from ..golden.fattree.spec import (CONCENTRATORS, MAX_LEAVES, MAX_LINK_STAGES,
                                   MAX_PAYLOAD_BITS, MODES, STUCK_LINK_SYNTAX, FatTreeSpec,
                                   parse_stuck_link)
 from ..golden.messages import PATTERNS, load_message_file, make_pattern
-from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, add_pattern_option, add_seed_option,
+from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, add_pattern_option,
+                      add_seed_option,
                       add_start_stages_option, add_unused_seed_option,
                       add_stuck_link_option, bounded_int, stuck_links,
                       comma_ints, fraction, power_of_two)
-from ..api.registry import Demo, Family, Kind
 
 __all__ = ["FAMILY", "VERBS", "add_arguments", "network_spec", "build_network",
            "make_messages", "run_network", "schedule_messages", "spec_from_args", "build",

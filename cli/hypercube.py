@@ -14,6 +14,8 @@ import argparse
 import json
 import time
 
+from ..api.params import check_fraction, check_int, from_args
+from ..api.registry import Demo, Family, Kind
 from ..golden.errors import MessageFileError, ParameterError
 from ..golden.hypercube import experiment as hx
 from ..golden.hypercube.alg1 import check_order
@@ -25,13 +27,12 @@ from ..golden.hypercube.cube import MAX_DIMENSION, MIN_DIMENSION, check_dimensio
 from ..golden.hypercube.patterns import MAX_PROBLEMS, PATTERNS, make_pattern
 from ..golden.hypercube.store_forward import MAX_BUFFER
 from ..golden.messages import MessageSet, json_excerpt, read_message_entries
-from ..api.params import check_fraction, check_int, from_args
-from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, add_pattern_option, add_seed_option,
+from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, add_pattern_option,
+                      add_seed_option,
                       add_unused_seed_option, bounded_int, comma_ints, fraction,
                       output_file)
 from .outputs import staged_file
 from .progress import Progress
-from ..api.registry import Demo, Family, Kind
 
 __all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "build_network",
            "make_messages", "run_network", "network_from_args",
