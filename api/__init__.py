@@ -3,8 +3,9 @@
 >>> from fatnet import api
 >>> net = api.network("fat-tree", leaves=16, root_capacity=8, seed=1)
 >>> ms = api.messages(net, pattern="random-permutation", seed=1)
->>> api.route(net, ms).delivered
-16
+>>> run = api.route(net, ms)
+>>> run.delivered + run.local, run.lost
+(16, [])
 
 Parameters are the command line's options with underscores (``--root-capacity`` is
 ``root_capacity``), with the same defaults; bad input raises

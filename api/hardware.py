@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..golden.errors import ParameterError
+from .outputs import staged_dir
 from .params import check_choice, check_identifier
 from .registry import family_of
 
@@ -70,14 +71,16 @@ def generate(net, output, *, top: str | None = None, harness: bool = True,
     False), ``lint.vlt`` and the manifest ``<top>.json`` (``fatnet gen``).
 
     ``top`` defaults to the family's name; ``progress(done, total, what)`` is called as
-    each step starts. A network the hardware cannot build, or one too large to convert,
-    is refused in one line before anything is written.
+    each step starts. All or nothing: the files are written beside ``output`` and moved
+    into it when every one is written. A network the hardware cannot build, or one too
+    large to convert, is refused in one line before anything is written.
     """
     from ..hdl.gen import generate as write
     fam = _hardware_family(net)
     top = check_identifier("top", fam.name if top is None else top)
-    doc = write(net, output, top=top, harness=harness, hardware=fam.hardware,
-                progress=progress)
+    with staged_dir(output) as tmp:   # all or nothing
+        doc = write(net, tmp, top=top, harness=harness, hardware=fam.hardware,
+                    progress=progress)
     return Generated(directory=Path(output), top=top, files=list(doc["files"]),
                      manifest=doc, seconds=doc["generation_seconds"])
 

@@ -33,7 +33,7 @@ from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, MAX_TRIALS,
                       add_start_stages_option,
                       add_stuck_link_option, stuck_links,
                       bounded_int, fraction, output_file, power_of_two)
-from .outputs import staged_file
+from ..api.outputs import staged_file
 from .progress import Progress
 
 __all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "network_spec",

@@ -89,7 +89,6 @@ def _show(kind: str, args, sim: str, where: Path) -> int:
     """One kind's steps: the model's run, then (unless ``--model-only``) its Verilog and
     the co-simulation with waves; the exit status of the first that fails, else 0."""
     from .main import generated_line, report_cosimulation, simulator_failed
-    from .outputs import staged_dir
     from .progress import Progress
     demo = get_family(kind).kinds[kind].demo
     network = dict(demo.network)
@@ -108,8 +107,8 @@ def _show(kind: str, args, sim: str, where: Path) -> int:
     if args.model_only:
         return 0
     _command("gen", kind, [*options(network), "-o", str(where)])
-    with Progress("fatnet gen", args.verbose) as progress, staged_dir(where) as tmp:
-        made = api.generate(net, tmp, progress=progress)
+    with Progress("fatnet gen", args.verbose) as progress:
+        made = api.generate(net, where, progress=progress)
     print(generated_line(made, where))
     replay = _command("sim", kind, [*line, "--sim", sim, "--waves", str(where / "waves")])
     from ..sim.cocotb_runner import SimulatorError

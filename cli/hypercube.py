@@ -31,7 +31,7 @@ from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, add_pattern_opti
                       add_seed_option,
                       add_unused_seed_option, bounded_int, comma_ints, fraction,
                       output_file)
-from .outputs import staged_file
+from ..api.outputs import staged_file
 from .progress import Progress
 
 __all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "build_network",

@@ -28,7 +28,6 @@ from ..api.registry import families, get_family
 from ..golden.errors import FatnetInputError
 from . import demo
 from .options import identifier, output_directory
-from .outputs import staged_dir
 from .progress import Progress
 
 __all__ = ["main"]
@@ -202,13 +201,12 @@ def build_parser(argv: list[str], kind: str | None = None) -> _Parser:
 
 
 def cmd_gen(kind: str, args) -> int:
-    """Generate through the API (:func:`fatnet.api.generate`) into a staged directory."""
+    """Generate through the API (:func:`fatnet.api.generate`, all or nothing)."""
     with Progress("fatnet gen", args.verbose) as progress:
         progress(0, None, "building the model network")
         net = get_family(kind).commands.network_from_args(kind, args)
-        with staged_dir(args.output) as tmp:   # all or nothing
-            made = generate(net, tmp, top=args.top, harness=not args.no_harness,
-                            progress=progress)
+        made = generate(net, args.output, top=args.top, harness=not args.no_harness,
+                        progress=progress)
     print(generated_line(made, args.output))
     return 0
 

@@ -224,3 +224,8 @@ def _imported_top_folders(path: Path) -> set[str]:
             parts = [*base, *(node.module or "").split(".")]
             found.add(parts[0])
     return found
+
+
+def test_the_packages_docstring_example_runs():
+    import doctest
+    assert doctest.testmod(api).failed == 0

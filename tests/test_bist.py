@@ -386,7 +386,7 @@ def test_a_stuck_recv_wire_on_the_uart_is_the_models_prediction(tmp_path_factory
 @pytest.mark.parametrize("name", sorted(NETWORKS))
 def test_the_bist_verilog_lints_for_every_family(name, tmp_path, verilator_lint,
                                                  icarus_clean):
-    from fatnet.cli.board import write_core
+    from fatnet.api.board import write_core
     write_core(plan_of(name), tmp_path)
     icarus_clean("bist", [tmp_path / "bist.v"])
     require_simulator("verilator")
