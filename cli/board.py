@@ -4,13 +4,16 @@ self-testing top of any family's network on an FPGA board (:mod:`fatnet.hdl.boar
 (:mod:`fatnet.sim.bist`) and, with ``--bitstream``, the bitstream from the YoWASP
 tools; ``--program`` loads it with openFPGALoader. With ``--listen PORT`` nothing is
 built: the board's report lines are read from a serial port and compared with the
-model's (:mod:`fatnet.cli.listen`); ``--check-capture FILE`` compares saved lines.
+model's (:mod:`fatnet.cli.listen`); ``--check-capture FILE`` compares saved lines. The
+plan and the build are the API's (:mod:`fatnet.api.board`, which :func:`fatnet.api.board`
+runs too); this module holds the options, the printing and the programming.
 
 The self-test needs some options other than ``gen``'s defaults (a payload long enough
 for its fields, on-line switch setting, a fixed pattern for a network that routes
 permutations only). They come from one place, the family's board hooks
 (:class:`fatnet.cli.family.CommandFamily` ``board_defaults`` and ``check_board``):
-this module applies them and names no family.
+this module states them in the help, :mod:`fatnet.api.board` applies them, and neither
+names a family.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from .options import add_seed_option, bounded_int, fraction, output_directory
 __all__ = ["add_board_options", "cmd_board", "BoardDefault", "least_payload",
            "require_payload", "payload_bits_default", "require_payload_bits",
            "BuildProgress"]
+
 
 @dataclass(frozen=True)
 class BoardDefault:
@@ -95,7 +99,8 @@ def add_board_options(p: argparse.ArgumentParser, kind: str) -> None:
                         "offers one in a cycle, in [0, 1] (default 1)")
     if "--seed" not in p._option_string_actions:   # some kinds take a network seed
         add_seed_option(p, "seed of the generators (default 0)")
-    p.add_argument("--report-cycles", type=bounded_int("report-cycles", 1, MAX_REPORT_CYCLES),
+    p.add_argument("--report-cycles",
+                   type=bounded_int("report-cycles", 1, MAX_REPORT_CYCLES),
                    default=None, metavar="R",
                    help=f"delivery cycles between UART reports (default "
                         f"{DEFAULT_REPORT_CYCLES:,}, or the fewest a report line's UART "
