@@ -7,8 +7,9 @@ family's folder cannot be left out of the wheel by a hand-kept list.
 
 from setuptools import find_packages, setup
 
-#: The top-level folders that install under ``fatnet``: the three layers and the CLI.
-LAYERS = ("golden", "hdl", "sim", "cli")
+#: The top-level folders that install under ``fatnet``: the three layers, the CLI and
+#: the Python API (with the family registry, which belongs to no layer).
+LAYERS = ("golden", "hdl", "sim", "cli", "api")
 
 packages, package_dir = [], {}
 for layer in LAYERS:

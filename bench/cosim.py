@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fatnet.cli.registry import family_of
+from fatnet.api import family_of
 from fatnet.golden.fattree.network import FatTreeNetwork
 from fatnet.golden.fattree.spec import FatTreeSpec, min_universal_root
 from fatnet.hdl.harness import harness_geometry, packed_layout

@@ -26,7 +26,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from fatnet.cli.registry import family_of
+from fatnet.api import family_of
 
 # a sibling script of bench/ (on sys.path as the running script's folder)
 from cosim import bench_butterfly, bench_hypercube, bench_net, checked_workload

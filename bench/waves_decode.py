@@ -24,42 +24,42 @@ import tempfile
 import time
 from pathlib import Path
 
-from fatnet.cli.main import build_parser
-from fatnet.cli.registry import get_family
+from fatnet import api
 from fatnet.sim.cocotb_runner import run as cosim
 from fatnet.sim.waves import write_waves
 
-#: ``fatnet sim`` arguments of the 64-terminal network of every family.
+#: The 64-terminal network of every family: (kind, network, traffic), the parameters of
+#: ``fatnet.api.network`` and ``fatnet.api.messages`` (``fatnet sim``'s options).
 NETWORKS = {
-    "fat-tree, 64 leaves": ["fat-tree", "--leaves", "64", "--root-capacity", "16",
-                            "--pattern", "random-permutation", "--seed", "0"],
-    "butterfly, 64 inputs": ["butterfly", "--inputs", "64", "--pattern",
-                             "random-destinations", "--seed", "0"],
-    "hypercube, k = 6": ["hypercube", "--dimension", "6", "--pattern",
-                         "random-permutation", "--seed", "0"],
+    "fat-tree, 64 leaves": ("fat-tree", {"leaves": 64, "root_capacity": 16, "seed": 0},
+                            {"pattern": "random-permutation", "seed": 0}),
+    "butterfly, 64 inputs": ("butterfly", {"inputs": 64, "seed": 0},
+                             {"pattern": "random-destinations", "seed": 0}),
+    "hypercube, k = 6": ("hypercube", {"dimension": 6},
+                         {"pattern": "random-permutation", "seed": 0}),
 }
 
 
-def measure(argv: list[str], sim: str, build_dir: Path, out_dir: Path) -> dict:
+def measure(name: str, sim: str, build_dir: Path, out_dir: Path) -> dict:
     """One network through the model, the co-simulation with waves and the decoder."""
-    args = build_parser(["sim", *argv]).parse_args(["sim", *argv])
-    kind = argv[0]
-    fam = get_family(kind)
-    net = fam.commands.network_from_args(kind, args)
-    ms = fam.commands.messages_from_args(args, net)
-    report = fam.commands.run_model(net, ms, args)
-    res = cosim(net, ms, report.results, family=fam, sim=sim, seed=args.seed,
+    kind, network, traffic = NETWORKS[name]
+    net = api.network(kind, **network)
+    ms = api.messages(net, **traffic)
+    report = api.route(net, ms)
+    fam = api.family_of(net)
+    # the simulator's layer directly: the dump's decoding is timed apart from the run
+    res = cosim(net, ms, report.results, family=fam, sim=sim, seed=traffic["seed"],
                 replay="python bench/waves_decode.py", waves=True, build_root=build_dir,
                 masks=report.masks)
     if not res.passed or not res.waves:
-        raise SystemExit(f"waves_decode: {' '.join(argv)}: the co-simulation failed or "
+        raise SystemExit(f"waves_decode: {name}: the co-simulation failed or "
                          f"wrote no dump:\n" + "\n".join(res.failures))
     start = time.perf_counter()
     dump, _, note = write_waves(net, report.results, res.waves, out_dir, name=fam.name,
                                 family=fam)
     waves_s = time.perf_counter() - start
     if note:
-        raise SystemExit(f"waves_decode: {' '.join(argv)}: {note}")
+        raise SystemExit(f"waves_decode: {name}: {note}")
     return {"cycles": report.cycles, "mb": dump.stat().st_size / 1e6,
             "sim": res.run_seconds, "waves": waves_s}
 
@@ -76,8 +76,8 @@ def main(argv=None) -> int:
                                                            else argv)
     rows = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for name, net_argv in NETWORKS.items():
-            rows[name] = measure([*net_argv, "--sim", args.sim], args.sim, args.build_dir,
+        for name in NETWORKS:
+            rows[name] = measure(name, args.sim, args.build_dir,
                                  Path(tmp) / name.split(",")[0])
     # the table last, below whatever the simulators printed while building
     print(f"# {command.strip()}")

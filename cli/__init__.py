@@ -1,1 +1,1 @@
-"""The ``fatnet`` command line and the family registry, above the golden/hdl/sim layers."""
+"""The ``fatnet`` command line, above the Python API (:mod:`fatnet.api`) and the layers."""

@@ -4,43 +4,36 @@ self-testing top of any family's network on an FPGA board (:mod:`fatnet.hdl.boar
 (:mod:`fatnet.sim.bist`) and, with ``--bitstream``, the bitstream from the YoWASP
 tools; ``--program`` loads it with openFPGALoader. With ``--listen PORT`` nothing is
 built: the board's report lines are read from a serial port and compared with the
-model's (:mod:`fatnet.cli.listen`); ``--check-capture FILE`` compares saved lines.
+model's (:mod:`fatnet.cli.listen`); ``--check-capture FILE`` compares saved lines. The
+plan and the build are the API's (:mod:`fatnet.api.board`, which :func:`fatnet.api.board`
+runs too); this module holds the options, the printing and the programming.
 
 The self-test needs some options other than ``gen``'s defaults (a payload long enough
 for its fields, on-line switch setting, a fixed pattern for a network that routes
 permutations only). They come from one place, the family's board hooks
 (:class:`fatnet.cli.family.CommandFamily` ``board_defaults`` and ``check_board``):
-this module applies them and names no family.
+this module states them in the help, :mod:`fatnet.api.board` applies them, and neither
+names a family.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..golden.bist import (PATTERNS, STUCK_WIRE_FIELDS, StuckWire, min_payload_bits,
-                           period_clocks)
-from ..golden.cycle import start_latency
+from ..api.board import (BOARD_OPTIONS, DEFAULT_PREDICT, DEFAULT_REPORT_CYCLES,
+                         MAX_PREDICT, MAX_REPORT_CYCLES, PREDICT_BUDGET, build_planned,
+                         plan_board)
+from ..golden.bist import PATTERNS, STUCK_WIRE_FIELDS, StuckWire, min_payload_bits
 from ..golden.errors import ParameterError
 from .options import add_seed_option, bounded_int, fraction, output_directory
-from .outputs import staged_dir
 
-__all__ = ["add_board_options", "cmd_board", "write_core", "BoardDefault", "least_payload",
+__all__ = ["add_board_options", "cmd_board", "BoardDefault", "least_payload",
            "require_payload", "payload_bits_default", "require_payload_bits",
-           "DEFAULT_REPORT_CYCLES", "PREDICT_BUDGET", "default_predict"]
-
-#: Delivery cycles between reports by default (more when a report line's UART time is
-#: longer): short enough that the model predicts a few reports in seconds to a minute.
-DEFAULT_REPORT_CYCLES = 5_000
-#: The model work ``fatnet board`` predicts by default, in terminal-cycles (terminals
-#: times delivery cycles): 3 reports of 8 terminals at 5,000 cycles, about 20 s.
-PREDICT_BUDGET = 150_000
-#: Reports predicted by default when the budget allows.
-DEFAULT_PREDICT = 3
+           "BuildProgress"]
 
 
 @dataclass(frozen=True)
@@ -85,18 +78,6 @@ def require_payload_bits(args, size: str) -> None:
     terminals = getattr(args, size)
     require_payload("payload-bits", args.payload_bits, least_payload(terminals), "2n + 4",
                     terminals)
-
-
-def write_core(plan, out: Path) -> None:
-    """``bist.v`` (the self-testing top alone: ports clk, rst, uart_tx, led_heartbeat,
-    led_error; for simulation and other boards) and its Verilator control file."""
-    from amaranth.back import verilog
-
-    from ..hdl.bist import bist_lint_waivers
-    from ..sim.bist import build_core
-    (out / "bist.v").write_text(verilog.convert(build_core(plan), name="bist",
-                                                emit_src=False))
-    (out / "bist_lint.vlt").write_text(bist_lint_waivers())
 
 
 class _BoardDefaulted:
@@ -144,17 +125,12 @@ def parse_stuck_wire(text: str) -> StuckWire:
     return StuckWire(int(parts[0]), parts[1], parts[2], int(parts[3]))
 
 
-def _text(value):
-    """``value`` as board.json writes it: its text, or null."""
-    return None if value is None else str(value)
-
-
 def add_board_options(parser: argparse.ArgumentParser, kind: str) -> None:
     """``fatnet board``'s options: the kind's network options (``gen``'s), then the
     board's; the family's ``board_defaults`` replace the defaults and help of the
     options they name."""
     from ..hdl.board import BOARDS
-    from .registry import get_family
+    from ..api.registry import get_family
     commands = get_family(kind).commands
     p: Any = _BoardDefaulted(parser, commands.board_defaults(kind))
     commands.add_arguments(p, "gen", kind)
@@ -163,21 +139,22 @@ def add_board_options(parser: argparse.ArgumentParser, kind: str) -> None:
     p.add_argument("--clock", type=float, default=None, metavar="MHZ",
                    help="the clock in MHz (default: the board's oscillator; any other "
                         "through the board's PLL, within 0.5 %% of a frequency it makes)")
-    p.add_argument("--pattern", choices=PATTERNS, default="random",
+    p.add_argument("--pattern", choices=PATTERNS, default=BOARD_OPTIONS["pattern"],
                    help="destinations: random (every other terminal) or a fixed "
                         "pattern (default random)")
-    p.add_argument("--load", type=fraction("load"), default=1.0,
+    p.add_argument("--load", type=fraction("load"), default=BOARD_OPTIONS["load"],
                    help="offered load: the chance a terminal with no message waiting "
                         "offers one in a cycle, in [0, 1] (default 1)")
     add_seed_option(p, "seed of the self-test's traffic generators, independent of the "
                        "network's --seed (default 0)", flag="--bist-seed")
-    p.add_argument("--report-cycles", type=bounded_int("report-cycles", 1, 2 ** 32 - 1),
+    p.add_argument("--report-cycles",
+                   type=bounded_int("report-cycles", 1, MAX_REPORT_CYCLES),
                    default=None, metavar="R",
                    help=f"delivery cycles between UART reports (default "
                         f"{DEFAULT_REPORT_CYCLES:,}, or the fewest a report line's UART "
                         f"time takes if more; for one report a second give the clock "
                         f"divided by the BIST period, which board.json states)")
-    p.add_argument("--predict", type=bounded_int("predict", 0, 1000), default=None,
+    p.add_argument("--predict", type=bounded_int("predict", 0, MAX_PREDICT), default=None,
                    metavar="N",
                    help=f"the model's first N report lines, in board.json and printed "
                         f"(default {DEFAULT_PREDICT} while N times the report period "
@@ -230,110 +207,14 @@ def add_board_options(parser: argparse.ArgumentParser, kind: str) -> None:
                         "at Ctrl-C)")
 
 
-def apply_board_defaults(kind: str, args) -> dict:
-    """Fill the options the family's ``board_defaults`` name and the command line left
-    out; returns those that set a value (option -> value), for board.json."""
-    from .registry import get_family
-    chosen = {}
-    for dest, default in get_family(kind).commands.board_defaults(kind).items():
-        if getattr(args, dest) is None:
-            setattr(args, dest, default.value(args))
-            if getattr(args, dest) is not None:    # a default may be "none here"
-                chosen[dest] = getattr(args, dest)
-    return chosen
-
-
-def default_predict(terminals: int, report_cycles: int) -> int:
-    """Reports predicted without ``--predict``: :data:`DEFAULT_PREDICT` or as many as
-    :data:`PREDICT_BUDGET` allows."""
-    return min(DEFAULT_PREDICT, PREDICT_BUDGET // (terminals * report_cycles))
-
-
-def _check_options(args, board) -> None:
-    """Refuse options that do not go together (one line each, before any work)."""
-    from ..hdl.board import BOARDS, tool_opts_of
-    tool_opts = tool_opts_of(vars(args))
-    if tool_opts and not board.nextpnr:
-        name = next(iter(tool_opts))
-        raise ParameterError(f"{name.replace('_', '-')} applies to the boards Yosys and "
-                             f"nextpnr build "
-                             f"({', '.join(b for b, s in BOARDS.items() if s.nextpnr)}), "
-                             f"not {args.board}")
-    reading = args.listen is not None or args.check_capture is not None
-    if args.listen is not None and args.check_capture is not None:
-        raise ParameterError("check-capture reads a file and listen a port: give one")
-    if not reading and args.output is None:
-        raise ParameterError("output is required (-o DIR) unless --listen PORT or "
-                             "--check-capture FILE")
-    for name in ("baud", "reports"):
-        value = getattr(args, name)
-        if value is not None and args.listen is None:
-            raise ParameterError(f"{name} is an option of --listen, got {value} without it")
-    if args.program and board.bitstream is None:
-        raise ParameterError(f"program needs the bitstream, which Vivado builds for "
-                             f"{args.board}, not fatnet: build without --program, run "
-                             f"build_bist_top.sh, then load it (docs/boards.md)")
-
-
-def _fit_check(args, kind: str, net) -> str | None:
-    """Refuse, before anything is generated, a network whose estimated logic exceeds
-    the board's FPGA (unless ``--no-fit-check``); the estimate as a phrase, or None if
-    none."""
-    from ..hdl.board import estimate_logic
-    from ..sim.bist import terminal_count
-    from .registry import get_family
-    fam = get_family(kind)
-    key = fam.commands.board_fit_key(kind, args)
-    est = estimate_logic(args.board, key, terminal_count(net, fam))
-    if est is None:
-        return None
-    if est.cells > est.capacity and not args.no_fit_check:
-        raise ParameterError(
-            f"the network does not fit the {args.board}: {est.phrase()}; choose a "
-            f"smaller network or another board (--no-fit-check builds it anyway)")
-    return est.phrase()
-
-
-def _plan_from_args(kind: str, args):
-    """(network, plan, (clock requested, PLL setting, clock, report period in clocks),
-    the defaults the family chose, the logic estimate) of a ``fatnet board`` command
-    line; a build's network is checked to fit before the plan (which runs the model)."""
-    from ..hdl.board import BOARDS, baud_divisor
-    from ..hdl.gen import check_generable
-    from ..hdl.pll import choose_pll
-    from ..sim.bist import line_cycles, make_plan
-    from .registry import get_family
-    fam = get_family(kind)
-    chosen = apply_board_defaults(kind, args)
-    fam.commands.check_board(kind, args)
-    board = BOARDS[args.board]
-    requested = board.clock_mhz if args.clock is None else args.clock
-    pll = choose_pll(board.pll, args.board, board.clock_mhz, requested)
-    # everything clocked (the UART's divisor, the report period, the timing constraint)
-    # follows the clock the PLL achieves, not the one requested
-    clock = board.clock_mhz if pll is None else pll.output_mhz
-    _check_options(args, board)
-    net = fam.commands.network_from_args(kind, args)
-    check_generable(net, hardware=fam.hardware)
-    building = args.listen is None and args.check_capture is None
-    fit = _fit_check(args, kind, net) if building else None
-    divisor = baud_divisor(clock)
-    period = period_clocks(net.cycle_length, start_latency(net))
-    report_cycles = args.report_cycles or max(DEFAULT_REPORT_CYCLES,
-                                              line_cycles(divisor, period))
-    plan = make_plan(net, fam, pattern=args.pattern, load=args.load,
-                     bist_seed=args.bist_seed, report_cycles=report_cycles,
-                     baud_divisor=divisor,
-                     stuck_wire=args.stuck_wire)
-    return net, plan, (requested, pll, clock, period), chosen, fit
-
-
 def cmd_board(kind: str, args) -> int:
+    """``fatnet board``: the API's plan and build (:mod:`fatnet.api.board`), or the
+    board's lines compared with the plan's prediction (``--listen``,
+    ``--check-capture``); the result printed, the bitstream loaded (``--program``)."""
     from ..hdl.board import BOARDS, check_tools
-    from .registry import get_family
     if args.program:
         args.bitstream = True
-    net, plan, clocking, chosen, fit = _plan_from_args(kind, args)
+    net, plan, clocking, chosen, fit = plan_board(kind, args)
     if args.listen is not None:       # the same plan as the build; nothing is written
         from ..hdl.board import BAUD
         from .listen import listen
@@ -346,77 +227,13 @@ def cmd_board(kind: str, args) -> int:
     if args.bitstream and board.bitstream is not None:
         check_tools(args.board)
     loader = _loader(args.board) if args.program else None
-    predict_n, unpredicted_note = _predict_count(args, plan)
-    doc = _board_doc(args, kind, get_family(kind), net, plan, clocking, chosen, fit)
-    pll = clocking[1]
-    products, lines = _build(args, kind, plan, pll, doc, predict_n)
-    _print_result(args, kind, plan, doc, pll, products, lines, fit, unpredicted_note)
+    with BuildProgress(getattr(args, "verbose", False)) as shown:
+        built = build_planned(kind, args, net, plan, clocking, chosen, fit, shown)
+    _print_result(args, kind, plan, built.doc, clocking[1], built.products, built.lines,
+                  fit, built.note)
     if loader is not None:
         return _program(loader, args.board, Path(args.output) / f"bist_top.{board.bitstream}")
     return 0
-
-
-def _predict_count(args, plan) -> tuple[int, str | None]:
-    """Reports to predict (``--predict``, else :func:`default_predict`) and, when the
-    default predicts none, why; refuses a prediction the model cannot make."""
-    from ..sim.bist import unpredicted
-    why = unpredicted(plan)
-    if args.predict and why is not None:
-        raise ParameterError(f"predict must be 0 with stuck-wire {plan.stuck_wire}: {why}")
-    if args.predict is not None:
-        return args.predict, None
-    if why is not None:
-        return 0, f"not predicted: {why}"
-    count = default_predict(plan.terminals, plan.report_cycles)
-    return count, None if count else (
-        f"not predicted by default for {plan.terminals} terminals at "
-        f"{plan.report_cycles} cycles a report (beyond {PREDICT_BUDGET:,} terminal-cycles "
-        f"of model time); --predict N computes N")
-
-
-def _board_doc(args, kind, fam, net, plan, clocking, chosen, fit) -> dict:
-    """board.json (``predicted_reports`` filled by the build)."""
-    from ..hdl.board import BAUD, TOOL_OPTIONS, tool_opts_of
-    requested, pll, clock, period = clocking
-    tool_opts = tool_opts_of(vars(args))
-    return {"board": args.board, "clock_requested_mhz": requested, "clock_mhz": clock,
-            "pll": None if pll is None else pll.as_json(),
-            **{name: tool_opts.get(name) for name in TOOL_OPTIONS}, "kind": kind,
-            "network": fam.testbench.build_params(net).params, "pattern": args.pattern,
-            "load": args.load, "bist_seed": args.bist_seed,
-            "stuck_wire": _text(args.stuck_wire),
-            "board_defaults": chosen, "terminals": plan.terminals,
-            "payload_bits": plan.payload_bits, "cycle_length_bits": plan.cycle_length,
-            "bist_period_clocks": period, "report_cycles": plan.report_cycles,
-            "report_seconds": plan.report_cycles * period / (clock * 1e6),
-            "uart": f"{BAUD} baud 8N1 (divisor {plan.baud_divisor})",
-            "logic_estimate": fit, "predicted_reports": []}
-
-
-def _build(args, kind, plan, pll, doc, predict_n):
-    """Write everything into ``-o`` (all or nothing), the model's prediction running
-    while the tools run; returns the build products and the predicted lines."""
-    from ..golden.bist import report_line
-    from ..hdl.board import build_board, largest_measured, tool_opts_of
-    from ..sim.bist import build_core, predict
-    lines = []
-    out = Path(args.output)
-    with staged_dir(out) as tmp, BuildProgress(getattr(args, "verbose", False)) as shown:
-        def prediction():
-            total = predict_n * plan.report_cycles
-            reports = predict(plan, total, on_cycle=lambda c: shown.model(
-                c, plan.report_cycles, total))
-            lines.extend(report_line(r) for r in reports)
-        shown.step("generation (bist.v)")
-        write_core(plan, tmp)
-        products = build_board(build_core(plan), args.board, tmp, bitstream=args.bitstream,
-                               pll=pll, hint=largest_measured(args.board, kind),
-                               tool_opts=tool_opts_of(vars(args)), on_step=shown.step,
-                               echo=shown.echo if shown.verbose else None,
-                               meanwhile=prediction if predict_n else None)
-        doc["predicted_reports"] = lines
-        (tmp / "board.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
-    return products, lines
 
 
 def _print_result(args, kind, plan, doc, pll, products, lines, fit, note) -> None:

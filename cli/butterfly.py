@@ -14,6 +14,9 @@ import json
 
 import numpy as np
 
+from ..api.params import (check_choice, check_fraction, check_int, from_args,
+                          takes_keywords_of)
+from ..api.registry import Demo, Family, Kind
 from ..golden.butterfly import api as bf
 from ..golden.butterfly.api import build_circuit as build
 from ..golden.butterfly.cyclemodel import (MAX_LINK_STAGES, MAX_PAYLOAD_BITS,
@@ -25,21 +28,23 @@ from ..golden.butterfly.topology import MAX_INPUTS, WIRINGS
 from ..golden.checks import is_integer
 from ..golden.errors import ParameterError
 from ..golden.messages import MessageSet, json_excerpt, read_json_file
-from .options import (MAX_CYCLES, loss_status, MAX_TRIALS, add_pattern_option, add_seed_option,
+from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, MAX_TRIALS,
+                      add_pattern_option, add_seed_option,
                       add_start_stages_option,
                       add_stuck_link_option, stuck_links,
                       bounded_int, fraction, output_file, power_of_two)
-from .outputs import staged_file
+from ..api.outputs import staged_file
 from .plots import plot_sweep
 from .progress import Progress
 from .family import Experiment, Verb
-from .registry import Family, Kind
 
-__all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "spec_from_args", "build",
+__all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "network_spec",
+           "build_network", "make_messages", "run_network", "fault_masks_of",
+           "spec_from_args", "build",
            "network_from_args", "messages_from_args", "run_model", "parse_fault_mask",
            "format_experiment",
            "masks_from_args", "board_defaults", "check_board",
-           "board_fit_key"]
+           "board_fit_key", "EXPERIMENT_DATA"]
 
 #: The family as a plug-in (the entry point ``butterfly`` of ``fatnet.families``).
 FAMILY = Family(
@@ -47,8 +52,8 @@ FAMILY = Family(
     [Kind("butterfly", "the butterfly of 2x2 splitter switches"),
      Kind("dilated-butterfly", "the d-dilated butterfly"),
      Kind("multibutterfly", "randomly-wired splitter networks",
-          demo=(("--inputs", "16", "--multiplicity", "2", "--seed", "1"),
-                ("--pattern", "random-permutation")))],
+          demo=Demo(network={"inputs": 16, "multiplicity": 2, "seed": 1},
+                    traffic={"pattern": "random-permutation"}))],
     golden="fatnet.golden.butterfly", commands="fatnet.cli.butterfly",
     hardware="fatnet.hdl.butterfly", testbench="fatnet.sim.butterfly")
 
@@ -133,23 +138,53 @@ def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
                        help="exit 0 even if messages are reported lost")
 
 
+def network_spec(kind: str, *, inputs: int = 64, multiplicity: int | None = None,
+                 faults: int | None = None, fault_rate: float | None = None,
+                 adversary: str | None = None, fault_rule: str = "all",
+                 modified: bool = False, wiring: str = "uniform", expansion=None,
+                 seed: int = 0) -> bf.ButterflySpec:
+    """The spec of plain parameters (the options' names with underscores;
+    ``expansion`` is ``(alpha, beta)``), validated by
+    :func:`fatnet.golden.butterfly.api.spec_from_options`."""
+    if expansion is not None and len(expansion) != 2:
+        raise ParameterError(f"expansion must be two numbers (alpha, beta), got "
+                             f"{expansion!r}")
+    if faults is not None and fault_rate is not None:
+        raise ParameterError("give faults or fault_rate, not both")
+    alpha, beta = expansion if expansion else (None, None)
+    return bf.spec_from_options(kind, inputs, multiplicity, faults, fault_rate, modified,
+                                seed, wiring, fault_rule, adversary, alpha=alpha, beta=beta)
+
+
+@takes_keywords_of(network_spec)
+def build_network(kind: str, *, payload_bits: int = 8, link_stages: int = 0,
+                  start_stages: int = 0, stuck_link=(), **spec) -> CircuitNetwork:
+    """The bit-serial network of plain parameters (the API's hook): :func:`network_spec`'s
+    and the bit-serial ones; ``stuck_link`` as texts (``"1:3:0:1"``) or parsed pairs."""
+    return build(network_spec(kind, **spec), payload_bits, link_stages, start_stages,
+                 stuck_wires=stuck_links(stuck_link, parse_stuck_link))
+
+
 def spec_from_args(kind: str, args) -> bf.ButterflySpec:
-    alpha, beta = args.expansion if args.expansion else (None, None)
-    return bf.spec_from_options(kind, args.inputs, args.multiplicity, args.faults,
-                                args.fault_rate, args.modified, args.seed, args.wiring,
-                                args.fault_rule, args.adversary, alpha=alpha, beta=beta)
+    return network_spec(kind, **from_args(network_spec, args))
 
 
 def network_from_args(kind: str, args) -> CircuitNetwork:
     """The bit-serial network the options name."""
-    return build(spec_from_args(kind, args), args.payload_bits, args.link_stages,
-                 args.start_stages, stuck_wires=stuck_links(args.stuck_link))
+    return build_network(kind, **from_args(build_network, args))
+
+
+def make_messages(circuit: CircuitNetwork, *, pattern: str = DEFAULT_PATTERN,
+                  seed: int = 0, problems: int = 1, hot_fraction: float = 0.1) -> MessageSet:
+    """The pattern's messages, ``problems`` per input, inputs in order within each (the
+    API's hook)."""
+    check_fraction("hot_fraction", hot_fraction)
+    return bf.pattern_messages(circuit, pattern, problems, hot_fraction, seed)
 
 
 def messages_from_args(args, circuit: CircuitNetwork) -> MessageSet:
     """The pattern's messages, ``--problems`` per input, inputs in order within each."""
-    return bf.pattern_messages(circuit, args.pattern, args.problems, args.hot_fraction,
-                               args.seed)
+    return make_messages(circuit, **from_args(make_messages, args))
 
 
 def board_defaults(kind: str) -> dict:
@@ -240,39 +275,55 @@ def parse_fault_mask(text, circuit: CircuitNetwork, what: str = "fault-mask") ->
     return bits
 
 
-def masks_from_args(args, circuit: CircuitNetwork):
-    """``--fault-mask`` (one mask) or ``--fault-masks FILE`` (a JSON list, one entry per
-    delivery cycle, the last staying after the list) as a list of ``(lg N - 1, N)`` bool
-    arrays; None when neither is given. Validated before anything runs."""
-    one = getattr(args, "fault_mask", None)
-    path = getattr(args, "fault_masks", None)
-    if one is not None:
-        return [parse_fault_mask(one, circuit)]
-    if path is None:
+def fault_masks_of(circuit: CircuitNetwork, fault_mask=None, fault_masks=None):
+    """``fault_mask`` (one mask for every cycle) or ``fault_masks`` (a JSON file's path,
+    or the list itself: one entry per delivery cycle, the last staying after the list)
+    as a list of ``(lg N - 1, N)`` bool arrays; None when neither is given. Validated
+    before anything runs."""
+    if fault_mask is not None and fault_masks is not None:
+        raise ParameterError("give fault_mask or fault_masks, not both")
+    if fault_mask is not None:
+        return [parse_fault_mask(fault_mask, circuit)]
+    if fault_masks is None:
         return None
-    doc = read_json_file(path, "fault-masks")
+    doc = fault_masks if isinstance(fault_masks, list) else \
+        read_json_file(fault_masks, "fault-masks")
     if not isinstance(doc, list) or not doc:
         raise ParameterError(f"fault-masks must be a JSON list of one or more masks (one "
-                             f"per delivery cycle), got {type(doc).__name__} in {path!r}")
+                             f"per delivery cycle), got {type(doc).__name__} in "
+                             f"{fault_masks!r}")
     return [parse_fault_mask(entry, circuit, f"fault-masks entry {c}")
             for c, entry in enumerate(doc)]
 
 
-def run_model(circuit: CircuitNetwork, ms: MessageSet, args):
-    """The cycle-exact circuit-switched run (results kept) for ``sim``, under the
-    ``--fault-mask``/``--fault-masks`` masks if given (then ``report.masks``: the mask of
-    every cycle, for the testbench)."""
-    masks = masks_from_args(args, circuit)
+def masks_from_args(args, circuit: CircuitNetwork):
+    """``--fault-mask`` or ``--fault-masks FILE`` (:func:`fault_masks_of`)."""
+    return fault_masks_of(circuit, getattr(args, "fault_mask", None),
+                          getattr(args, "fault_masks", None))
+
+
+def run_network(circuit: CircuitNetwork, ms: MessageSet, *, max_cycles: int = 1000,
+                fault_mask=None, fault_masks=None):
+    """The cycle-exact circuit-switched run, every cycle's result kept (the API's hook),
+    under the run-time fault masks if given (:func:`fault_masks_of`; then
+    ``report.masks``: the mask of every cycle, for the testbench)."""
+    masks = fault_masks_of(circuit, fault_mask, fault_masks)
     if masks is None:
-        return run_circuit(circuit, ms, keep_results=True, max_cycles=args.max_cycles)
-    return run_masked(circuit, ms, masks, args.max_cycles)
+        return run_circuit(circuit, ms, keep_results=True, max_cycles=max_cycles)
+    return run_masked(circuit, ms, masks, max_cycles)
+
+
+def run_model(circuit: CircuitNetwork, ms: MessageSet, args):
+    """``sim``'s model run (:func:`run_network`) under ``--fault-mask``/``--fault-masks``."""
+    return run_network(circuit, ms, max_cycles=args.max_cycles,
+                       fault_mask=getattr(args, "fault_mask", None),
+                       fault_masks=getattr(args, "fault_masks", None))
 
 
 # ---------------------------------------------------------------------- verbs
 def cmd_route(kind: str, args) -> int:
-    spec = spec_from_args(kind, args)
-    circuit = build(spec, args.payload_bits, args.link_stages, args.start_stages,
-                    stuck_wires=stuck_links(args.stuck_link))
+    circuit = network_from_args(kind, args)
+    spec = circuit.spec
     # store-and-forward on the same network; the circuit result is the cycle-exact run's
     doc = bf.route_report(spec, circuit, args.pattern, args.problems, args.hot_fraction,
                           queue=args.queue, edge_choice=args.edge_choice, tie=args.tie,
@@ -396,10 +447,25 @@ def format_experiment(cells: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def leighton_maggs(*, table="all", inputs: int = 1024, trials: int | None = None,
+                   seed: int = 0, progress=None) -> list[dict]:
+    """The cells of Tables I-III (``table`` 1, 2, 3 or ``"all"``), the paper's beside
+    ours (the API's data of ``fatnet experiment leighton-maggs``)."""
+    table = table if table == "all" else int(check_choice("table", str(table),
+                                                         ("1", "2", "3", "all")))
+    _check_trials(trials)
+    return bf.experiment(table, inputs, trials, seed, progress)
+
+
+def _check_trials(trials) -> None:
+    if trials is not None:
+        check_int("trials", trials, 1, MAX_TRIALS)
+
+
 def cmd_leighton_maggs(args) -> int:
-    table = args.table if args.table == "all" else int(args.table)
     with Progress("fatnet experiment", args.verbose, "trials") as progress:
-        cells = bf.experiment(table, args.inputs, args.trials, args.seed, progress)
+        cells = leighton_maggs(table=args.table, inputs=args.inputs, trials=args.trials,
+                               seed=args.seed, progress=progress)
         if args.plot:
             rows = bf.sweep(min(args.inputs, 256), seed=args.seed, progress=progress)
             with staged_file(args.plot) as tmp:
@@ -423,11 +489,20 @@ def _acceptance_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
 
 
-def cmd_acceptance(args) -> int:
+def acceptance(*, inputs: int = 64, trials: int = 300, load: float = 1.0, seed: int = 0,
+               progress=None) -> list[dict]:
     """One circuit-switched cycle under load, random destinations, for the three
-    networks (:func:`fatnet.golden.butterfly.api.acceptance_table`)."""
+    networks (:func:`fatnet.golden.butterfly.api.acceptance_table`; the API's data of
+    ``fatnet experiment acceptance``)."""
+    _check_trials(trials)
+    return bf.acceptance_table(inputs, trials, seed, load, progress)
+
+
+def cmd_acceptance(args) -> int:
+    """``fatnet experiment acceptance``: :func:`acceptance` as a table."""
     with Progress("fatnet experiment", args.verbose, "networks") as progress:
-        rows = bf.acceptance_table(args.inputs, args.trials, args.seed, args.load, progress)
+        rows = acceptance(inputs=args.inputs, trials=args.trials, load=args.load,
+                          seed=args.seed, progress=progress)
     if args.json:
         print(json.dumps(rows))
         return 0
@@ -452,12 +527,26 @@ def _sweep_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
 
 
+def load_sweep(*, inputs: int = 256, trials: int = 20, seed: int = 0, plot=None,
+               progress=None) -> list[dict]:
+    """Throughput and latency against offered load for the three networks, ``plot``
+    (a path) the PNG if given (the API's data of ``fatnet experiment load-sweep``)."""
+    _check_trials(trials)
+    rows = bf.sweep(inputs, trials, seed, progress=progress)
+    if plot is not None:
+        plot_sweep(rows, str(plot))
+    return rows
+
+
 def cmd_sweep(args) -> int:
     with Progress("fatnet experiment", args.verbose, "loads") as progress:
-        rows = bf.sweep(args.inputs, args.trials, args.seed, progress=progress)
         if args.plot:
             with staged_file(args.plot) as tmp:
-                plot_sweep(rows, str(tmp))
+                rows = load_sweep(inputs=args.inputs, trials=args.trials, seed=args.seed,
+                                  plot=tmp, progress=progress)
+        else:
+            rows = load_sweep(inputs=args.inputs, trials=args.trials, seed=args.seed,
+                              progress=progress)
     if args.json:
         print(json.dumps(rows))
         return 0
@@ -480,3 +569,7 @@ EXPERIMENTS = {
     "load-sweep": Experiment("throughput and latency against offered load, three networks",
                              _sweep_options, cmd_sweep),
 }
+
+#: The experiments' data as plain functions (:func:`fatnet.api.experiment`).
+EXPERIMENT_DATA = {"leighton-maggs": leighton_maggs, "acceptance": acceptance,
+                   "load-sweep": load_sweep}

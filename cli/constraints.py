@@ -32,13 +32,10 @@ def _pin_role(board: str, port: str) -> str:
 def constraint_files(board: str) -> dict:
     """The constraint file the board build writes for the self-testing top (its pins do
     not depend on the network), and a README line per pin: {file name: text}."""
+    from ..api import family_of, network
     from ..hdl.board import BOARDS, BoardTop, baud_divisor, board_platform
     from ..sim.bist import build_core, make_plan
-    from .main import build_parser
-    from .registry import family_of, get_family
-    argv = ["gen", "butterfly", "--inputs", "4", "--payload-bits", "8", "-o", "-"]
-    net = get_family("butterfly").commands.network_from_args(
-        "butterfly", build_parser(argv).parse_args(argv))
+    net = network("butterfly", inputs=4, payload_bits=8)
     plan = make_plan(net, family_of(net), baud_divisor=baud_divisor(BOARDS[board].clock_mhz),
                      report_cycles=100000)
     platform = board_platform(board)

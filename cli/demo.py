@@ -1,12 +1,16 @@
 """``fatnet demo``: what a new user came for, in under a minute.
 
 For a small network of each family (the registry's ``demo`` entry: one kind per family),
-it runs the steps a user would type, printing each command before its output:
+it runs three steps through the Python API (:mod:`fatnet.api`), printing before each the
+command that does it on the command line:
 
-1. ``fatnet route <kind> ...``: the golden model routes the traffic;
-2. ``fatnet gen <kind> ... -o DIR/<kind>``: Verilog, harness, lint waivers, manifest;
+1. ``fatnet route <kind> ...``: the golden model routes the traffic, cycle by cycle, as
+   the hardware does (:func:`fatnet.api.route`);
+2. ``fatnet gen <kind> ... -o DIR/<kind>``: Verilog, harness, lint waivers, manifest
+   (:func:`fatnet.api.generate`);
 3. ``fatnet sim <kind> ... --waves DIR/<kind>/waves``: co-simulation against the model
-   (Icarus when it is installed, else Verilator), with a waveform and its ``.gtkw``.
+   (Icarus when it is installed, else Verilator), with a waveform and its ``.gtkw``
+   (:func:`fatnet.api.cosimulate`, on the model's run of step 1).
 
 ``--model-only`` runs step 1 alone (no Amaranth, no simulator).
 """
@@ -19,11 +23,12 @@ import shutil
 import time
 from pathlib import Path
 
+from .. import api
+from ..api.registry import demo_kinds, get_family
 from ..golden.errors import ParameterError
 from .options import output_directory, seed
-from .registry import demo_kinds, get_family
 
-__all__ = ["SUMMARY", "add_arguments", "run"]
+__all__ = ["SUMMARY", "add_arguments", "options", "run"]
 
 SUMMARY = ("the main job on defaults: a small network of each family routed by the model, "
            "its Verilog generated and co-simulated, waves written")
@@ -46,18 +51,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="where the Verilog and waves go (default build/demo)")
 
 
-def _with_seed(argv: tuple[str, ...], seed: int) -> tuple[str, ...]:
-    """``argv`` with its ``--seed`` (if any) replaced by ``seed``."""
-    kept = list(argv)
-    if "--seed" in kept:
-        at = kept.index("--seed")
-        del kept[at:at + 2]
-    return (*kept, "--seed", str(seed))
+def options(params: dict) -> list[str]:
+    """Plain parameters as the command line's options (``root_capacity=8`` is
+    ``--root-capacity 8``)."""
+    return [text for name, value in params.items()
+            for text in (f"--{name.replace('_', '-')}", str(value))]
 
 
-def run(args, main) -> int:
-    """Run the demo's steps through ``main`` (the command line itself), one family at a
-    time; the exit status is the first failing step's, else 0."""
+def run(args) -> int:
+    """Run the demo's steps through the API (:mod:`fatnet.api`), one family at a time,
+    each after the command that does it on the command line; the exit status is the
+    first failing step's, else 0."""
     unknown = [k for k in args.kinds if k not in demo_kinds()]
     if unknown:
         raise ParameterError(f"kind must be one of {', '.join(demo_kinds())}, got "
@@ -68,23 +72,9 @@ def run(args, main) -> int:
     opened = []
     t0 = time.perf_counter()
     for kind in kinds:
-        network, traffic = get_family(kind).kinds[kind].demo
-        if args.seed is not None:
-            network = _with_seed(network, args.seed)
-        steps = [["route", kind, *network, *traffic]]
-        if not args.model_only:
-            where = out / kind
-            steps += [["gen", kind, *network, "-o", str(where)],
-                      ["sim", kind, *network, *traffic, "--sim", sim,
-                       "--waves", str(where / "waves")]]
-        for argv in steps:
-            print(f"\n$ fatnet {shlex.join(argv)}", flush=True)
-            # each step shows its own progress; the simulator's output is in its log
-            # (on the terminal with -v)
-            status = main(argv + ["-v"] * bool(args.verbose))
-            if status:
-                print(f"demo: step failed with status {status}: fatnet {shlex.join(argv)}")
-                return status
+        status = _show(kind, args, sim, out / kind)
+        if status:
+            return status
         if not args.model_only:
             opened += sorted((out / kind / "waves").glob("*.gtkw"))
     print(f"\ndemo: {', '.join(kinds)} done in {time.perf_counter() - t0:.0f} s"
@@ -93,3 +83,51 @@ def run(args, main) -> int:
     for gtkw in opened:
         print(f"open the waves: gtkwave {gtkw}")
     return 0
+
+
+def _show(kind: str, args, sim: str, where: Path) -> int:
+    """One kind's steps: the model's run, then (unless ``--model-only``) its Verilog and
+    the co-simulation with waves; the exit status of the first that fails, else 0."""
+    from .main import generated_line, report_cosimulation, simulator_failed
+    from .progress import Progress
+    demo = get_family(kind).kinds[kind].demo
+    network = dict(demo.network)
+    if args.seed is not None:
+        network["seed"] = args.seed
+    seed = network.get("seed", 0)   # the command line's one --seed: network and traffic
+    line = [*options(network), *options(demo.traffic)]
+    _command("route", kind, line)
+    net = api.network(kind, **network)
+    ms = api.messages(net, seed=seed, **demo.traffic)
+    report = api.route(net, ms)
+    # in the words of the fat-tree's route
+    print(f"messages: {len(ms)}  delivered: {report.delivered} (+{report.local} local)  "
+          f"lost: {len(report.lost)}  delivery cycles: {report.cycles} of "
+          f"{net.cycle_length} bit-times")
+    if args.model_only:
+        return 0
+    _command("gen", kind, [*options(network), "-o", str(where)])
+    with Progress("fatnet gen", args.verbose) as progress:
+        made = api.generate(net, where, progress=progress)
+    print(generated_line(made, where))
+    replay = _command("sim", kind, [*line, "--sim", sim, "--waves", str(where / "waves")])
+    from ..sim.cocotb_runner import SimulatorError
+    try:
+        with Progress("fatnet sim", args.verbose) as progress:
+            # the model's run above is the one the RTL is compared with
+            done = api.cosimulate(net, ms, model=report, sim=sim, seed=seed,
+                                  waves=where / "waves", replay=replay,
+                                  log=not args.verbose, progress=progress)
+    except SimulatorError as e:
+        return simulator_failed(e)
+    status = report_cosimulation(net, done, seed, replay)
+    if status:
+        print(f"demo: step failed with status {status}: {replay}")
+    return status
+
+
+def _command(verb: str, kind: str, line: list[str]) -> str:
+    """Print the command line that does a step (``$ fatnet route ...``); returns it."""
+    command = f"fatnet {shlex.join([verb, kind, *line])}"
+    print(f"\n$ {command}", flush=True)
+    return command

@@ -1,7 +1,7 @@
 """What a network family's command-line module provides (``cli/<family>.py``).
 
 :mod:`fatnet.cli.main` builds ``fatnet <verb> <kind>`` from these members of the family's
-``commands`` module (:class:`fatnet.cli.registry.Family`); the hardware verbs ``gen`` and
+``commands`` module (:class:`fatnet.api.registry.Family`); the hardware verbs ``gen`` and
 ``sim`` are the same for every family with hardware and live in :mod:`fatnet.cli.main`.
 
 Every family has the members of :class:`CommandFamily`. Two capabilities are optional and
@@ -9,6 +9,9 @@ detected by type (``isinstance`` against the protocol): :class:`ExperimentComman
 (``fatnet experiment <name>``) and :class:`BoardCommands` (``fatnet board``, with the
 testbench's :class:`~fatnet.sim.family.SelfTest`). ``tests/test_families.py`` checks that
 every registered family provides them, with these parameters.
+
+The plain-parameter hooks (``build_network``, ``make_messages``, ``run_network``) are
+what :mod:`fatnet.api` calls; the ``*_from_args`` hooks turn parsed options into them.
 """
 
 from __future__ import annotations
@@ -53,6 +56,21 @@ class CommandFamily(Protocol):
         hardware verbs' own options are added by :mod:`fatnet.cli.main`). ``sim`` needs a
         ``--seed`` among them: every failure prints it with the command that replays it."""
         ...
+
+    def build_network(self, kind: str) -> Any:
+        """The golden network of plain keyword-only parameters after ``kind``, named as
+        the options with underscores (``root_capacity``), each with the option's default
+        (:func:`fatnet.api.network` calls it; :meth:`network_from_args` is the command
+        line's thin wrapper)."""
+
+    def make_messages(self, net) -> Any:
+        """The message set of plain keyword-only parameters (``pattern``, ``seed``,
+        ``messages``: a file, ...), :func:`fatnet.api.messages`."""
+
+    def run_network(self, net, ms) -> Any:
+        """The model's run of ``ms`` as the hardware runs it, every cycle's result kept:
+        a :class:`~fatnet.golden.runner.RunReport` (:func:`fatnet.api.route`; keyword-only
+        parameters as the options, ``max_cycles``, ...)."""
 
     def network_from_args(self, kind: str, args) -> Any:
         """The golden network the options name (its ``family`` is the family's name)."""

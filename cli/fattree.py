@@ -12,6 +12,9 @@ import argparse
 import json
 import time
 
+
+from ..api.params import check_choice, check_fraction, from_args, takes_keywords_of
+from ..api.registry import Demo, Family, Kind
 from ..golden.errors import ParameterError
 from ..golden.fattree.api import build, info, schedule_report, spec_from_options
 from ..golden.fattree.network import FatTreeNetwork
@@ -19,14 +22,15 @@ from ..golden.fattree.schedule import METHODS
 from ..golden.fattree.spec import (CONCENTRATORS, DIRECTION_NAMES, MAX_LEAVES,
                                   MAX_LINK_STAGES, MAX_PAYLOAD_BITS, MODES, FatTreeSpec)
 from ..golden.messages import PATTERNS, load_message_file, make_pattern
-from .options import (MAX_CYCLES, loss_status, add_pattern_option, add_seed_option,
+from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, add_pattern_option,
+                      add_seed_option,
                       add_start_stages_option, add_unused_seed_option,
                       add_stuck_link_option, bounded_int, stuck_links,
                       comma_ints, fraction, power_of_two)
 from .family import Verb
-from .registry import Family, Kind
 
-__all__ = ["FAMILY", "VERBS", "add_arguments", "spec_from_args", "build",
+__all__ = ["FAMILY", "VERBS", "add_arguments", "network_spec", "build_network",
+           "make_messages", "run_network", "schedule_messages", "spec_from_args", "build",
            "network_from_args", "messages_from_args", "run_model", "board_defaults",
            "check_board", "board_fit_key"]
 
@@ -34,8 +38,8 @@ __all__ = ["FAMILY", "VERBS", "add_arguments", "spec_from_args", "build",
 FAMILY = Family(
     "fattree",
     [Kind("fat-tree", "Leiserson's fat-tree with concentrator switches",
-          demo=(("--leaves", "16", "--root-capacity", "8", "--seed", "1"),
-                ("--pattern", "random-permutation")))],
+          demo=Demo(network={"leaves": 16, "root_capacity": 8, "seed": 1},
+                    traffic={"pattern": "random-permutation"}))],
     golden="fatnet.golden.fattree", commands="fatnet.cli.fattree",
     hardware="fatnet.hdl.fattree", testbench="fatnet.sim.fattree")
 
@@ -111,15 +115,37 @@ def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
                        help="exit 0 even if messages are reported lost")
 
 
+def network_spec(kind: str, *, leaves: int, root_capacity: int | None = None,
+                 capacities=None, capacity: int | None = None, seed: int = 0,
+                 concentrator: str = "pippenger", mode: str = "offline",
+                 payload_bits: int = 8, link_stages: int = 0, start_stages: int = 0,
+                 stuck_link=()) -> FatTreeSpec:
+    """The spec of plain parameters (the options' names with underscores): one of
+    ``root_capacity``, ``capacities``, ``capacity``; ``stuck_link`` as texts
+    (``"up:3:0:1"``) or parsed pairs. Validated by :class:`FatTreeSpec`."""
+    profiles = {"root_capacity": root_capacity, "capacities": capacities,
+                "capacity": capacity}
+    given = [name for name, value in profiles.items() if value is not None]
+    if len(given) != 1:
+        raise ParameterError(f"give exactly one of root_capacity, capacities, capacity "
+                             f"for a fat-tree, got {', '.join(given) or 'none'}")
+    opts = {"seed": seed, "concentrator": concentrator, "mode": mode,
+            "payload_bits": payload_bits, "link_stages": link_stages,
+            "start_stages": start_stages}
+    if stuck_link:
+        opts["stuck_links"] = tuple(stuck_links(stuck_link, parse_stuck_link).items())
+    return spec_from_options(leaves, root_capacity=root_capacity, capacity=capacity,
+                             capacities=capacities, **opts)
+
+
+@takes_keywords_of(network_spec)
+def build_network(kind: str, **params) -> FatTreeNetwork:
+    """The golden network of :func:`network_spec`'s parameters (the API's hook)."""
+    return build(network_spec(kind, **params))
+
+
 def spec_from_args(kind: str, args) -> FatTreeSpec:
-    opts = {"seed": args.seed}
-    for name in ("concentrator", "mode", "payload_bits", "link_stages", "start_stages"):
-        if hasattr(args, name):
-            opts[name] = getattr(args, name)
-    if getattr(args, "stuck_link", None):
-        opts["stuck_links"] = tuple(stuck_links(args.stuck_link).items())
-    return spec_from_options(args.leaves, root_capacity=args.root_capacity,
-                             capacity=args.capacity, capacities=args.capacities, **opts)
+    return network_spec(kind, **from_args(network_spec, args))
 
 
 def network_from_args(kind: str, args) -> FatTreeNetwork:
@@ -127,12 +153,34 @@ def network_from_args(kind: str, args) -> FatTreeNetwork:
     return build(spec_from_args(kind, args))
 
 
+def make_messages(net, *, messages=None, pattern: str = DEFAULT_PATTERN, seed: int = 0,
+                  hot_fraction: float = 0.25):
+    """The message set of plain parameters: a message file (``messages``, a path) or a
+    pattern drawn from ``seed`` (the API's hook)."""
+    n, payload_bits = net.spec.leaves, net.spec.payload_bits
+    check_fraction("hot_fraction", hot_fraction)
+    if messages is not None:
+        return load_message_file(messages, n, payload_bits, seed)
+    return make_pattern(n, pattern, seed, payload_bits, hot_fraction)
+
+
 def messages_from_args(args, net):
     """The message set a ``route`` or ``sim`` command names: a file or a pattern."""
-    n, payload_bits = net.spec.leaves, net.spec.payload_bits
-    if args.messages is not None:
-        return load_message_file(args.messages, n, payload_bits, args.seed)
-    return make_pattern(n, args.pattern, args.seed, payload_bits, args.hot_fraction)
+    return make_messages(net, **from_args(make_messages, args))
+
+
+def run_network(net, ms, *, max_cycles: int | None = None, method: str = "best"):
+    """The model's delivery cycles in the network's mode, every cycle's result kept (the
+    API's hook); ``method`` is the off-line scheduler's."""
+    from ..golden.fattree.route import run
+    check_choice("method", method, METHODS)
+    return run(net, ms, method=method, keep_results=True, max_cycles=max_cycles)
+
+
+def schedule_messages(net, ms, *, method: str = "best") -> dict:
+    """The off-line schedule of ``ms`` on the tree (the API's hook; :func:`schedule_report`)."""
+    check_choice("method", method, METHODS)
+    return schedule_report(net.spec, ms, method)
 
 
 def board_defaults(kind: str) -> dict:
@@ -167,8 +215,7 @@ def check_board(kind: str, args) -> None:
 
 def run_model(net, ms, args):
     """The model's own delivery cycles (results kept) for ``sim``."""
-    from ..golden.fattree.route import run
-    return run(net, ms, keep_results=True, max_cycles=args.max_cycles)
+    return run_network(net, ms, max_cycles=args.max_cycles)
 
 
 # ---------------------------------------------------------------------- verbs

@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from ..api.params import check_fraction, check_int, from_args
+from ..api.registry import Demo, Family, Kind
 from ..golden.checks import is_integer
 from ..golden.errors import MessageFileError, ParameterError
 from ..golden.hypercube import experiment as hx
@@ -29,16 +31,17 @@ from ..golden.hypercube.cube import MAX_DIMENSION, MIN_DIMENSION, Hypercube, che
 from ..golden.hypercube.patterns import MAX_PROBLEMS, PATTERNS, make_pattern
 from ..golden.hypercube.store_forward import MAX_BUFFER, check_buffer
 from ..golden.messages import MessageSet, json_excerpt, read_message_entries
-from .options import (MAX_CYCLES, loss_status, add_pattern_option, add_seed_option,
+from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, add_pattern_option,
+                      add_seed_option,
                       add_unused_seed_option, bounded_int, comma_ints, fraction,
                       output_file)
-from .outputs import staged_file
+from ..api.outputs import staged_file
 from .plots import plot_kuszmaul
 from .progress import Progress
 from .family import Experiment, Verb
-from .registry import Family, Kind
 
-__all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "network_from_args",
+__all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "build_network",
+           "make_messages", "run_network", "network_from_args",
            "messages_from_args", "run_model", "board_defaults", "check_board",
            "board_fit_key"]
 
@@ -48,7 +51,8 @@ __all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "network_from_args
 FAMILY = Family(
     "hypercube",
     [Kind("hypercube", "Kuszmaul's k-cube routing, e-cube and Valiant",
-          demo=(("--dimension", "4", "--algorithm", "alg1"), ("--pattern", "complement")))],
+          demo=Demo(network={"dimension": 4, "algorithm": "alg1"},
+                    traffic={"pattern": "complement"}))],
     golden="fatnet.golden.hypercube", commands="fatnet.cli.hypercube",
     hardware="fatnet.hdl.hypercube", testbench="fatnet.sim.hypercube")
 
@@ -185,19 +189,27 @@ def _hardware_arguments(p: argparse.ArgumentParser, verb: str) -> None:
                         "1000; a lost message is sent again in the next cycle)")
 
 
-def network_from_args(kind: str, args) -> HypercubeCircuit:
-    """The hardware the options of ``gen``, ``sim`` and ``board`` name: the circuit of
-    ``--algorithm`` (:data:`~fatnet.golden.hypercube.api.ALGORITHMS`), its options
-    checked once, here (an option a caller leaves out is the algorithm's default; the
-    seed goes to the algorithms that draw from it). ``route`` and ``info`` read the
-    cube alone (:func:`cube_from_args`)."""
-    cls = algorithm_class(getattr(args, "algorithm", DEFAULT_ALGORITHM),
-                          hardware=True).circuit
-    options = {name: getattr(args, name, None)
-               for name in ("message_bits", "order", "buffer", "steps")}
+def build_network(kind: str, *, dimension: int, algorithm: str = DEFAULT_ALGORITHM,
+                  message_bits: int | None = None, order=None, buffer: int | None = None,
+                  steps: int | None = None, seed: int = 0) -> HypercubeCircuit:
+    """The hardware circuit of plain parameters (the API's hook): the circuit of
+    ``algorithm`` (:data:`~fatnet.golden.hypercube.api.ALGORITHMS`), its options checked
+    once, here (None: the algorithm's default). ``seed`` draws Valiant's intermediate
+    nodes; the other algorithms draw nothing from it (as ``--seed`` also draws a
+    simulation's payloads, it is not refused for them)."""
+    cls = algorithm_class(algorithm, hardware=True).circuit
+    options = {"message_bits": message_bits, "order": order, "buffer": buffer,
+               "steps": steps}
     if "seed" in cls.spec_class.options:
-        options["seed"] = getattr(args, "seed", None)
-    return cls.from_options(args.dimension, **options)
+        options["seed"] = seed
+    return cls.from_options(dimension, **options)
+
+
+def network_from_args(kind: str, args) -> HypercubeCircuit:
+    """The hardware the options of ``gen``, ``sim`` and ``board`` name
+    (:func:`build_network`). ``route`` and ``info`` read the cube alone
+    (:func:`cube_from_args`)."""
+    return build_network(kind, **from_args(build_network, args))
 
 
 def cube_from_args(args) -> Hypercube:
@@ -310,29 +322,41 @@ def load_messages(path, n: int, payload_bits: int | None = None):
     return src, dst, (payload if payload and len(payload) == len(src) else None)
 
 
-def messages_from_args(args, net: Hypercube) -> MessageSet:
-    """The routing a ``route`` or ``sim`` command names: a message file
-    (:func:`load_messages`) or a pattern (``--problems`` problems, problem 0's messages
+def make_messages(net: Hypercube, *, messages=None, pattern: str = DEFAULT_PATTERN,
+                  seed: int = 0, hot_fraction: float = 0.1, problems: int = 1) -> MessageSet:
+    """The routing of plain parameters (the API's hook): a message file
+    (:func:`load_messages`) or a pattern (``problems`` problems, problem 0's messages
     first). A hardware circuit (``sim``): payloads from the file's third column or drawn
-    from ``--seed``; the cube alone (``route``): payloads 0 (no model reads them)."""
+    from ``seed``; the cube alone (``route``): payloads 0 (no model reads them)."""
+    check_fraction("hot_fraction", hot_fraction)
     bits = net.payload_bits if isinstance(net, HypercubeCircuit) else None
-    if args.messages is not None:
-        src, dst, payload = load_messages(args.messages, net.nodes, bits)
+    if messages is not None:
+        src, dst, payload = load_messages(messages, net.nodes, bits)
     else:
-        options = {"problems": getattr(args, "problems", 1)}
-        if args.pattern == "hot-spot":
-            options["fraction"] = args.hot_fraction
-        src, dst = make_pattern(net.k, args.pattern, args.seed, **options)
+        options = {"problems": problems}
+        if pattern == "hot-spot":
+            options["fraction"] = hot_fraction
+        src, dst = make_pattern(net.k, pattern, seed, **options)
         payload = None
     if bits is None:
         return MessageSet.from_pairs(src, dst, 0, payload=[0] * len(src))
-    return MessageSet.from_pairs(src, dst, bits, args.seed, payload=payload)
+    return MessageSet.from_pairs(src, dst, bits, seed, payload=payload)
+
+
+def messages_from_args(args, net: Hypercube) -> MessageSet:
+    """The routing a ``route`` or ``sim`` command names (:func:`make_messages`)."""
+    return make_messages(net, **from_args(make_messages, args))
+
+
+def run_network(net: HypercubeCircuit, ms: MessageSet, *, max_cycles: int = 1000):
+    """The hardware's delivery cycles (:meth:`HypercubeCircuit.run`, on-line, a lost
+    message sent again), every cycle's result kept (the API's hook)."""
+    return net.run(ms, keep_results=True, max_cycles=max_cycles)
 
 
 def run_model(net: HypercubeCircuit, ms: MessageSet, args):
-    """``sim``'s model run: the hardware's delivery cycles (:meth:`HypercubeCircuit.run`,
-    on-line, a lost message sent again), every cycle's result kept."""
-    return net.run(ms, keep_results=True, max_cycles=args.max_cycles)
+    """``sim``'s model run (:func:`run_network`)."""
+    return run_network(net, ms, max_cycles=args.max_cycles)
 
 
 # ---------------------------------------------------------------------- verbs
@@ -635,10 +659,19 @@ def format_kuszmaul(doc: dict) -> str:
     return "\n".join(lines)
 
 
+def kuszmaul(*, dimensions=hx.DEFAULT_DIMENSIONS, compare=hx.DEFAULT_COMPARE,
+             sweep=hx.DEFAULT_SWEEP, trials: int = 5, seed: int = 0, progress=None) -> dict:
+    """Every table of the Kuszmaul experiment (:func:`fatnet.golden.hypercube.experiment.run`;
+    the API's data of ``fatnet experiment kuszmaul``): ``dimensions``, ``compare`` and
+    ``sweep`` are sequences of k."""
+    check_int("trials", trials, 1, hx.MAX_TRIALS)
+    return hx.run(dimensions, compare, trials, seed, progress, sweep=sweep)
+
+
 def cmd_kuszmaul(args) -> int:
     with Progress("fatnet experiment", args.verbose, "tables") as progress:
-        doc = hx.run(args.dimensions, args.compare, args.trials, args.seed, progress,
-                     sweep=args.sweep)
+        doc = kuszmaul(dimensions=args.dimensions, compare=args.compare, sweep=args.sweep,
+                       trials=args.trials, seed=args.seed, progress=progress)
     if args.plot:
         with staged_file(args.plot) as tmp:
             plot_kuszmaul(doc, str(tmp))
@@ -657,3 +690,6 @@ EXPERIMENTS = {
                            "Algorithm 2 against e-cube and Valiant", _kuszmaul_options,
                            cmd_kuszmaul),
 }
+
+#: The experiment's data as a plain function (:func:`fatnet.api.experiment`).
+EXPERIMENT_DATA = {"kuszmaul": kuszmaul}

@@ -24,13 +24,13 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import NoReturn
 
+from ..api.hardware import Cosimulation, Generated, cosimulate, generate
+from ..api.registry import Family, families, get_family
 from ..golden.errors import FatnetInputError
 from . import demo
 from .family import BoardCommands, Experiment, experiments_of
 from .options import identifier, output_directory
-from .outputs import staged_dir
 from .progress import Progress
-from .registry import Family, families, get_family
 
 __all__ = ["main"]
 
@@ -225,20 +225,22 @@ def build_parser(argv: list[str], kind: str | None = None) -> _Parser:
 
 
 def cmd_gen(kind: str, args) -> int:
-    from ..hdl.gen import generate
-    fam = get_family(kind)
+    """Generate through the API (:func:`fatnet.api.generate`, all or nothing)."""
     with Progress("fatnet gen", args.verbose) as progress:
         progress(0, None, "building the model network")
-        net = fam.commands.network_from_args(kind, args)
-        with staged_dir(args.output) as tmp:   # all or nothing
-            doc = generate(net, tmp, top=args.top, harness=not args.no_harness,
-                           hardware=fam.hardware, progress=progress)
-            sizes = ", ".join(f"{f} ({(tmp / f).stat().st_size // 1024} KiB)"
-                              for f in doc["files"])
-    print(f"wrote {sizes} and {args.top}.json to {args.output} in "
-          f"{doc['generation_seconds']:.1f} s; delivery cycle {doc['cycle_length_bits']} "
-          f"bit-times")
+        net = get_family(kind).commands.network_from_args(kind, args)
+        made = generate(net, args.output, top=args.top, harness=not args.no_harness,
+                        progress=progress)
+    print(generated_line(made, args.output))
     return 0
+
+
+def generated_line(made: Generated, output) -> str:
+    """What ``fatnet gen`` (and ``fatnet demo``) says of the files written to ``output``."""
+    sizes = ", ".join(f"{f} ({(Path(output) / f).stat().st_size // 1024} KiB)"
+                      for f in made.files)
+    return (f"wrote {sizes} and {made.top}.json to {output} in {made.seconds:.1f} s; "
+            f"delivery cycle {made.cycle_length} bit-times")
 
 
 def cmd_sim(kind: str, args) -> int:
@@ -250,58 +252,61 @@ def cmd_sim(kind: str, args) -> int:
     replay = "fatnet " + " ".join(sys.argv[1:]) if sys.argv[1:] else "fatnet sim ..."
     try:
         with Progress("fatnet sim", args.verbose) as progress:
-            net, report, res, waves = _cosimulate(kind, args, replay, progress)
+            net, done = _cosimulate(kind, args, replay, progress)
     except SimulatorError as e:
-        _error_with_log(str(e), e.log)
-        return 1
+        return simulator_failed(e)
+    return report_cosimulation(net, done, args.seed, replay)
+
+
+def simulator_failed(error) -> int:
+    """A simulator that could not build or run (:class:`~fatnet.sim.cocotb_runner.
+    SimulatorError`): its log's last lines and one error line; exit status 1."""
+    _error_with_log(str(error), error.log)
+    return 1
+
+
+def report_cosimulation(net, done: Cosimulation, seed: int, replay: str) -> int:
+    """``fatnet sim``'s result lines (and ``fatnet demo``'s), the one error line of a
+    failure; the exit status."""
+    report, res, sim = done.model, done.run, done.sim
     print(f"model: {report.delivered} delivered (+{report.local} local), "
           f"{len(report.lost)} lost, {report.cycles} delivery cycles of {net.cycle_length} "
           f"bit-times")
-    print(f"{args.sim}: PASS: RTL and model agree on every recv and send_ack wire at "
-          f"every bit-time" if res.passed else f"{args.sim}: FAIL")
+    print(f"{sim}: PASS: RTL and model agree on every recv and send_ack wire at "
+          f"every bit-time" if res.passed else f"{sim}: FAIL")
     for f in res.failures:
         print(f)
-    print(f"{args.sim}: build {res.build_seconds:.1f} s, simulation "
+    print(f"{sim}: build {res.build_seconds:.1f} s, simulation "
           f"{res.cycles_per_second:.1f} delivery cycles/s "
           f"({res.clocks_per_second:.0f} bit-times/s)"
           + (f"; tool output in {_shown(res.log)}" if res.log else ""))
-    if waves is not None:
-        dump, gtkw, note = waves
-        print(f"waves: {dump}; open with: gtkwave {gtkw or dump}")
-        if note:
-            print(f"waves: {note}")
+    if done.waves is not None:
+        print(f"waves: {done.waves.dump}; open with: gtkwave {done.waves.gtkw}")
+        if done.waves.note:
+            print(f"waves: {done.waves.note}")
     if not res.passed:
         sys.stdout.flush()   # the result first, then the one error line
-        _error_with_log(f"{args.sim}: FAIL: {_first_failure(res.failures)}; seed "
-                        f"{args.seed}; replay: {replay}", res.log, tail=not res.ran)
+        _error_with_log(f"{sim}: FAIL: {_first_failure(res.failures)}; seed "
+                        f"{seed}; replay: {replay}", res.log, tail=not res.ran)
     return 0 if res.passed else 1
 
 
 def _cosimulate(kind: str, args, replay: str, progress):
-    """The model run, the co-simulation and (``--waves``) the waves of ``fatnet sim``:
-    ``(net, model report, CocotbResult, (dump, gtkw, note) or None)``."""
+    """The model run, the co-simulation and (``--waves``) the waves of ``fatnet sim``
+    through the API (:func:`fatnet.api.cosimulate`): ``(net, Cosimulation)``."""
     from ..hdl.gen import check_generable
-    from ..sim.cocotb_runner import run as cosim
-    from ..sim.waves import write_waves
     fam = get_family(kind)
     progress(0, None, "building the model network")
     net = fam.commands.network_from_args(kind, args)
-    check_generable(net, hardware=fam.hardware)  # before the model runs or anything is built
+    check_generable(net, hardware=fam.hardware)  # before the messages are read or drawn
     ms = fam.commands.messages_from_args(args, net)
     progress(0, None, "running the model")
-    report = fam.commands.run_model(net, ms, args)
     # The model's own cycle results go to the testbench: nothing is simulated twice.
     # a family with run-time faults (--fault-mask) ran its model under per-cycle masks
-    res = cosim(net, ms, report.results, family=fam, sim=args.sim, seed=args.seed,
-                replay=replay, waves=args.waves is not None, build_root=args.build_dir,
-                masks=report.masks, log=not args.verbose, progress=progress)
-    waves = None
-    if args.waves is not None and res.waves:
-        progress(0, None, "decoding the messages into the waves")
-        # the dump, with every wire's decoded message beside it (fatnet.sim.wavedecode)
-        waves = write_waves(net, report.results, res.waves, args.waves, name=fam.name,
-                            family=fam)
-    return net, report, res, waves
+    report = fam.commands.run_model(net, ms, args)
+    return net, cosimulate(net, ms, model=report, sim=args.sim, seed=args.seed,
+                           replay=replay, waves=args.waves, build_dir=args.build_dir,
+                           log=not args.verbose, progress=progress)
 
 
 def _first_failure(failures: list[str]) -> str:
@@ -333,7 +338,7 @@ def _shown(path) -> str:
 def _dispatch(args) -> int:
     """Run the verb the arguments name; its exit status."""
     if args.command == "demo":
-        return demo.run(args, main)
+        return demo.run(args)
     if args.command == "experiment":
         _, experiment = _experiments()[args.kind]
         return experiment.run(args)

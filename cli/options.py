@@ -12,10 +12,10 @@ import argparse
 import functools
 import math
 import os
-import re
 import sys
 from pathlib import Path
 
+from ..api.params import check_identifier
 from ..golden.cycle import MAX_START_STAGES
 from ..golden.errors import ParameterError
 from ..golden.seeds import SEED_RANGE, check_seed
@@ -211,11 +211,14 @@ def add_stuck_link_option(p: argparse.ArgumentParser, syntax: str, which: str,
                         f"of ones on (repeatable; the model and the hardware both carry it)")
 
 
-def stuck_links(pairs) -> dict:
+def stuck_links(pairs, parse=None) -> dict:
     """The ``--stuck-link`` values (``(key, value)`` pairs) as one dict; a wire named
-    twice with two values is refused in one line rather than one of them dropped."""
+    twice with two values is refused in one line rather than one of them dropped. With
+    ``parse`` (the family's golden parser), a value given as its text (the API's
+    ``stuck_link=["up:3:0:1"]``) is parsed first."""
     out = {}
-    for key, value in pairs:
+    for item in pairs:
+        key, value = parse(item) if parse is not None and isinstance(item, str) else item
         if out.get(key, value) != value:
             raise ParameterError(f"stuck-link names one wire twice, at {out[key]} and at "
                                  f"{value}: {key}")
@@ -280,24 +283,14 @@ def output_file(name: str, suffixes: tuple = PLOT_SUFFIXES):
     return parse
 
 
-#: A Verilog identifier, as a module name must be (no escaped identifiers).
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
-
-
-#: Longest module name: it names files (``<top>_harness.v``; a file name has 255 bytes).
-MAX_IDENTIFIER = 100
-
-
 def identifier(name: str):
     """An argparse ``type``: a Verilog identifier (a top module's name), at most
-    :data:`MAX_IDENTIFIER` characters."""
+    :data:`fatnet.api.params.MAX_IDENTIFIER` characters (the API's one rule)."""
     def parse(text: str) -> str:
-        if not _IDENTIFIER.fullmatch(text) or len(text) > MAX_IDENTIFIER:
-            raise argparse.ArgumentTypeError(
-                f"{name} must be a Verilog identifier ([A-Za-z_][A-Za-z0-9_$]*, at most "
-                f"{MAX_IDENTIFIER} characters), got "
-                f"{_shown(text)}")
-        return text
+        try:
+            return check_identifier(name, text, _shown)
+        except ParameterError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
     return parse
 
 

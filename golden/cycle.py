@@ -142,7 +142,7 @@ class Fabric(Protocol):
 class Network(Protocol):
     """What every family's golden network has, for the engines of every layer."""
 
-    #: The registered family's name (:class:`fatnet.cli.registry.Family`).
+    #: The registered family's name (:class:`fatnet.api.registry.Family`).
     family: str
     #: Bit-times of one delivery cycle.
     cycle_length: int

@@ -7,7 +7,7 @@ The planner and comparator (:mod:`fatnet.sim.plan`), the cocotb runner
 family up and never branch on one: they are handed a :class:`SimFamily`, whose
 ``testbench`` (in practice the package ``fatnet.sim.<family>``) has the hooks below and
 whose ``hardware`` those of :class:`~fatnet.hdl.family.HardwareFamily`. The registered
-family objects of :mod:`fatnet.cli.registry` are such objects; ``tests/test_families.py``
+family objects of :mod:`fatnet.api.registry` are such objects; ``tests/test_families.py``
 checks every one against these protocols, parameters included.
 
 The hooks come in small protocols, one per concern. Every family has the required ones,

@@ -21,7 +21,7 @@ from amaranth.sim import Simulator
 
 from fatnet.cli.board import parse_stuck_wire
 from fatnet.cli.main import build_parser, main
-from fatnet.cli.registry import family_of, get_family
+from fatnet.api.registry import family_of, get_family
 from fatnet.golden import bist as gb
 from fatnet.golden.cycle import start_latency
 from fatnet.golden.errors import ParameterError
@@ -400,7 +400,7 @@ def test_a_stuck_recv_wire_on_the_uart_is_the_models_prediction(tmp_path_factory
 @pytest.mark.parametrize("name", sorted(NETWORKS))
 def test_the_bist_verilog_lints_for_every_family(name, tmp_path, verilator_lint,
                                                  icarus_clean):
-    from fatnet.cli.board import write_core
+    from fatnet.api.board import write_core
     write_core(plan_of(name), tmp_path)
     icarus_clean("bist", [tmp_path / "bist.v"])
     require_simulator("verilator")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from fatnet.api.board import default_predict, plan_board
 from fatnet.cli import board as cli_board
 from fatnet.cli.main import build_parser, main
 from fatnet.hdl import board as hdl_board
@@ -52,7 +53,7 @@ def parsed(argv):
 def test_every_kind_plans_with_its_size_options_alone(name):
     argv, chosen = KINDS[name]
     args = parsed(argv + ["--board", "icebreaker", "-o", "unused"])
-    net, plan, _, defaults, fit = cli_board._plan_from_args(argv[0], args)
+    net, plan, _, defaults, fit = plan_board(argv[0], args)
     assert defaults == chosen
     assert plan.pattern == getattr(args, "pattern")
     assert plan.payload_bits == 10      # 2n + 4 among 8 terminals, whatever counts it
@@ -90,9 +91,9 @@ def test_help_states_the_board_defaults(kind, option, stated):
 
 
 def test_the_default_prediction_keeps_to_its_budget():
-    assert cli_board.default_predict(8, 5000) == 3
-    assert cli_board.default_predict(16, 5000) == 1
-    assert cli_board.default_predict(128, 7500) == 0
+    assert default_predict(8, 5000) == 3
+    assert default_predict(16, 5000) == 1
+    assert default_predict(128, 7500) == 0
 
 
 # ------------------------------------------------------------------ the fit estimate

@@ -13,7 +13,7 @@ import pytest
 
 from fatnet.cli.main import build_parser, main
 from fatnet.cli.options import DEFAULT_PATTERN, seed
-from fatnet.cli.registry import families
+from fatnet.api.registry import families
 
 #: Network options of the smallest network of every kind that routes traffic.
 NETWORKS = {

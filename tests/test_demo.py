@@ -5,7 +5,7 @@ import shutil
 import pytest
 
 from fatnet.cli.main import main
-from fatnet.cli.registry import demo_kinds, families, get_family
+from fatnet.api.registry import demo_kinds, families, get_family
 
 
 def test_every_family_with_hardware_has_one_demo_kind():

@@ -24,7 +24,7 @@ LAYOUT = ROOT / "docs" / "layout.md"
 
 #: The folders whose Python files are the product's modules (bench/ is not installed,
 #: but its scripts are described beside the layers).
-PRODUCT_FOLDERS = ("golden", "hdl", "sim", "cli", "bench")
+PRODUCT_FOLDERS = ("golden", "hdl", "sim", "cli", "api", "bench")
 
 _NAMED = re.compile(r"`((?:%s)/[\w./]*)`" % "|".join(PRODUCT_FOLDERS))
 

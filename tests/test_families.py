@@ -1,6 +1,6 @@
 """Every registered family implements the typed interface of every layer.
 
-A family is one :class:`fatnet.cli.registry.Family`, registered by an entry point of the
+A family is one :class:`fatnet.api.registry.Family`, registered by an entry point of the
 ``fatnet.families`` group; its layer packages must provide the members of the required
 protocols (:class:`~fatnet.cli.family.CommandFamily`,
 :class:`~fatnet.hdl.family.HardwareFamily`, :class:`~fatnet.sim.family.TestbenchFamily`)
@@ -16,7 +16,7 @@ import pytest
 
 from fatnet.cli.family import OPTIONAL as COMMAND_OPTIONAL
 from fatnet.cli.family import CommandFamily
-from fatnet.cli.registry import (ENTRY_POINT_GROUP, Family, Kind, demo_kinds, families,
+from fatnet.api.registry import (ENTRY_POINT_GROUP, Family, Kind, demo_kinds, families,
                                  get_family, kinds, register)
 from fatnet.golden.errors import ParameterError
 from fatnet.hdl.family import HardwareFamily
@@ -54,7 +54,9 @@ def _check_parameters(where: str, method, implemented) -> None:
     assert all(p.default is not inspect.Parameter.empty
                for p, q in zip(got, want) if q.default is not inspect.Parameter.empty), \
         f"{where}: required where the protocol's is optional"
-    assert all(p.default is not inspect.Parameter.empty or p.kind == p.VAR_KEYWORD
+    # a keyword-only parameter is the API user's to name (build_network's leaves)
+    assert all(p.default is not inspect.Parameter.empty
+               or p.kind in (p.VAR_KEYWORD, p.KEYWORD_ONLY)
                for p in got[len(want):]), f"{where}: a required parameter too many"
 
 
@@ -103,11 +105,10 @@ def test_the_optional_capabilities_are_detected_by_type():
 def test_every_golden_network_is_a_network(kind, tmp_path):
     """The demo's network of every family with hardware: ``family``, ``cycle_length`` and
     ``payload_bits``, which the engines read without asking the family."""
-    from fatnet.cli.main import build_parser
+    from fatnet import api
     from fatnet.golden.cycle import Network
     fam = get_family(kind)
-    argv = ["gen", kind, *fam.kinds[kind].demo[0], "-o", str(tmp_path / "out")]
-    net = fam.commands.network_from_args(kind, build_parser(argv).parse_args(argv))
+    net = api.network(kind, **fam.kinds[kind].demo.network)
     assert isinstance(net, Network) and net.family == fam.name
     assert net.cycle_length > net.payload_bits > 0
 

@@ -21,7 +21,7 @@ from fatnet.golden.fattree.spec import FatTreeSpec, min_universal_root
 from fatnet.golden.messages import MessageSet, make_pattern
 from fatnet.sim.amaranth_bench import run_cycles_harness_amaranth
 from fatnet.sim.rows import join_rows, split_rows
-from fatnet.cli.registry import family_of, get_family
+from fatnet.api.registry import family_of, get_family
 from simulators import SIMS, expected_bit_flipped, require as require_simulator
 
 

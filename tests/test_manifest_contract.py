@@ -15,7 +15,7 @@ from fatnet.golden.fattree.network import FatTreeNetwork
 from fatnet.golden.fattree.spec import FatTreeSpec
 from fatnet.golden.hypercube.api import circuit
 from fatnet.hdl.gen import generate
-from fatnet.cli.registry import family_of
+from fatnet.api.registry import family_of
 
 SEED = 7
 

@@ -8,7 +8,7 @@ import stat
 import pytest
 
 from fatnet.cli.main import main
-from fatnet.cli.outputs import staged_dir
+from fatnet.api.outputs import staged_dir
 
 
 def _refused(capsys, needle):

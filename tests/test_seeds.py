@@ -70,7 +70,7 @@ def test_the_board_takes_its_own_self_test_seed(tmp_path, capsys):
 
 def test_the_self_test_draws_from_its_own_seed_not_the_networks():
     from fatnet.cli.main import build_parser
-    from fatnet.cli.registry import family_of, get_family
+    from fatnet.api.registry import family_of, get_family
     from fatnet.sim.bist import make_plan
 
     def plan(net_seed, bist_seed):

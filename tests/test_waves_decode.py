@@ -11,7 +11,8 @@ from types import SimpleNamespace
 import pytest
 
 from fatnet.cli.main import build_parser, main
-from fatnet.cli.registry import family_of, get_family
+from fatnet import api
+from fatnet.api.registry import family_of, get_family
 from fatnet.hdl.signatures import port_rows
 from fatnet.sim.cocotb_runner import PERIOD_NS
 from fatnet.sim.plan import plans
@@ -295,21 +296,19 @@ def test_gtkw_opens_full_size_on_the_whole_run_with_groups_collapsed(run):
     assert 0.75 * pane <= run_px <= pane, (run_px, pane)
 
 
-@pytest.mark.parametrize("argv", [
-    ["fat-tree", "--leaves", "8", "--root-capacity", "4", "--mode", "offline"],
-    ["multibutterfly", "--inputs", "8"],
-    ["hypercube", "--dimension", "3", "--algorithm", "alg1"],
-    ["hypercube", "--dimension", "3", "--algorithm", "alg2"],
-    ["hypercube", "--dimension", "3", "--algorithm", "ecube"],
-], ids=lambda a: "-".join(a[:1] + a[-1:]))
-def test_gtkw_layout_of_every_family(argv, tmp_path):
+@pytest.mark.parametrize("kind, params", [
+    ("fat-tree", {"leaves": 8, "root_capacity": 4, "mode": "offline"}),
+    ("multibutterfly", {"inputs": 8}),
+    ("hypercube", {"dimension": 3, "algorithm": "alg1"}),
+    ("hypercube", {"dimension": 3, "algorithm": "alg2"}),
+    ("hypercube", {"dimension": 3, "algorithm": "ecube"}),
+], ids=["fat-tree", "multibutterfly", "hypercube-alg1", "hypercube-alg2", "hypercube-ecube"])
+def test_gtkw_layout_of_every_family(kind, params, tmp_path):
     """Every family's save file: the controller and the terminals first, every group of
     the network's inside closed."""
     from fatnet.sim.waves import write_gtkw
-    argv = ["sim", *argv, "--pattern", "random-permutation"]
-    args = build_parser(argv).parse_args(argv)
-    fam = get_family(argv[1])
-    net = fam.commands.network_from_args(argv[1], args)
+    net = api.network(kind, **params)
+    fam = api.family_of(net)
     gtkw = write_gtkw(net, tmp_path / "dump.vcd", tmp_path / "x.gtkw", end_time=10**6,
                       family=fam)
     settings = _check_layout(gtkw.read_text(), net, fam)

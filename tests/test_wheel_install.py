@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from fatnet.cli.registry import demo_kinds
+from fatnet.api.registry import demo_kinds
 from fatnet.hdl.board import BOARDS
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ("golden", "hdl", "sim", "cli")
+LAYERS = ("golden", "hdl", "sim", "cli", "api")
 #: What no wheel needs: the development environment, builds, caches.
 NOT_SOURCES = (".git", ".venv", "build", "*.egg-info", "__pycache__", ".pytest_cache")
 

@@ -17,7 +17,7 @@ import pytest
 from fatnet.golden.butterfly.cyclemodel import CircuitNetwork, run_circuit
 
 from test_bfly_hdl_amaranth import PATTERNS, circuit, masked_run, messages, random_mask
-from fatnet.cli.registry import family_of
+from fatnet.api.registry import family_of
 from fatnet.sim.family import Hooks
 from simulators import SIMS, expected_bit_flipped, require as require_simulator
 

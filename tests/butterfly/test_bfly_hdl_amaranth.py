@@ -22,7 +22,7 @@ from fatnet.golden.messages import MessageSet
 from fatnet.sim.amaranth_bench import run_cycles_amaranth, run_cycles_harness_amaranth
 from fatnet.sim.butterfly.ports import masked_circuit, mask_width
 from fatnet.sim.plan import compare_cycle, plan_cycle, plans
-from fatnet.cli.registry import family_of
+from fatnet.api.registry import family_of
 
 PATTERNS = ["random-destinations", "random-permutation", "transpose", "bit-reversal",
             "hot-spot"]

@@ -17,7 +17,7 @@ from fatnet.golden.fattree.network import FatTreeNetwork
 from fatnet.golden.fattree.route import run_online
 from fatnet.golden.fattree.schedule import schedule
 from fatnet.golden.fattree.spec import FatTreeSpec
-from fatnet.cli.registry import family_of
+from fatnet.api.registry import family_of
 from simulators import SIMS, expected_bit_flipped, require as require_simulator
 
 cocotb_runner = pytest.importorskip("fatnet.sim.cocotb_runner")

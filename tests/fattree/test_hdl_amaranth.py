@@ -12,7 +12,7 @@ from fatnet.golden.fattree.network import FatTreeNetwork
 from fatnet.golden.fattree.schedule import schedule
 from fatnet.golden.fattree.spec import FatTreeSpec
 from fatnet.sim.amaranth_bench import run_cycles_amaranth, run_cycles_harness_amaranth
-from fatnet.cli.registry import family_of
+from fatnet.api.registry import family_of
 
 
 def expected_layout(net):

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from fatnet.cli.main import main
-from fatnet.cli.registry import family_of
+from fatnet.api.registry import family_of
 
 
 def expected_layout(net):

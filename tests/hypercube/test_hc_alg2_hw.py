@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from fatnet.cli.main import main
-from fatnet.cli.registry import family_of
+from fatnet.api.registry import family_of
 from fatnet.golden.hypercube import alg1, bitserial
 from fatnet.golden.hypercube.api import circuit
 from fatnet.golden.hypercube.patterns import make_pattern

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from fatnet.cli.main import main
-from fatnet.cli.registry import demo_kinds, get_family
+from fatnet.api.registry import demo_kinds, get_family
 from fatnet.golden.hypercube import alg1, alg2, bitserial
 from fatnet.golden.hypercube import store_forward as sf
 from fatnet.golden.hypercube.cube import Hypercube

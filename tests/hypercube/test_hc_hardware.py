@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from amaranth.sim import Simulator
 
-from fatnet.cli.registry import family_of
+from fatnet.api.registry import family_of
 from fatnet.golden.errors import ParameterError
 from fatnet.golden.hypercube import alg1
 from fatnet.golden.hypercube.api import ALGORITHMS, circuit

@@ -19,7 +19,7 @@ import pytest
 from amaranth.sim import Simulator
 
 from fatnet.cli.main import main
-from fatnet.cli.registry import family_of
+from fatnet.api.registry import family_of
 from fatnet.golden.bitstream import int_to_bits
 from fatnet.golden.hypercube import alg1
 from fatnet.golden.hypercube.api import circuit

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import json
 
+from fatnet.api.params import from_args
+from fatnet.api.registry import Family, Kind
 from fatnet.cli.family import Verb
-from fatnet.cli.registry import Family, Kind
 from fatnet.golden.errors import MessageFileError
 from fatnet.golden.messages import PATTERNS, load_message_file, make_pattern
 
 from . import golden
 
-#: The family as a plug-in: register it with ``fatnet.cli.registry.register(FAMILY)``
+#: The family as a plug-in: register it with ``fatnet.api.registry.register(FAMILY)``
 #: (or an entry point ``toy = "<package>.commands:FAMILY"`` in ``fatnet.families``).
 FAMILY = Family("toy", [Kind("toy", "a single n x n crossbar switch (worked example)")],
                 golden=f"{__package__}.golden", commands=f"{__package__}.commands",
@@ -33,21 +34,34 @@ def add_arguments(p, verb: str, kind: str) -> None:
         p.add_argument("--max-cycles", type=int, default=1000)
 
 
-def network_from_args(kind: str, args) -> golden.Crossbar:
-    return golden.Crossbar(args.terminals, args.recv_wires, args.payload_bits)
+def build_network(kind: str, *, terminals: int, recv_wires: int = 1,
+                  payload_bits: int = 8) -> golden.Crossbar:
+    return golden.Crossbar(terminals, recv_wires, payload_bits)
 
 
-def messages_from_args(args, net):
-    if args.messages is None:
-        return make_pattern(net.n, args.pattern, args.seed, net.payload_bits)
-    ms = load_message_file(args.messages, net.n, net.payload_bits, args.seed)
+def make_messages(net, *, messages=None, pattern=None, seed: int = 0):
+    if messages is None:
+        return make_pattern(net.n, pattern, seed, net.payload_bits)
+    ms = load_message_file(messages, net.n, net.payload_bits, seed)
     if (ms.src < 0).any() or (ms.dst < 0).any():
-        raise MessageFileError(f"messages file {args.messages}: a crossbar has no \"ext\"")
+        raise MessageFileError(f"messages file {messages}: a crossbar has no \"ext\"")
     return ms
 
 
+def run_network(net, ms, *, max_cycles: int = 1000):
+    return golden.run(net, ms, keep_results=True, max_cycles=max_cycles)
+
+
+def network_from_args(kind: str, args) -> golden.Crossbar:
+    return build_network(kind, **from_args(build_network, args))
+
+
+def messages_from_args(args, net):
+    return make_messages(net, **from_args(make_messages, args))
+
+
 def run_model(net, ms, args):
-    return golden.run(net, ms, keep_results=True, max_cycles=args.max_cycles)
+    return run_network(net, ms, max_cycles=args.max_cycles)
 
 
 def cmd_route(kind: str, args) -> int:

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from fatnet.cli.main import main
-from fatnet.cli.registry import get_family, register
+from fatnet.api.registry import get_family, register
 from fatnet.golden.messages import MessageSet, make_pattern
 from fatnet.sim.amaranth_bench import run_cycles_amaranth, run_cycles_harness_amaranth
 from fatnet.sim.family import SimFamily

@@ -7,14 +7,18 @@ its golden networks), its kinds (the names on the command line, ``fat-tree``,
 ``golden``
     the model (pure Python); its networks carry ``family`` and ``cycle_length``.
 ``commands``
-    the command line (:class:`fatnet.cli.family.CommandFamily`: options, model verbs,
-    experiments, the golden network and traffic of a command line).
+    the command line and the plain-parameter hooks behind it
+    (:class:`fatnet.cli.family.CommandFamily`: options, model verbs, experiments, the
+    golden network and traffic of plain parameters, which :mod:`fatnet.api` calls).
 ``hardware`` (optional)
     the hardware hooks, :class:`fatnet.hdl.family.HardwareFamily`.
 ``testbench`` (with ``hardware``)
     the testbench hooks, :class:`fatnet.sim.family.TestbenchFamily`.
 
-The engines never look a family up: the command line (and the tests) hand them the
+This module sits in no layer: it imports nothing from ``cli``, ``hdl`` or ``sim``
+(a family's layer packages are imported by name on first use), so the Python API
+(:mod:`fatnet.api`), the command line, the benchmarks and the tests all look families up
+here. The engines never look a family up: the API (and the tests) hand them the
 family object, a :class:`fatnet.sim.family.SimFamily` (its ``hardware`` and
 ``testbench`` are the layer packages, imported on first use, so a model-only command
 never loads Amaranth or cocotb). A family without hardware says so (``hardware=None``);
@@ -31,18 +35,28 @@ from __future__ import annotations
 
 import importlib
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from types import ModuleType
 from typing import Any
 
 from ..golden.errors import ParameterError
 
-__all__ = ["ENTRY_POINT_GROUP", "Kind", "Family", "families", "register", "get_family",
+__all__ = ["ENTRY_POINT_GROUP", "Demo", "Kind", "Family", "families", "register", "get_family",
            "family_of", "kinds", "demo_kinds"]
 
 #: The entry-point group a family registers in.
 ENTRY_POINT_GROUP = "fatnet.families"
+
+
+@dataclass(frozen=True)
+class Demo:
+    """A small network of a kind and its traffic, for ``fatnet demo``: the parameters of
+    :func:`fatnet.api.network` and of :func:`fatnet.api.messages` (its ``seed`` is the
+    network's, as the command line's one ``--seed``)."""
+
+    network: dict
+    traffic: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -55,14 +69,14 @@ class Kind:
         The name on the command line (``fat-tree``, ``multibutterfly``, ...).
     summary : str
         One line for ``fatnet --help``.
-    demo : tuple of (network options, traffic options), optional
+    demo : Demo, optional
         A small network of this kind and its traffic, for ``fatnet demo``: the kind that
         shows the family (one per family with hardware).
     """
 
     name: str
     summary: str
-    demo: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+    demo: Demo | None = None
 
 
 class Family:

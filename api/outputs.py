@@ -1,7 +1,8 @@
 """Outputs written all-or-nothing.
 
 The output paths a user gives (``gen -o``, ``board -o``, ``--plot``) are checked when
-the options are parsed (:mod:`fatnet.cli.options`), before any work. The work then writes
+the options are parsed (:mod:`fatnet.cli.options`), before any work (the API's board
+build writes through here too). The work then writes
 into a temporary directory (or file) beside the target, on the same file system, and
 only a run that finishes moves it into place: a failure, an interrupt or a full disk
 leaves no partial and no empty output behind.
