@@ -162,7 +162,7 @@ def build_network(kind: str, *, payload_bits: int = 8, link_stages: int = 0,
     """The bit-serial network of plain parameters (the API's hook): :func:`network_spec`'s
     and the bit-serial ones; ``stuck_link`` as texts (``"1:3:0:1"``) or parsed pairs."""
     return build(network_spec(kind, **spec), payload_bits, link_stages, start_stages,
-                 stuck_wires=stuck_links(stuck_link, parse_stuck_link))
+                 stuck_wires=stuck_links(stuck_link, STUCK_LINK_SYNTAX))
 
 
 def spec_from_args(kind: str, args) -> bf.ButterflySpec:

@@ -45,6 +45,8 @@ FAMILY = Family(
 
 #: The syntax of a fat-tree's ``--stuck-link``.
 STUCK_LINK_SYNTAX = "up|down:HEAP:WIRE:0|1"
+#: The words of its first field, as the model's directions.
+_DIRECTION_WORDS = {name: d for d, name in DIRECTION_NAMES.items()}
 
 
 def _add_network_options(p: argparse.ArgumentParser, *, hardware: bool = True):
@@ -76,7 +78,7 @@ def _add_network_options(p: argparse.ArgumentParser, *, hardware: bool = True):
         add_stuck_link_option(p, STUCK_LINK_SYNTAX,
                               "wire WIRE of heap HEAP's UP or DOWN channel held at 0 or 1, "
                               "HEAP 1 .. n - 2 (a link between two nodes)",
-                              words={name: d for d, name in DIRECTION_NAMES.items()})
+                              words=_DIRECTION_WORDS)
 
 
 def _add_traffic_options(p: argparse.ArgumentParser):
@@ -133,7 +135,8 @@ def network_spec(kind: str, *, leaves: int, root_capacity: int | None = None,
             "payload_bits": payload_bits, "link_stages": link_stages,
             "start_stages": start_stages}
     if stuck_link:
-        opts["stuck_links"] = tuple(stuck_links(stuck_link, parse_stuck_link).items())
+        opts["stuck_links"] = tuple(stuck_links(stuck_link, STUCK_LINK_SYNTAX,
+                                                  _DIRECTION_WORDS).items())
     return spec_from_options(leaves, root_capacity=root_capacity, capacity=capacity,
                              capacities=capacities, **opts)
 

@@ -211,14 +211,19 @@ def add_stuck_link_option(p: argparse.ArgumentParser, syntax: str, which: str,
                         f"of ones on (repeatable; the model and the hardware both carry it)")
 
 
-def stuck_links(pairs, parse=None) -> dict:
+def stuck_links(pairs, syntax: str | None = None, words: dict | None = None) -> dict:
     """The ``--stuck-link`` values (``(key, value)`` pairs) as one dict; a wire named
     twice with two values is refused in one line rather than one of them dropped. With
-    ``parse`` (the family's golden parser), a value given as its text (the API's
-    ``stuck_link=["up:3:0:1"]``) is parsed first."""
-    out = {}
+    the family's ``syntax`` (and ``words``, as :func:`parse_stuck_link` takes them), a
+    value given as its text (the API's ``stuck_link=["up:3:0:1"]``) is parsed first."""
+    out: dict = {}
     for item in pairs:
-        key, value = parse(item) if parse is not None and isinstance(item, str) else item
+        if syntax is not None and isinstance(item, str):
+            try:
+                item = parse_stuck_link(item, syntax, words)
+            except argparse.ArgumentTypeError as e:
+                raise ParameterError(str(e)) from None
+        key, value = item
         if out.get(key, value) != value:
             raise ParameterError(f"stuck-link names one wire twice, at {out[key]} and at "
                                  f"{value}: {key}")
