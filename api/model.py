@@ -96,9 +96,9 @@ def schedule(net, ms, **params) -> Schedule:
     fam = family_of(net)
     hook = getattr(fam.commands, "schedule_messages", None)
     if hook is None:
+        able = [f.name for f in families() if hasattr(f.commands, "schedule_messages")]
         raise ParameterError(f"the {fam.name} family has no off-line schedule: "
-                             f"{', '.join(f.name for f in families() if hasattr(f.commands, 'schedule_messages'))} "
-                             f"schedule off-line")
+                             f"{', '.join(able)} schedule off-line")
     doc = call(hook, f"the {fam.name} family's schedule", net, ms, **params)
     return Schedule(load_factor=doc["load_factor"], lower_bound=doc["lower_bound"],
                     cycles=[[tuple(pair) for pair in cycle] for cycle in doc["cycles"]])
@@ -129,7 +129,7 @@ class Experiment:
 def experiments() -> dict[str, str]:
     """Every experiment by name -> its family's name."""
     return {name: fam.name for fam in families()
-            for name in getattr(fam.commands, "EXPERIMENT_DATA", {})}
+            for name in getattr(fam.commands, "EXPERIMENTS", {})}   # an optional capability
 
 
 def experiment(name: str, *, progress=None, **params) -> Experiment:
@@ -141,6 +141,6 @@ def experiment(name: str, *, progress=None, **params) -> Experiment:
         raise ParameterError(f"experiment must be one of {', '.join(sorted(known))}, got "
                              f"{name!r}")
     fam = next(f for f in families() if f.name == known[name])
-    data = call(fam.commands.EXPERIMENT_DATA[name], f"the {name} experiment",
+    data = call(fam.commands.EXPERIMENTS[name].data, f"the {name} experiment",
                 progress=progress, **params)
     return Experiment(name=name, family=fam.name, parameters=dict(params), data=data)

@@ -18,10 +18,11 @@ import inspect
 import math
 import re
 
+from ..golden.checks import check_int  # the model's one integer check, re-exported
 from ..golden.errors import ParameterError
 
-__all__ = ["accepted", "call", "takes_keywords_of", "from_args", "check_int", "check_fraction", "check_choice",
-           "check_identifier", "MAX_IDENTIFIER"]
+__all__ = ["accepted", "call", "takes_keywords_of", "from_args", "check_int", "check_fraction",
+           "check_choice", "check_identifier", "MAX_IDENTIFIER"]
 
 
 def _keyword_parameters(hook) -> dict[str, inspect.Parameter]:
@@ -87,16 +88,6 @@ def check_fraction(name: str, value) -> float:
             or math.isnan(value) or not 0.0 <= value <= 1.0:
         raise ParameterError(f"{name} must be a number in [0, 1], got {value!r}")
     return float(value)
-
-
-def check_int(name: str, value, low: int, high: int | None = None) -> int:
-    """``value`` as an integer in ``[low, high]`` (``high`` None: no upper bound), else
-    one line naming ``name`` and the range."""
-    what = f"an integer >= {low}" if high is None else f"an integer in [{low}, {high}]"
-    if isinstance(value, bool) or not isinstance(value, int) or value < low \
-            or (high is not None and value > high):
-        raise ParameterError(f"{name} must be {what}, got {value!r}")
-    return value
 
 
 def check_choice(name: str, value, choices) -> str:

@@ -44,7 +44,7 @@ __all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "network_spec",
            "network_from_args", "messages_from_args", "run_model", "parse_fault_mask",
            "format_experiment",
            "masks_from_args", "board_defaults", "check_board",
-           "board_fit_key", "EXPERIMENT_DATA"]
+           "board_fit_key"]
 
 #: The family as a plug-in (the entry point ``butterfly`` of ``fatnet.families``).
 FAMILY = Family(
@@ -563,13 +563,9 @@ def cmd_sweep(args) -> int:
 #: The family's experiments (:class:`fatnet.cli.family.ExperimentCommands`).
 EXPERIMENTS = {
     "leighton-maggs": Experiment("Leighton-Maggs Tables I-III: paper beside ours",
-                                 _leighton_maggs_options, cmd_leighton_maggs),
+                                 _leighton_maggs_options, cmd_leighton_maggs, leighton_maggs),
     "acceptance": Experiment("one circuit-switched cycle under load, against Patel's "
-                             "recursion", _acceptance_options, cmd_acceptance),
+                             "recursion", _acceptance_options, cmd_acceptance, acceptance),
     "load-sweep": Experiment("throughput and latency against offered load, three networks",
-                             _sweep_options, cmd_sweep),
+                             _sweep_options, cmd_sweep, load_sweep),
 }
-
-#: The experiments' data as plain functions (:func:`fatnet.api.experiment`).
-EXPERIMENT_DATA = {"leighton-maggs": leighton_maggs, "acceptance": acceptance,
-                   "load-sweep": load_sweep}

@@ -42,6 +42,9 @@ class Experiment(NamedTuple):
     add_arguments: Callable[[argparse.ArgumentParser], None]
     #: ``run(args)`` -> the exit status.
     run: Callable[[argparse.Namespace], int]
+    #: ``data(**params)`` -> what ``--json`` prints, from plain keyword parameters named
+    #: as the options (:func:`fatnet.api.experiment` calls it).
+    data: Callable[..., Any]
 
 
 @runtime_checkable

@@ -688,8 +688,5 @@ def cmd_kuszmaul(args) -> int:
 EXPERIMENTS = {
     "kuszmaul": Experiment("Kuszmaul's hypercube routing: Algorithm 1 census, enumeration, "
                            "Algorithm 2 against e-cube and Valiant", _kuszmaul_options,
-                           cmd_kuszmaul),
+                           cmd_kuszmaul, kuszmaul),
 }
-
-#: The experiment's data as a plain function (:func:`fatnet.api.experiment`).
-EXPERIMENT_DATA = {"kuszmaul": kuszmaul}
