@@ -333,7 +333,7 @@ def make_messages(net: Hypercube, *, messages=None, pattern: str = DEFAULT_PATTE
     if messages is not None:
         src, dst, payload = load_messages(messages, net.nodes, bits)
     else:
-        options = {"problems": problems}
+        options: dict = {"problems": problems}
         if pattern == "hot-spot":
             options["fraction"] = hot_fraction
         src, dst = make_pattern(net.k, pattern, seed, **options)

@@ -163,8 +163,11 @@ def test_bad_option_is_one_line_exit_2_and_nothing_written(verb, argv, param, tm
              ["--pattern", "random-permutation", "--build-dir", str(out)])
     assert main([verb, "hypercube", *argv, *extra]) == 2
     err = _one_line(capsys, param)
-    # argparse's own checks name the option first ("argument --dimension: ...")
+    # argparse's own checks name the option first ("argument --dimension: ..."); the
+    # model's name a parameter, which the command line words as the option where the
+    # names differ ("--message-bits must ..." for message_bits, "order must ...")
     assert err.startswith((f"fatnet {verb}: error: {param} must",
+                           f"fatnet {verb}: error: --{param} must",
                            f"fatnet {verb}: error: argument --{param}: {param} must"))
     assert not out.exists()
     assert list(tmp_path.iterdir()) == []
