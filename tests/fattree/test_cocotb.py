@@ -18,9 +18,8 @@ from fatnet.golden.fattree.route import run_online
 from fatnet.golden.fattree.schedule import schedule
 from fatnet.golden.fattree.spec import FatTreeSpec
 from fatnet.cli.registry import family_of
+from fatnet.sim import cocotb_runner
 from simulators import SIMS, require as require_simulator
-
-cocotb_runner = pytest.importorskip("fatnet.sim.cocotb_runner")
 
 
 # (name, spec factory, simulators): the largest run on Verilator only (Icarus itself is

@@ -23,9 +23,8 @@ from fatnet.golden.hypercube.patterns import make_pattern
 from fatnet.golden.messages import MessageSet
 from fatnet.hdl.hypercube import network_signature
 from fatnet.hdl.signatures import port_rows
+from fatnet.sim import cocotb_runner
 from simulators import SIMS, require as require_simulator
-
-cocotb_runner = pytest.importorskip("fatnet.sim.cocotb_runner")
 
 HERE = "tests/hypercube/test_hc_alg2_hw.py"
 PERMUTATION_PATTERNS = ("transpose", "bit-reversal", "complement", "random-permutation")

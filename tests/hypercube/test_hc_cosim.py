@@ -29,10 +29,9 @@ from fatnet.golden.hypercube import alg1
 from fatnet.golden.hypercube.circuit import HypercubeCircuit
 from fatnet.golden.hypercube.patterns import PATTERNS, make_pattern
 from fatnet.golden.messages import MessageSet
+from fatnet.sim import cocotb_runner
 from simulators import SIMS, require as require_simulator
 from test_waves_decode import _windows
-
-cocotb_runner = pytest.importorskip("fatnet.sim.cocotb_runner")
 
 HERE = "tests/hypercube/test_hc_cosim.py"
 

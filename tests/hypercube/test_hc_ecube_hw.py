@@ -25,6 +25,7 @@ from fatnet.golden.messages import MessageSet
 from fatnet.hdl.hypercube import network_signature
 from fatnet.hdl.signatures import port_rows
 from fatnet.sim.amaranth_bench import run_cycles_amaranth
+from fatnet.sim import cocotb_runner
 from simulators import SIMS, require as require_simulator
 
 HERE = "tests/hypercube/test_hc_ecube_hw.py"
@@ -142,8 +143,6 @@ def test_valiant_deadlocks_where_the_model_does():
 
 
 # ------------------------------------------------------------------ cocotb
-cocotb_runner = pytest.importorskip("fatnet.sim.cocotb_runner")
-
 # name -> (algorithm, k, B, simulators); one build per design and simulator
 DESIGNS = {
     "ecube-k3-B1": ("ecube", 3, 1, ["icarus"]),
