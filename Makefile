@@ -19,9 +19,10 @@ setup:
 	fi
 	@echo "setup: done; run 'make test'"
 
-# The whole regression, on every core (pytest-xdist).
+# The whole regression, on every core (pytest-xdist). --dist loadgroup keeps each
+# xdist_group (tests sharing one expensive fixture: a build, an environment) on one worker.
 test:
-	$(PY) -m pytest -n auto
+	$(PY) -m pytest -n auto --dist loadgroup
 
 # The command line's fuzz test at length: hostile options and message files
 # for every verb and kind, each invocation under a deadline; prints the invocations per

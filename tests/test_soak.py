@@ -9,12 +9,21 @@ from simulators import SIMS, require
 from bench_scripts import bench_script
 
 soak_module = bench_script("soak")
+#: One xdist worker runs the module: its tests share one Verilator build.
+pytestmark = pytest.mark.xdist_group("soak")
+
+
+@pytest.fixture(scope="module")
+def soak_builds(tmp_path_factory):
+    """One build directory for the module: both tests soak the same network, so the
+    second reuses the first's Verilator build (the runner keys builds by the network)."""
+    return tmp_path_factory.mktemp("soak")
 
 
 @pytest.mark.skipif("verilator" not in SIMS, reason="SIM selects another simulator")
-def test_a_short_soak_counts_every_delivery_once(tmp_path):
+def test_a_short_soak_counts_every_delivery_once(soak_builds):
     require("verilator")
-    r = soak_module.soak("butterfly", 300, 40, seed=3, build_root=tmp_path)
+    r = soak_module.soak("butterfly", 300, 40, seed=3, build_root=soak_builds)
     assert r["messages"] >= 300 and r["chunks"] >= 2
     # a 16-input butterfly delivers at most 16 messages a cycle
     assert r["messages"] <= 16 * r["cycles"]
@@ -22,7 +31,7 @@ def test_a_short_soak_counts_every_delivery_once(tmp_path):
 
 
 @pytest.mark.skipif("verilator" not in SIMS, reason="SIM selects another simulator")
-def test_a_mismatch_stops_the_soak_with_its_replay(tmp_path, monkeypatch):
+def test_a_mismatch_stops_the_soak_with_its_replay(soak_builds, monkeypatch):
     require("verilator")
     from fatnet.sim import cocotb_runner
     real = cocotb_runner.run
@@ -31,4 +40,4 @@ def test_a_mismatch_stops_the_soak_with_its_replay(tmp_path, monkeypatch):
         return real(*args, **kwargs, flip_expected=(0, "recv", 5, 0))
     monkeypatch.setattr(cocotb_runner, "run", flipped)
     with pytest.raises(RuntimeError, match=r"seed 3; replay: python bench/soak.py"):
-        soak_module.soak("butterfly", 100, 20, seed=3, build_root=tmp_path)
+        soak_module.soak("butterfly", 100, 20, seed=3, build_root=soak_builds)
