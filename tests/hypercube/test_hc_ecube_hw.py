@@ -143,7 +143,10 @@ def test_valiant_deadlocks_where_the_model_does():
 
 
 # ------------------------------------------------------------------ cocotb
-# name -> (algorithm, k, B, simulators); one build per design and simulator
+# name -> (algorithm, k, B, simulators); one build per design and simulator. The 4-cube
+# once on Verilator, through Valiant's two phases (the e-cube router's module with its
+# intermediate node); the e-cube 4-cube's RTL is compared with the model cycle by cycle
+# in Amaranth's simulator (test_the_4_cube_with_bounded_queues).
 DESIGNS = {
     "ecube-k3-B1": ("ecube", 3, 1, ["icarus"]),
     "ecube-k3-B2": ("ecube", 3, 2, ["icarus"]),
@@ -151,7 +154,6 @@ DESIGNS = {
     "valiant-k3-B1": ("valiant", 3, 1, ["icarus"]),
     "valiant-k3-B2": ("valiant", 3, 2, ["icarus"]),
     "valiant-k3-B4": ("valiant", 3, 4, ["icarus"]),
-    "ecube-k4-B1": ("ecube", 4, 1, ["verilator"]),
     "valiant-k4-B2": ("valiant", 4, 2, ["verilator"]),
 }
 
