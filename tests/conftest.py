@@ -74,6 +74,34 @@ def _manifest_ports_declared(doc: dict, verilog_text: str) -> set:
     return ports
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "long: a test (or module) that builds something "
+                            "large once (a clean environment, every spec's Verilog): it "
+                            "starts first under pytest-xdist")
+
+
+def _start_rank(item) -> int:
+    """0: marked ``long``; 1: a co-simulation on Verilator (a 15-60 s build, then the
+    run); 2: on another simulator; 3: any other test. A co-simulation is a test
+    parametrized by ``sim``."""
+    if item.get_closest_marker("long") is not None:
+        return 0
+    callspec = getattr(item, "callspec", None)
+    if callspec is None or "sim" not in callspec.params:
+        return 3
+    return 1 if callspec.params["sim"] == "verilator" else 2
+
+
+def pytest_collection_modifyitems(items):
+    """The long tests first, then the co-simulations (Verilator's first), then the rest
+    in their order (a stable sort). ``make test`` hands each file to one xdist worker in
+    this order (``--dist loadfile --no-loadscope-reorder``): the longest files start
+    first and the short ones fill the workers in at the end, rather than one worker
+    finishing a build alone while the other idles; and a file's tests, which share their
+    builds, run on one worker, instead of the other waiting on a build's lock."""
+    items.sort(key=_start_rank)
+
+
 @contextlib.contextmanager
 def _never_elaborated():
     gc.collect()  # what was garbage before is collected, and reported, first

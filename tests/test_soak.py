@@ -9,8 +9,8 @@ from simulators import SIMS, require
 from bench_scripts import bench_script
 
 soak_module = bench_script("soak")
-#: One xdist worker runs the module: its tests share one Verilator build.
-pytestmark = pytest.mark.xdist_group("soak")
+#: A Verilator build, which both tests share.
+pytestmark = pytest.mark.long
 
 
 @pytest.fixture(scope="module")

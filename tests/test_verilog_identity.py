@@ -23,8 +23,8 @@ from cli_parsers import option_choices
 from fatnet.cli.registry import families, get_family
 
 ROOT = Path(__file__).resolve().parents[1]
-#: One xdist worker runs the module: its fixtures generate every spec once.
-pytestmark = pytest.mark.xdist_group("verilog-identity")
+#: Its fixtures generate every spec twice (the reference, today), in two processes.
+pytestmark = pytest.mark.long
 #: The reference: main before the architecture's split by concern. Its network Verilog
 #: for the fat-tree and butterfly specs is 5064dd0's (the last commit before the family
 #: interfaces), which this test compared with until the hypercube had hardware.

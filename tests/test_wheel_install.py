@@ -28,9 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ("golden", "hdl", "sim", "cli")
 #: What no wheel needs: the development environment, builds, caches.
 NOT_SOURCES = (".git", ".venv", "build", "*.egg-info", "__pycache__", ".pytest_cache")
-#: One xdist worker runs the module (make test: --dist loadgroup), so that no other
-#: worker waits on the lock while the environment is built.
-pytestmark = pytest.mark.xdist_group("wheel-install")
+#: The wheel and its clean environment, built once for the module.
+pytestmark = pytest.mark.long
 
 
 @contextmanager
