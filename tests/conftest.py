@@ -1,5 +1,6 @@
 """Checks of generated Verilog that every family's tests use: Verilator lint, Icarus,
-and the GTKWave save file's signal paths against the design's hierarchy."""
+and the GTKWave save file's signal paths against the design's hierarchy; the order the
+tests start in, and the compiler cache of the Verilator builds."""
 
 import contextlib
 import gc
@@ -7,7 +8,9 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import pytest
 from amaranth.hdl import UnusedElaboratable
@@ -74,7 +77,22 @@ def _manifest_ports_declared(doc: dict, verilog_text: str) -> set:
     return ports
 
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cache_verilator_compiles() -> None:
+    """Verilator's makefiles put ``$OBJCACHE`` before the compiler: with ccache there
+    (the ``dev`` extra installs it), the Verilator and cocotb runtime every Verilator
+    build compiles is compiled once, into build/ccache (a fresh clone starts empty;
+    ``make clean`` removes it). A user's own OBJCACHE or CCACHE_DIR wins."""
+    ccache = shutil.which("ccache", path=str(Path(sys.executable).parent))
+    if ccache and "OBJCACHE" not in os.environ:
+        os.environ["OBJCACHE"] = ccache
+        os.environ.setdefault("CCACHE_DIR", str(ROOT / "build" / "ccache"))
+
+
 def pytest_configure(config):
+    _cache_verilator_compiles()
     config.addinivalue_line("markers", "long: a test (or module) that builds something "
                             "large once (a clean environment, every spec's Verilog): it "
                             "starts first under pytest-xdist")
