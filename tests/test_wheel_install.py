@@ -91,7 +91,8 @@ def _run(bindir: Path, cwd: Path, *argv: str, timeout: int = 900):
     """``argv`` (a command of the clean environment) in ``cwd``, with nothing of the
     running environment on its paths."""
     env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "SIM", "PYTHONDONTWRITEBYTECODE")}
+           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "SIM", "PYTHONDONTWRITEBYTECODE",
+                        "OBJCACHE", "CCACHE_DIR")}  # the last two: the dev extra's ccache
     env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
     return subprocess.run([str(bindir / argv[0]), *argv[1:]], capture_output=True,
                           text=True, cwd=cwd, env=env, timeout=timeout)
