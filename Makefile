@@ -19,9 +19,11 @@ setup:
 	fi
 	@echo "setup: done; run 'make test'"
 
-# The whole regression, on every core (pytest-xdist).
+# The whole regression, on every core (pytest-xdist): each test file on one worker (its
+# tests share their builds), the files in the order tests/conftest.py sorts them (the
+# long ones first).
 test:
-	$(PY) -m pytest -n auto
+	$(PY) -m pytest -n auto --dist loadfile --no-loadscope-reorder
 
 # The command line's fuzz test at length: hostile options and message files
 # for every verb and kind, each invocation under a deadline; prints the invocations per

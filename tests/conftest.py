@@ -1,5 +1,6 @@
 """Checks of generated Verilog that every family's tests use: Verilator lint, Icarus,
-and the GTKWave save file's signal paths against the design's hierarchy."""
+and the GTKWave save file's signal paths against the design's hierarchy; the order the
+tests start in, and the compiler cache of the Verilator builds."""
 
 import contextlib
 import gc
@@ -7,7 +8,9 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import pytest
 from amaranth.hdl import UnusedElaboratable
@@ -72,6 +75,49 @@ def _manifest_ports_declared(doc: dict, verilog_text: str) -> set:
         assert {"input": "in", "output": "out"}[decl.group(1)] == p["dir"], p
         assert width == p["width"], p
     return ports
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cache_verilator_compiles() -> None:
+    """Verilator's makefiles put ``$OBJCACHE`` before the compiler: with ccache there
+    (the ``dev`` extra installs it), the Verilator and cocotb runtime every Verilator
+    build compiles is compiled once, into build/ccache (a fresh clone starts empty;
+    ``make clean`` removes it). A user's own OBJCACHE or CCACHE_DIR wins."""
+    ccache = shutil.which("ccache", path=str(Path(sys.executable).parent))
+    if ccache and "OBJCACHE" not in os.environ:
+        os.environ["OBJCACHE"] = ccache
+        os.environ.setdefault("CCACHE_DIR", str(ROOT / "build" / "ccache"))
+
+
+def pytest_configure(config):
+    _cache_verilator_compiles()
+    config.addinivalue_line("markers", "long: a test (or module) that builds something "
+                            "large once (a clean environment, every spec's Verilog): it "
+                            "starts first under pytest-xdist")
+
+
+def _start_rank(item) -> int:
+    """0: marked ``long``; 1: a co-simulation on Verilator (a 15-60 s build, then the
+    run); 2: on another simulator; 3: any other test. A co-simulation is a test
+    parametrized by ``sim``."""
+    if item.get_closest_marker("long") is not None:
+        return 0
+    callspec = getattr(item, "callspec", None)
+    if callspec is None or "sim" not in callspec.params:
+        return 3
+    return 1 if callspec.params["sim"] == "verilator" else 2
+
+
+def pytest_collection_modifyitems(items):
+    """The long tests first, then the co-simulations (Verilator's first), then the rest
+    in their order (a stable sort). ``make test`` hands each file to one xdist worker in
+    this order (``--dist loadfile --no-loadscope-reorder``): the longest files start
+    first and the short ones fill the workers in at the end, rather than one worker
+    finishing a build alone while the other idles; and a file's tests, which share their
+    builds, run on one worker, instead of the other waiting on a build's lock."""
+    items.sort(key=_start_rank)
 
 
 @contextlib.contextmanager

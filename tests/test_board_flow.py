@@ -16,6 +16,7 @@ import pytest
 from fatnet.api.board import default_predict, plan_board
 from fatnet.cli import board as cli_board
 from fatnet.cli.main import build_parser, main
+from fatnet.api.registry import families
 from fatnet.hdl import board as hdl_board
 from fatnet.hdl import tools
 
@@ -35,6 +36,11 @@ KINDS = {
                         {"message_bits": 13, "pattern": "complement",
                          "nextpnr_opts": "--router router2"}),
 }
+
+
+def test_every_kind_with_hardware_plans_here():
+    with_hardware = {k for f in families() if f.has_hardware for k in f.kinds}
+    assert {argv[0] for argv, _ in KINDS.values()} == with_hardware
 
 
 def elaborated(core):

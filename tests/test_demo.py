@@ -14,6 +14,7 @@ def test_every_family_with_hardware_has_one_demo_kind():
     assert sorted(shown) == sorted(with_hardware)
 
 
+@pytest.mark.long
 def test_demo_routes_generates_and_cosimulates_every_family(tmp_path, capsys, monkeypatch):
     if shutil.which("iverilog") is None:
         pytest.skip("iverilog is not installed (apt-get install iverilog)")

@@ -33,7 +33,9 @@ import pytest
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
-from fatnet.cli.main import build_parser, main  # noqa: E402
+from cli_parsers import verb_kinds, verb_names, verb_parser  # noqa: E402
+from fatnet.cli.main import main  # noqa: E402
+from fatnet.api.registry import families  # noqa: E402
 
 EXAMPLES = int(os.environ.get("FATNET_FUZZ_EXAMPLES", "12"))
 #: Seconds one invocation may take before it counts as a hang (a hang never returns;
@@ -42,13 +44,23 @@ DEADLINE = int(os.environ.get("FATNET_FUZZ_DEADLINE", "120"))
 #: Outcomes of every invocation, for ``make fuzz``'s summary.
 OUTCOMES: Counter = Counter()
 
-#: The kinds fuzzed per verb (one of each family; sim is left to the co-simulation tests:
-#: every run would build a simulator).
-VERB_KINDS = [("route", k) for k in ("fat-tree", "butterfly", "multibutterfly", "hypercube")] + \
-    [("info", k) for k in ("fat-tree", "dilated-butterfly", "hypercube")] + \
-    [("schedule", "fat-tree"), ("gen", "fat-tree"), ("gen", "butterfly"),
-     ("gen", "hypercube"), ("board", "butterfly")] + \
-    [("experiment", e) for e in ("acceptance", "load-sweep", "leighton-maggs", "kuszmaul")]
+#: Verbs left out: sim builds a simulator at every run (the co-simulation tests cover it).
+UNFUZZED_VERBS = {"sim"}
+
+
+def _verb_kinds() -> list[tuple[str, str]]:
+    """(verb, kind) pairs from the command line's parser and the family registry: each
+    verb of each registered family once, the family's kinds taken in turn so that every
+    kind is fuzzed; every experiment."""
+    pairs = []
+    for fam in families():
+        kinds = sorted(fam.kinds)
+        verbs = [v for v in verb_names() if v not in UNFUZZED_VERBS and kinds[0] in verb_kinds(v)]
+        pairs += [(verb, kinds[i % len(kinds)]) for i, verb in enumerate(verbs)]
+    return pairs + [("experiment", e) for e in verb_kinds("experiment")]
+
+
+VERB_KINDS = _verb_kinds()
 
 #: Options whose value sets a size: drawn from small valid values or hostile ones, never
 #: a large valid one (that is slow, not wrong).
@@ -70,9 +82,7 @@ HOSTILE_NUMBERS = ["0", "-1", "-7", str(2 ** 63), str(2 ** 64), "1" + "0" * 30, 
 
 
 def _actions(verb: str, kind: str) -> list[argparse.Action]:
-    parser = build_parser([verb, kind])
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return [a for a in sub.choices[verb]._actions
+    return [a for a in verb_parser(verb, kind)._actions
             if a.option_strings and not set(a.option_strings) & SKIPPED]
 
 

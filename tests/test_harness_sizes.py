@@ -22,6 +22,7 @@ from fatnet.golden.messages import MessageSet, make_pattern
 from fatnet.sim.amaranth_bench import run_cycles_harness_amaranth
 from fatnet.sim.rows import join_rows, split_rows
 from fatnet.api.registry import family_of, get_family
+from fatnet.sim import cocotb_runner
 from simulators import SIMS, expected_bit_flipped, require as require_simulator
 
 
@@ -146,7 +147,6 @@ def test_size_limits():
 
 
 # ------------------------------------------------------------------------ cocotb
-cocotb_runner = pytest.importorskip("fatnet.sim.cocotb_runner")
 
 
 @pytest.mark.parametrize("sim", SIMS)

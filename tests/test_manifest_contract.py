@@ -15,7 +15,7 @@ from fatnet.golden.fattree.network import FatTreeNetwork
 from fatnet.golden.fattree.spec import FatTreeSpec
 from fatnet.golden.hypercube.api import circuit
 from fatnet.hdl.gen import generate
-from fatnet.api.registry import family_of
+from fatnet.api.registry import families, family_of, get_family
 
 SEED = 7
 
@@ -40,7 +40,14 @@ NETS = {
     "hypercube-valiant": lambda: circuit(2, algorithm="valiant", message_bits=3,
                                                   buffer=1, steps=6),
 }
+#: The splitter networks' kinds, as the butterfly family registers them.
+SPLITTER_KINDS = sorted(get_family("butterfly").kinds)
 _docs = {}
+
+
+def test_every_kind_with_hardware_has_a_manifest_here():
+    with_hardware = {k for f in families() if f.has_hardware for k in f.kinds}
+    assert with_hardware <= set(NETS) and set(SPLITTER_KINDS) <= set(NETS)
 
 
 def _doc(kind, tmp_path_factory):
@@ -94,7 +101,7 @@ def test_the_start_latency_is_stated_wherever_a_testbench_needs_it(kind, tmp_pat
     assert f"wait {T + D} more clocks" in doc["harness"]["timing"]
 
 
-@pytest.mark.parametrize("kind", ["butterfly", "dilated-butterfly", "multibutterfly"])
+@pytest.mark.parametrize("kind", SPLITTER_KINDS)
 def test_the_wiring_in_the_manifest_is_the_golden_networks_edges(kind, tmp_path_factory):
     c, doc = _doc(kind, tmp_path_factory)
     net = c.network
@@ -116,7 +123,7 @@ def test_the_wiring_in_the_manifest_is_the_golden_networks_edges(kind, tmp_path_
             assert sorted(ws) == list(range(int(c.in_degree[i + 1, target])))
 
 
-@pytest.mark.parametrize("kind", ["butterfly", "dilated-butterfly", "multibutterfly"])
+@pytest.mark.parametrize("kind", SPLITTER_KINDS)
 def test_splitter_terms_are_used_consistently(kind, tmp_path_factory):
     c, doc = _doc(kind, tmp_path_factory)
     n, N = c.depth, c.n_inputs

@@ -9,9 +9,10 @@ import sys
 import pytest
 
 from fatnet.cli.main import main
+from fatnet.api.registry import get_family
 from simulators import SIMS
 
-KINDS = ("butterfly", "dilated-butterfly", "multibutterfly")
+KINDS = sorted(get_family("butterfly").kinds)
 
 # (kind-independent options, what the one line must say)
 BAD_NETWORK = [

@@ -18,10 +18,9 @@ from fatnet.golden.butterfly.cyclemodel import CircuitNetwork, run_circuit
 
 from test_bfly_hdl_amaranth import PATTERNS, circuit, masked_run, messages, random_mask
 from fatnet.api.registry import family_of
+from fatnet.sim import cocotb_runner
 from fatnet.sim.family import Hooks
 from simulators import SIMS, expected_bit_flipped, require as require_simulator
-
-cocotb_runner = pytest.importorskip("fatnet.sim.cocotb_runner")
 
 
 # name -> (kind, N, d, faults, link stages, simulators; "-startD" in the name: a start

@@ -29,10 +29,9 @@ from fatnet.golden.hypercube import alg1
 from fatnet.golden.hypercube.api import circuit
 from fatnet.golden.hypercube.patterns import PATTERNS, make_pattern
 from fatnet.golden.messages import MessageSet
+from fatnet.sim import cocotb_runner
 from simulators import SIMS, expected_bit_flipped, require as require_simulator
 from test_waves_decode import _windows
-
-cocotb_runner = pytest.importorskip("fatnet.sim.cocotb_runner")
 
 HERE = "tests/hypercube/test_hc_cosim.py"
 

@@ -26,6 +26,7 @@ from fatnet.golden.messages import MessageSet
 from fatnet.hdl.hypercube import network_signature
 from fatnet.hdl.signatures import port_rows
 from fatnet.sim.amaranth_bench import run_cycles_amaranth
+from fatnet.sim import cocotb_runner
 from simulators import SIMS, require as require_simulator
 
 HERE = "tests/hypercube/test_hc_ecube_hw.py"
@@ -143,9 +144,10 @@ def test_valiant_deadlocks_where_the_model_does():
 
 
 # ------------------------------------------------------------------ cocotb
-cocotb_runner = pytest.importorskip("fatnet.sim.cocotb_runner")
-
-# name -> (algorithm, k, B, simulators); one build per design and simulator
+# name -> (algorithm, k, B, simulators); one build per design and simulator. The 4-cube
+# once on Verilator, through Valiant's two phases (the e-cube router's module with its
+# intermediate node); the e-cube 4-cube's RTL is compared with the model cycle by cycle
+# in Amaranth's simulator (test_the_4_cube_with_bounded_queues).
 DESIGNS = {
     "ecube-k3-B1": ("ecube", 3, 1, ["icarus"]),
     "ecube-k3-B2": ("ecube", 3, 2, ["icarus"]),
@@ -153,7 +155,6 @@ DESIGNS = {
     "valiant-k3-B1": ("valiant", 3, 1, ["icarus"]),
     "valiant-k3-B2": ("valiant", 3, 2, ["icarus"]),
     "valiant-k3-B4": ("valiant", 3, 4, ["icarus"]),
-    "ecube-k4-B1": ("ecube", 4, 1, ["verilator"]),
     "valiant-k4-B2": ("valiant", 4, 2, ["verilator"]),
 }
 
