@@ -26,6 +26,7 @@ from ..golden.butterfly.patterns import PATTERNS
 from ..golden.butterfly.store_forward import EDGE_CHOICES, QUEUES, TIES
 from ..golden.butterfly.topology import MAX_INPUTS, WIRINGS
 from ..golden.checks import is_integer
+from ..golden.bist import min_payload_bits
 from ..golden.errors import ParameterError
 from ..golden.messages import MessageSet, json_excerpt, read_json_file
 from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, MAX_TRIALS,
@@ -36,7 +37,7 @@ from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, MAX_TRIALS,
 from ..api.outputs import staged_file
 from .plots import plot_sweep
 from .progress import Progress
-from .family import Experiment, Verb
+from .family import Bench, Experiment, Verb
 
 __all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "network_spec",
            "build_network", "make_messages", "run_network", "fault_masks_of",
@@ -387,6 +388,23 @@ def cmd_info(kind: str, args) -> int:
 
 
 #: Model-only verbs: name -> (help, function(kind, args) -> exit status).
+def _bench_workload(inputs: int) -> dict:
+    """The co-simulation's butterfly: ``inputs`` rows, 8 payload bits, no faults."""
+    return {"inputs": inputs}
+
+
+def _bench_options(inputs: int) -> dict:
+    """The board search's butterfly: the shortest payload the self-test's fields fit in."""
+    return {"inputs": inputs, "payload_bits": min_payload_bits((inputs - 1).bit_length())}
+
+
+#: The benchmarks' butterflies (:class:`fatnet.cli.family.BenchCommands`): the ladder
+#: ends at a size that does not fit on the largest board, the ULX3S's ECP5-85F (256
+#: inputs did not).
+BENCH = Bench(kind="butterfly", ladder=(4, 8, 16, 32, 64, 128, 256),
+              options=_bench_options, workload=_bench_workload, soak_size=16)
+
+
 VERBS = {
     "route": Verb("route a pattern: store-and-forward and cycle-exact circuit switching",
                   cmd_route),

@@ -15,19 +15,21 @@ import time
 
 from ..api.params import check_choice, check_fraction, from_args, takes_keywords_of
 from ..api.registry import Demo, Family, Kind
+from ..golden.bist import min_payload_bits
 from ..golden.errors import ParameterError
 from ..golden.fattree.api import build, info, schedule_report, spec_from_options
 from ..golden.fattree.network import FatTreeNetwork
 from ..golden.fattree.schedule import METHODS
 from ..golden.fattree.spec import (CONCENTRATORS, DIRECTION_NAMES, MAX_LEAVES,
-                                  MAX_LINK_STAGES, MAX_PAYLOAD_BITS, MODES, FatTreeSpec)
+                                  MAX_LINK_STAGES, MAX_PAYLOAD_BITS, MODES, FatTreeSpec,
+                                  min_universal_root)
 from ..golden.messages import PATTERNS, load_message_file, make_pattern
 from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, add_pattern_option,
                       add_seed_option,
                       add_start_stages_option, add_unused_seed_option,
                       add_stuck_link_option, bounded_int, stuck_links,
                       comma_ints, fraction, power_of_two)
-from .family import Verb
+from .family import Bench, Verb
 
 __all__ = ["FAMILY", "VERBS", "add_arguments", "network_spec", "build_network",
            "make_messages", "run_network", "schedule_messages", "spec_from_args", "build",
@@ -301,6 +303,26 @@ def cmd_info(kind: str, args) -> int:
 
 
 #: Model-only verbs: name -> (help, function(kind, args) -> exit status).
+def _bench_workload(leaves: int) -> dict:
+    """The co-simulation's fat-tree: the smallest universal one (off-line, Pippenger,
+    seed 0)."""
+    return {"leaves": leaves, "root_capacity": min_universal_root(leaves)}
+
+
+def _bench_options(leaves: int) -> dict:
+    """The board search's fat-tree: the co-simulation's, on-line, with the shortest
+    payload the self-test's fields fit in (the leaves are its terminals)."""
+    return {**_bench_workload(leaves), "mode": "online",
+            "payload_bits": min_payload_bits((leaves - 1).bit_length())}
+
+
+#: The benchmarks' fat-trees (:class:`fatnet.cli.family.BenchCommands`): the ladder
+#: ends at a size that does not fit on the largest board, the ULX3S's ECP5-85F (128
+#: leaves did not).
+BENCH = Bench(kind="fat-tree", ladder=(4, 8, 16, 32, 64, 128), options=_bench_options,
+              workload=_bench_workload, soak_size=16)
+
+
 VERBS = {
     "schedule": Verb("off-line schedule of a message file (JSON out)", cmd_schedule),
     "route": Verb("run a message set through the cycle-exact model", cmd_route),

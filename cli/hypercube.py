@@ -19,6 +19,7 @@ from typing import Callable
 from ..api.params import check_fraction, check_int, from_args
 from ..api.registry import Demo, Family, Kind
 from ..golden.checks import is_integer
+from ..golden.bist import min_payload_bits
 from ..golden.errors import MessageFileError, ParameterError
 from ..golden.hypercube import experiment as hx
 from ..golden.hypercube.alg2 import READINGS
@@ -38,7 +39,7 @@ from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, add_pattern_opti
 from ..api.outputs import staged_file
 from .plots import plot_kuszmaul
 from .progress import Progress
-from .family import Experiment, Verb
+from .family import Bench, Experiment, Verb
 
 __all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "build_network",
            "make_messages", "run_network", "network_from_args",
@@ -479,6 +480,24 @@ def cmd_info(kind: str, args) -> int:
 
 
 #: Model-only verbs (:class:`fatnet.cli.family.Verb`).
+def _bench_workload(dimension: int) -> dict:
+    """The co-simulation's hypercube: Algorithm 1's router chains, M = 2k."""
+    return {"dimension": dimension}
+
+
+def _bench_options(dimension: int) -> dict:
+    """The board search's hypercube: Algorithm 1 with the shortest message the
+    self-test's fields fit in, 3k + 4 bits (k address bits and 2k + 4)."""
+    return {"dimension": dimension, "message_bits": dimension + min_payload_bits(dimension)}
+
+
+#: The benchmarks' hypercubes (:class:`fatnet.cli.family.BenchCommands`): the ladder
+#: ends at a size that does not fit on the largest board, the ULX3S's ECP5-85F (its
+#: dimension 8 fits in 87 % of its LUTs, 2.2 times dimension 7's, so 9 would not).
+BENCH = Bench(kind="hypercube", ladder=(2, 3, 4, 5, 6, 7, 8, 9), options=_bench_options,
+              workload=_bench_workload, soak_size=4)
+
+
 VERBS = {
     "route": Verb("route messages: Kuszmaul's Algorithms 1 and 2, e-cube, Valiant",
                   cmd_route),
