@@ -30,19 +30,19 @@ from fatnet import api
 from fatnet.cli.family import bench_families
 
 # a sibling script of bench/ (on sys.path as the running script's folder)
-from cosim import checked_workload
+from cosim import bench_network, checked_workload
 
 __all__ = ["NETWORKS", "soak_network", "soak", "main"]
 
 #: The soaked networks: per kind of a family with the benchmarks' record
-#: (:class:`fatnet.cli.family.BenchCommands`), its co-simulation workload's network
-#: parameters at its soak size (the workload is the co-simulation benchmark's).
-NETWORKS = {kind: bench.workload(bench.soak_size) for kind, bench in bench_families().items()}
+#: (:class:`fatnet.cli.family.BenchCommands`), its soak size (the network and its
+#: workload are the co-simulation benchmark's).
+NETWORKS = {kind: bench.soak_size for kind, bench in bench_families().items()}
 
 
 def soak_network(name: str):
     """The golden network the soak of ``name`` (a kind of :data:`NETWORKS`) runs."""
-    return api.network(name, **NETWORKS[name])
+    return bench_network(name, NETWORKS[name])
 
 
 def soak(name: str, messages: int, chunk_cycles: int, seed: int, build_root: Path,
