@@ -25,8 +25,8 @@ from ..golden.butterfly.faults import ADVERSARIES, RULES
 from ..golden.butterfly.patterns import PATTERNS
 from ..golden.butterfly.store_forward import EDGE_CHOICES, QUEUES, TIES
 from ..golden.butterfly.topology import MAX_INPUTS, WIRINGS
-from ..golden.checks import is_integer
 from ..golden.bist import min_payload_bits
+from ..golden.checks import is_integer
 from ..golden.errors import ParameterError
 from ..golden.messages import MessageSet, json_excerpt, read_json_file
 from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, MAX_TRIALS,
@@ -39,7 +39,7 @@ from .plots import plot_sweep
 from .progress import Progress
 from .family import Bench, Experiment, Verb
 
-__all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "network_spec",
+__all__ = ["FAMILY", "VERBS", "BENCH", "EXPERIMENTS", "add_arguments", "network_spec",
            "build_network", "make_messages", "run_network", "fault_masks_of",
            "spec_from_args", "build",
            "network_from_args", "messages_from_args", "run_model", "parse_fault_mask",
@@ -387,7 +387,6 @@ def cmd_info(kind: str, args) -> int:
     return 0
 
 
-#: Model-only verbs: name -> (help, function(kind, args) -> exit status).
 def _bench_workload(inputs: int) -> dict:
     """The co-simulation's butterfly: ``inputs`` rows, 8 payload bits, no faults."""
     return {"inputs": inputs}
@@ -405,6 +404,7 @@ BENCH = Bench(kind="butterfly", ladder=(4, 8, 16, 32, 64, 128, 256),
               options=_bench_options, workload=_bench_workload, soak_size=16)
 
 
+#: Model-only verbs: name -> (help, function(kind, args) -> exit status).
 VERBS = {
     "route": Verb("route a pattern: store-and-forward and cycle-exact circuit switching",
                   cmd_route),

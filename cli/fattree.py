@@ -31,7 +31,7 @@ from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, add_pattern_opti
                       comma_ints, fraction, power_of_two)
 from .family import Bench, Verb
 
-__all__ = ["FAMILY", "VERBS", "add_arguments", "network_spec", "build_network",
+__all__ = ["FAMILY", "VERBS", "BENCH", "add_arguments", "network_spec", "build_network",
            "make_messages", "run_network", "schedule_messages", "spec_from_args", "build",
            "network_from_args", "messages_from_args", "run_model", "board_defaults",
            "check_board", "board_fit_key"]
@@ -302,7 +302,6 @@ def cmd_info(kind: str, args) -> int:
     return 0
 
 
-#: Model-only verbs: name -> (help, function(kind, args) -> exit status).
 def _bench_workload(leaves: int) -> dict:
     """The co-simulation's fat-tree: the smallest universal one (off-line, Pippenger,
     seed 0)."""
@@ -323,6 +322,7 @@ BENCH = Bench(kind="fat-tree", ladder=(4, 8, 16, 32, 64, 128), options=_bench_op
               workload=_bench_workload, soak_size=16)
 
 
+#: Model-only verbs: name -> (help, function(kind, args) -> exit status).
 VERBS = {
     "schedule": Verb("off-line schedule of a message file (JSON out)", cmd_schedule),
     "route": Verb("run a message set through the cycle-exact model", cmd_route),

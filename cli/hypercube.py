@@ -18,8 +18,8 @@ from typing import Callable
 
 from ..api.params import check_fraction, check_int, from_args
 from ..api.registry import Demo, Family, Kind
-from ..golden.checks import is_integer
 from ..golden.bist import min_payload_bits
+from ..golden.checks import is_integer
 from ..golden.errors import MessageFileError, ParameterError
 from ..golden.hypercube import experiment as hx
 from ..golden.hypercube.alg2 import READINGS
@@ -41,7 +41,7 @@ from .plots import plot_kuszmaul
 from .progress import Progress
 from .family import Bench, Experiment, Verb
 
-__all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "build_network",
+__all__ = ["FAMILY", "VERBS", "BENCH", "EXPERIMENTS", "add_arguments", "build_network",
            "make_messages", "run_network", "network_from_args",
            "messages_from_args", "run_model", "board_defaults", "check_board",
            "board_fit_key"]
@@ -479,7 +479,6 @@ def cmd_info(kind: str, args) -> int:
     return 0
 
 
-#: Model-only verbs (:class:`fatnet.cli.family.Verb`).
 def _bench_workload(dimension: int) -> dict:
     """The co-simulation's hypercube: Algorithm 1's router chains, M = 2k."""
     return {"dimension": dimension}
@@ -498,6 +497,7 @@ BENCH = Bench(kind="hypercube", ladder=(2, 3, 4, 5, 6, 7, 8, 9), options=_bench_
               workload=_bench_workload, soak_size=4)
 
 
+#: Model-only verbs (:class:`fatnet.cli.family.Verb`).
 VERBS = {
     "route": Verb("route messages: Kuszmaul's Algorithms 1 and 2, e-cube, Valiant",
                   cmd_route),
