@@ -260,9 +260,10 @@ def main(argv=None) -> None:
                          "records for the board and kind (it and the next size are built "
                          "again)")
     ap.add_argument("--first-size", type=int, default=None, metavar="N",
-                    help="start each search at size N (the butterfly's inputs, the "
-                         "fat-tree's leaves, the hypercube's dimension; one of the "
-                         "kind's sizes): smaller sizes are not built")
+                    help="start each search at size N (one of the kind's sizes: "
+                         + "; ".join(f"{kind} {', '.join(map(str, ladder))}"
+                                     for kind, ladder in LADDERS.items())
+                         + "): smaller sizes are not built")
     ap.add_argument("--last-size", type=int, default=None, metavar="N",
                     help="stop each search at size N (one of the kind's sizes), for "
                          "a larger size an earlier run measured not to fit: the sizes "
