@@ -40,8 +40,7 @@ from fatnet.api import family_of
 from fatnet.cli.family import bench_families
 from fatnet.hdl.harness import harness_geometry, packed_layout
 
-__all__ = ["native_row", "cocotb_row", "workload", "checked_workload", "main",
-           "bench_network"]
+__all__ = ["native_row", "cocotb_row", "checked_workload", "main", "bench_network"]
 
 NATIVE_MAIN = r"""
 #include "V%(top)s_harness.h"
@@ -173,74 +172,28 @@ def _concatenated_runs(next_run, cycles_wanted: int):
     return ms, results[:cycles_wanted], reports
 
 
-def workload(net, cycles_wanted: int, seed: int = 1):
-    """Random-destinations sets (every leaf and the external interface sending) scheduled
-    off-line and run in the model until ``cycles_wanted`` cycles: (messages, the model's
-    CycleResults)."""
-    from fatnet.golden.fattree.route import run_offline
-    from fatnet.golden.messages import MessageSet
+def checked_workload(net, cycles: int, seed: int = 1):
+    """The benchmark's workload of ``net``'s family (its
+    :attr:`~fatnet.cli.family.Bench.traffic`) for ``cycles`` delivery cycles, its runs
+    drawn from ``seed``: (messages, the model's CycleResults, the first cycle's
+    acceptance of every run: the fraction of its messages delivered)."""
+    traffic = family_of(net).commands.BENCH.traffic
     rng = np.random.default_rng(seed)
-    k = 4 * (net.n + 1)
+    sizes = []
 
     def next_run():
-        src = rng.integers(-1, net.n, k)
-        dst = rng.integers(0, net.n, k)
-        ms = MessageSet.from_pairs(src, dst, net.spec.payload_bits, int(rng.integers(1 << 30)))
-        return ms, run_offline(net, ms, keep_results=True)
+        ms, report = traffic(net, rng)
+        sizes.append(len(ms))
+        return ms, report
 
-    ms, results, _ = _concatenated_runs(next_run, cycles_wanted)
-    return ms, results
-
-
-def butterfly_workload(circuit, cycles_wanted: int, seed: int = 1):
-    """Full-load random-destination problems (every input sends one message) run on-line
-    in the model, losses retried, until ``cycles_wanted`` cycles: (messages, the model's
-    CycleResults, the first cycle's acceptance of every problem)."""
-    from fatnet.golden.butterfly.cyclemodel import run_circuit
-    from fatnet.golden.messages import MessageSet
-    rng = np.random.default_rng(seed)
-    n = circuit.n_inputs
-
-    def next_run():
-        ms = MessageSet.from_pairs(np.arange(n), rng.integers(0, n, n), circuit.payload_bits,
-                                   int(rng.integers(1 << 30)))
-        return ms, run_circuit(circuit, ms, keep_results=True)
-
-    ms, results, reports = _concatenated_runs(next_run, cycles_wanted)
-    accept = [len(rep.results[0].with_status("delivered")) / n for rep in reports]
+    ms, results, reports = _concatenated_runs(next_run, cycles)
+    accept = [len(rep.results[0].with_status("delivered")) / n
+              for rep, n in zip(reports, sizes)]
     return ms, results, accept
-
-
-def hypercube_workload(net, cycles_wanted: int, seed: int = 1):
-    """Full-load random permutations (every node sends one message) through Algorithm
-    1's router chains, run on-line in the model, collisions retried, until
-    ``cycles_wanted`` cycles: (messages, the model's CycleResults)."""
-    from fatnet.golden.messages import MessageSet
-    rng = np.random.default_rng(seed)
-    n = net.nodes
-
-    def next_run():
-        ms = MessageSet.from_pairs(np.arange(n), rng.permutation(n), net.payload_bits,
-                                   int(rng.integers(1 << 30)))
-        return ms, net.run(ms, keep_results=True)
-
-    ms, results, _ = _concatenated_runs(next_run, cycles_wanted)
-    return ms, results
 
 
 def _size(net) -> int:
     return getattr(net, "n_inputs", None) or getattr(net, "n", None) or net.nodes
-
-
-def checked_workload(net, cycles: int, seed: int = 1):
-    """The benchmark's workload of ``net``'s family for ``cycles`` delivery cycles:
-    (messages, the model's CycleResults, the butterfly's first-cycle acceptances or
-    None)."""
-    if net.family == "butterfly":
-        return butterfly_workload(net, cycles, seed)
-    if net.family == "hypercube":
-        return (*hypercube_workload(net, cycles, seed), None)
-    return (*workload(net, cycles, seed), None)
 
 
 def cocotb_row(net, sim: str, build_root: Path, cycles: int) -> dict:
@@ -545,8 +498,8 @@ def main(argv=None) -> None:
               f"{r['clocks']:>8}  {r['seconds']:>6.2f}  {r['clocks_per_second']:>9.0f}  "
               f"{ratio:>9}  {per_cpu:>12.0f}  {cpu_ratio:>8.2f}x  "
               f"{py:>5}  {start:>9}  {check:>7}")
-    for r in rows:
-        if r.get("first_cycle_acceptance"):
+    for r in rows:   # Patel's recursion is the butterfly's
+        if r.get("first_cycle_acceptance") and r["family"] == "butterfly":
             from fatnet.golden.butterfly.circuit import patel_acceptance
             acc = np.asarray(r["first_cycle_acceptance"])
             n = r["leaves"].bit_length() - 1

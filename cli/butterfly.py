@@ -397,11 +397,21 @@ def _bench_options(inputs: int) -> dict:
     return {"inputs": inputs, "payload_bits": min_payload_bits((inputs - 1).bit_length())}
 
 
+def _bench_traffic(circuit: CircuitNetwork, rng) -> tuple:
+    """One run of the co-simulation's workload: a full-load random-destination problem
+    (every input sends one message) run on-line, losses retried."""
+    n = circuit.n_inputs
+    ms = MessageSet.from_pairs(np.arange(n), rng.integers(0, n, n), circuit.payload_bits,
+                               int(rng.integers(1 << 30)))
+    return ms, run_circuit(circuit, ms, keep_results=True)
+
+
 #: The benchmarks' butterflies (:class:`fatnet.cli.family.BenchCommands`): the ladder
 #: ends at a size that does not fit on the largest board, the ULX3S's ECP5-85F (256
 #: inputs did not).
 BENCH = Bench(kind="butterfly", ladder=(4, 8, 16, 32, 64, 128, 256),
-              options=_bench_options, workload=_bench_workload, soak_size=16)
+              options=_bench_options, workload=_bench_workload, traffic=_bench_traffic,
+              soak_size=16)
 
 
 #: Model-only verbs: name -> (help, function(kind, args) -> exit status).

@@ -66,6 +66,12 @@ class Bench(NamedTuple):
     #: ``workload(size)`` -> the network's plain parameters for the co-simulation
     #: workload (``bench/cosim.py``, ``bench/soak.py``).
     workload: Callable[[int], dict]
+    #: ``traffic(net, rng)`` -> (messages, the model's
+    #: :class:`~fatnet.golden.runner.RunReport` with every cycle's result kept): one run
+    #: of the co-simulation's checked workload on ``workload``'s network, drawn from the
+    #: numpy Generator ``rng``; the benchmarks run it again until they have the cycles
+    #: they want.
+    traffic: Callable[[Any, Any], tuple]
     #: The size the soak (``bench/soak.py``) runs a million messages through.
     soak_size: int
 

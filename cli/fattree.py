@@ -315,11 +315,23 @@ def _bench_options(leaves: int) -> dict:
             "payload_bits": min_payload_bits((leaves - 1).bit_length())}
 
 
+def _bench_traffic(net: FatTreeNetwork, rng) -> tuple:
+    """One run of the co-simulation's workload: random destinations from every leaf and
+    the external interface (4 (n + 1) messages), scheduled off-line."""
+    from ..golden.fattree.route import run_offline
+    from ..golden.messages import MessageSet
+    k = 4 * (net.n + 1)
+    src = rng.integers(-1, net.n, k)
+    dst = rng.integers(0, net.n, k)
+    ms = MessageSet.from_pairs(src, dst, net.spec.payload_bits, int(rng.integers(1 << 30)))
+    return ms, run_offline(net, ms, keep_results=True)
+
+
 #: The benchmarks' fat-trees (:class:`fatnet.cli.family.BenchCommands`): the ladder
 #: ends at a size that does not fit on the largest board, the ULX3S's ECP5-85F (128
 #: leaves did not).
 BENCH = Bench(kind="fat-tree", ladder=(4, 8, 16, 32, 64, 128), options=_bench_options,
-              workload=_bench_workload, soak_size=16)
+              workload=_bench_workload, traffic=_bench_traffic, soak_size=16)
 
 
 #: Model-only verbs: name -> (help, function(kind, args) -> exit status).

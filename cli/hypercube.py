@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy as np
+
 from ..api.params import check_fraction, check_int, from_args
 from ..api.registry import Demo, Family, Kind
 from ..golden.bist import min_payload_bits
@@ -490,11 +492,20 @@ def _bench_options(dimension: int) -> dict:
     return {"dimension": dimension, "message_bits": dimension + min_payload_bits(dimension)}
 
 
+def _bench_traffic(net: HypercubeCircuit, rng) -> tuple:
+    """One run of the co-simulation's workload: a full-load random permutation (every
+    node sends one message) run on-line, collisions retried."""
+    n = net.nodes
+    ms = MessageSet.from_pairs(np.arange(n), rng.permutation(n), net.payload_bits,
+                               int(rng.integers(1 << 30)))
+    return ms, net.run(ms, keep_results=True)
+
+
 #: The benchmarks' hypercubes (:class:`fatnet.cli.family.BenchCommands`): the ladder
 #: ends at a size that does not fit on the largest board, the ULX3S's ECP5-85F (its
 #: dimension 8 fits in 87 % of its LUTs, 2.2 times dimension 7's, so 9 would not).
 BENCH = Bench(kind="hypercube", ladder=(2, 3, 4, 5, 6, 7, 8, 9), options=_bench_options,
-              workload=_bench_workload, soak_size=4)
+              workload=_bench_workload, traffic=_bench_traffic, soak_size=4)
 
 
 #: Model-only verbs (:class:`fatnet.cli.family.Verb`).

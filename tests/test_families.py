@@ -107,7 +107,10 @@ def test_the_optional_capabilities_are_detected_by_type():
 def test_the_benchmarks_sizes_build_through_the_api(kind):
     """The benchmarks' record of a family: a ladder of growing sizes whose smallest's
     board options and the soak's workload each build a network of the family through
-    the API (the golden model alone: no hardware is generated)."""
+    the API, and the workload's traffic runs on the soak's network with every cycle's
+    result kept (the golden model alone: no hardware is generated)."""
+    import numpy as np
+
     from fatnet import api
     bench = bench_families()[kind]
     assert bench.kind == kind and get_family(kind).commands.BENCH is bench
@@ -115,6 +118,10 @@ def test_the_benchmarks_sizes_build_through_the_api(kind):
     for params in (bench.options(bench.ladder[0]), bench.workload(bench.soak_size)):
         net = api.network(kind, **params)
         assert net.family == get_family(kind).name
+    ms, report = bench.traffic(net, np.random.default_rng(1))
+    assert len(ms) > 0 and report.results
+    delivered = {m for r in report.results for m in r.delivered}
+    assert delivered <= set(range(len(ms))) and delivered
     # a size is the network's size: the next one's addresses, and cycles, are longer
     small, large = (api.network(kind, **bench.options(size)) for size in bench.ladder[:2])
     assert large.cycle_length > small.cycle_length
