@@ -49,13 +49,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from fatnet.golden.fattree.spec import min_universal_root
+from fatnet.cli.family import bench_families
 from fatnet.hdl.board import BOARD_SIZES, BOARDS, LOGIC_CELLS, TOOL_OPTIONS, tool_opts_of
 from fatnet.hdl.pll import PLLS
 from fatnet.hdl.tools import nextpnr_fmax, nextpnr_utilisation
 
-__all__ = ["LADDERS", "CLOCK_TRIES", "RECORD", "size_options", "build_row", "search",
-           "pll_at_most", "best_clock", "record", "ship", "main"]
+__all__ = ["BENCH", "LADDERS", "option_arguments", "CLOCK_TRIES", "RECORD", "size_options",
+           "build_row", "search", "pll_at_most", "best_clock", "record", "ship", "main"]
 
 #: The size search's record (``--record``): per board and kind, the largest size that
 #: fitted and met the clock. ``--ship`` copies it into the package's shipped data
@@ -69,35 +69,27 @@ SHIP_COMMAND = "python bench/boards.py --ship"
 #: Builds the best-clock step makes at most for one network.
 CLOCK_TRIES = 3
 
-#: Per kind (the benchmark's own table of the three families with a self-testing top;
-#: :func:`size_options` gives each size's options): the sizes tried, smallest first (the
-#: butterfly's inputs, the fat-tree's leaves, the hypercube's dimension), each up to a
-#: size that does not fit on the largest board, the ULX3S's ECP5-85F (its butterfly of
-#: 256 inputs and its fat-tree of 128 leaves did not; its hypercube of dimension 8 fits
-#: in 87 % of its LUTs, 2.2 times dimension 7's, so dimension 9 would not).
-LADDERS = {
-    "butterfly": (4, 8, 16, 32, 64, 128, 256),
-    "fat-tree": (4, 8, 16, 32, 64, 128),
-    "hypercube": (2, 3, 4, 5, 6, 7, 8, 9),
-}
+#: Per kind, the benchmarks' record of its family
+#: (:class:`fatnet.cli.family.BenchCommands`): the sizes tried, smallest first (each up
+#: to a size that does not fit on the largest board, the ULX3S's ECP5-85F), and the
+#: options of each size.
+BENCH = bench_families()
+#: Per kind, the sizes tried, smallest first.
+LADDERS = {kind: bench.ladder for kind, bench in BENCH.items()}
 
 
-def _address_bits(terminals: int) -> int:
-    return max(1, (terminals - 1).bit_length())
+def option_arguments(options: dict) -> list[str]:
+    """The command line of plain parameters (:func:`fatnet.api.network`'s):
+    ``{"root_capacity": 7}`` is ``--root-capacity 7``."""
+    return [arg for name, value in options.items()
+            for arg in (f"--{name.replace('_', '-')}", str(value))]
 
 
 def size_options(kind: str, size: int) -> list[str]:
-    """The network options of one size, with the smallest payload the self-testing
-    top accepts (source, sequence and check fields: 2n + 4 bits among 2^n terminals; the
-    hypercube's message bits 3k + 4)."""
-    if kind == "butterfly":
-        return ["--inputs", str(size), "--payload-bits", str(2 * _address_bits(size) + 4)]
-    if kind == "fat-tree":  # the processors are the terminals (not the external channel)
-        return ["--leaves", str(size), "--root-capacity", str(min_universal_root(size)),
-                "--mode", "online", "--payload-bits", str(2 * _address_bits(size) + 4)]
-    if kind == "hypercube":
-        return ["--dimension", str(size), "--message-bits", str(3 * size + 4)]
-    raise ValueError(f"kind must be one of {', '.join(LADDERS)}, not {kind!r}")
+    """``fatnet board``'s network options of one size (the family's
+    :attr:`~fatnet.cli.family.Bench.options`: e.g. the smallest payload the self-testing
+    top accepts)."""
+    return option_arguments(BENCH[kind].options(size))
 
 
 #: Per device family: nextpnr's names of logic, flip-flops and block RAM.
@@ -268,9 +260,10 @@ def main(argv=None) -> None:
                          "records for the board and kind (it and the next size are built "
                          "again)")
     ap.add_argument("--first-size", type=int, default=None, metavar="N",
-                    help="start each search at size N (the butterfly's inputs, the "
-                         "fat-tree's leaves, the hypercube's dimension; one of the "
-                         "kind's sizes): smaller sizes are not built")
+                    help="start each search at size N (one of the kind's sizes: "
+                         + "; ".join(f"{kind} {', '.join(map(str, ladder))}"
+                                     for kind, ladder in LADDERS.items())
+                         + "): smaller sizes are not built")
     ap.add_argument("--last-size", type=int, default=None, metavar="N",
                     help="stop each search at size N (one of the kind's sizes), for "
                          "a larger size an earlier run measured not to fit: the sizes "

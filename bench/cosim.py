@@ -35,12 +35,12 @@ from pathlib import Path
 
 import numpy as np
 
+from fatnet import api
 from fatnet.api import family_of
-from fatnet.golden.fattree.network import FatTreeNetwork
-from fatnet.golden.fattree.spec import FatTreeSpec, min_universal_root
+from fatnet.cli.family import bench_families
 from fatnet.hdl.harness import harness_geometry, packed_layout
 
-__all__ = ["native_row", "cocotb_row", "workload", "checked_workload", "main", "bench_net"]
+__all__ = ["native_row", "cocotb_row", "checked_workload", "main", "bench_network"]
 
 NATIVE_MAIN = r"""
 #include "V%(top)s_harness.h"
@@ -104,9 +104,13 @@ int main(int argc, char** argv) {
 """
 
 
-def bench_net(leaves: int) -> FatTreeNetwork:
-    """The smallest universal fat-tree (off-line, Pippenger, seed 0)."""
-    return FatTreeNetwork(FatTreeSpec.universal(leaves, min_universal_root(leaves)))
+def bench_network(kind: str, size: int):
+    """The co-simulation workload's network of ``kind`` at ``size``: its family's
+    :attr:`~fatnet.cli.family.Bench.workload` parameters, built by
+    :func:`fatnet.api.network` (the fat-tree: the smallest universal one, off-line,
+    Pippenger, seed 0; the butterfly: 8 payload bits, no faults; the hypercube:
+    Algorithm 1's router chains, M = 2k)."""
+    return api.network(kind, **bench_families()[kind].workload(size))
 
 
 def native_row(net, build_root: Path, clocks: int) -> dict:
@@ -168,74 +172,28 @@ def _concatenated_runs(next_run, cycles_wanted: int):
     return ms, results[:cycles_wanted], reports
 
 
-def workload(net, cycles_wanted: int, seed: int = 1):
-    """Random-destinations sets (every leaf and the external interface sending) scheduled
-    off-line and run in the model until ``cycles_wanted`` cycles: (messages, the model's
-    CycleResults)."""
-    from fatnet.golden.fattree.route import run_offline
-    from fatnet.golden.messages import MessageSet
+def checked_workload(net, cycles: int, seed: int = 1):
+    """The benchmark's workload of ``net``'s family (its
+    :attr:`~fatnet.cli.family.Bench.traffic`) for ``cycles`` delivery cycles, its runs
+    drawn from ``seed``: (messages, the model's CycleResults, the first cycle's
+    acceptance of every run: the fraction of its messages delivered)."""
+    traffic = family_of(net).commands.BENCH.traffic
     rng = np.random.default_rng(seed)
-    k = 4 * (net.n + 1)
+    sizes = []
 
     def next_run():
-        src = rng.integers(-1, net.n, k)
-        dst = rng.integers(0, net.n, k)
-        ms = MessageSet.from_pairs(src, dst, net.spec.payload_bits, int(rng.integers(1 << 30)))
-        return ms, run_offline(net, ms, keep_results=True)
+        ms, report = traffic(net, rng)
+        sizes.append(len(ms))
+        return ms, report
 
-    ms, results, _ = _concatenated_runs(next_run, cycles_wanted)
-    return ms, results
-
-
-def butterfly_workload(circuit, cycles_wanted: int, seed: int = 1):
-    """Full-load random-destination problems (every input sends one message) run on-line
-    in the model, losses retried, until ``cycles_wanted`` cycles: (messages, the model's
-    CycleResults, the first cycle's acceptance of every problem)."""
-    from fatnet.golden.butterfly.cyclemodel import run_circuit
-    from fatnet.golden.messages import MessageSet
-    rng = np.random.default_rng(seed)
-    n = circuit.n_inputs
-
-    def next_run():
-        ms = MessageSet.from_pairs(np.arange(n), rng.integers(0, n, n), circuit.payload_bits,
-                                   int(rng.integers(1 << 30)))
-        return ms, run_circuit(circuit, ms, keep_results=True)
-
-    ms, results, reports = _concatenated_runs(next_run, cycles_wanted)
-    accept = [len(rep.results[0].with_status("delivered")) / n for rep in reports]
+    ms, results, reports = _concatenated_runs(next_run, cycles)
+    accept = [len(rep.results[0].with_status("delivered")) / n
+              for rep, n in zip(reports, sizes)]
     return ms, results, accept
-
-
-def hypercube_workload(net, cycles_wanted: int, seed: int = 1):
-    """Full-load random permutations (every node sends one message) through Algorithm
-    1's router chains, run on-line in the model, collisions retried, until
-    ``cycles_wanted`` cycles: (messages, the model's CycleResults)."""
-    from fatnet.golden.messages import MessageSet
-    rng = np.random.default_rng(seed)
-    n = net.nodes
-
-    def next_run():
-        ms = MessageSet.from_pairs(np.arange(n), rng.permutation(n), net.payload_bits,
-                                   int(rng.integers(1 << 30)))
-        return ms, net.run(ms, keep_results=True)
-
-    ms, results, _ = _concatenated_runs(next_run, cycles_wanted)
-    return ms, results
 
 
 def _size(net) -> int:
     return getattr(net, "n_inputs", None) or getattr(net, "n", None) or net.nodes
-
-
-def checked_workload(net, cycles: int, seed: int = 1):
-    """The benchmark's workload of ``net``'s family for ``cycles`` delivery cycles:
-    (messages, the model's CycleResults, the butterfly's first-cycle acceptances or
-    None)."""
-    if net.family == "butterfly":
-        return butterfly_workload(net, cycles, seed)
-    if net.family == "hypercube":
-        return (*hypercube_workload(net, cycles, seed), None)
-    return (*workload(net, cycles, seed), None)
 
 
 def cocotb_row(net, sim: str, build_root: Path, cycles: int) -> dict:
@@ -266,28 +224,14 @@ BUTTERFLY_CASES = ((64, 2_000_000, 3000, 300),)
 HYPERCUBE_CASES = ((6, 2_000_000, 3000, 300),)
 
 
-def bench_hypercube(k: int):
-    """Algorithm 1's router chains on the k-cube, M = 2k."""
-    from fatnet.golden.hypercube.circuit import HypercubeCircuit
-    return HypercubeCircuit(k)
-
-
-def bench_butterfly(inputs: int):
-    """The butterfly of ``inputs`` rows, 8 payload bits, no faults."""
-    from fatnet.golden.butterfly.cyclemodel import CircuitNetwork
-    from fatnet.golden.butterfly.topology import make_network
-    return CircuitNetwork(make_network("butterfly", inputs, 1), 8)
-
-
 def hc_all_permutations(build_root: Path, sim: str = "verilator") -> dict:
     """Algorithm 2's hardware on every one of the 40,320 permutations of the 3-cube (M =
     6), one delivery cycle each, in one simulation, every recv and send_ack wire checked
     against the model at every bit-time."""
     import itertools
-    from fatnet.golden.hypercube.circuit import HypercubeCircuit
     from fatnet.golden.messages import MessageSet
     from fatnet.sim.cocotb_runner import run
-    net = HypercubeCircuit(3, algorithm="alg2")
+    net = api.network("hypercube", dimension=3, algorithm="alg2")
     perms = list(itertools.permutations(range(8)))
     src = np.tile(np.arange(8), len(perms))
     dst = np.array(perms, dtype=np.int64).reshape(-1)
@@ -310,11 +254,10 @@ def hc_alg2_patterns(k: int, build_root: Path, sim: str = "verilator") -> dict:
     """Algorithm 2's hardware on the k-cube (M = 2k): the permutation patterns, two more
     random permutations and two random partial permutations, one delivery cycle each, in
     one simulation, checked against the model on every wire and bit-time."""
-    from fatnet.golden.hypercube.circuit import HypercubeCircuit
     from fatnet.golden.hypercube.patterns import make_pattern
     from fatnet.golden.messages import MessageSet
     from fatnet.sim.cocotb_runner import run
-    net = HypercubeCircuit(k, algorithm="alg2")
+    net = api.network("hypercube", dimension=k, algorithm="alg2")
     names = ("transpose", "bit-reversal", "complement", "random-permutation")
     from fatnet.golden.hypercube.alg1 import random_partial_permutation
     rng = np.random.default_rng([1, k])
@@ -352,7 +295,7 @@ def hc_compare(k: int, algorithm: str, buffer, build_root: Path, sim: str = "ver
     random permutations, each on-line until delivered, in one simulation checked against
     the model on every wire and bit-time; per routing, the RTL's bit-times: the cycles
     before the last, whole, and the last one's send_ack (every message delivered)."""
-    from fatnet.golden.hypercube.circuit import HypercubeCircuit, run_blocks
+    from fatnet.golden.hypercube.circuit import run_blocks
     from fatnet.golden.hypercube.patterns import make_pattern
     from fatnet.golden.messages import MessageSet
     from fatnet.sim.cocotb_runner import run
@@ -362,8 +305,9 @@ def hc_compare(k: int, algorithm: str, buffer, build_root: Path, sim: str = "ver
     # cycles column shows it
     steps = None if algorithm == "alg2" else min((2 if algorithm == "valiant" else 1)
                                                  * k << k, 32 * k)
-    net = HypercubeCircuit(k, algorithm=algorithm, buffer=buffer, steps=steps,
-                           seed=seed if algorithm == "valiant" else None)
+    # the seed draws Valiant's intermediate nodes; the other algorithms draw nothing
+    net = api.network("hypercube", dimension=k, algorithm=algorithm, buffer=buffer,
+                      steps=steps, seed=seed)
     names = [p for p in HC_COMPARE_PATTERNS if p != "random-permutation"]
     pairs = [make_pattern(k, p, seed) for p in names]
     pairs += [make_pattern(k, "random-permutation", seed + j) for j in range(HC_COMPARE_RANDOM)]
@@ -512,14 +456,14 @@ def main(argv=None) -> None:
         root = Path(args.build_dir or tmp)
         only = args.butterfly_only or args.hypercube_only
         cases = [] if only else [
-            (bench_net, c) for c in CASES
+            ("fat-tree", c) for c in CASES
             if (c[0] == 16 if args.quick else not args.leaves or c[0] in args.leaves)]
         if not (args.no_butterfly or args.quick or args.hypercube_only):
-            cases += [(bench_butterfly, c) for c in BUTTERFLY_CASES]
+            cases += [("butterfly", c) for c in BUTTERFLY_CASES]
         if not (args.no_hypercube or args.quick or args.butterfly_only):
-            cases += [(bench_hypercube, c) for c in HYPERCUBE_CASES]
-        for make, (leaves, native_clocks, ver_cycles, ic_cycles) in cases:
-            net = make(leaves)
+            cases += [("hypercube", c) for c in HYPERCUBE_CASES]
+        for kind, (leaves, native_clocks, ver_cycles, ic_cycles) in cases:
+            net = bench_network(kind, leaves)
             native = native_row(net, root, native_clocks)
             rows.append(native)
             for sim, cycles in (("verilator", ver_cycles), ("icarus", ic_cycles)):
@@ -554,8 +498,8 @@ def main(argv=None) -> None:
               f"{r['clocks']:>8}  {r['seconds']:>6.2f}  {r['clocks_per_second']:>9.0f}  "
               f"{ratio:>9}  {per_cpu:>12.0f}  {cpu_ratio:>8.2f}x  "
               f"{py:>5}  {start:>9}  {check:>7}")
-    for r in rows:
-        if r.get("first_cycle_acceptance"):
+    for r in rows:   # Patel's recursion is the butterfly's
+        if r.get("first_cycle_acceptance") and r["family"] == "butterfly":
             from fatnet.golden.butterfly.circuit import patel_acceptance
             acc = np.asarray(r["first_cycle_acceptance"])
             n = r["leaves"].bit_length() - 1

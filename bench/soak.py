@@ -26,20 +26,23 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from fatnet.api import family_of
+from fatnet import api
+from fatnet.cli.family import bench_families
 
 # a sibling script of bench/ (on sys.path as the running script's folder)
-from cosim import bench_butterfly, bench_hypercube, bench_net, checked_workload
+from cosim import bench_network, checked_workload
 
-__all__ = ["NETWORKS", "soak", "main"]
+__all__ = ["NETWORKS", "soak_network", "soak", "main"]
 
-#: The soaked networks: name -> the network (a table of the benchmark's own: the
-#: workload of each family's network is the co-simulation benchmark's).
-NETWORKS = {
-    "fat-tree": lambda: bench_net(16),
-    "butterfly": lambda: bench_butterfly(16),
-    "hypercube": lambda: bench_hypercube(4),
-}
+#: The soaked networks: per kind of a family with the benchmarks' record
+#: (:class:`fatnet.cli.family.BenchCommands`), its soak size (the network and its
+#: workload are the co-simulation benchmark's).
+NETWORKS = {kind: bench.soak_size for kind, bench in bench_families().items()}
+
+
+def soak_network(name: str):
+    """The golden network the soak of ``name`` (a kind of :data:`NETWORKS`) runs."""
+    return bench_network(name, NETWORKS[name])
 
 
 def soak(name: str, messages: int, chunk_cycles: int, seed: int, build_root: Path,
@@ -48,7 +51,7 @@ def soak(name: str, messages: int, chunk_cycles: int, seed: int, build_root: Pat
     ``progress(done, total, what)``, if given, is called before each chunk (messages
     delivered so far, of ``messages``); ``log`` as in :func:`fatnet.sim.cocotb_runner.run`."""
     from fatnet.sim.cocotb_runner import run
-    net = NETWORKS[name]()
+    net = soak_network(name)
     delivered = cycles = clocks = chunk = 0
     t0 = time.perf_counter()
     while delivered < messages:
@@ -59,7 +62,7 @@ def soak(name: str, messages: int, chunk_cycles: int, seed: int, build_root: Pat
         ms, results, _ = checked_workload(net, chunk_cycles, chunk_seed)
         replay = (f"python bench/soak.py --networks {name} --seed {chunk_seed} "
                   f"--messages 1 --chunk-cycles {chunk_cycles}")
-        res = run(net, ms, results, family=family_of(net), sim="verilator",
+        res = run(net, ms, results, family=api.family_of(net), sim="verilator",
                   build_root=build_root, seed=chunk_seed, replay=replay, log=log)
         if not res.passed:
             where = f"; log: {res.log}" if res.log else ""

@@ -25,6 +25,7 @@ from ..golden.butterfly.faults import ADVERSARIES, RULES
 from ..golden.butterfly.patterns import PATTERNS
 from ..golden.butterfly.store_forward import EDGE_CHOICES, QUEUES, TIES
 from ..golden.butterfly.topology import MAX_INPUTS, WIRINGS
+from ..golden.bist import min_payload_bits
 from ..golden.checks import is_integer
 from ..golden.errors import ParameterError
 from ..golden.messages import MessageSet, json_excerpt, read_json_file
@@ -36,9 +37,9 @@ from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, MAX_TRIALS,
 from ..api.outputs import staged_file
 from .plots import plot_sweep
 from .progress import Progress
-from .family import Experiment, Verb
+from .family import Bench, Experiment, Verb
 
-__all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "network_spec",
+__all__ = ["FAMILY", "VERBS", "BENCH", "EXPERIMENTS", "add_arguments", "network_spec",
            "build_network", "make_messages", "run_network", "fault_masks_of",
            "spec_from_args", "build",
            "network_from_args", "messages_from_args", "run_model", "parse_fault_mask",
@@ -384,6 +385,33 @@ def cmd_info(kind: str, args) -> int:
           f"{links}; M reaches the output at bit-time {b['arrival']}, acknowledgment "
           f"{b['ack_latency']} later; delivery cycle {b['cycle_length_bits']} bit-times")
     return 0
+
+
+def _bench_workload(inputs: int) -> dict:
+    """The co-simulation's butterfly: ``inputs`` rows, 8 payload bits, no faults."""
+    return {"inputs": inputs}
+
+
+def _bench_options(inputs: int) -> dict:
+    """The board search's butterfly: the shortest payload the self-test's fields fit in."""
+    return {"inputs": inputs, "payload_bits": min_payload_bits((inputs - 1).bit_length())}
+
+
+def _bench_traffic(circuit: CircuitNetwork, rng) -> tuple:
+    """One run of the co-simulation's workload: a full-load random-destination problem
+    (every input sends one message) run on-line, losses retried."""
+    n = circuit.n_inputs
+    ms = MessageSet.from_pairs(np.arange(n), rng.integers(0, n, n), circuit.payload_bits,
+                               int(rng.integers(1 << 30)))
+    return ms, run_circuit(circuit, ms, keep_results=True)
+
+
+#: The benchmarks' butterflies (:class:`fatnet.cli.family.BenchCommands`): the ladder
+#: ends at a size that does not fit on the largest board, the ULX3S's ECP5-85F (256
+#: inputs did not).
+BENCH = Bench(kind="butterfly", ladder=(4, 8, 16, 32, 64, 128, 256),
+              options=_bench_options, workload=_bench_workload, traffic=_bench_traffic,
+              soak_size=16)
 
 
 #: Model-only verbs: name -> (help, function(kind, args) -> exit status).

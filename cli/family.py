@@ -4,10 +4,11 @@
 ``commands`` module (:class:`fatnet.api.registry.Family`); the hardware verbs ``gen`` and
 ``sim`` are the same for every family with hardware and live in :mod:`fatnet.cli.main`.
 
-Every family has the members of :class:`CommandFamily`. Two capabilities are optional and
+Every family has the members of :class:`CommandFamily`. Three capabilities are optional and
 detected by type (``isinstance`` against the protocol): :class:`ExperimentCommands`
-(``fatnet experiment <name>``) and :class:`BoardCommands` (``fatnet board``, with the
-testbench's :class:`~fatnet.sim.family.SelfTest`). ``tests/test_families.py`` checks that
+(``fatnet experiment <name>``), :class:`BoardCommands` (``fatnet board``, with the
+testbench's :class:`~fatnet.sim.family.SelfTest`) and :class:`BenchCommands` (the
+benchmarks of ``bench/``). ``tests/test_families.py`` checks that
 every registered family provides them, with these parameters.
 
 The plain-parameter hooks (``build_network``, ``make_messages``, ``run_network``) are
@@ -20,8 +21,8 @@ import argparse
 from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
-__all__ = ["Verb", "Experiment", "CommandFamily", "ExperimentCommands", "BoardCommands",
-           "OPTIONAL"]
+__all__ = ["Verb", "Experiment", "Bench", "CommandFamily", "ExperimentCommands",
+           "BoardCommands", "BenchCommands", "OPTIONAL", "bench_families"]
 
 
 class Verb(NamedTuple):
@@ -45,6 +46,34 @@ class Experiment(NamedTuple):
     #: ``data(**params)`` -> what ``--json`` prints, from plain keyword parameters named
     #: as the options (:func:`fatnet.api.experiment` calls it).
     data: Callable[..., Any]
+
+
+class Bench(NamedTuple):
+    """What the benchmarks (``bench/``) build of a family: one kind, in sizes.
+
+    A size is the one number that grows the network (the butterfly's inputs, the
+    fat-tree's leaves, the hypercube's dimension).
+    """
+
+    #: The kind the benchmarks build.
+    kind: str
+    #: The sizes the board search tries (``bench/boards.py``), smallest first.
+    ladder: tuple[int, ...]
+    #: ``options(size)`` -> the network's plain parameters (:func:`fatnet.api.network`'s,
+    #: which :func:`fatnet.api.board` and ``fatnet board`` take too) for the self-testing
+    #: top on a board: what the board search builds.
+    options: Callable[[int], dict]
+    #: ``workload(size)`` -> the network's plain parameters for the co-simulation
+    #: workload (``bench/cosim.py``, ``bench/soak.py``).
+    workload: Callable[[int], dict]
+    #: ``traffic(net, rng)`` -> (messages, the model's
+    #: :class:`~fatnet.golden.runner.RunReport` with every cycle's result kept): one run
+    #: of the co-simulation's checked workload on ``workload``'s network, drawn from the
+    #: numpy Generator ``rng``; the benchmarks run it again until they have the cycles
+    #: they want.
+    traffic: Callable[[Any, Any], tuple]
+    #: The size the soak (``bench/soak.py``) runs a million messages through.
+    soak_size: int
 
 
 @runtime_checkable
@@ -121,8 +150,26 @@ class BoardCommands(Protocol):
         ...
 
 
+@runtime_checkable
+class BenchCommands(Protocol):
+    """Optional: the sizes and options the benchmarks of ``bench/`` build (a family
+    without it is left out of them)."""
+
+    #: The benchmarks' kind, sizes and options.
+    BENCH: Bench
+
+
 #: The optional command capabilities, by name (for the family checks).
-OPTIONAL: dict[str, type] = {"experiments": ExperimentCommands, "board": BoardCommands}
+OPTIONAL: dict[str, type] = {"experiments": ExperimentCommands, "board": BoardCommands,
+                             "benchmarks": BenchCommands}
+
+
+def bench_families() -> dict[str, Bench]:
+    """The benchmarks' records of the registered families with hardware and
+    :class:`BenchCommands`, by kind (in the order of the families' names)."""
+    from ..api.registry import families
+    return {fam.commands.BENCH.kind: fam.commands.BENCH for fam in families()
+            if fam.has_hardware and isinstance(fam.commands, BenchCommands)}
 
 
 def experiments_of(commands) -> dict[str, Experiment]:

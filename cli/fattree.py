@@ -15,21 +15,23 @@ import time
 
 from ..api.params import check_choice, check_fraction, from_args, takes_keywords_of
 from ..api.registry import Demo, Family, Kind
+from ..golden.bist import min_payload_bits
 from ..golden.errors import ParameterError
 from ..golden.fattree.api import build, info, schedule_report, spec_from_options
 from ..golden.fattree.network import FatTreeNetwork
 from ..golden.fattree.schedule import METHODS
 from ..golden.fattree.spec import (CONCENTRATORS, DIRECTION_NAMES, MAX_LEAVES,
-                                  MAX_LINK_STAGES, MAX_PAYLOAD_BITS, MODES, FatTreeSpec)
+                                  MAX_LINK_STAGES, MAX_PAYLOAD_BITS, MODES, FatTreeSpec,
+                                  min_universal_root)
 from ..golden.messages import PATTERNS, load_message_file, make_pattern
 from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, add_pattern_option,
                       add_seed_option,
                       add_start_stages_option, add_unused_seed_option,
                       add_stuck_link_option, bounded_int, stuck_links,
                       comma_ints, fraction, power_of_two)
-from .family import Verb
+from .family import Bench, Verb
 
-__all__ = ["FAMILY", "VERBS", "add_arguments", "network_spec", "build_network",
+__all__ = ["FAMILY", "VERBS", "BENCH", "add_arguments", "network_spec", "build_network",
            "make_messages", "run_network", "schedule_messages", "spec_from_args", "build",
            "network_from_args", "messages_from_args", "run_model", "board_defaults",
            "check_board", "board_fit_key"]
@@ -298,6 +300,38 @@ def cmd_info(kind: str, args) -> int:
                 print(f"        stage {st['inputs']} -> {st['outputs']}: seed {st['seed']}, "
                       f"alpha {st['achieved_alpha']:.3f} ({how}), guarantee {st['guarantee']}")
     return 0
+
+
+def _bench_workload(leaves: int) -> dict:
+    """The co-simulation's fat-tree: the smallest universal one (off-line, Pippenger,
+    seed 0)."""
+    return {"leaves": leaves, "root_capacity": min_universal_root(leaves)}
+
+
+def _bench_options(leaves: int) -> dict:
+    """The board search's fat-tree: the co-simulation's, on-line, with the shortest
+    payload the self-test's fields fit in (the leaves are its terminals)."""
+    return {**_bench_workload(leaves), "mode": "online",
+            "payload_bits": min_payload_bits((leaves - 1).bit_length())}
+
+
+def _bench_traffic(net: FatTreeNetwork, rng) -> tuple:
+    """One run of the co-simulation's workload: random destinations from every leaf and
+    the external interface (4 (n + 1) messages), scheduled off-line."""
+    from ..golden.fattree.route import run_offline
+    from ..golden.messages import MessageSet
+    k = 4 * (net.n + 1)
+    src = rng.integers(-1, net.n, k)
+    dst = rng.integers(0, net.n, k)
+    ms = MessageSet.from_pairs(src, dst, net.spec.payload_bits, int(rng.integers(1 << 30)))
+    return ms, run_offline(net, ms, keep_results=True)
+
+
+#: The benchmarks' fat-trees (:class:`fatnet.cli.family.BenchCommands`): the ladder
+#: ends at a size that does not fit on the largest board, the ULX3S's ECP5-85F (128
+#: leaves did not).
+BENCH = Bench(kind="fat-tree", ladder=(4, 8, 16, 32, 64, 128), options=_bench_options,
+              workload=_bench_workload, traffic=_bench_traffic, soak_size=16)
 
 
 #: Model-only verbs: name -> (help, function(kind, args) -> exit status).

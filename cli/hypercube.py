@@ -16,8 +16,11 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy as np
+
 from ..api.params import check_fraction, check_int, from_args
 from ..api.registry import Demo, Family, Kind
+from ..golden.bist import min_payload_bits
 from ..golden.checks import is_integer
 from ..golden.errors import MessageFileError, ParameterError
 from ..golden.hypercube import experiment as hx
@@ -38,9 +41,9 @@ from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, add_pattern_opti
 from ..api.outputs import staged_file
 from .plots import plot_kuszmaul
 from .progress import Progress
-from .family import Experiment, Verb
+from .family import Bench, Experiment, Verb
 
-__all__ = ["FAMILY", "VERBS", "EXPERIMENTS", "add_arguments", "build_network",
+__all__ = ["FAMILY", "VERBS", "BENCH", "EXPERIMENTS", "add_arguments", "build_network",
            "make_messages", "run_network", "network_from_args",
            "messages_from_args", "run_model", "board_defaults", "check_board",
            "board_fit_key"]
@@ -476,6 +479,33 @@ def cmd_info(kind: str, args) -> int:
           f"stage per iteration): a batch every {bt['alg2_batches_period']} bit-times, "
           f"{bt['alg2_batches_buffer_bits']} message-buffer bits per node")
     return 0
+
+
+def _bench_workload(dimension: int) -> dict:
+    """The co-simulation's hypercube: Algorithm 1's router chains, M = 2k."""
+    return {"dimension": dimension}
+
+
+def _bench_options(dimension: int) -> dict:
+    """The board search's hypercube: Algorithm 1 with the shortest message the
+    self-test's fields fit in, 3k + 4 bits (k address bits and 2k + 4)."""
+    return {"dimension": dimension, "message_bits": dimension + min_payload_bits(dimension)}
+
+
+def _bench_traffic(net: HypercubeCircuit, rng) -> tuple:
+    """One run of the co-simulation's workload: a full-load random permutation (every
+    node sends one message) run on-line, collisions retried."""
+    n = net.nodes
+    ms = MessageSet.from_pairs(np.arange(n), rng.permutation(n), net.payload_bits,
+                               int(rng.integers(1 << 30)))
+    return ms, net.run(ms, keep_results=True)
+
+
+#: The benchmarks' hypercubes (:class:`fatnet.cli.family.BenchCommands`): the ladder
+#: ends at a size that does not fit on the largest board, the ULX3S's ECP5-85F (its
+#: dimension 8 fits in 87 % of its LUTs, 2.2 times dimension 7's, so 9 would not).
+BENCH = Bench(kind="hypercube", ladder=(2, 3, 4, 5, 6, 7, 8, 9), options=_bench_options,
+              workload=_bench_workload, traffic=_bench_traffic, soak_size=4)
 
 
 #: Model-only verbs (:class:`fatnet.cli.family.Verb`).

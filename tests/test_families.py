@@ -15,7 +15,7 @@ from importlib.metadata import entry_points
 import pytest
 
 from fatnet.cli.family import OPTIONAL as COMMAND_OPTIONAL
-from fatnet.cli.family import CommandFamily
+from fatnet.cli.family import BenchCommands, CommandFamily, bench_families
 from fatnet.api.registry import (ENTRY_POINT_GROUP, Family, Kind, demo_kinds, families,
                                  get_family, kinds, register)
 from fatnet.golden.errors import ParameterError
@@ -99,6 +99,32 @@ def test_the_optional_capabilities_are_detected_by_type():
     assert with_faults == {"butterfly"}
     assert all(isinstance(f.testbench, Waves) and isinstance(f.testbench, SelfTest)
                for f in families() if f.has_hardware)
+    # the benchmarks of bench/ measure every installed family with hardware
+    assert all(isinstance(f.commands, BenchCommands) for f in families() if f.has_hardware)
+
+
+@pytest.mark.parametrize("kind", sorted(bench_families()))
+def test_the_benchmarks_sizes_build_through_the_api(kind):
+    """The benchmarks' record of a family: a ladder of growing sizes whose smallest's
+    board options and the soak's workload each build a network of the family through
+    the API, and the workload's traffic runs on the soak's network with every cycle's
+    result kept (the golden model alone: no hardware is generated)."""
+    import numpy as np
+
+    from fatnet import api
+    bench = bench_families()[kind]
+    assert bench.kind == kind and get_family(kind).commands.BENCH is bench
+    assert len(bench.ladder) > 1 and list(bench.ladder) == sorted(set(bench.ladder))
+    for params in (bench.options(bench.ladder[0]), bench.workload(bench.soak_size)):
+        net = api.network(kind, **params)
+        assert net.family == get_family(kind).name
+    ms, report = bench.traffic(net, np.random.default_rng(1))
+    assert len(ms) > 0 and report.results
+    delivered = {m for r in report.results for m in r.delivered}
+    assert delivered <= set(range(len(ms))) and delivered
+    # a size is the network's size: the next one's addresses, and cycles, are longer
+    small, large = (api.network(kind, **bench.options(size)) for size in bench.ladder[:2])
+    assert large.cycle_length > small.cycle_length
 
 
 @pytest.mark.parametrize("kind", demo_kinds())
