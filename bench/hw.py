@@ -510,9 +510,9 @@ def hc_network_row(k: int, workdir: Path, fmax: bool = True, synth: bool = True,
     generation, synthesis, Fmax, cost per node, and the latency (alg1: zero-load
     bit-times, bit-time 0 to the last payload bit's arrival inclusive, M + k + 1; alg2:
     the delivery cycle, 2(M + 1) + S)."""
-    from fatnet.golden.hypercube.circuit import HypercubeCircuit
+    from fatnet import api
     from fatnet.hdl import hypercube as hypercube_hw
-    net = HypercubeCircuit(k, algorithm=algorithm)
+    net = api.network("hypercube", dimension=k, algorithm=algorithm)
     out = workdir / f"hc_{algorithm}_{k}"
     doc = generate(net, out, harness=False, hardware=hypercube_hw)
     path = out / "hypercube.v"
@@ -533,9 +533,9 @@ def hc_network_row(k: int, workdir: Path, fmax: bool = True, synth: bool = True,
 def hc_alg2_node_row(k: int, workdir: Path, fmax: bool = True) -> dict:
     """Algorithm 2's node alone (M = 2k; the module ``fatnet gen hypercube --algorithm
     alg2`` emits once): its cost is the per-node cost, without the sequencer."""
-    from fatnet.golden.hypercube.circuit import HypercubeCircuit
+    from fatnet import api
     from fatnet.hdl.hypercube.alg2 import Alg2Node
-    net = HypercubeCircuit(k, algorithm="alg2")
+    net = api.network("hypercube", dimension=k, algorithm="alg2")
     t_max = max(length for *_, length in net.phases) - 1
     path = workdir / f"hc_alg2_node_{k}.v"
     t0 = time.perf_counter()
@@ -553,9 +553,9 @@ def hc_ecube_node_row(k: int, buffer: int, workdir: Path, fmax: bool = True,
     """The store-and-forward router of one node alone (M = 2k; the module ``fatnet gen
     hypercube --algorithm ecube|valiant --buffer B`` emits once): the per-node cost of
     the baseline, its queues holding k * B words of h + M - k bits."""
-    from fatnet.golden.hypercube.circuit import HypercubeCircuit
+    from fatnet import api
     from fatnet.hdl.hypercube.ecube import EcubeRouter
-    net = HypercubeCircuit(k, algorithm=algorithm, buffer=buffer)
+    net = api.network("hypercube", dimension=k, algorithm=algorithm, buffer=buffer)
     path = workdir / f"hc_{algorithm}_node_{k}_{buffer}.v"
     t0 = time.perf_counter()
     path.write_text(verilog.convert(
