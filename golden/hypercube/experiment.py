@@ -101,7 +101,7 @@ def parse_dimensions(text, what: str = "dimensions",
     ``[1, high]``; anything else one line naming ``what`` and the accepted range."""
     bad = ParameterError(f"{what} must be integers in [1, {high}] as A..B or A,B,C "
                          f"(e.g. 2..12), got {text!r}")
-    out = set()
+    out: set[int] = set()
     try:
         for part in str(text).split(","):
             a, sep, b = part.strip().partition("..")
@@ -154,7 +154,7 @@ def _alg1_classes(k, trials, seed) -> dict:
 def _bit_times(k) -> dict:
     e = enumeration_timing(k)
     s2, s4 = bitserial.schedule(k, 2 * k), bitserial.schedule(k, 4 * k)
-    per_kind = {}
+    per_kind: dict[str, int] = {}
     for st in s2.steps:
         per_kind[st.kind] = per_kind.get(st.kind, 0) + st.length
     return {"k": k, "alg1_pipeline_2k": alg1.pipeline_timing(k, 2 * k).total,
@@ -287,7 +287,7 @@ def _compare_cell(k, pattern, name, trials, seed) -> dict:
 
 def _wins(rows) -> list:
     out = []
-    cells = {}
+    cells: dict[tuple[int, str], list[dict]] = {}
     for r in rows:
         if r.get("routed"):
             cells.setdefault((r["k"], r["pattern"]), []).append(r)
@@ -326,10 +326,10 @@ def run(dimensions=DEFAULT_DIMENSIONS, compare=DEFAULT_COMPARE, trials: int = 5,
             + [("sweep", k) for k in sweep]
             + [("compare", (k, p, a)) for k in compare for p in PATTERNS for a in COMPARED])
     done = 0
-    out = {"dimensions": list(dimensions), "compare_dimensions": list(compare),
-           "sweep_dimensions": list(sweep), "trials": trials, "seed": seed,
-           "census": [], "readings": [], "alg1_classes": [], "bit_times": [],
-           "alg2_fit": [], "alg2": [], "batches": [], "sweep": [], "compare": []}
+    out: dict = {"dimensions": list(dimensions), "compare_dimensions": list(compare),
+                 "sweep_dimensions": list(sweep), "trials": trials, "seed": seed,
+                 "census": [], "readings": [], "alg1_classes": [], "bit_times": [],
+                 "alg2_fit": [], "alg2": [], "batches": [], "sweep": [], "compare": []}
 
     def tick(what):
         nonlocal done
