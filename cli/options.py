@@ -188,7 +188,7 @@ def add_stuck_link_option(p: argparse.ArgumentParser, syntax: str, parse,
 def stuck_links(pairs) -> dict:
     """The ``--stuck-link`` values (``(key, value)`` pairs) as one dict; a wire named
     twice with two values is refused in one line rather than one of them dropped."""
-    out = {}
+    out: dict = {}
     for key, value in pairs:
         if out.get(key, value) != value:
             raise ParameterError(f"stuck-link names one wire twice, at {out[key]} and at "
