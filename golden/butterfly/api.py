@@ -156,7 +156,8 @@ def spec_from_options(kind: str, inputs: int = 1024, multiplicity: int | None = 
                              f"got {multiplicity}")
     if kind == "butterfly" and multiplicity != 1:
         raise ParameterError(
-            f"multiplicity must be 1 for kind butterfly (use dilated-butterfly), got {multiplicity}")
+            f"multiplicity must be 1 for kind butterfly (use dilated-butterfly), "
+            f"got {multiplicity}")
     if kind == "dilated-butterfly" and multiplicity < 2:
         raise ParameterError(
             f"multiplicity must be in [2, {MAX_MULTIPLICITY}] for kind dilated-butterfly, got "
