@@ -112,7 +112,7 @@ class StoreForwardResult:
     undelayed: np.ndarray
     delivery_step: np.ndarray
     rules: Rules = field(default_factory=Rules)
-    waits_by_level: np.ndarray | None = None
+    waits_by_level: np.ndarray = field(kw_only=True)
 
     @property
     def undelayed_fraction(self) -> np.ndarray:
