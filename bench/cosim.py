@@ -83,7 +83,8 @@ int main(int argc, char** argv) {
     for (long c = 0; c < clocks; ++c) {
         const bool strobe = (c %% (T + 1)) == 0;
         if (strobe)  // the cycle's stimulus, written into the memory's rows
-            for (int r = 0; r < rows; ++r) fill(root->%(top)s_harness__DOT__stim[r], rng, %(row_bits)d);
+            for (int r = 0; r < rows; ++r)
+                fill(root->%(top)s_harness__DOT__stim[r], rng, %(row_bits)d);
         top->start = strobe;
         top->clk = 1; top->eval();
         top->clk = 0; top->eval();

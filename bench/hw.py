@@ -2,7 +2,8 @@
 
 Run as ``python bench/hw.py`` (``--quick`` for a small subset,
 ``--gen-only`` for the generation table alone, ``--gen-1024`` for ``fatnet gen`` of the
-1024-leaf fat-tree and the 1024-input multibutterfly alone, harness included). The generation table comes first and
+1024-leaf fat-tree and the 1024-input multibutterfly alone, harness included). The
+generation table comes first and
 needs no synthesis tool: universal fat-trees of 64 to 1024 leaves (w = ceil(n^(2/3))),
 each written by :func:`fatnet.hdl.gen.generate` with every distinct node and stage
 emitted once. Synthesis is
@@ -206,7 +207,8 @@ BFLY_HEAD = ("kind", "N", "d", "switches", "modules", "gen s", "Verilog KiB",
 def _bfly_line(r: dict | None = None) -> str:
     if r is None:
         return "  ".join(f"{h:>13}" for h in BFLY_HEAD)
-    per = (lambda k: f"{r[k] / r['switches']:.1f}" if r.get(k) is not None else None)
+    def per(k):
+        return f"{r[k] / r['switches']:.1f}" if r.get(k) is not None else None
     lat = (f"{r['latency']}={r['levels']}+{r['message_bits']}"
            if r.get("latency_is_levels_plus_bits") else r.get("latency"))
     cells = (r["kind"], r["inputs"], r["multiplicity"], r["switches"], r.get("modules"),
@@ -573,8 +575,9 @@ def hc_ecube_node_row(k: int, buffer: int, workdir: Path, fmax: bool = True,
 def _hc_line(r: dict | None = None) -> str:
     if r is None:
         return "  ".join(f"{h:>13}" for h in HC_HEAD)
-    per = (lambda key: f"{r[key] / r['nodes']:.1f}"
-           if r.get(key) is not None and r.get("nodes") else None)
+    def per(key):
+        return (f"{r[key] / r['nodes']:.1f}"
+                if r.get(key) is not None and r.get("nodes") else None)
     cells = (r["design"], r.get("k"), r.get("nodes"), r.get("routers"), r["gen_seconds"],
              r["verilog_kib"], r.get("ice40_luts"), r.get("ice40_ffs"), r.get("ecp5_luts"),
              r.get("ecp5_ffs"), per("ice40_luts"), per("ice40_ffs"), r.get("ecp5_fmax_mhz"),

@@ -392,7 +392,8 @@ def _print_route(doc: dict, seconds: float) -> None:
           f"{doc['messages']} messages, M = {doc['message_bits']} bits")
     print(f"delivered {doc['delivered']}/{doc['messages']}, not delivered "
           f"{len(doc['lost'])}; {doc['steps']} steps; at most "
-          f"{doc['max_messages_per_node']} message{'' if doc['max_messages_per_node'] == 1 else 's'} in a node"
+          f"{doc['max_messages_per_node']} "
+          f"message{'' if doc['max_messages_per_node'] == 1 else 's'} in a node"
           + (f" ({doc['max_bits']} bits)" if "max_bits" in doc else "")
           + f"; model {seconds:.2f} s")
     printer.details(doc)

@@ -14,7 +14,7 @@ own output, which ``-v`` lets through.
 from __future__ import annotations
 
 import sys
-from typing import Callable
+from typing import Any, Callable
 
 __all__ = ["Progress", "ProgressFn"]
 
@@ -39,9 +39,9 @@ class Progress:
         self.label = label
         self.verbose = verbose
         self.default = default
-        self._bar = None
-        self._task = None
-        self._what = None
+        self._bar: Any = None    # a rich Progress once started (rich is imported lazily)
+        self._task: Any = None
+        self._what: str | None = None
         self._off = False   # stderr is not a terminal: nothing is shown
 
     def __enter__(self) -> "Progress":

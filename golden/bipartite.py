@@ -130,7 +130,7 @@ def _check(inputs: int, outputs: int, alpha: float) -> int:
 def _exact(masks: np.ndarray, kmax: int):
     """Enumerate every set of size 1..kmax, one size per array operation."""
     m = masks.shape[0]
-    best = (math.inf, (), 0)
+    best: tuple[float, tuple[int, ...], int] = (math.inf, (), 0)
     examined = 0
     last = np.arange(m)
     union = masks.copy()

@@ -74,7 +74,8 @@ def problems_of(p: Incidence, cycles) -> list[str]:
     """Problems with a schedule (empty list = valid): every message index exactly once,
     none out of range, and in every cycle load <= cap on every channel."""
     problems: list[str] = []
-    members, cycle_of = [], []
+    member_parts: list[np.ndarray] = []
+    cycle_parts: list[np.ndarray] = []
     for i, cyc in enumerate(cycles):
         c = np.asarray(cyc)
         if c.ndim != 1:
@@ -88,11 +89,11 @@ def problems_of(p: Incidence, cycles) -> list[str]:
         for j in c[out]:
             problems.append(f"cycle {i}: message index {int(j)} out of range "
                             f"[0, {p.m - 1}]")
-        members.append(c[~out])
-        cycle_of.append(np.full(int((~out).sum()), i, dtype=np.int64))
+        member_parts.append(c[~out])
+        cycle_parts.append(np.full(int((~out).sum()), i, dtype=np.int64))
     ncyc = len(cycles)
-    members = np.concatenate(members) if members else np.zeros(0, dtype=np.int64)
-    cycle_of = np.concatenate(cycle_of) if cycle_of else np.zeros(0, dtype=np.int64)
+    members = np.concatenate(member_parts) if member_parts else np.zeros(0, dtype=np.int64)
+    cycle_of = np.concatenate(cycle_parts) if cycle_parts else np.zeros(0, dtype=np.int64)
     seen = np.bincount(members, minlength=p.m)
     nf = p.nflat + 1
     flat = (cycle_of[:, None] * nf + p.P[members]).ravel()

@@ -72,7 +72,7 @@ def bist_lint_waivers() -> str:
 def line_template() -> list:
     """The report line as a list of items: an int (a character) or ``(counter,
     nibble)`` (nibble 7 is the most significant hex digit), ending in CR LF."""
-    items = [ord(c) for c in "fatnet"]
+    items: list[int | tuple[str, int]] = [ord(c) for c in "fatnet"]
     for key, name in zip(REPORT_FIELDS, COUNTERS):
         items += [ord(" "), ord(key), ord("=")]
         items += [(name, nib) for nib in range(7, -1, -1)]
@@ -107,7 +107,7 @@ def table_lookup(m: Module, index, table: dict, width: int, name: str):
         The prefix of the node signals' names.
     """
     n = len(index)
-    nodes = {}
+    nodes: dict[tuple, Signal] = {}
 
     def build(f, var):       # f: values of indices 0 .. 2^(var + 1) - 1, None don't-care
         cares = {v for v in f if v is not None}
@@ -133,7 +133,7 @@ def popcount(m: Module, bits, name: str):
     adders of equal widths, every sum a signal named ``{name}_...`` (driven in ``m``'s
     ``comb``)."""
     w = max(1, len(bits).bit_length())
-    level = []
+    level: list[Signal] = []
     for b in bits:
         v = Signal(w, name=f"{name}_{len(level)}")
         m.d.comb += v.eq(b)

@@ -5,7 +5,8 @@ and ``busy`` stays high for the cycle's ``length`` bit-times; afterwards ``bit_t
 stays at ``length`` (saturates) until the next strobe. The same strobe clears every
 switch, so each top wires ``start`` to its switches' ``clear`` itself, directly or
 through a *start tree* (:func:`start_tree`): D register stages, so that no net of the
-strobe spans the chip (fan-out at most 16 from D = ceil(log16 loads) on). The tree delays the whole cycle by D clocks (the controller's start comes out of
+strobe spans the chip (fan-out at most 16 from D = ceil(log16 loads) on). The tree
+delays the whole cycle by D clocks (the controller's start comes out of
 the tree as well): bit-time 0 is the clock D + 1 after the strobe.
 """
 
@@ -101,7 +102,8 @@ def start_tree(m, start, loads: int, stages: int) -> tuple[list, object]:
     register per ``f`` loads, each stage before it one per ``f`` registers of the next,
     down to one register at stage 1, so every switch sees the strobe exactly ``stages``
     clocks late and no register drives more than ``f`` others (``f`` + 1 for the one that
-    also drives the controller). Enough stages for ``f`` <= 16: ``ceil(log16(loads))``. Every register has its own name, ``start_s<stage>_<i>``, by
+    also drives the controller). Enough stages for ``f`` <= 16: ``ceil(log16(loads))``.
+    Every register has its own name, ``start_s<stage>_<i>``, by
     which :func:`keep_start_tree` marks its flip-flop ``keep``: synthesis would
     otherwise merge the identical registers of a stage into one net.
 

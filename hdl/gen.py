@@ -3,7 +3,8 @@ lint waivers and a manifest.
 
 The family's hardware hooks (:class:`~fatnet.hdl.family.HardwareFamily`, handed in by
 the caller) supply the top (``top(net, library)``), its signature, what each port means
-and the family's manifest fields. Each distinct node or switch (and concentrator stage) is emitted once, as its own
+and the family's manifest fields. Each distinct node or switch (and concentrator stage) is
+emitted once, as its own
 module, and instantiated wherever the network repeats it (:mod:`fatnet.hdl.modules`);
 the harness file instantiates the network top (module ``<top>`` in ``<top>.v``) instead
 of repeating it, so a simulator reads both files.
@@ -249,7 +250,7 @@ def generate(net, out_dir, top: str | None = None, harness: bool = True, *,
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     files = []
-    timings = {}
+    timings: dict[str, float] = {}
     text, dut, library = network_verilog(net, top, timings, hardware=hardware,
                                          progress=progress)
     (out / f"{top}.v").write_text(TIMESCALE + text)

@@ -33,6 +33,8 @@ next start strobe.
 
 from __future__ import annotations
 
+from typing import Any
+
 from amaranth import Cat, Module, Shape, Signal, unsigned
 from amaranth.lib import wiring
 from amaranth.hdl import MemoryData
@@ -55,7 +57,7 @@ ROW_BITS = 4096
 MEMORIES = {"stim": "send", "recv_cap": "recv", "ack_cap": "send"}
 
 
-def endpoint_ports(core) -> list[tuple[str, object]]:
+def endpoint_ports(core) -> list[tuple[str, Any]]:
     """The endpoint interfaces of a network top, in its signature's order, named as in
     the Verilog (:func:`fatnet.hdl.signatures.endpoints`): an array member gives one
     endpoint per element, ``leaf[3]`` is ``leaf__3``. For the fat-tree: ``leaf__0`` ..
@@ -283,11 +285,11 @@ class PackedHarness(wiring.Component):
         m.d.comb += [getattr(dut, name).eq(getattr(self, name)) for name, _ in self.extra]
         # from the strobe until the network's switches are cleared (start_latency
         # clocks later) their outputs are the last cycle's: acknowledge none of them
-        clearing = self.start
+        clearing = earlier = self.start   # earlier: the strobe one register stage back
         for j in range(self.start_latency):
             late = Signal(name=f"start_late{j + 1}")
-            m.d.sync += late.eq(clearing if j == 0 else prev)
-            clearing, prev = clearing | late, late
+            m.d.sync += late.eq(earlier)
+            clearing, earlier = clearing | late, late
         with m.If(clearing):
             m.d.sync += [acking.eq(0), row.eq(0)]
             if k > 1:

@@ -147,6 +147,8 @@ _KNOWN: frozenset = frozenset()
 
 
 def _convert_one(k: int) -> tuple[int, str, list[str]]:
+    if _LIBRARY is None:
+        raise RuntimeError("_convert_one runs only in a worker set up with a module library")
     name, component = _BATCH[k]
     text = rtlil.convert(component, name=name, emit_src=False)
     return k, text, [n for n in _LIBRARY._names.values() if n not in _KNOWN]

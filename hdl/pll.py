@@ -29,6 +29,7 @@ anything.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..golden.errors import ParameterError
@@ -76,8 +77,8 @@ class Pll:
     pfd: tuple            # (min, max)
     vco: tuple
     output: tuple
-    candidates: object    # input MHz -> every legal (output, PFD, VCO, parameters)
-    prefer: object = None  # among equally near settings, the smaller prefer(cand) wins
+    candidates: Callable[[float], list]  # input MHz -> every legal (output, PFD, VCO, parameters)
+    prefer: Callable | None = None  # among equally near settings, the smaller prefer(cand) wins
 
     def search(self, input_mhz: float, request_mhz: float) -> PllSetting | None:
         """The setting nearest ``request_mhz`` (:func:`_nearest`), or None when no

@@ -171,7 +171,7 @@ def predict(plan: BistPlan, cycles: int, on_cycle=None) -> list[dict]:
     counters (:data:`fatnet.golden.bist.COUNTERS`) per report (:func:`run_counters`).
     ``on_cycle(done)``, if given, is called every :data:`PROGRESS_EVERY` cycles and at
     the last (progress)."""
-    reports = []
+    reports: list[dict] = []
     if cycles <= 0:
         return reports
     for counts in run_counters(plan):
@@ -182,6 +182,7 @@ def predict(plan: BistPlan, cycles: int, on_cycle=None) -> list[dict]:
             on_cycle(done)
         if done == cycles:
             return reports
+    raise RuntimeError(f"run_counters ended before cycle {cycles}")   # it never ends
 
 
 @dataclass
@@ -204,7 +205,7 @@ def _stuck_view(plan: BistPlan) -> _StuckView:
     tb = plan.family.testbench
     f = plan.stuck_wire
     fault = None if f is None else (f.direction, f.signal, f.value)
-    silent = f.terminal if fault == ("send", "data", 0) else None   # never enters
+    silent = f.terminal if f is not None and fault == ("send", "data", 0) else None  # never enters
     stuck_recv = (tb.port_name(plan.net, f.terminal), 0) if f and f.direction == "recv" \
         else None
     # whether the network passes the destination's recv_ack back to the source
@@ -212,7 +213,7 @@ def _stuck_view(plan: BistPlan) -> _StuckView:
     # recv data stuck at 1: the checker takes a payload of ones every cycle, if the
     # M bit, the prefix and the payload fit in the cycle
     phantom = None
-    if fault == ("recv", "data", 1) and 1 + plan.prefix + P <= T:
+    if f is not None and fault == ("recv", "data", 1) and 1 + plan.prefix + P <= T:
         phantom = gb.payload_ok((1 << P) - 1, f.terminal, P, n)
     has_phantom = 1 in stuck_wires(plan.net).values()
     terminal_of = {tb.port_name(plan.net, t): t for t in range(N)} if has_phantom else {}
@@ -310,7 +311,9 @@ def _model_cycle(plan: BistPlan, view: _StuckView, srcs, dsts, pays):
         ms = MessageSet.from_pairs([srcs[i] for i in into], [dsts[i] for i in into],
                                    P, 0, payload=[pays[i] for i in into])
         res = tb.simulate(plan.net, ms, tb.prepare(plan.net, ms, list(range(len(into)))))
-    outcome = {}
+    outcome: dict = {}
+    if res is None:   # nothing entered and no phantom: no outcome
+        return outcome, res
     for j, i in enumerate(into):
         o = res.outcomes.get(j)
         want = [1] + plan.headers[srcs[i]][dsts[i]] + int_to_bits(pays[i], P)
@@ -323,11 +326,18 @@ def _model_cycle(plan: BistPlan, view: _StuckView, srcs, dsts, pays):
     return outcome, res
 
 
+def _recv_port_name(plan: BistPlan, key: tuple) -> str:
+    """The top's ``recv`` port a delivered stream's last wire ``key`` is."""
+    port = plan.family.testbench.recv_port(plan.net, key)
+    if port is None:
+        raise ValueError(f"wire {key} ends a delivered stream but is no recv port of the top")
+    return port[0]
+
+
 def _phantom_checks(plan: BistPlan, view: _StuckView, res):
     """The payloads of ones the checkers see (a recv wire stuck at 1, the phantoms of
     links stuck at 1): ``(delivered, bad, unheard)``, ``unheard`` the links stuck at 1
     whose phantom nobody acknowledges."""
-    tb = plan.family.testbench
     n, P, T = plan.n, plan.payload_bits, plan.cycle_length
     delivered = bad = 0
     if view.phantom is not None:
@@ -335,7 +345,7 @@ def _phantom_checks(plan: BistPlan, view: _StuckView, res):
     phantoms = list(res.phantoms.values()) if view.has_phantom and res is not None else []
     # where each delivered phantom ends: a terminal's checker, or None for a port
     # the top ties off (the fat-tree's ext)
-    ends = {o.message: view.terminal_of.get(tb.recv_port(plan.net, o.path[-1].key)[0])
+    ends = {o.message: view.terminal_of.get(_recv_port_name(plan, o.path[-1].key))
             for o in phantoms if o.status == "delivered"}
     # the wires stuck at 1 whose phantom nobody acknowledges: it ends where the top
     # ties the port off, or is lost on such a wire in turn
@@ -368,7 +378,7 @@ def _source_outcome(plan: BistPlan, view: _StuckView, s: int, o, unheard):
     if o is not None and o.status == "delivered":
         at_stuck = view.stuck_recv is not None and tb.recv_port(
             plan.net, (*o.path[-1].channel, o.path[-1].wire)) == view.stuck_recv
-        if not (at_stuck and f.signal == "data"):   # the checker sees the payload
+        if not (at_stuck and f is not None and f.signal == "data"):   # the checker sees the payload
             if gb.payload_ok(bits_to_int(o.stream[len(o.stream) - P:]), int(o.dst), P, n):
                 delivered += 1
             else:
@@ -376,11 +386,11 @@ def _source_outcome(plan: BistPlan, view: _StuckView, s: int, o, unheard):
         # a recv wire stuck at 0 (data or ack) leaves recv_ack low, which
         # matters where the network passes recv_ack back
         ack = o.ack_time is not None and o.ack_time < T and \
-            not (at_stuck and f.value == 0 and view.passes_ack)
+            not (at_stuck and f is not None and f.value == 0 and view.passes_ack)
     elif o is not None and o.ack_time is not None:
         # lost on a link stuck at 1: acknowledged when its phantom is
         ack = o.ack_time < T and o.path[-1].key not in unheard
-    if view.fault is not None and view.fault[:2] == ("send", "ack") and s == f.terminal:
+    if f is not None and (f.direction, f.signal) == ("send", "ack") and s == f.terminal:
         ack = bool(f.value)
     return delivered, bad, ack
 

@@ -312,7 +312,7 @@ EXPERIMENTS = {
 @pytest.mark.parametrize("argv", EXPERIMENTS.values(), ids=list(EXPERIMENTS))
 def test_trials_below_one_is_refused_by_every_experiment(argv, value, workdir, capsys):
     refused_writing_nothing(capsys, workdir, [*argv, "--trials", value],
-                            f"argument --trials: trials must be an integer ")
+                            "argument --trials: trials must be an integer ")
 
 
 #: (command, option, value, what the line says): every other integer with a lower bound

@@ -155,7 +155,8 @@ def spec_from_options(kind: str, inputs: int = 1024, multiplicity: int | None = 
                              f"got {multiplicity}")
     if kind == "butterfly" and multiplicity != 1:
         raise ParameterError(
-            f"multiplicity must be 1 for kind butterfly (use dilated-butterfly), got {multiplicity}")
+            f"multiplicity must be 1 for kind butterfly (use dilated-butterfly), "
+            f"got {multiplicity}")
     if kind == "dilated-butterfly" and multiplicity < 2:
         raise ParameterError(
             f"multiplicity must be in [2, {MAX_MULTIPLICITY}] for kind dilated-butterfly, got "
@@ -194,18 +195,27 @@ def spec_from_options(kind: str, inputs: int = 1024, multiplicity: int | None = 
                          beta=beta, max_attempts=int(max_attempts))
 
 
+def _expansion(spec: ButterflySpec) -> tuple[float, float]:
+    """``(alpha, beta)`` of a spec whose wiring, fault rule or bound needs them."""
+    if spec.alpha is None or spec.beta is None:
+        raise ParameterError("this needs the expansion: give both alpha and beta")
+    return spec.alpha, spec.beta
+
+
 def build(spec: ButterflySpec):
     """The network of ``spec`` with its fault map (``net.faults``; None without faults).
 
     Returns (network, placements): how many random fault placements were drawn (Sec. IV
     re-places them while one reaches an input, if ``spec.replace_faults``).
     """
-    expansion = (spec.alpha, spec.beta) if spec.alpha is not None else None
+    expansion = _expansion(spec) if spec.alpha is not None else None
     net = build_network(spec.kind, spec.inputs, spec.multiplicity, spec.modified, spec.seed,
                         spec.wiring, expansion, spec.max_attempts)
     if spec.faults is None and spec.fault_rate is None:
         return net, 0
     if spec.adversary is not None:
+        if spec.faults is None:
+            raise ParameterError("an adversary needs a fault count (faults)")
         faulty = fl.adversarial_faults(net, spec.faults, spec.adversary)
     else:
         faulty = None
@@ -214,7 +224,7 @@ def build(spec: ButterflySpec):
         if faulty is None:
             faulty = fl.random_faults(net, spec.faults, spec.fault_rate,
                                       rng=generator(spec.seed, "faults"))
-        return net.with_faults(fl.erase(net, faulty, spec.alpha, spec.beta)), 1
+        return net.with_faults(fl.erase(net, faulty, *_expansion(spec))), 1
     if faulty is not None:
         return net.with_faults(fl.propagate(net, faulty, spec.fault_rule)), 1
     rng = generator(spec.seed, "faults")
@@ -292,7 +302,7 @@ def info(spec: ButterflySpec, alpha: float = 1 / 16, exact_limit: int | None = N
         **net.faults.summary(), "placements": placements}
     if net.faults is not None and spec.fault_rule == "erase":
         out["faults"]["theorem_3_4"] = fl.theorem_3_4_bounds(
-            spec.inputs, int(net.faults.faulty.sum()), spec.alpha, spec.beta,
+            spec.inputs, int(net.faults.faulty.sum()), *_expansion(spec),
             spec.multiplicity)
     return out
 
@@ -368,7 +378,7 @@ def route(spec: ButterflySpec, pattern: str = "random-destinations", problems: i
                  "delivered": res["delivered"], "colours": res["colours"]}
         if spec.alpha is not None:
             upfal["theorem_2_1"] = theorem_2_1_bound(spec.inputs, spec.multiplicity,
-                                                     spec.alpha, spec.beta, upfal_waves,
+                                                     *_expansion(spec), upfal_waves,
                                                      problems)
     out = {
         "spec": spec.as_dict(), "pattern": pattern, "problems": problems,
@@ -473,7 +483,7 @@ def acceptance_table(inputs: int = 64, trials: int = 300, seed: int = 0,
     for the butterfly, as Patel's delta network of 2 x 2 crossbars (a switch passes one
     message), beside Patel's recursion. One row per network and model (``model``);
     ``progress(done, total, what)``, if given, is called before each row."""
-    rows = []
+    rows: list[dict] = []
     networks = (("butterfly", 1, None), ("butterfly", 1, 1),
                 ("dilated-butterfly", 2, None), ("multibutterfly", 2, None))
     for kind, d, cap in networks:

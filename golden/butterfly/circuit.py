@@ -190,7 +190,10 @@ def load_sweep(inputs: int = 256, loads=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8,
     exclusive. ``progress(done, total, what)``, if given, is called before each
     (network, load) point.
     """
-    out = []
+    if isinstance(node_capacity, str) and node_capacity != "multiplicity":
+        raise ParameterError(f"node_capacity must be \"multiplicity\", an int >= 1 or None, "
+                             f"got {node_capacity!r}")
+    out: list[dict] = []
     n = inputs.bit_length() - 1
     for kind in kinds:
         d = 1 if kind == "butterfly" else multiplicity
@@ -207,7 +210,7 @@ def load_sweep(inputs: int = 256, loads=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8,
             dest = np.stack([make_problems("random-destinations", inputs, 1, rng=rng)[0]
                              for _ in range(trials)])
             dest[rng.random(dest.shape) >= load] = -1
-            cap = d if node_capacity == "multiplicity" else node_capacity
+            cap = d if isinstance(node_capacity, str) else node_capacity
             acc = one_cycle_acceptance(nets, dest, arbitration, seed=seed, node_capacity=cap)
             sf = route_store_forward(nets, dest[:, None, :])
             steps = sf.delivery_step

@@ -122,8 +122,8 @@ class CircuitNetwork:
         self.field_widths = [int(network.group_mask[i]).bit_length()
                              for i in range(self.depth)]
         self.stuck_wires = {}
-        for key, value in dict(stuck_wires or {}).items():
-            self.stuck_wires[self.check_stuck_link(*key, value)] = value
+        for (level, row, wire), value in dict(stuck_wires or {}).items():
+            self.stuck_wires[self.check_stuck_link(level, row, wire, value)] = value
         self._stages: dict[tuple[int, int], tuple] = {}
 
     def check_stuck_link(self, level, row, wire, value) -> tuple[int, int, int]:
@@ -263,7 +263,8 @@ def simulate_cycle(circuit: CircuitNetwork, ms: MessageSet, idx) -> CycleResult:
     Raises ParameterError if two messages of one cycle share an input (an input has
     one wire).
     """
-    injections, messages = {}, {}
+    injections: dict = {}
+    messages: dict[int, tuple] = {}
     for m in sorted(int(i) for i in idx):
         s, d = int(ms.src[m]), int(ms.dst[m])
         if not 0 <= s < circuit.n_inputs:
@@ -308,7 +309,7 @@ def run_masked(circuit: CircuitNetwork, ms: MessageSet, masks, max_cycles: int =
     under ``masks[c]`` (the last mask after the list). The report's ``masks`` holds the
     mask of every cycle run."""
     nets = [masked_network(circuit, mk) for mk in masks]
-    used = []
+    used: list = []
     report = RunReport("online", len(ms), cycle_length=circuit.cycle_length)
     usage = ChannelUsage(lambda channel: channel[0], circuit.in_degree.sum(axis=1))
 

@@ -151,7 +151,7 @@ def _paper(table: int, row: str, column: str, inputs: int):
         return None, None
     if table == 1:
         return PAPER_TABLE_1.get(row), None
-    source = PAPER_TABLE_2 if table == 2 else PAPER_TABLE_3
+    source: dict = PAPER_TABLE_2 if table == 2 else PAPER_TABLE_3
     return source[row][column]
 
 

@@ -146,6 +146,7 @@ def random_faults(net: SplitterNetwork, count: int | None = None, rate: float | 
         inner = faulty[1:-1].reshape(-1)          # a view: the slice is contiguous
         inner[chosen] = True
     else:
+        assert rate is not None   # the check above: exactly one of count and rate
         if not 0.0 <= rate <= 1.0:
             raise ParameterError(f"fault_rate must be in [0, 1], got {rate}")
         faulty[1:-1] = rng.random((net.depth - 1, net.inputs)) < rate

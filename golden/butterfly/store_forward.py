@@ -113,7 +113,7 @@ class StoreForwardResult:
     undelayed: np.ndarray
     delivery_step: np.ndarray
     rules: Rules = field(default_factory=Rules)
-    waits_by_level: np.ndarray | None = None
+    waits_by_level: np.ndarray = field(kw_only=True)
 
     @property
     def undelayed_fraction(self) -> np.ndarray:
@@ -218,7 +218,9 @@ def _fabric_and_problems(networks, problems) -> tuple[_Fabric, np.ndarray]:
     heads, blocked, in_rank = arrays["heads"], arrays["blocked"], arrays["in_rank"]
     trials, depth, inputs, _ = heads.shape
     prob = np.asarray(problems, dtype=np.int64)
-    prob = prob.reshape((1,) * (3 - prob.ndim) + prob.shape)
+    # the new shape as separate ints: for a tuple argument numpy's stubs (Python 3.10)
+    # pick the overload of shape ()
+    prob = prob.reshape(*(1,) * (3 - prob.ndim), *prob.shape)
     if trials == 1 and prob.shape[0] > 1:  # one network, many problem sets
         trials = prob.shape[0]
         heads = np.broadcast_to(heads, (trials,) + heads.shape[1:])
@@ -279,7 +281,7 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
     rng = generator(seed, "arbitration")
     msgs = _initial_messages(fabric, prob)
     present = prob >= 0
-    delivery = np.zeros(prob.size, dtype=np.int64)
+    delivery: np.ndarray = np.zeros(prob.size, dtype=np.int64)
     undelayed_flat = np.zeros(prob.size, dtype=bool)
     waits = np.zeros(fabric.levels, dtype=np.int64)
     qmin = np.full(trials * fabric.levels * fabric.inputs * fabric.n_groups, _NO_PRIO,

@@ -64,11 +64,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import ParameterError
 from ..seeds import generator
+
+if TYPE_CHECKING:
+    from .faults import FaultMap
 
 __all__ = [
     "KINDS",
@@ -148,7 +152,7 @@ class SplitterNetwork:
     level_kind: tuple
     first_level: int
     attempt: int = 0
-    faults: object | None = None  # a faults.FaultMap (faults.py imports this module)
+    faults: FaultMap | None = None  # faults.py imports this module: imported for types only
     wiring: str = "deterministic"
     expansion: list | None = None
     _in_rank: np.ndarray | None = field(default=None, repr=False, compare=False)
@@ -384,7 +388,7 @@ def _random_splitter_hops(n: int, levels: range, d: int, rng: np.random.Generato
                 stub_block = np.repeat(rows // m, d)      # stub r * d + j is r's block's
                 position = np.arange(inputs * d) % (m * d)
                 order = np.argsort(stub_block + rng.random(inputs * d), kind="stable")
-                targets = np.empty(inputs * d, dtype=np.int64)
+                targets: np.ndarray = np.empty(inputs * d, dtype=np.int64)
                 # The p-th stub of a block (in random order) gets the block's p-th output end.
                 targets[order] = np.repeat(base, d) + position // (2 * d)
                 targets = targets.reshape(inputs, d)

@@ -244,7 +244,7 @@ def _exact_output_side(adj: list[list[int]], s: int) -> int:
     r = len(adj)
     n = 1 << s
     dtype = np.uint8 if r < 2 ** 8 else np.uint16 if r < 2 ** 16 else np.uint32
-    g = np.zeros(n, dtype=dtype)
+    g: np.ndarray = np.zeros(n, dtype=dtype)
     masks = np.array([sum(1 << o for o in row) for row in adj], dtype=np.int64)
     np.add.at(g, masks, 1)
     for i in range(s):  # subset-sum (zeta) transform: g[S] = #inputs with mask in S
@@ -430,22 +430,22 @@ class _Hall:
 
     def shrink(self, ys: list[int]) -> list[int]:
         """Drop inputs from a violator while it stays a violator (local minimisation)."""
-        ys = set(ys)
+        left = set(ys)
         cover = np.zeros(self.s, dtype=np.int64)
-        for y in ys:
+        for y in left:
             cover[self.adj[y]] += 1
         n_out = int((cover > 0).sum())
         changed = True
-        while changed and len(ys) > 1:
+        while changed and len(left) > 1:
             changed = False
-            for y in sorted(ys, key=lambda v: (-len(self.adj[v]), v)):
+            for y in sorted(left, key=lambda v: (-len(self.adj[v]), v)):
                 lost = int((cover[self.adj[y]] == 1).sum())
-                if n_out - lost < len(ys) - 1:
-                    ys.discard(y)
+                if n_out - lost < len(left) - 1:
+                    left.discard(y)
                     cover[self.adj[y]] -= 1
                     n_out -= lost
                     changed = True
-        return sorted(ys)
+        return sorted(left)
 
 
 def _heuristic_bound(adj: list[list[int]], s: int, seed: int, trials: int,

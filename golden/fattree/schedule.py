@@ -423,7 +423,8 @@ def schedule_greedy(tree: FatTree, src, dst, cap=None) -> list[np.ndarray]:
     Messages are placed tightest first (largest load factor on their path, then
     LCA nearest the root, then index) into the open cycle that keeps its channels
     furthest ahead of the work still to come (normalised surplus; the packer is
-    :func:`fatnet.golden.packer.greedy_pack`). When no cycle has room, a bounded Kempe chain tries to make
+    :func:`fatnet.golden.packer.greedy_pack`). When no cycle has room, a bounded Kempe chain
+    tries to make
     room by moving messages back and forth between two cycles (as in bipartite edge
     colouring); only when that fails is a new cycle opened. A repair pass then tries
     to empty the last cycle(s) by the same moves.
@@ -462,13 +463,12 @@ def schedule(tree: FatTree, src, dst, cap=None, method: str = "best") -> list[np
     names = ["greedy", "theorem1"]
     if _corollary2_applies(tree, cap):
         names.append("corollary2")
-    best = None
+    schedules = []
     for name in names:
         cycles = _FUNCS[name](tree, src, dst, cap)
         _assert_valid(tree, src, dst, cycles, cap, name)
-        if best is None or len(cycles) < len(best):
-            best = cycles
-    return best
+        schedules.append(cycles)
+    return min(schedules, key=len)  # the first of the shortest: ties go by names' order
 
 
 def measure(tree: FatTree, src, dst, method: str, cap=None) -> dict:

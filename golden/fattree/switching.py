@@ -84,7 +84,7 @@ def set_switches(net, ms, idx) -> Settings:
             requests[(h.node, h.out_port)].append((m, q))
     current = dict(wire)  # message -> wire it occupies on its current channel
     progress = {m: 0 for m in hops}  # message -> index of the hop to be set next
-    edges = {m: [None] * len(hs) for m, hs in hops.items()}
+    edges: dict[int, list[tuple | None]] = {m: [None] * len(hs) for m, hs in hops.items()}
     dropped = set()
     for key in sorted(requests, key=lambda k: _processing_order(net, *k)):
         node, port = key

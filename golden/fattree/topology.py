@@ -196,9 +196,11 @@ class FatTree:
             down = on & (dst >= 0)
             base = (1 << k) - 1
             shift = self.L - k
-            msgs.append(idx[up]); dirs.append(np.full(up.sum(), UP))
+            msgs.append(idx[up])
+            dirs.append(np.full(up.sum(), UP))
             heaps.append(base + (src[up] >> shift))
-            msgs.append(idx[down]); dirs.append(np.full(down.sum(), DOWN))
+            msgs.append(idx[down])
+            dirs.append(np.full(down.sum(), DOWN))
             heaps.append(base + (dst[down] >> shift))
         return np.concatenate(msgs), np.concatenate(dirs), np.concatenate(heaps)
 

@@ -85,7 +85,7 @@ class Alg1Result:
     dst: np.ndarray
     positions: np.ndarray
     collisions: list[Collision] = field(default_factory=list)
-    collided: np.ndarray = None
+    collided: np.ndarray = field(kw_only=True)  # required: what delivered reads
     max_messages_per_node: int = 0
 
     @property
@@ -286,7 +286,7 @@ def census(k: int, *, order=None) -> dict:
     in each class, and how many that are not semi-contractions also do. Theorem 1 says
     ``semi_contractions_collision_free == semi_contractions`` (for the default order)."""
     order = check_order(k, order)
-    c = dict.fromkeys(("partial_permutations", "packings", "semi_contractions",
+    c: dict = dict.fromkeys(("partial_permutations", "packings", "semi_contractions",
                        "collision_free", "packings_collision_free",
                        "semi_contractions_collision_free", "other_collision_free",
                        "permutations", "permutations_collision_free"), 0)

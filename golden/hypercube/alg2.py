@@ -266,7 +266,7 @@ class BatchResult:
 
     @property
     def ok(self) -> np.ndarray:
-        bad = ~self.delivered.all(axis=1)
+        bad = np.asarray(~self.delivered.all(axis=1))
         for v in self.violations.values():
             bad = bad | v
         return ~bad

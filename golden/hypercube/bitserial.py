@@ -190,7 +190,7 @@ class RouterChain(Fabric):
         for o in result.outcomes.values():
             for occ in o.path[1:]:
                 holder[occ.channel] = o.message
-        lost = {}
+        lost: dict[tuple[int, int], list[int]] = {}
         for o in result.outcomes.values():
             if o.status != "lost":
                 continue
@@ -485,7 +485,7 @@ def _cross(st: _Alg2State, sched: Schedule, i: int):
     Its record, the messages that crossed, and the messages each node holds."""
     M = st.M
     alive = np.flatnonzero(st.alive)
-    movers = [int(m) for m in alive if ((st.destination(m) ^ int(st.pos[m])) >> i) & 1]
+    movers = [int(m) for m in alive if ((st.destination(int(m)) ^ int(st.pos[m])) >> i) & 1]
     length = sched.step(i, 1).length
     waves, moved = {}, []
     for m in movers:

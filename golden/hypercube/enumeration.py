@@ -294,14 +294,14 @@ def enumerate_bitserial(k: int, members, fixed_mask: int = 0, *, dims=None) -> d
         if tau < w:
             new_t[0] = s.astype(np.int64) if tau == 0 else 0
         for j in range(1, ranks):
-            l = tau - j                             # the bit rank j's register gets now
-            if not (0 <= l < w):
+            bit = tau - j                           # the bit rank j's register gets now
+            if not (0 <= bit < w):
                 continue
             d = rank_dims[j - 1]
-            if l == 0:                              # first bit: clear the carries
+            if bit == 0:                            # first bit: clear the carries
                 t_carry[j] = 0
                 o_carry[j] = 0
-            a_t, a_o = t_reg[j - 1], o_reg[j - 1]   # rank j-1's bit l (bit-time tau-1)
+            a_t, a_o = t_reg[j - 1], o_reg[j - 1]   # rank j-1's bit `bit` (bit-time tau-1)
             if (fixed_mask >> d) & 1:
                 b_t = np.zeros(n, dtype=np.int64)
                 b_o = b_t
@@ -314,11 +314,11 @@ def enumerate_bitserial(k: int, members, fixed_mask: int = 0, *, dims=None) -> d
             new_o[j], o_carry[j] = so & 1, so >> 1
         t_reg, o_reg = new_t, new_o
         for j in range(ranks):                      # observe the registers at bit-time tau
-            l = tau - j
-            if 0 <= l < w:
-                t_val[j] |= t_reg[j] << l
-                o_val[j] |= o_reg[j] << l
-                seen[j, l] = tau
+            bit = tau - j
+            if 0 <= bit < w:
+                t_val[j] |= t_reg[j] << bit
+                o_val[j] |= o_reg[j] << bit
+                seen[j, bit] = tau
     e = np.where(s, o_val[-1] + 1, 0)
     return {"E": e, "t": t_val, "o": o_val, "bit_times": seen, "total": total}
 

@@ -146,7 +146,7 @@ def _alg1_classes(k, trials, seed) -> dict:
 def _bit_times(k) -> dict:
     e = enumeration_timing(k)
     s2, s4 = bitserial.schedule(k, 2 * k), bitserial.schedule(k, 4 * k)
-    per_kind = {}
+    per_kind: dict[str, int] = {}
     for st in s2.steps:
         per_kind[st.kind] = per_kind.get(st.kind, 0) + st.length
     return {"k": k, "alg1_pipeline_2k": alg1.pipeline_timing(k, 2 * k).total,
@@ -280,7 +280,7 @@ def _compare_cell(k, pattern, name, trials, seed) -> dict:
 
 def _wins(rows) -> list:
     out = []
-    cells = {}
+    cells: dict[tuple[int, str], list[dict]] = {}
     for r in rows:
         if r.get("routed"):
             cells.setdefault((r["k"], r["pattern"]), []).append(r)
@@ -319,10 +319,10 @@ def run(dimensions=DEFAULT_DIMENSIONS, compare=DEFAULT_COMPARE, trials: int = 5,
             + [("sweep", k) for k in sweep]
             + [("compare", (k, p, a)) for k in compare for p in PATTERNS for a in COMPARED])
     done = 0
-    out = {"dimensions": list(dimensions), "compare_dimensions": list(compare),
-           "sweep_dimensions": list(sweep), "trials": trials, "seed": seed,
-           "census": [], "readings": [], "alg1_classes": [], "bit_times": [],
-           "alg2_fit": [], "alg2": [], "batches": [], "sweep": [], "compare": []}
+    out: dict = {"dimensions": list(dimensions), "compare_dimensions": list(compare),
+                 "sweep_dimensions": list(sweep), "trials": trials, "seed": seed,
+                 "census": [], "readings": [], "alg1_classes": [], "bit_times": [],
+                 "alg2_fit": [], "alg2": [], "batches": [], "sweep": [], "compare": []}
 
     def tick(what):
         nonlocal done

@@ -431,10 +431,11 @@ class _Run:
         self.delivery = np.full(m, -1, dtype=np.int64)
         self.hops = np.zeros(m, dtype=np.int64)
         self.occ = np.zeros(k << k, dtype=np.int64)
-        self.log = {"step": [], "message": [], "link": [], "phase": [], "ends_phase1": []}
+        self.log: dict[str, list[np.ndarray]] = {"step": [], "message": [], "link": [], "phase": [],
+                                                 "ends_phase1": []}
         self.counter = 0
         self.released = not barrier
-        self.phase1_steps = None
+        self.phase1_steps: int | None = None
         self.step, self.last_delivery, self.stopped = 0, 0, "delivered"
         self._start(done0)
 

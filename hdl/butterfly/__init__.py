@@ -71,7 +71,7 @@ def _spec(circuit) -> dict:
     validated options, else what the network itself records)."""
     net = circuit.network
     spec = getattr(circuit, "spec", None)
-    doc = {k: None for k in SPEC_FIELDS}
+    doc: dict[str, object] = {k: None for k in SPEC_FIELDS}
     doc.update(kind=net.kind, inputs=net.inputs, multiplicity=net.multiplicity,
                modified=net.modified, seed=net.seed, wiring=net.wiring,
                wiring_attempt=int(net.attempt), payload_bits=circuit.payload_bits,
@@ -169,8 +169,8 @@ def _timing(circuit) -> str:
     carry after busy falls, and the status registers' settling."""
     n, T, P, s = circuit.depth, circuit.cycle_length, circuit.payload_bits, circuit.link_stages
     # the latency rules in lg N (and s, when the links are pipelined)
-    latency_rule = f"lg N + s (lg N - 1)" if s else "lg N"
-    arrival_rule = f"2 lg N + s (lg N - 1)" if s else "2 lg N"
+    latency_rule = "lg N + s (lg N - 1)" if s else "lg N"
+    arrival_rule = "2 lg N + s (lg N - 1)" if s else "2 lg N"
     return (
         f"one bit-time per clock; {bit_time_zero(circuit.start_stages)}. "
         f"Input r drives on term{{r}}.send: M = 1 at bit-time 0, then the lg N address "
@@ -199,11 +199,11 @@ def _timing(circuit) -> str:
         f"later (both 0 "
         f"if the inputs drive 0 and the destinations drop recv_ack); "
         f"{cleared_when(circuit.start_stages, 'switch')}"
-        + (" and link register" if s else "") + f", so both read 0 from bit-time 0. "
-        f"Status: "
-        f"every switch has a status register <top>.bad_<level>_<row> (not a port); "
-        f"after fault_mask changes (or after reset) the registers settle backward one "
-        f"level per clock"
+        + (" and link register" if s else "") + ", so both read 0 from bit-time 0. "
+        "Status: "
+        "every switch has a status register <top>.bad_<level>_<row> (not a port); "
+        "after fault_mask changes (or after reset) the registers settle backward one "
+        "level per clock"
         + (f", and each pipelined link holds the status it carries back s = {s} "
            f"clocks more (those registers and the status registers reset to the "
            f"settled value under the built-in faults, so after reset with fault_mask "

@@ -7,7 +7,8 @@ from .manifest import manifest_fields
 from .network import (FatTreeNetworkHW, FatTreeNode, leaf_signature, network_signature,
                       port_meaning, port_signature)
 
-__all__ = ["check_buildable", "size_text", "FatTreeNetworkHW", "FatTreeNode", "leaf_signature", "port_signature", "top",
+__all__ = ["check_buildable", "size_text", "FatTreeNetworkHW", "FatTreeNode", "leaf_signature",
+           "port_signature", "top",
            "network_signature", "port_meaning", "manifest_fields"]
 
 

@@ -247,7 +247,10 @@ def port_meaning(net, row: dict) -> str:
         path = row["path"]
         who = "the external interface" if path[0] == "ext" else f"processor {path[1]}"
         return EndpointSignature.MEANING[path[-1]].format(who=who)
-    return controller_meaning(row["name"], net.cycle_length, net.start_stages)
+    meaning = controller_meaning(row["name"], net.cycle_length, net.start_stages)
+    if meaning is None:
+        raise ValueError(f"{row['name']!r} is no port of the fat-tree's top")
+    return meaning
 
 
 class FatTreeNetworkHW(wiring.Component):

@@ -365,18 +365,18 @@ def _alg1_rules(net) -> dict:
             f"still inside the cycle (T - 1 = {T - 1})")
     return {
         "collision_flags": (
-            f"every router has a status register collision_<r>_<x> in the top module (a "
-            f"Verilog reg, not a port; synthesis removes it, as nothing reads it): node "
-            f"x's rank-r router, the one that owns node x's register after dimension "
-            f"order[r], which both messages of a tie claimed. Every message starts at "
-            f"bit-time 0, so every claim of rank r is made in bit-time 2r + 1, and the "
-            f"flag reads 1 from bit-time 2r + 2 on, to the cycle's end and after busy "
-            f"falls; the clock of the next start strobe clears it (it reads 0 from "
-            f"bit-time 0). One flag per collision, at the contested register's node: the "
-            f"lost message's earlier routers raise none. Tie: the message from the node "
-            f"whose bit order[r] is 0 keeps the register, so node x keeps it for its own "
-            f"staying message when its bit order[r] is 0 and gives it to the neighbour's "
-            f"crossing message when it is 1"),
+            "every router has a status register collision_<r>_<x> in the top module (a "
+            "Verilog reg, not a port; synthesis removes it, as nothing reads it): node "
+            "x's rank-r router, the one that owns node x's register after dimension "
+            "order[r], which both messages of a tie claimed. Every message starts at "
+            "bit-time 0, so every claim of rank r is made in bit-time 2r + 1, and the "
+            "flag reads 1 from bit-time 2r + 2 on, to the cycle's end and after busy "
+            "falls; the clock of the next start strobe clears it (it reads 0 from "
+            "bit-time 0). One flag per collision, at the contested register's node: the "
+            "lost message's earlier routers raise none. Tie: the message from the node "
+            "whose bit order[r] is 0 keeps the register, so node x keeps it for its own "
+            "staying message when its bit order[r] is 0 and gives it to the neighbour's "
+            "crossing message when it is 1"),
         "acknowledgment": (
             f"recv_ack at a destination goes back along its message's circuit, one "
             f"register per router: the source's send_ack is the destination's recv_ack "
@@ -418,11 +418,11 @@ def _injection_rule(net) -> str:
 def _arbitration_rule(net) -> str:
     valiant = net.via_intermediate
     return (
-        f"in step s >= 1 every non-empty queue's head crosses its link (at most one "
-        f"message per directed link per step). At bit-time s*S + Wd + 1 each node "
-        f"decides for every message that arrived: a message at its target that is its "
-        f"final destination is delivered (never refused: a cycle's destinations are "
-        f"distinct)" + (
+        "in step s >= 1 every non-empty queue's head crosses its link (at most one "
+        "message per directed link per step). At bit-time s*S + Wd + 1 each node "
+        "decides for every message that arrived: a message at its target that is its "
+        "final destination is delivered (never refused: a cycle's destinations are "
+        "distinct)" + (
             "; a message that passes its destination in phase 1, on its way to its "
             "intermediate node, is not delivered there: it goes on and comes back in "
             "phase 2; a message at its intermediate node takes its destination as target "
@@ -441,7 +441,7 @@ def _arbitration_rule(net) -> str:
 
 
 def _queue_registers(net) -> str:
-    k, B, P, Wd = net.k, net.buffer, net.payload_bits, net.word_bits
+    B, P, Wd = net.buffer, net.payload_bits, net.word_bits
     layout = (f"its current target's k bits at the top (the intermediate node in phase "
               f"1, then the destination), the destination's k bits, then the P = {P} data "
               f"bits" if net.via_intermediate else

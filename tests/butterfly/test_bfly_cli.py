@@ -291,7 +291,8 @@ def _model_under(argv):
                            fault_rate=None, adversary=None, fault_rule="all",
                            modified=False, wiring="uniform", expansion=None,
                            payload_bits=8, link_stages=0, start_stages=0, stuck_link=[], seed=0,
-                           pattern="random-permutation", problems=1, hot_fraction=0.1, max_cycles=3, **argv)
+                           pattern="random-permutation", problems=1, hot_fraction=0.1,
+                           max_cycles=3, **argv)
     c = bfc.network_from_args("butterfly", args)
     ms = bfc.messages_from_args(args, c)
     rep = bfc.run_model(c, ms, args)

@@ -56,7 +56,8 @@ def test_one_cycle_uses_each_wire_once_and_delivers_payloads(bfly_network, bfly_
     for m, o in res.outcomes.items():
         assert o.status in ("delivered", "lost"), why
         if o.status == "delivered":
-            assert o.delivered_payload == ms.payload[m] and o.path[-1].channel == (c.depth, ms.dst[m]), why
+            assert o.delivered_payload == ms.payload[m], why
+            assert o.path[-1].channel == (c.depth, ms.dst[m]), why
             for occ in o.path:  # the stream is on the wire from its M bit, ack rises back
                 key = (*occ.channel, occ.wire)
                 assert waves[key][occ.time] == 1 and waves[key][:occ.time].sum() == 0, why
@@ -139,7 +140,8 @@ def test_bad_payload_width_is_one_clear_error():
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-def test_vectorised_one_cycle_model_agrees_with_the_cycle_exact_one(bfly_network, bfly_catalogue, seed):
+def test_vectorised_one_cycle_model_agrees_with_the_cycle_exact_one(bfly_network, bfly_catalogue,
+                                                                    seed):
     """circuit.one_cycle_acceptance with wire-order arbitration (the experiments' fast
     model) delivers exactly the messages the bit-serial model delivers, faults included
     (inputs the faults cut off send nothing: the fast model leaves them out)."""

@@ -205,7 +205,8 @@ def test_patterns(kind, n, d, pattern):
     c = circuit(kind, n, d, "random", count=2, seed=seed)
     ms = messages(c, pattern, seed)
     rep = run_circuit(c, ms, keep_results=True, max_cycles=4)
-    check(run_cycles_amaranth(c, ms, rep.results, family=family_of(c)), f"{kind} N={n} {pattern} seed {seed}")
+    check(run_cycles_amaranth(c, ms, rep.results, family=family_of(c)),
+          f"{kind} N={n} {pattern} seed {seed}")
 
 
 @pytest.mark.parametrize("kind,n,d", [("multibutterfly", 8, 2), ("dilated-butterfly", 8, 3),
@@ -225,7 +226,8 @@ def test_fault_masks_changed_between_cycles(kind, n, d):
     check(out, f"{kind} N={n} d={d} masks seed {seed}")
     assert any(p.expect_status.any() for p, _ in out)  # the status check saw faults
     # index cycles under masks give the same plans as the masked model's results
-    for res, mk, plan in zip(results, per_cycle, plans(c, ms, results, per_cycle, family=family_of(c))):
+    for res, mk, plan in zip(results, per_cycle,
+                             plans(c, ms, results, per_cycle, family=family_of(c))):
         again = plan_cycle(c, ms, sorted(res.outcomes), mk, family=family_of(c))
         assert plan.mask == again.mask
         for a, b in ((plan.drive, again.drive), (plan.expect_recv, again.expect_recv)):
@@ -253,7 +255,8 @@ def test_packed_harness_replays_whole_cycles_as_modelled(kind, n, d):
     ms = messages(c, "random-destinations", 1, problems=2)
     masks = [None, random_mask(c, 3, 1)]
     results, per_cycle = masked_run(c, ms, masks, max_cycles=3)
-    check(run_cycles_harness_amaranth(c, ms, results, masks=per_cycle, family=family_of(c)), f"harness {kind}")
+    check(run_cycles_harness_amaranth(c, ms, results, masks=per_cycle, family=family_of(c)),
+          f"harness {kind}")
 
 
 def test_harness_layouts_follow_the_signature(never_elaborated):
@@ -327,7 +330,8 @@ def test_gtkw_groups_by_level_and_switch_and_names_signals_that_exist(tmp_path,
     c = circuit("multibutterfly", 4, 2)
     generate(c, tmp_path, hardware=family_of(c).hardware)
     text = (tmp_path / "butterfly_harness.v").read_text() + (tmp_path / "butterfly.v").read_text()
-    gtkw = write_gtkw(c, tmp_path / "dump.fst", tmp_path / "b.gtkw", family=family_of(c)).read_text()
+    gtkw = write_gtkw(c, tmp_path / "dump.fst", tmp_path / "b.gtkw",
+                      family=family_of(c)).read_text()
     paths = gtkw_paths_exist(gtkw, "butterfly_harness", text)
     assert len(paths) > 2 * 4 * 7
     assert gtkw.count("-level_") == 2 * c.depth

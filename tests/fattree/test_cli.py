@@ -29,8 +29,9 @@ def test_schedule_prints_a_valid_schedule(tmp_path, capsys):
     rng = np.random.default_rng(7)
     pairs = [[int(s), int(d)] for s, d in zip(range(64), rng.permutation(64))]
     pairs += [[3, "ext"], ["ext", 5]]
-    code, out, _ = run_cli(capsys, "schedule", "fat-tree", "--leaves", "64", "--root-capacity", "16",
-                           "--messages", write(tmp_path, {"messages": pairs}))
+    code, out, _ = run_cli(capsys, "schedule", "fat-tree", "--leaves", "64",
+                           "--root-capacity", "16", "--messages",
+                           write(tmp_path, {"messages": pairs}))
     assert code == 0
     doc = json.loads(out)
     assert set(doc) == {"leaves", "capacities", "load_factor", "lower_bound", "cycles"}
@@ -40,7 +41,8 @@ def test_schedule_prints_a_valid_schedule(tmp_path, capsys):
     assert sorted(flat, key=str) == sorted(map(tuple, pairs), key=str)
     # rebuild index arrays and validate independently
     tree = FatTree(spec)
-    conv = lambda e: -1 if e == "ext" else e
+    def conv(e):
+        return -1 if e == "ext" else e
     src = np.array([conv(s) for s, _ in flat])
     dst = np.array([conv(d) for _, d in flat])
     cycles, i = [], 0
@@ -52,28 +54,42 @@ def test_schedule_prints_a_valid_schedule(tmp_path, capsys):
 
 
 def test_schedule_with_explicit_capacities(tmp_path, capsys):
-    code, out, _ = run_cli(capsys, "schedule", "fat-tree", "--leaves", "4", "--capacities", "1,1,1",
-                           "--messages", write(tmp_path, {"messages": [[1, 0], [2, 0], [3, 0]]}))
+    code, out, _ = run_cli(capsys, "schedule", "fat-tree", "--leaves", "4", "--capacities",
+                           "1,1,1", "--messages",
+                           write(tmp_path, {"messages": [[1, 0], [2, 0], [3, 0]]}))
     doc = json.loads(out)
     assert code == 0 and doc["capacities"] == [1, 1, 1]
     assert doc["lower_bound"] == 3 and len(doc["cycles"]) == 3
 
 
 @pytest.mark.parametrize("argv, needle", [
-    (["schedule", "fat-tree", "--leaves", "12", "--root-capacity", "8"], "leaves must be a power of two"),
-    (["schedule", "fat-tree", "--leaves", "16", "--root-capacity", "3"], "root-capacity must be in [n^(2/3), n] = [7, 16]"),
+    (["schedule", "fat-tree", "--leaves", "12", "--root-capacity", "8"],
+     "leaves must be a power of two"),
+    (["schedule", "fat-tree", "--leaves", "16", "--root-capacity", "3"],
+     "root-capacity must be in [n^(2/3), n] = [7, 16]"),
     (["schedule", "fat-tree", "--leaves", "16", "--root-capacity", "17"], "root-capacity"),
-    (["schedule", "fat-tree", "--leaves", "4", "--capacities", "2,0,1"], "capacities[1] must be an integer in [1, 2048], got 0"),
+    (["schedule", "fat-tree", "--leaves", "4", "--capacities", "2,0,1"],
+     "capacities[1] must be an integer in [1, 2048], got 0"),
     (["schedule", "fat-tree", "--leaves", "4", "--capacities", "2,x"], "comma-separated integers"),
-    (["route", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--pattern", "zigzag"], "pattern must be one of"),
-    (["route", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--pattern", "hot-spot", "--hot-fraction", "2"], "hot-fraction"),
-    (["info", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--concentrator", "magic"], "invalid choice"),
-    (["info", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--link-stages", "9"], "link-stages must be an integer in [0, 8], got 9"),
-    (["info", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--stuck-link", "up:15:0:0"], "stuck-link heap must be in [1, 14] (a link between two nodes), got 15"),
-    (["info", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--stuck-link", "up:1:6:0"], "stuck-link wire must be in [0, 5] (heap 1's channel has 6 wires), got 6"),
-    (["info", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--stuck-link", "left:1:0:0"], "stuck-link must be up|down:HEAP:WIRE:0|1 (non-negative integers), got 'left:1:0:0'"),
-    (["info", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--stuck-link", "up:1:0:2"], "stuck-link value must be 0 or 1, got 2"),
-    (["info", "fat-tree", "--leaves", "2", "--capacity", "1", "--stuck-link", "up:1:0:0"], "stuck-link needs a link between two nodes: a tree of 2 leaves has none"),
+    (["route", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--pattern", "zigzag"],
+     "pattern must be one of"),
+    (["route", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--pattern", "hot-spot",
+      "--hot-fraction", "2"],
+     "hot-fraction"),
+    (["info", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--concentrator", "magic"],
+     "invalid choice"),
+    (["info", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--link-stages", "9"],
+     "link-stages must be an integer in [0, 8], got 9"),
+    (["info", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--stuck-link", "up:15:0:0"],
+     "stuck-link heap must be in [1, 14] (a link between two nodes), got 15"),
+    (["info", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--stuck-link", "up:1:6:0"],
+     "stuck-link wire must be in [0, 5] (heap 1's channel has 6 wires), got 6"),
+    (["info", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--stuck-link", "left:1:0:0"],
+     "stuck-link must be up|down:HEAP:WIRE:0|1 (non-negative integers), got 'left:1:0:0'"),
+    (["info", "fat-tree", "--leaves", "16", "--root-capacity", "8", "--stuck-link", "up:1:0:2"],
+     "stuck-link value must be 0 or 1, got 2"),
+    (["info", "fat-tree", "--leaves", "2", "--capacity", "1", "--stuck-link", "up:1:0:0"],
+     "stuck-link needs a link between two nodes: a tree of 2 leaves has none"),
     (["frobnicate"], "invalid choice"),
     (["route", "hypertorus", "--leaves", "4"], "invalid choice"),
 ])
@@ -101,11 +117,11 @@ def test_bad_parameters_one_line_exit_2(tmp_path, capsys, argv, needle):
     ('{"messages": [[0, 1.5]]}', "endpoint must be a leaf index"),
 ])
 def test_malformed_message_files(tmp_path, capsys, content, needle):
-    code, out, err = run_cli(capsys, "schedule", "fat-tree", "--leaves", "16", "--root-capacity", "8",
-                             "--messages", write(tmp_path, content))
+    code, out, err = run_cli(capsys, "schedule", "fat-tree", "--leaves", "16",
+                             "--root-capacity", "8", "--messages", write(tmp_path, content))
     assert code == 2 and needle in err and len(err.strip().splitlines()) == 1, err
-    code, out, err = run_cli(capsys, "schedule", "fat-tree", "--leaves", "16", "--root-capacity", "8",
-                             "--messages", str(tmp_path / "missing.json"))
+    code, out, err = run_cli(capsys, "schedule", "fat-tree", "--leaves", "16",
+                             "--root-capacity", "8", "--messages", str(tmp_path / "missing.json"))
     assert code == 2 and "cannot read" in err
 
 
@@ -146,7 +162,8 @@ def test_console_script_demo_and_error_have_no_traceback():
                         text=True, timeout=300)
     assert ok.returncode == 0, ok.stderr
     assert "lost: 0" in ok.stdout and "$ fatnet route fat-tree" in ok.stdout
-    bad = subprocess.run(exe + ["route", "fat-tree", "--leaves", "6", "--capacity", "1", "--pattern",
-                                "transpose"], capture_output=True, text=True, timeout=300)
+    bad = subprocess.run(exe + ["route", "fat-tree", "--leaves", "6", "--capacity", "1",
+                                "--pattern", "transpose"],
+                         capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert bad.stderr.strip().count("\n") == 0 and "leaves" in bad.stderr

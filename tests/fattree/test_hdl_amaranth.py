@@ -176,7 +176,8 @@ def test_single_node_all_ports(caps, conc, mode):
             from fatnet.golden.fattree.route import run_online
             cycles = [sorted(r.outcomes) for r in
                       run_online(net, ms, keep_results=True, max_cycles=40).results]
-        _check(run_cycles_amaranth(net, ms, cycles, family=family_of(net)), f"caps {caps} {conc} {mode} seed {seed}")
+        _check(run_cycles_amaranth(net, ms, cycles, family=family_of(net)),
+               f"caps {caps} {conc} {mode} seed {seed}")
 
 
 def test_compare_cycle_names_wire_node_message_and_bit_time():
@@ -204,8 +205,8 @@ def test_harness_packing_is_the_network_tops_signature(case, never_elaborated):
     net = FatTreeNetwork(CASES[case]())
     core = FatTreeNetworkHW(net)
     h = PackedHarness(net, core=core)
-    assert h.layout == endpoint_layout(core) == packed_layout(net, hardware=family_of(net).hardware) \
-        == expected_layout(net)
+    assert h.layout == endpoint_layout(core) \
+        == packed_layout(net, hardware=family_of(net).hardware) == expected_layout(net)
     W = sum(w for _, _, w in h.layout)
     # three memories of ceil(T / k) rows of k whole words: every bit-time's word, once
     T, k = net.cycle_length, h.bit_times_per_row
@@ -225,7 +226,8 @@ def test_packed_harness_replays_whole_cycles_as_modelled(mode):
     ms = make_pattern(net.n, "hot-spot", 2, 4, hot_fraction=0.5)
     report = run(net, ms, keep_results=True, max_cycles=8)
     assert report.results
-    _check(run_cycles_harness_amaranth(net, ms, report.results, family=family_of(net)), f"harness {mode} seed 2")
+    _check(run_cycles_harness_amaranth(net, ms, report.results, family=family_of(net)),
+           f"harness {mode} seed 2")
     # and packing is lossless
     plan = plan_cycle(net, ms, sorted(report.results[0].outcomes), family=family_of(net))
     layout = expected_layout(net)

@@ -27,7 +27,8 @@ GEN_CASES = [
 ]
 
 
-@pytest.fixture(scope="module", params=range(len(GEN_CASES)), ids=lambda i: "-".join(GEN_CASES[i][1::2]))
+@pytest.fixture(scope="module", params=range(len(GEN_CASES)),
+                ids=lambda i: "-".join(GEN_CASES[i][1::2]))
 def generated(request, tmp_path_factory):
     out = tmp_path_factory.mktemp("gen")
     assert main(["gen", "fat-tree", *GEN_CASES[request.param], "-o", str(out)]) == 0
@@ -73,7 +74,8 @@ def test_gtkw_names_signals_that_exist_in_the_design(tmp_path, gtkw_paths_exist)
     net = FatTreeNetwork(FatTreeSpec.universal(8, 4))
     generate(net, tmp_path, hardware=family_of(net).hardware)
     verilog = (tmp_path / "fattree_harness.v").read_text() + (tmp_path / "fattree.v").read_text()
-    gtkw = write_gtkw(net, tmp_path / "dump.fst", tmp_path / "f.gtkw", family=family_of(net)).read_text()
+    gtkw = write_gtkw(net, tmp_path / "dump.fst", tmp_path / "f.gtkw",
+                      family=family_of(net)).read_text()
     paths = gtkw_paths_exist(gtkw, "fattree_harness", verilog)
     assert len(paths) > 7 * 12  # every node's three ports, four signals each
     groups = [ln for ln in gtkw.splitlines() if ln.startswith("-node_")]

@@ -126,7 +126,8 @@ def test_definition5_subcube_is_not_the_recurrences_group():
     t, _ = en.recurrences(2, s)
     def5 = sum(s[y] for y in range(4) if y & en.low_bits(1) == 2 & en.low_bits(1))
     assert def5 == 1 and t[1, 2] == 0
-    assert t[1, 2] == sum(s[y] for y in range(4) if y & en.high_bits(2, 1) == 2 & en.high_bits(2, 1))
+    assert t[1, 2] == sum(s[y] for y in range(4)
+                          if y & en.high_bits(2, 1) == 2 & en.high_bits(2, 1))
 
 
 def test_subcube_node_and_offsets_pack_into_the_subcube():
@@ -176,8 +177,8 @@ def test_bitserial_bit_times_are_the_stated_ones(k):
         r = en.enumerate_bitserial(k, np.ones(1 << k, dtype=bool))
         assert r["total"] == 2 * k + 1
         for j in range(k + 1):
-            for l in range(k + 1):
-                assert r["bit_times"][j, l] == j + l == tm.bit_time(j, l)
+            for bit in range(k + 1):
+                assert r["bit_times"][j, bit] == j + bit == tm.bit_time(j, bit)
         # all members: t[k] = 2**k needs the (k+1)-th bit
         assert (r["t"][k] == 1 << k).all()
 
