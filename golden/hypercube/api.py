@@ -262,8 +262,8 @@ class Ecube(Algorithm):
 
     buffer: int | None = None
     name = "ecube"
-    circuit = EcubeCircuit
-    options = ("buffer",)
+    circuit: ClassVar[type[HypercubeCircuit]] = EcubeCircuit
+    options: ClassVar[tuple[str, ...]] = ("buffer",)
 
     def __post_init__(self):
         super().__post_init__()

@@ -69,7 +69,7 @@ in the cycle waits for the next (:meth:`HypercubeCircuit.injections`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -120,6 +120,9 @@ class CircuitSpec:
     least_payload_bits: ClassVar[int] = 0
     #: The options beside k and M this algorithm takes (:meth:`from_options`).
     options: ClassVar[tuple[str, ...]] = ()
+    if TYPE_CHECKING:
+        # each spec has it (Alg1Spec's field, the others' 0 .. k - 1), not a field here
+        order: tuple[int, ...]
 
     def __post_init__(self):
         k = check_dimension(self.k)
@@ -169,6 +172,8 @@ class _IncreasingOrder:
     """A spec whose routes cross the dimensions in increasing order (every algorithm but
     Algorithm 1, which takes its order as an option)."""
 
+    k: int      # the spec's field (CircuitSpec), declared for the type checker
+
     @property
     def order(self) -> tuple[int, ...]:
         """The dimension each rank handles, rank 0 first: ``0 .. k - 1``."""
@@ -214,7 +219,7 @@ class EcubeSpec(_IncreasingOrder, CircuitSpec):
     buffer: int
     steps: int
     algorithm = "ecube"
-    options = ("buffer", "steps")
+    options: ClassVar[tuple[str, ...]] = ("buffer", "steps")
     #: Default steps per delivery cycle, in units of ``k * 2^k``.
     steps_per_k_nodes: ClassVar[int] = 1
 
@@ -278,6 +283,8 @@ class HypercubeCircuit(Hypercube):
     family = "hypercube"
     #: The spec this algorithm's circuit is made from.
     spec_class: ClassVar[type[CircuitSpec]]
+    #: Bits of one delivery cycle (set by each circuit from its spec).
+    cycle_length: int
     #: Whether a destination acknowledges its message itself (recv_ack comes back as
     #: send_ack), rather than the network acknowledging a whole cycle.
     destination_acknowledges: ClassVar[bool] = False
@@ -350,7 +357,9 @@ class HypercubeCircuit(Hypercube):
         e-cube and Valiant route partial permutations: a message to a destination that
         an earlier one of ``idx`` already goes to is left out (it waits for the next
         cycle)."""
-        out, busy, taken = {}, {}, set()
+        out: dict[int, tuple] = {}
+        busy: dict[int, int] = {}
+        taken: set[int] = set()
         stream = self._stream_maker(ms)
         for m in sorted(int(i) for i in idx):
             s, d = int(ms.src[m]), int(ms.dst[m])
@@ -468,7 +477,7 @@ class StoreForwardCircuit(HypercubeCircuit):
     link queues of :attr:`buffer` messages, :attr:`steps` steps per delivery cycle of
     :attr:`step_length` bit-times each."""
 
-    spec_class = EcubeSpec
+    spec_class: ClassVar[type[CircuitSpec]] = EcubeSpec
 
     def __init__(self, spec: EcubeSpec):
         super().__init__(spec)
@@ -594,7 +603,8 @@ def run_blocks(net: HypercubeCircuit, ms, blocks, max_cycles: int = 50) -> list[
     per block (for one testbench run: concatenate them)."""
     out = []
     for block in blocks:
-        left, cycles = [int(m) for m in block], []
+        left = [int(m) for m in block]
+        cycles: list[CycleResult] = []
         while left and len(cycles) < max_cycles:
             firsts: dict = {}
             for m in left:

@@ -2,7 +2,8 @@
 Icarus against the model (:meth:`HypercubeCircuit.simulate_cycle`, which is
 :func:`fatnet.golden.hypercube.bitserial.run_alg2` between the injection and the
 delivery), every ``recv`` and ``send_ack`` wire at every bit-time; the Verilog
-lint-clean (Verilator, Icarus); the manifest's phases the model's schedule; bad input refused in one line.
+lint-clean (Verilator, Icarus); the manifest's phases the model's schedule; bad input
+refused in one line.
 Every step's buffers are checked on Amaranth's simulator (test_hc_hardware.py).
 
 One build per design, each design's whole workload in one simulation: random
