@@ -46,7 +46,7 @@ SPECS = {
     "n16-universal-links1-start2-pip-on": (
         lambda: FatTreeSpec.universal(16, 8, mode="online", link_stages=1, start_stages=2),
         ["icarus"]),
-    "n64-universal-pip-off": (lambda: FatTreeSpec.universal(64, 16), ["verilator"]),
+    "n32-universal-pip-off": (lambda: FatTreeSpec.universal(32, 16), ["verilator"]),
 }
 
 OFFLINE_PATTERNS = ["random-permutation", "random-destinations", "hot-spot", "transpose",

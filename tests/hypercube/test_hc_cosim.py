@@ -36,13 +36,14 @@ from test_waves_decode import _windows
 HERE = "tests/hypercube/test_hc_cosim.py"
 
 # name -> (k, message bits, order, simulators). Icarus builds in a second, Verilator in
-# 15-30 s: Verilator builds the 3-cube (every packing) and the 64-node cube only.
+# 15-30 s: Verilator builds the 3-cube (every packing) only. The largest cubes are
+# co-simulated by the benchmarks (bench/cosim.py: the 6-cube's alg1 rows) and the
+# soak, not in the regression.
 DESIGNS = {
     "k1": (1, None, None, ["icarus"]),
     "k2": (2, None, None, ["icarus"]),
     "k4-order2031-m13": (4, 13, (2, 0, 3, 1), ["icarus"]),  # P = 9 > k
     "k5-m6": (5, 6, None, ["icarus"]),                      # P = 1 < k: the ack sets T
-    "k6": (6, None, None, ["verilator"]),
 }
 
 
