@@ -495,9 +495,9 @@ def cmd_leighton_maggs(args) -> int:
         cells = leighton_maggs(table=args.table, inputs=args.inputs, trials=args.trials,
                                seed=args.seed, progress=progress)
         if args.plot:
-            rows = bf.sweep(min(args.inputs, 256), seed=args.seed, progress=progress)
             with staged_file(args.plot) as tmp:
-                plot_sweep(rows, str(tmp))
+                load_sweep(inputs=min(args.inputs, 256), seed=args.seed, plot=tmp,
+                           progress=progress)
     if args.json:
         print(json.dumps(cells))
     else:
