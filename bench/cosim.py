@@ -241,17 +241,18 @@ def run_case(kind: str, case: CosimCase, root: Path) -> list[dict]:
     print(f"  {kind} {case.size}: {net.cycle_length} bit-times per cycle, "
           f"T x W = {net.cycle_length} x {stimulus} stimulus bits", flush=True)
     for r in rows:
-        r["kind"], r["size"] = kind, case.size
+        r["kind"], r["family"], r["size"] = kind, net.family, case.size
     return rows
 
 
 def _report(rows: list[dict]) -> None:
-    """The table of every row, then each family's acceptance line."""
+    """The table of every row (size: the family's, e.g. the fat-tree's leaves, the
+    hypercube's dimension), then each family's acceptance line."""
     bench = bench_families()
     kinds = list(dict.fromkeys(r["kind"] for r in rows))
     print("co-simulation speed: " + "; ".join(bench[k].summary for k in kinds)
           + "; every recv/send_ack wire checked at every bit-time:")
-    print(f"{'kind':>9}  {'size':>5}  {'how':>16}  {'build s':>7}  {'clocks':>8}  {'sim s':>6}  "
+    print(f"{'family':>9}  {'size':>5}  {'how':>16}  {'build s':>7}  {'clocks':>8}  {'sim s':>6}  "
           f"{'clocks/s':>9}  {'vs native':>9}  {'clocks/cpu-s':>12}  {'vs native':>9}  "
           f"{'py s':>5}  {'startup s':>9}  {'check s':>7}")
     for r in rows:
@@ -264,7 +265,7 @@ def _report(rows: list[dict]) -> None:
         start = f"{r['test_seconds'] - r['seconds']:.1f}" if "test_seconds" in r else "-"
         check = f"{r['check_seconds']:.1f}" if "check_seconds" in r else "-"
         py = f"{r['python_seconds']:.2f}" if "python_seconds" in r else "-"
-        print(f"{r['kind']:>9}  {r['size']:>5}  {r['how']:>16}  {r['build_seconds']:>7.1f}  "
+        print(f"{r['family']:>9}  {r['size']:>5}  {r['how']:>16}  {r['build_seconds']:>7.1f}  "
               f"{r['clocks']:>8}  {r['seconds']:>6.2f}  {r['clocks_per_second']:>9.0f}  "
               f"{ratio:>9}  {per_cpu:>12.0f}  {cpu_ratio:>8.2f}x  "
               f"{py:>5}  {start:>9}  {check:>7}")
