@@ -208,4 +208,3 @@ def bench_families() -> dict[str, Bench]:
     from ..api.registry import families
     return {fam.commands.BENCH.kind: fam.commands.BENCH for fam in families()
             if fam.has_hardware and isinstance(fam.commands, BenchCommands)}
-
