@@ -59,9 +59,9 @@ bench:
 	$(PY) bench/hw.py --gen-1024
 	$(PY) bench/hw.py
 	$(PY) bench/cosim.py
-	$(PY) bench/cosim.py --hc-permutations
-	$(PY) bench/cosim.py --hc-compare --plot build/hc_compare.png
-	$(PY) bench/hw.py --hypercube-only --hc-ecube-only
+	$(PY) bench/hypercube_rtl.py --permutations
+	$(PY) bench/hypercube_rtl.py --compare --plot build/hc_compare.png
+	$(PY) bench/hw.py --kinds hypercube --hc-ecube-only
 	$(PY) bench/waves_decode.py
 	$(MAKE) boards
 

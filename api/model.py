@@ -16,7 +16,7 @@ from typing import Any
 
 from ..golden.errors import ParameterError
 from .params import call
-from .registry import families, family_of, get_family
+from .registry import OfflineSchedule, experiments_of, families, family_of, get_family
 
 __all__ = ["network", "messages", "route", "Schedule", "schedule", "Experiment",
            "experiments", "experiment"]
@@ -94,12 +94,12 @@ def schedule(net, ms, **params) -> Schedule:
     its option), for a family that schedules off-line (the fat-tree); another family is
     refused in one line."""
     fam = family_of(net)
-    hook = getattr(fam.commands, "schedule_messages", None)
-    if hook is None:
-        able = [f.name for f in families() if hasattr(f.commands, "schedule_messages")]
+    if not isinstance(fam.commands, OfflineSchedule):
+        able = [f.name for f in families() if isinstance(f.commands, OfflineSchedule)]
         raise ParameterError(f"the {fam.name} family has no off-line schedule: "
                              f"{', '.join(able)} schedule off-line")
-    doc = call(hook, f"the {fam.name} family's schedule", net, ms, **params)
+    doc = call(fam.commands.schedule_messages, f"the {fam.name} family's schedule", net, ms,
+               **params)
     return Schedule(load_factor=doc["load_factor"], lower_bound=doc["lower_bound"],
                     cycles=[[tuple(pair) for pair in cycle] for cycle in doc["cycles"]])
 
@@ -128,8 +128,7 @@ class Experiment:
 
 def experiments() -> dict[str, str]:
     """Every experiment by name -> its family's name."""
-    return {name: fam.name for fam in families()
-            for name in getattr(fam.commands, "EXPERIMENTS", {})}   # an optional capability
+    return {name: fam.name for fam in families() for name in experiments_of(fam.commands)}
 
 
 def experiment(name: str, *, progress=None, **params) -> Experiment:
@@ -141,6 +140,6 @@ def experiment(name: str, *, progress=None, **params) -> Experiment:
         raise ParameterError(f"experiment must be one of {', '.join(sorted(known))}, got "
                              f"{name!r}")
     fam = next(f for f in families() if f.name == known[name])
-    data = call(fam.commands.EXPERIMENTS[name].data, f"the {name} experiment",
+    data = call(experiments_of(fam.commands)[name].data, f"the {name} experiment",
                 progress=progress, **params)
     return Experiment(name=name, family=fam.name, parameters=dict(params), data=data)

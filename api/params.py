@@ -82,11 +82,14 @@ def from_args(hook, args) -> dict:
             if hasattr(args, name)}
 
 
-def check_fraction(name: str, value) -> float:
-    """``value`` as a number in [0, 1] (NaN is not one), else one line naming ``name``."""
+def check_fraction(name: str, value, *, given: str | None = None) -> float:
+    """``value`` as a number in [0, 1] (NaN is not one), else one line naming ``name``
+    and showing ``given`` (how the value was written, e.g. an option's quoted text; by
+    default ``value``'s repr). The command line's fractions are checked here too."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) \
             or math.isnan(value) or not 0.0 <= value <= 1.0:
-        raise ParameterError(f"{name} must be a number in [0, 1], got {value!r}")
+        raise ParameterError(f"{name} must be a number in [0, 1], got "
+                             f"{repr(value) if given is None else given}")
     return float(value)
 
 

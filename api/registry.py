@@ -38,12 +38,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from ..golden.errors import ParameterError
 
-__all__ = ["ENTRY_POINT_GROUP", "Demo", "Kind", "Family", "families", "register", "get_family",
-           "family_of", "kinds", "demo_kinds"]
+__all__ = ["ENTRY_POINT_GROUP", "Demo", "Kind", "Family", "ExperimentCommands",
+           "OfflineSchedule", "families", "register", "get_family", "family_of", "kinds",
+           "demo_kinds", "experiments_of"]
 
 #: The entry-point group a family registers in.
 ENTRY_POINT_GROUP = "fatnet.families"
@@ -77,6 +78,34 @@ class Kind:
     name: str
     summary: str
     demo: Demo | None = None
+
+
+@runtime_checkable
+class ExperimentCommands(Protocol):
+    """Optional, of a family's ``commands``: its experiments (``fatnet experiment
+    <name>``, :func:`fatnet.api.experiment`). Detected by type (``isinstance``)."""
+
+    #: Experiments by name (unique over the registered families): the
+    #: :class:`fatnet.cli.family.Experiment` records.
+    EXPERIMENTS: dict[str, Any]
+
+
+@runtime_checkable
+class OfflineSchedule(Protocol):
+    """Optional, of a family's ``commands``: an off-line schedule of a message set
+    (``fatnet schedule``, :func:`fatnet.api.schedule`). Detected by type
+    (``isinstance``)."""
+
+    def schedule_messages(self, net, ms) -> dict:
+        """The schedule of ``ms`` on ``net`` (keyword-only parameters as the options,
+        ``method``, ...): ``load_factor``, ``lower_bound`` and ``cycles`` (each a list of
+        ``(src, dst)`` pairs)."""
+        ...
+
+
+def experiments_of(commands) -> dict[str, Any]:
+    """A family's experiments (none for a family without :class:`ExperimentCommands`)."""
+    return commands.EXPERIMENTS if isinstance(commands, ExperimentCommands) else {}
 
 
 class Family:

@@ -1,27 +1,34 @@
 """Co-simulation speed: cocotb against a native Verilator loop, on the same Verilog.
 
-Run as ``python bench/cosim.py`` (``make bench``; ``--quick`` for the 16-leaf
-tree only, ``--butterfly-only`` / ``--no-butterfly``, ``--hypercube-only`` /
-``--no-hypercube``). For each smallest-universal fat-tree (16 and 64 leaves, off-line,
-seed 0), the 64-input butterfly and the 6-cube's Algorithm 1 router chains it builds the
-packed harness (:class:`fatnet.hdl.harness.PackedHarness`) and measures, in
+Run as ``python bench/cosim.py`` (``make bench``; ``--kinds KIND ...`` for some kinds
+only, ``--sizes N ...`` for some sizes only, ``--quick`` for the quick case alone: the
+16-leaf fat-tree). For every kind of a family with the benchmarks' record
+(:class:`fatnet.cli.family.BenchCommands`) and each of its co-simulation sizes
+(:attr:`~fatnet.cli.family.Bench.cosim`: the 16- and 64-leaf smallest universal
+fat-trees, off-line, seed 0; the 64-input butterfly; the 6-cube's Algorithm 1 router
+chains), it builds the workload's network (:attr:`~fatnet.cli.family.Bench.workload`)
+and its packed harness (:class:`fatnet.hdl.harness.PackedHarness`) and measures, in
 one run:
 
 * native: ``verilator --cc --exe --build`` of the harness with a small C++ main that
   puts random bits into the rows of the harness's stimulus memory, strobes ``start``
   every T + 1 clocks and reads the rows of both capture memories at each cycle's end,
   for a fixed number of clocks;
-* cocotb on Verilator and on Icarus: a real, checked workload (fat-trees:
-  random-destinations message sets scheduled off-line; the butterfly: full-load random
-  destinations with losses retried; many delivery cycles, every ``recv`` and
-  ``send_ack`` wire compared with the model at every bit-time). For the butterfly it
-  also prints the first cycle's acceptance at full load, which the RTL matched wire for
-  wire, beside Patel's recursion.
+* cocotb on Verilator and on Icarus: the family's real, checked workload
+  (:attr:`~fatnet.cli.family.Bench.traffic`; e.g. fat-trees: random-destinations
+  message sets scheduled off-line; the butterfly: full-load random destinations with
+  losses retried), many delivery cycles, every ``recv`` and ``send_ack`` wire compared
+  with the model at every bit-time. Where the family compares the first cycle's
+  acceptance with its theory (:attr:`~fatnet.cli.family.Bench.acceptance`: the
+  butterfly, beside Patel's recursion), that line follows the table.
 
 Both Verilator builds use the same compiler flags (``simulator_env``). Rates are clocks
 per second of simulation loop: the cocotb figure is timed inside the test, from the
 first cycle's write to the last cycle's read, so start-up is not in it (it is printed
 separately, as is the runner-side check).
+
+The hypercube's RTL studies (Algorithm 2 on every permutation, Kuszmaul's comparison)
+are ``bench/hypercube_rtl.py``.
 """
 
 from __future__ import annotations
@@ -37,10 +44,10 @@ import numpy as np
 
 from fatnet import api
 from fatnet.api import family_of
-from fatnet.cli.family import bench_families
+from fatnet.cli.family import CosimCase, bench_families
 from fatnet.hdl.harness import harness_geometry, packed_layout
 
-__all__ = ["native_row", "cocotb_row", "checked_workload", "main", "bench_network"]
+__all__ = ["native_row", "cocotb_row", "checked_workload", "cases", "main", "bench_network"]
 
 NATIVE_MAIN = r"""
 #include "V%(top)s_harness.h"
@@ -146,7 +153,7 @@ def native_row(net, build_root: Path, clocks: int) -> dict:
     build_s = time.perf_counter() - t0
     out = subprocess.run([str(exe), str(clocks)], cwd=d, check=True, capture_output=True,
                          text=True).stdout.split()
-    return {"leaves": _size(net), "how": "native verilator", "build_seconds": build_s,
+    return {"how": "native verilator", "build_seconds": build_s,
             "clocks": int(out[0]), "seconds": float(out[2]),
             "clocks_per_second": float(out[4]), "cpu_seconds": float(out[6])}
 
@@ -193,10 +200,6 @@ def checked_workload(net, cycles: int, seed: int = 1):
     return ms, results, accept
 
 
-def _size(net) -> int:
-    return getattr(net, "n_inputs", None) or getattr(net, "n", None) or net.nodes
-
-
 def cocotb_row(net, sim: str, build_root: Path, cycles: int) -> dict:
     """cocotb co-simulation of ``cycles`` checked delivery cycles on one simulator."""
     from fatnet.sim.cocotb_runner import run
@@ -207,7 +210,7 @@ def cocotb_row(net, sim: str, build_root: Path, cycles: int) -> dict:
     total = time.perf_counter() - t0
     if not res.passed:
         raise RuntimeError("\n".join(res.failures))
-    return {"leaves": _size(net), "how": f"cocotb {sim}", "build_seconds": res.build_seconds,
+    return {"how": f"cocotb {sim}", "build_seconds": res.build_seconds,
             "clocks": res.clocks, "seconds": res.sim_seconds,
             "clocks_per_second": res.clocks_per_second, "cycles": res.cycles,
             "test_seconds": res.run_seconds, "python_seconds": res.python_seconds,
@@ -215,303 +218,89 @@ def cocotb_row(net, sim: str, build_root: Path, cycles: int) -> dict:
             "check_seconds": total - res.build_seconds - res.run_seconds}
 
 
-#: (leaves, native clocks, cocotb Verilator cycles, cocotb Icarus cycles)
-CASES = ((16, 2_000_000, 2000, 300), (64, 400_000, 600, 60))
-#: the same for the butterfly of 2x2 switches: (inputs, ...)
-BUTTERFLY_CASES = ((64, 2_000_000, 3000, 300),)
+def cases(kinds, sizes=None, quick: bool = False) -> list[tuple[str, CosimCase]]:
+    """The runs the options select, as (kind, case): each of ``kinds``' co-simulation
+    cases (:attr:`~fatnet.cli.family.Bench.cosim`), only those of ``sizes`` if given,
+    only the quick ones with ``quick``."""
+    bench = bench_families()
+    return [(kind, case) for kind in kinds for case in bench[kind].cosim
+            if (case.quick if quick else not sizes or case.size in sizes)]
 
 
-#: the hypercube's Algorithm 1 router chains: (k, ...)
-HYPERCUBE_CASES = ((6, 2_000_000, 3000, 300),)
-
-
-def hc_all_permutations(build_root: Path, sim: str = "verilator") -> dict:
-    """Algorithm 2's hardware on every one of the 40,320 permutations of the 3-cube (M =
-    6), one delivery cycle each, in one simulation, every recv and send_ack wire checked
-    against the model at every bit-time."""
-    import itertools
-    from fatnet.golden.messages import MessageSet
-    from fatnet.sim.cocotb_runner import run
-    net = api.network("hypercube", dimension=3, algorithm="alg2")
-    perms = list(itertools.permutations(range(8)))
-    src = np.tile(np.arange(8), len(perms))
-    dst = np.array(perms, dtype=np.int64).reshape(-1)
-    ms = MessageSet.from_pairs(src, dst, net.payload_bits, 1)
-    t0 = time.perf_counter()
-    results = [net.simulate_cycle(ms, net.injections(ms, range(8 * j, 8 * j + 8)))
-               for j in range(len(perms))]
-    model_s = time.perf_counter() - t0
-    assert all(len(r.delivered) == 8 for r in results)
-    t0 = time.perf_counter()
-    res = run(net, ms, results, family=family_of(net), sim=sim, build_root=build_root,
-              seed=1, replay="python bench/cosim.py --hc-permutations")
-    return {"permutations": len(perms), "passed": res.passed, "failures": res.failures[:5],
-            "model_seconds": model_s, "cosim_seconds": time.perf_counter() - t0,
-            "build_seconds": res.build_seconds, "clocks": res.clocks,
-            "clocks_per_second": res.clocks_per_second, "cycles": res.cycles}
-
-
-def hc_alg2_patterns(k: int, build_root: Path, sim: str = "verilator") -> dict:
-    """Algorithm 2's hardware on the k-cube (M = 2k): the permutation patterns, two more
-    random permutations and two random partial permutations, one delivery cycle each, in
-    one simulation, checked against the model on every wire and bit-time."""
-    from fatnet.golden.hypercube.patterns import make_pattern
-    from fatnet.golden.messages import MessageSet
-    from fatnet.sim.cocotb_runner import run
-    net = api.network("hypercube", dimension=k, algorithm="alg2")
-    names = ("transpose", "bit-reversal", "complement", "random-permutation")
-    from fatnet.golden.hypercube.alg1 import random_partial_permutation
-    rng = np.random.default_rng([1, k])
-    n = net.nodes
-    pairs = [make_pattern(k, p, 1) for p in names] + [
-        make_pattern(k, "random-permutation", s) for s in (2, 3)] + [
-        random_partial_permutation(k, int(rng.integers(1, n)), rng) for _ in range(2)]
-    ms = MessageSet.from_pairs(np.concatenate([s_ for s_, _ in pairs]),
-                               np.concatenate([d for _, d in pairs]), net.payload_bits, 1)
-    bounds = np.cumsum([0] + [len(s_) for s_, _ in pairs])
-    t0 = time.perf_counter()
-    results = [net.simulate_cycle(ms, net.injections(ms, range(bounds[j], bounds[j + 1])))
-               for j in range(len(pairs))]
-    model_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    res = run(net, ms, results, family=family_of(net), sim=sim, build_root=build_root,
-              seed=1, replay=f"python bench/cosim.py --hc-permutations (k = {k})")
-    return {"k": k, "cycles": res.cycles, "cycle_length": net.cycle_length,
-            "passed": res.passed, "failures": res.failures[:5], "model_seconds": model_s,
-            "cosim_seconds": time.perf_counter() - t0, "build_seconds": res.build_seconds,
-            "clocks_per_second": res.clocks_per_second}
-
-
-#: Kuszmaul's comparison in hardware: (label, algorithm, buffer)
-HC_COMPARE = (("alg2", "alg2", None), ("e-cube B=1", "ecube", 1), ("e-cube B=4", "ecube", 4),
-              ("Valiant B=4", "valiant", 4))
-HC_COMPARE_PATTERNS = ("transpose", "bit-reversal", "random-permutation")
-#: random permutations per k in the comparison (seeds 1 ..)
-HC_COMPARE_RANDOM = 3
-
-
-def hc_compare(k: int, algorithm: str, buffer, build_root: Path, sim: str = "verilator",
-               seed: int = 1) -> dict:
-    """One design of the comparison on the k-cube (M = 2k): transpose, bit-reversal and
-    random permutations, each on-line until delivered, in one simulation checked against
-    the model on every wire and bit-time; per routing, the RTL's bit-times: the cycles
-    before the last, whole, and the last one's send_ack (every message delivered)."""
-    from fatnet.golden.hypercube.circuit import run_blocks
-    from fatnet.golden.hypercube.patterns import make_pattern
-    from fatnet.golden.messages import MessageSet
-    from fatnet.sim.cocotb_runner import run
-    # the store-and-forward cycle's steps capped at 32k (the default, k * 2^k or twice
-    # that, makes the 8-cube's Valiant cycle 110,000 bit-times long, and its harness
-    # too large to generate): a cycle that does not drain is sent again, and the table's
-    # cycles column shows it
-    steps = None if algorithm == "alg2" else min((2 if algorithm == "valiant" else 1)
-                                                 * k << k, 32 * k)
-    # the seed draws Valiant's intermediate nodes; the other algorithms draw nothing
-    net = api.network("hypercube", dimension=k, algorithm=algorithm, buffer=buffer,
-                      steps=steps, seed=seed)
-    names = [p for p in HC_COMPARE_PATTERNS if p != "random-permutation"]
-    pairs = [make_pattern(k, p, seed) for p in names]
-    pairs += [make_pattern(k, "random-permutation", seed + j) for j in range(HC_COMPARE_RANDOM)]
-    names += [f"random-permutation {seed + j}" for j in range(HC_COMPARE_RANDOM)]
-    ms = MessageSet.from_pairs(np.concatenate([s_ for s_, _ in pairs]),
-                               np.concatenate([d for _, d in pairs]), net.payload_bits, seed)
-    bounds = np.cumsum([0] + [len(s_) for s_, _ in pairs])
-    t0 = time.perf_counter()
-    per_block = run_blocks(net, ms, [range(bounds[j], bounds[j + 1])
-                                     for j in range(len(pairs))])
-    model_s = time.perf_counter() - t0
-    bit_times = {}
-    for name, cycles in zip(names, per_block):
-        last = cycles[-1]
-        acks = [o.ack_time for o in last.outcomes.values()]
-        done = not last.lost and all(a is not None for a in acks)
-        bit_times[name] = (len(cycles) - 1) * net.cycle_length + max(acks) if done else None
-    results = [r for cycles in per_block for r in cycles]
-    t0 = time.perf_counter()
-    res = run(net, ms, results, family=family_of(net), sim=sim, build_root=build_root,
-              seed=seed, replay=f"python bench/cosim.py --hc-compare (k = {k}, "
-                                f"{algorithm}, buffer {buffer})")
-    return {"k": k, "algorithm": algorithm, "buffer": buffer, "steps": steps,
-            "passed": res.passed,
-            "failures": res.failures[:5], "bit_times": bit_times,
-            "cycles": [len(c) for c in per_block], "cycle_length": net.cycle_length,
-            "model_seconds": model_s, "cosim_seconds": time.perf_counter() - t0,
-            "build_seconds": res.build_seconds}
-
-
-def _hc_compare_report(rows, plot) -> None:
-    """The comparison's table (RTL bit-times, random permutations as their mean) and its
-    plot of bit-times against k."""
-    dims = sorted({r["k"] for r in rows})
-    print("Kuszmaul's comparison in RTL (M = 2k; bit-times from the start strobe to "
-          "send_ack, every message delivered; cocotb on Verilator, every recv and "
-          "send_ack wire checked at every bit-time):")
-    print(f"{'k':>2}  {'hardware':>12}  {'transpose':>9}  {'bit-rev':>8}  "
-          f"{'random (mean)':>13}  {'cycles':>14}  {'PASS':>4}  {'build s':>7}  {'sim s':>6}")
-    series = {}
+def run_case(kind: str, case: CosimCase, root: Path) -> list[dict]:
+    """One case's three rows: native, cocotb on Verilator and on Icarus (each with its
+    ratio to native), every row tagged with the kind and the size."""
+    net = bench_network(kind, case.size)
+    native = native_row(net, root, case.native_clocks)
+    rows = [native]
+    for sim, cycles in (("verilator", case.verilator_cycles), ("icarus", case.icarus_cycles)):
+        r = cocotb_row(net, sim, root / "cocotb", cycles)
+        r["ratio"] = r["clocks_per_second"] / native["clocks_per_second"]
+        rows.append(r)
+    stimulus = sum(w for _, _, w in packed_layout(net, hardware=family_of(net).hardware))
+    print(f"  {kind} {case.size}: {net.cycle_length} bit-times per cycle, "
+          f"T x W = {net.cycle_length} x {stimulus} stimulus bits", flush=True)
     for r in rows:
-        label = next(lb for lb, a, b in HC_COMPARE if a == r["algorithm"] and b == r["buffer"])
-        bt = r["bit_times"]
-        rnd = [v for name, v in bt.items() if name.startswith("random")]
-        mean = float(np.mean(rnd)) if rnd and None not in rnd else None
-        row = [bt.get("transpose"), bt.get("bit-reversal"), mean]
-        series.setdefault(label, {})[r["k"]] = row
-        cells = ["lost" if v is None else f"{v:,.0f}" for v in row]
-        print(f"{r['k']:>2}  {label:>12}  {cells[0]:>9}  {cells[1]:>8}  {cells[2]:>13}  "
-              f"{','.join(map(str, r['cycles'])):>14}  {'PASS' if r['passed'] else 'FAIL':>4}  "
-              f"{r['build_seconds']:>7.0f}  {r['cosim_seconds']:>6.0f}", flush=True)
-        for f in r["failures"]:
-            print(f)
-    if plot:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        fig, axes = plt.subplots(1, 3, figsize=(13, 4), sharey=True)
-        for ax, (j, title) in zip(axes, enumerate(("transpose", "bit-reversal",
-                                                   "random permutations (mean)"))):
-            for label, by_k in series.items():
-                ks = [k for k in dims if k in by_k and by_k[k][j] is not None]
-                ax.plot(ks, [by_k[k][j] for k in ks], marker="o", label=label)
-            ax.set_title(title)
-            ax.set_xlabel("k (2^k nodes)")
-            ax.set_yscale("log")
-            ax.grid(True, alpha=0.3)
-        axes[0].set_ylabel("RTL bit-times (M = 2k)")
-        axes[0].legend()
-        fig.suptitle("Algorithm 2 against e-cube and Valiant, bit-times measured in RTL")
-        fig.tight_layout()
-        fig.savefig(plot, dpi=120)
-        print(f"plot: {plot}")
+        r["kind"], r["family"], r["size"] = kind, net.family, case.size
+    return rows
 
 
-def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(prog="python bench/cosim.py",
-                                 description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="16 leaves only")
-    ap.add_argument("--leaves", type=int, action="append", choices=[c[0] for c in CASES],
-                    help="only these trees (repeatable; default all)")
-    ap.add_argument("--no-butterfly", action="store_true", help="fat-trees only")
-    ap.add_argument("--butterfly-only", action="store_true", help="the butterfly only")
-    ap.add_argument("--no-hypercube", action="store_true", help="skip the 6-cube")
-    ap.add_argument("--hc-permutations", action="store_true",
-                    help="only Algorithm 2's hardware: all 40,320 permutations of the "
-                         "3-cube in one simulation, then permutations and partial "
-                         "permutations on the 4-, 5-, 6- and 8-cube (Verilator)")
-    ap.add_argument("--hc-compare", action="store_true",
-                    help="only Kuszmaul's comparison in RTL: Algorithm 2, e-cube at B = 1 "
-                         "and 4, Valiant at B = 4, on transpose, bit-reversal and random "
-                         "permutations (Verilator), with --hc-compare-dims and --plot")
-    ap.add_argument("--hc-compare-dims", default="3,4,5,6,8",
-                    help="the comparison's dimensions (default 3,4,5,6,8)")
-    ap.add_argument("--plot", default=None, metavar="FILE",
-                    help="--hc-compare: write the plot of bit-times against k here")
-    ap.add_argument("--hypercube-only", action="store_true", help="the 6-cube only")
-    ap.add_argument("--build-dir", default=None,
-                    help="keep the builds here (default: a temporary directory)")
-    args = ap.parse_args(argv)
-    if args.hc_compare:
-        try:
-            dims = [int(v) for v in args.hc_compare_dims.split(",")]
-        except ValueError:
-            ap.error(f"hc-compare-dims must be comma-separated integers, got "
-                     f"{args.hc_compare_dims!r}")
-        rows = []
-        for k in dims:
-            for _, algorithm, buffer in HC_COMPARE:
-                with tempfile.TemporaryDirectory(prefix="fatnet-cosim-") as tmp:
-                    rows.append(hc_compare(k, algorithm, buffer,
-                                           Path(args.build_dir or tmp) / "cocotb"))
-                r = rows[-1]
-                print(f"  k = {k} {algorithm} B={buffer}: {'PASS' if r['passed'] else 'FAIL'}"
-                      f" build {r['build_seconds']:.0f} s, co-simulation "
-                      f"{r['cosim_seconds']:.0f} s; RTL bit-times {r['bit_times']}, cycles "
-                      f"{r['cycles']}", flush=True)
-        _hc_compare_report(rows, args.plot)
-        if not all(r["passed"] for r in rows):
-            raise SystemExit(1)
-        return
-    if args.hc_permutations:
-        with tempfile.TemporaryDirectory(prefix="fatnet-cosim-") as tmp:
-            r = hc_all_permutations(Path(args.build_dir or tmp) / "cocotb")
-        print(f"Algorithm 2 on every permutation of the 3-cube ({r['permutations']:,}, one "
-              f"delivery cycle each, cocotb on Verilator, one simulation): "
-              f"{'PASS' if r['passed'] else 'FAIL'}; model {r['model_seconds']:.0f} s, "
-              f"co-simulation {r['cosim_seconds']:.0f} s (build {r['build_seconds']:.0f} s), "
-              f"{r['clocks']:,} clocks at {r['clocks_per_second']:,.0f} clocks/s")
-        for f in r["failures"]:
-            print(f)
-        for k in (4, 5, 6, 8):
-            with tempfile.TemporaryDirectory(prefix="fatnet-cosim-") as tmp:
-                r = hc_alg2_patterns(k, Path(args.build_dir or tmp) / "cocotb")
-            print(f"Algorithm 2 on the {k}-cube (transpose, bit-reversal, complement, 3 "
-                  f"random permutations, 2 random partial permutations; T = "
-                  f"{r['cycle_length']} bit-times; cocotb on "
-                  f"Verilator): {'PASS' if r['passed'] else 'FAIL'}; build "
-                  f"{r['build_seconds']:.0f} s, model {r['model_seconds']:.1f} s, "
-                  f"{r['clocks_per_second']:,.0f} clocks/s", flush=True)
-            for f in r["failures"]:
-                print(f)
-        return
-    rows = []
-    with tempfile.TemporaryDirectory(prefix="fatnet-cosim-") as tmp:
-        root = Path(args.build_dir or tmp)
-        only = args.butterfly_only or args.hypercube_only
-        cases = [] if only else [
-            ("fat-tree", c) for c in CASES
-            if (c[0] == 16 if args.quick else not args.leaves or c[0] in args.leaves)]
-        if not (args.no_butterfly or args.quick or args.hypercube_only):
-            cases += [("butterfly", c) for c in BUTTERFLY_CASES]
-        if not (args.no_hypercube or args.quick or args.butterfly_only):
-            cases += [("hypercube", c) for c in HYPERCUBE_CASES]
-        for kind, (leaves, native_clocks, ver_cycles, ic_cycles) in cases:
-            net = bench_network(kind, leaves)
-            native = native_row(net, root, native_clocks)
-            rows.append(native)
-            for sim, cycles in (("verilator", ver_cycles), ("icarus", ic_cycles)):
-                r = cocotb_row(net, sim, root / "cocotb", cycles)
-                r["ratio"] = r["clocks_per_second"] / native["clocks_per_second"]
-                rows.append(r)
-            print(f"  {net.family} {leaves}: {net.cycle_length} bit-times per cycle, "
-                  f"T x W = {net.cycle_length} x "
-                  f"{sum(w for _, _, w in packed_layout(net, hardware=family_of(net).hardware))} "
-                  f"stimulus bits", flush=True)
-            for r in rows[-3:]:
-                r["family"] = net.family
-    print("co-simulation speed: the smallest universal fat-trees, off-line (cocotb: random-"
-          "destinations schedules), the butterfly of 2x2 switches (cocotb: full-load "
-          "random destinations, losses retried) and the 6-cube's Algorithm 1 router chains "
-          "(N = nodes; cocotb: full-load random permutations, collisions retried); every "
-          "recv/send_ack wire checked at every bit-time:")
-    print(f"{'family':>9}  {'N':>5}  {'how':>16}  {'build s':>7}  {'clocks':>8}  {'sim s':>6}  "
+def _report(rows: list[dict]) -> None:
+    """The table of every row (size: the family's, e.g. the fat-tree's leaves, the
+    hypercube's dimension), then each family's acceptance line."""
+    bench = bench_families()
+    kinds = list(dict.fromkeys(r["kind"] for r in rows))
+    print("co-simulation speed: " + "; ".join(bench[k].summary for k in kinds)
+          + "; every recv/send_ack wire checked at every bit-time:")
+    print(f"{'family':>9}  {'size':>5}  {'how':>16}  {'build s':>7}  {'clocks':>8}  {'sim s':>6}  "
           f"{'clocks/s':>9}  {'vs native':>9}  {'clocks/cpu-s':>12}  {'vs native':>9}  "
           f"{'py s':>5}  {'startup s':>9}  {'check s':>7}")
     for r in rows:
         per_cpu = r["clocks"] / r["cpu_seconds"] if r.get("cpu_seconds") else 0.0
         r["clocks_per_cpu_second"] = per_cpu
-        native = next(x for x in rows if x["leaves"] == r["leaves"] and "ratio" not in x
-                      and x["family"] == r["family"])
+        native = next(x for x in rows if x["size"] == r["size"] and "ratio" not in x
+                      and x["kind"] == r["kind"])
         cpu_ratio = per_cpu / native["clocks_per_cpu_second"] if "ratio" in r else 1.0
         ratio = f"{r['ratio']:.2f}x" if "ratio" in r else "1"
         start = f"{r['test_seconds'] - r['seconds']:.1f}" if "test_seconds" in r else "-"
         check = f"{r['check_seconds']:.1f}" if "check_seconds" in r else "-"
         py = f"{r['python_seconds']:.2f}" if "python_seconds" in r else "-"
-        print(f"{r['family']:>9}  {r['leaves']:>5}  {r['how']:>16}  {r['build_seconds']:>7.1f}  "
+        print(f"{r['family']:>9}  {r['size']:>5}  {r['how']:>16}  {r['build_seconds']:>7.1f}  "
               f"{r['clocks']:>8}  {r['seconds']:>6.2f}  {r['clocks_per_second']:>9.0f}  "
               f"{ratio:>9}  {per_cpu:>12.0f}  {cpu_ratio:>8.2f}x  "
               f"{py:>5}  {start:>9}  {check:>7}")
-    for r in rows:   # Patel's recursion is the butterfly's
-        if r.get("first_cycle_acceptance") and r["family"] == "butterfly":
-            from fatnet.golden.butterfly.circuit import patel_acceptance
-            acc = np.asarray(r["first_cycle_acceptance"])
-            n = r["leaves"].bit_length() - 1
-            q = 0.5
-            for _ in range(n - 1):
-                q = 1 - (1 - q / 2) ** 2
-            print(f"RTL acceptance ({r['how']}, butterfly N = {r['leaves']}, first cycle at "
-                  f"full load, {len(acc)} problems, every wire equal to the model's): "
-                  f"{acc.mean():.4f} ± {acc.std():.4f}; exact recursion for this butterfly "
-                  f"(two delivery wires per output) {2 * q:.4f}; Patel's delta network of "
-                  f"2x2 crossbars {patel_acceptance(n):.4f}")
+    for r in rows:
+        acceptance = bench[r["kind"]].acceptance
+        if r.get("first_cycle_acceptance") and acceptance is not None:
+            print(f"RTL acceptance, {r['how']} "
+                  f"{acceptance(r['size'], r['first_cycle_acceptance'])}")
+
+
+def main(argv=None) -> None:
+    kinds = list(bench_families())
+    ap = argparse.ArgumentParser(prog="python bench/cosim.py",
+                                 description=__doc__.splitlines()[0])
+    ap.add_argument("--kinds", nargs="+", action="extend", choices=kinds, metavar="KIND",
+                    help=f"only these kinds (repeatable; of {', '.join(kinds)}; default all)")
+    ap.add_argument("--sizes", nargs="+", action="extend", type=int, metavar="N",
+                    help="only these sizes (repeatable; default each kind's every size: "
+                         + "; ".join(f"{k} {', '.join(str(c.size) for c in b.cosim)}"
+                                     for k, b in bench_families().items()) + ")")
+    ap.add_argument("--quick", action="store_true",
+                    help="the quick case alone: "
+                         + ", ".join(f"{k} {c.size}" for k, c in cases(kinds, quick=True)))
+    ap.add_argument("--build-dir", default=None,
+                    help="keep the builds here (default: a temporary directory)")
+    args = ap.parse_args(argv)
+    selected = cases(args.kinds or kinds, args.sizes, args.quick)
+    if not selected:
+        ap.error("no co-simulation case of the --kinds has one of the --sizes")
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="fatnet-cosim-") as tmp:
+        root = Path(args.build_dir or tmp)
+        for kind, case in selected:
+            rows += run_case(kind, case, root)
+    _report(rows)
 
 
 if __name__ == "__main__":

@@ -62,7 +62,7 @@ HEADLINE = (
     ("boards", "ulx3s-butterfly-8-50mhz", "{cells:,} LUT4, Fmax {fmax_mhz:.2f} MHz "
      "(runs at {clock_mhz} MHz)"),
     ("link_scaling", "ratio-256-16", "fat-tree {fattree_ratio:.3f} (one link stage; the "
-     "same command with `--scaling-families fat-tree --link-stages 1`, no `--tie-low`), "
+     "same command with `--kinds fat-tree --link-stages 1`, no `--tie-low`), "
      "butterfly {butterfly_ratio:.3f} (three link stages); goal {goal}"),
     ("largest", "per-board", "iCEBreaker: {icebreaker}; Tang Nano 9K: {tang_nano_9k}; "
      "ULX3S: {ulx3s}"),

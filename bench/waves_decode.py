@@ -2,8 +2,9 @@
 message traces into the dump and write the .gtkw, against the co-simulation's own time,
 for the 64-terminal network of every family.
 
-Run as ``python bench/waves_decode.py`` (``make bench``; ``--sim icarus`` for Icarus,
-``--build-dir`` for the simulator builds, kept between runs). For each network it runs
+Run as ``python bench/waves_decode.py`` (``make bench``; ``--kinds KIND ...`` for some
+kinds only, ``--sim icarus`` for Icarus, ``--build-dir`` for the simulator builds, kept
+between runs). For each network (:data:`NETWORKS`) it runs
 what ``fatnet sim <kind> ... --waves DIR`` runs: the model, the cocotb co-simulation
 with a VCD dump (checked against the model, as always) and
 :func:`fatnet.sim.waves.write_waves`, and prints one row:
@@ -25,19 +26,18 @@ import time
 from pathlib import Path
 
 from fatnet import api
+from fatnet.cli.family import bench_families
 from fatnet.sim.cocotb_runner import run as cosim
 from fatnet.sim.waves import write_waves
 
-#: The 64-terminal network of every family: (kind, network, traffic), the parameters of
-#: ``fatnet.api.network`` and ``fatnet.api.messages`` (``fatnet sim``'s options).
-NETWORKS = {
-    "fat-tree, 64 leaves": ("fat-tree", {"leaves": 64, "root_capacity": 16, "seed": 0},
-                            {"pattern": "random-permutation", "seed": 0}),
-    "butterfly, 64 inputs": ("butterfly", {"inputs": 64, "seed": 0},
-                             {"pattern": "random-destinations", "seed": 0}),
-    "hypercube, k = 6": ("hypercube", {"dimension": 6},
-                         {"pattern": "random-permutation", "seed": 0}),
-}
+#: The network of every family with the benchmarks' record
+#: (:class:`fatnet.cli.family.BenchCommands`) that names one
+#: (:attr:`~fatnet.cli.family.Bench.waves`; the 64-terminal network: the 64-leaf
+#: fat-tree, the 64-input butterfly, the 6-cube), by its name in the table: (kind,
+#: network, traffic), the parameters of ``fatnet.api.network`` and
+#: ``fatnet.api.messages`` (``fatnet sim``'s options).
+NETWORKS = {bench.waves.label: (kind, bench.waves.network, bench.waves.traffic)
+            for kind, bench in bench_families().items() if bench.waves is not None}
 
 
 def measure(name: str, sim: str, build_dir: Path, out_dir: Path) -> dict:
@@ -71,12 +71,17 @@ def main(argv=None) -> int:
                    help="the simulator (default verilator)")
     p.add_argument("--build-dir", type=Path, default=Path("build/cocotb"),
                    help="where the simulator builds go (default build/cocotb)")
+    p.add_argument("--kinds", nargs="+", action="extend", metavar="KIND",
+                   choices=sorted({kind for kind, _, _ in NETWORKS.values()}),
+                   help="only these kinds' networks (repeatable; default all)")
     args = p.parse_args(argv)
     command = "python bench/waves_decode.py " + shlex.join(sys.argv[1:] if argv is None
                                                            else argv)
     rows = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for name in NETWORKS:
+        for name, (kind, _, _) in NETWORKS.items():
+            if args.kinds and kind not in args.kinds:
+                continue
             rows[name] = measure(name, args.sim, args.build_dir,
                                  Path(tmp) / name.split(",")[0])
     # the table last, below whatever the simulators printed while building

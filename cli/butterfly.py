@@ -37,7 +37,7 @@ from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, MAX_TRIALS,
 from ..api.outputs import staged_file
 from .plots import plot_sweep
 from .progress import Progress
-from .family import Bench, Experiment, Verb
+from .family import Bench, CosimCase, Experiment, Verb, WavesCase
 
 __all__ = ["FAMILY", "VERBS", "BENCH", "EXPERIMENTS", "add_arguments", "network_spec",
            "build_network", "make_messages", "run_network", "fault_masks_of",
@@ -409,9 +409,28 @@ def _bench_traffic(circuit: CircuitNetwork, rng) -> tuple:
 #: The benchmarks' butterflies (:class:`fatnet.cli.family.BenchCommands`): the ladder
 #: ends at a size that does not fit on the largest board, the ULX3S's ECP5-85F (256
 #: inputs did not).
+def _bench_acceptance(inputs: int, accepted) -> str:
+    """The co-simulation's first-cycle acceptance beside the theory: the exact recursion
+    for this butterfly (two delivery wires per output: Patel's recursion over the levels
+    but the last, from half a request per wire) and Patel's delta network."""
+    from ..golden.butterfly.circuit import patel_acceptance
+    acc = np.asarray(accepted)
+    levels = inputs.bit_length() - 1
+    return (f"(butterfly N = {inputs}, first cycle at full load, {len(acc)} problems, "
+            f"every wire equal to the model's): {acc.mean():.4f} ± {acc.std():.4f}; exact "
+            f"recursion for this butterfly (two delivery wires per output) "
+            f"{patel_acceptance(levels - 1, load=0.5):.4f}; Patel's delta network of 2x2 "
+            f"crossbars {patel_acceptance(levels):.4f}")
+
+
 BENCH = Bench(kind="butterfly", ladder=(4, 8, 16, 32, 64, 128, 256),
               options=_bench_options, workload=_bench_workload, traffic=_bench_traffic,
-              soak_size=16)
+              soak_size=16,
+              summary="the butterfly of 2x2 switches (cocotb: full-load random "
+                      "destinations, losses retried)",
+              cosim=(CosimCase(64, 2_000_000, 3000, 300),), acceptance=_bench_acceptance,
+              waves=WavesCase("butterfly, 64 inputs", {"inputs": 64, "seed": 0},
+                              {"pattern": "random-destinations", "seed": 0}))
 
 
 #: Model-only verbs: name -> (help, function(kind, args) -> exit status).

@@ -4,11 +4,13 @@
 ``commands`` module (:class:`fatnet.api.registry.Family`); the hardware verbs ``gen`` and
 ``sim`` are the same for every family with hardware and live in :mod:`fatnet.cli.main`.
 
-Every family has the members of :class:`CommandFamily`. Three capabilities are optional and
+Every family has the members of :class:`CommandFamily`. Four capabilities are optional and
 detected by type (``isinstance`` against the protocol): :class:`ExperimentCommands`
-(``fatnet experiment <name>``), :class:`BoardCommands` (``fatnet board``, with the
-testbench's :class:`~fatnet.sim.family.SelfTest`) and :class:`BenchCommands` (the
-benchmarks of ``bench/``). ``tests/test_families.py`` checks that
+(``fatnet experiment <name>``), :class:`OfflineSchedule` (``fatnet schedule``; these two
+are declared in :mod:`fatnet.api.registry`, since the API reads them too),
+:class:`BoardCommands` (``fatnet board``, with the testbench's
+:class:`~fatnet.sim.family.SelfTest`) and :class:`BenchCommands` (the benchmarks of
+``bench/``). ``tests/test_families.py`` checks that
 every registered family provides them, with these parameters.
 
 The plain-parameter hooks (``build_network``, ``make_messages``, ``run_network``) are
@@ -21,8 +23,13 @@ import argparse
 from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
-__all__ = ["Verb", "Experiment", "Bench", "CommandFamily", "ExperimentCommands",
-           "BoardCommands", "BenchCommands", "OPTIONAL", "bench_families"]
+# the optional capabilities the API reads too are declared beside the registry (the API
+# does not import the command line); a family's command module provides them here
+from ..api.registry import ExperimentCommands, OfflineSchedule, experiments_of
+
+__all__ = ["Verb", "Experiment", "CosimCase", "WavesCase", "Bench", "CommandFamily",
+           "ExperimentCommands", "OfflineSchedule", "BoardCommands", "BenchCommands",
+           "OPTIONAL", "bench_families", "experiments_of"]
 
 
 class Verb(NamedTuple):
@@ -46,6 +53,33 @@ class Experiment(NamedTuple):
     #: ``data(**params)`` -> what ``--json`` prints, from plain keyword parameters named
     #: as the options (:func:`fatnet.api.experiment` calls it).
     data: Callable[..., Any]
+
+
+class CosimCase(NamedTuple):
+    """One size of the co-simulation speed benchmark (``bench/cosim.py``): how long each
+    of its three runs is."""
+
+    #: The size (:attr:`Bench.workload`'s argument).
+    size: int
+    #: Clocks of the native Verilator loop.
+    native_clocks: int
+    #: Checked delivery cycles of cocotb on Verilator.
+    verilator_cycles: int
+    #: Checked delivery cycles of cocotb on Icarus.
+    icarus_cycles: int
+    #: Whether ``--quick`` runs it.
+    quick: bool = False
+
+
+class WavesCase(NamedTuple):
+    """The network whose ``fatnet sim --waves`` cost ``bench/waves_decode.py`` measures."""
+
+    #: The table's name of the network (``"fat-tree, 64 leaves"``).
+    label: str
+    #: Its plain parameters (:func:`fatnet.api.network`'s).
+    network: dict
+    #: Its traffic's plain parameters (:func:`fatnet.api.messages`'s, with a ``seed``).
+    traffic: dict
 
 
 class Bench(NamedTuple):
@@ -74,6 +108,18 @@ class Bench(NamedTuple):
     traffic: Callable[[Any, Any], tuple]
     #: The size the soak (``bench/soak.py``) runs a million messages through.
     soak_size: int
+    #: What :attr:`workload` and :attr:`traffic` are, in a few words, for the co-simulation
+    #: benchmark's heading (``"the butterfly of 2x2 switches (cocotb: full-load random
+    #: destinations, losses retried)"``).
+    summary: str = ""
+    #: The co-simulation speed benchmark's sizes (``bench/cosim.py``), smallest first.
+    cosim: tuple[CosimCase, ...] = ()
+    #: ``acceptance(size, accepted)`` -> a line comparing the first cycle's acceptance the
+    #: RTL matched (``accepted``: one fraction per run of :attr:`traffic`) with the
+    #: family's theory, printed below the co-simulation table; None prints nothing.
+    acceptance: Callable[[int, Any], str] | None = None
+    #: The network of ``bench/waves_decode.py`` (None leaves the family out of it).
+    waves: WavesCase | None = None
 
 
 @runtime_checkable
@@ -121,14 +167,6 @@ class CommandFamily(Protocol):
 
 
 @runtime_checkable
-class ExperimentCommands(Protocol):
-    """Optional: the family's experiments (``fatnet experiment <name>``)."""
-
-    #: Experiments by name (unique over the registered families).
-    EXPERIMENTS: dict[str, Experiment]
-
-
-@runtime_checkable
 class BoardCommands(Protocol):
     """Optional: ``fatnet board`` for the family's kinds (the self-testing top)."""
 
@@ -160,8 +198,8 @@ class BenchCommands(Protocol):
 
 
 #: The optional command capabilities, by name (for the family checks).
-OPTIONAL: dict[str, type] = {"experiments": ExperimentCommands, "board": BoardCommands,
-                             "benchmarks": BenchCommands}
+OPTIONAL: dict[str, type] = {"experiments": ExperimentCommands, "schedule": OfflineSchedule,
+                             "board": BoardCommands, "benchmarks": BenchCommands}
 
 
 def bench_families() -> dict[str, Bench]:
@@ -170,8 +208,3 @@ def bench_families() -> dict[str, Bench]:
     from ..api.registry import families
     return {fam.commands.BENCH.kind: fam.commands.BENCH for fam in families()
             if fam.has_hardware and isinstance(fam.commands, BenchCommands)}
-
-
-def experiments_of(commands) -> dict[str, Experiment]:
-    """A family's experiments (none for a family without :class:`ExperimentCommands`)."""
-    return commands.EXPERIMENTS if isinstance(commands, ExperimentCommands) else {}

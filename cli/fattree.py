@@ -29,7 +29,7 @@ from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, add_pattern_opti
                       add_start_stages_option, add_unused_seed_option,
                       add_stuck_link_option, bounded_int, stuck_links,
                       comma_ints, fraction, power_of_two)
-from .family import Bench, Verb
+from .family import Bench, CosimCase, Verb, WavesCase
 
 __all__ = ["FAMILY", "VERBS", "BENCH", "add_arguments", "network_spec", "build_network",
            "make_messages", "run_network", "schedule_messages", "spec_from_args", "build",
@@ -331,7 +331,14 @@ def _bench_traffic(net: FatTreeNetwork, rng) -> tuple:
 #: ends at a size that does not fit on the largest board, the ULX3S's ECP5-85F (128
 #: leaves did not).
 BENCH = Bench(kind="fat-tree", ladder=(4, 8, 16, 32, 64, 128), options=_bench_options,
-              workload=_bench_workload, traffic=_bench_traffic, soak_size=16)
+              workload=_bench_workload, traffic=_bench_traffic, soak_size=16,
+              summary="the smallest universal fat-trees, off-line (cocotb: "
+                      "random-destinations schedules)",
+              cosim=(CosimCase(16, 2_000_000, 2000, 300, quick=True),
+                     CosimCase(64, 400_000, 600, 60)),
+              waves=WavesCase("fat-tree, 64 leaves",
+                              {"leaves": 64, "root_capacity": 16, "seed": 0},
+                              {"pattern": "random-permutation", "seed": 0}))
 
 
 #: Model-only verbs: name -> (help, function(kind, args) -> exit status).

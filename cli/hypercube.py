@@ -41,7 +41,7 @@ from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, add_pattern_opti
 from ..api.outputs import staged_file
 from .plots import plot_kuszmaul
 from .progress import Progress
-from .family import Bench, Experiment, Verb
+from .family import Bench, CosimCase, Experiment, Verb, WavesCase
 
 __all__ = ["FAMILY", "VERBS", "BENCH", "EXPERIMENTS", "add_arguments", "build_network",
            "make_messages", "run_network", "network_from_args",
@@ -506,7 +506,12 @@ def _bench_traffic(net: HypercubeCircuit, rng) -> tuple:
 #: ends at a size that does not fit on the largest board, the ULX3S's ECP5-85F (its
 #: dimension 8 fits in 87 % of its LUTs, 2.2 times dimension 7's, so 9 would not).
 BENCH = Bench(kind="hypercube", ladder=(2, 3, 4, 5, 6, 7, 8, 9), options=_bench_options,
-              workload=_bench_workload, traffic=_bench_traffic, soak_size=4)
+              workload=_bench_workload, traffic=_bench_traffic, soak_size=4,
+              summary="the k-cube's Algorithm 1 router chains (size k; cocotb: full-load "
+                      "random permutations, collisions retried)",
+              cosim=(CosimCase(6, 2_000_000, 3000, 300),),
+              waves=WavesCase("hypercube, k = 6", {"dimension": 6},
+                              {"pattern": "random-permutation", "seed": 0}))
 
 
 #: Model-only verbs (:class:`fatnet.cli.family.Verb`).

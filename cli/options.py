@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..api.params import check_identifier
+from ..api.params import check_fraction, check_identifier
 from ..golden.cycle import MAX_START_STAGES
 from ..golden.errors import ParameterError
 from ..golden.seeds import SEED_RANGE, check_seed
@@ -100,16 +100,17 @@ def power_of_two(name: str, low: int, high: int):
 
 
 def fraction(name: str):
-    """An argparse ``type``: a number in [0, 1] (NaN is not one), else one line."""
+    """An argparse ``type``: a number in [0, 1] (NaN is not one), else one line
+    (:func:`fatnet.api.params.check_fraction`'s, showing the text as typed)."""
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
-            value = math.nan
-        if not 0.0 <= value <= 1.0:
-            raise argparse.ArgumentTypeError(
-                f"{name} must be a number in [0, 1], got {_shown(text)}")
-        return value
+            value = math.nan   # not a number: refused by the check, as NaN is
+        try:
+            return check_fraction(name, value, given=_shown(text))
+        except ParameterError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
     return parse
 
 

@@ -127,6 +127,28 @@ def test_the_benchmarks_sizes_build_through_the_api(kind):
     assert large.cycle_length > small.cycle_length
 
 
+@pytest.mark.parametrize("kind", sorted(bench_families()))
+def test_the_cosimulation_and_waves_benchmarks_networks_build_through_the_api(kind):
+    """The co-simulation benchmark's sizes and the waves benchmark's network of a
+    family's record: each builds a network of the family through the API (the golden
+    model alone), the sizes grow, the waves network's traffic is a message set of it,
+    and the acceptance line shows the runs' mean."""
+    from fatnet import api
+    bench = bench_families()[kind]
+    sizes = [case.size for case in bench.cosim]
+    assert sizes == sorted(set(sizes)) and bench.summary
+    for case in bench.cosim:
+        assert min(case.native_clocks, case.verilator_cycles, case.icarus_cycles) >= 1
+        net = api.network(kind, **bench.workload(case.size))
+        assert net.family == get_family(kind).name
+    if bench.acceptance is not None:
+        assert "0.5500" in bench.acceptance(sizes[0], [0.5, 0.6])
+    if bench.waves is not None:
+        net = api.network(kind, **bench.waves.network)
+        assert net.family == get_family(kind).name
+        assert len(api.messages(net, **bench.waves.traffic)) > 0
+
+
 @pytest.mark.parametrize("kind", demo_kinds())
 def test_every_golden_network_is_a_network(kind, tmp_path):
     """The demo's network of every family with hardware: ``family``, ``cycle_length`` and
