@@ -148,16 +148,23 @@ def test_installed_version(installed, tmp_path):
 
 def test_installed_demo(installed, tmp_path):
     """A plain install co-simulates every family: cocotb, its runner and each family's
-    testbench are there."""
+    testbench are there. The regression's one run of the whole demo (tests/test_demo.py
+    runs its model part): each family routed, generated and co-simulated, each step
+    after its command, the Verilog and the waves written where the demo says."""
     _needs_icarus()
     _, bindir = installed
     p = _run(bindir, tmp_path, "fatnet", "demo")
     assert p.returncode == 0, p.stdout + p.stderr
-    kinds = demo_kinds()
-    assert p.stdout.count("PASS: RTL and model agree") == len(kinds), p.stdout + p.stderr
-    assert f"demo: {', '.join(kinds)} done" in p.stdout, p.stdout
+    out, kinds = p.stdout, demo_kinds()
+    assert out.count("PASS: RTL and model agree") == len(kinds), out + p.stderr
+    assert f"demo: {', '.join(kinds)} done" in out, out
     for kind in kinds:
-        assert list((tmp_path / "build" / "demo" / kind / "waves").glob("*.gtkw")), kind
+        for verb in ("route", "gen", "sim"):
+            assert f"$ fatnet {verb} {kind}" in out, (verb, kind, out)
+        written = tmp_path / "build" / "demo" / kind
+        assert list(written.glob("*.v")), kind
+        (gtkw,) = (written / "waves").glob("*.gtkw")
+        assert f"open the waves: gtkwave {gtkw.relative_to(tmp_path)}" in out, out
 
 
 def test_installed_verilator_runs(installed, tmp_path):
