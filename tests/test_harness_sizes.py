@@ -2,12 +2,11 @@
 bit-times) against the model on Amaranth's simulator and under cocotb, several processes
 sharing one build directory, the largest networks a regression's time allows generated
 and checked by Verilator's lint and Icarus, and the one-line refusal of a network too
-large to convert (issue 13).
+large to convert.
 """
 
 import multiprocessing
 import re
-import time
 
 import numpy as np
 import pytest
@@ -108,16 +107,13 @@ def test_largest_network_generates_with_harness_and_lints(name, tmp_path, verila
                                                           icarus_clean):
     from fatnet.hdl.gen import generate
     net = LARGEST[name]()
-    t0 = time.perf_counter()
     doc = generate(net, tmp_path, hardware=family_of(net).hardware)
-    seconds = time.perf_counter() - t0
     top = doc["top"]
     assert doc["files"] == [f"{top}.v", f"{top}_harness.v", "lint.vlt"]
     files = [tmp_path / "lint.vlt"] + [tmp_path / f for f in doc["harness"]["sources"]]
     _manifest_harness_matches_verilog(doc, (tmp_path / f"{top}_harness.v").read_text())
     verilator_lint(files)
     icarus_clean(doc["harness"]["top"], files[1:])
-    assert seconds < 120, f"{name}: generation took {seconds:.0f} s"
 
 
 def test_a_network_too_large_to_convert_is_one_line(tmp_path, capsys):
