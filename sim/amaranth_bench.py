@@ -88,12 +88,6 @@ class _CompiledBench:
         self._sim.add_clock(1e-6)
         self._sim.add_testbench(self._bench)
 
-    def run(self, ms, cycles, masks=None, vcd: str | None = None) -> list:
-        """The cycles of ``ms`` (as :func:`run_cycles_amaranth` takes them) on this build:
-        a list of (plan, mismatches) per cycle."""
-        return self.run_plans(make_plans(self.net, ms, cycles, masks, family=self.family),
-                              vcd)
-
     def run_plans(self, plans, vcd: str | None = None) -> list:
         """The planned cycles one after another from reset: (plan, mismatches) per cycle."""
         if self._runs:
