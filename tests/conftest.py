@@ -156,3 +156,15 @@ def icarus_clean():
 @pytest.fixture(scope="session")
 def gtkw_paths_exist():
     return _gtkw_paths_exist
+
+
+@pytest.fixture(scope="module")
+def amaranth_runs():
+    """``amaranth_runs(net, ms, cycles, masks=None)``: the cycles on Amaranth's simulator,
+    as :func:`~fatnet.sim.amaranth_bench.run_cycles_amaranth` runs them, on one build per
+    design in the test module (compiling a design is most of a small run's time). A design
+    is keyed as the simulator builds are, by the family's build parameters; each run
+    starts from reset (:class:`~fatnet.sim.amaranth_bench.PortBench`), so it is a run on a
+    new build. The plans are made from ``net`` itself."""
+    from amaranth_builds import BuildCache
+    return BuildCache()

@@ -47,7 +47,7 @@ def one_run(mode, net, ms):
 
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("conc", ["pippenger", "crossbar"])
-def test_offline_schedule_runs_exactly_as_modelled(case, conc):
+def test_offline_schedule_runs_exactly_as_modelled(case, conc, amaranth_runs):
     net = FatTreeNetwork(CASES[case](concentrator=conc, mode="offline", payload_bits=4))
     for seed in range(2):
         rng = np.random.default_rng(seed)
@@ -56,25 +56,25 @@ def test_offline_schedule_runs_exactly_as_modelled(case, conc):
         dst = rng.integers(0, net.n, size=k)
         ms = MessageSet.from_pairs(src, dst, 4, seed)
         cycles = schedule(net.tree, ms.src, ms.dst, cap=net.effective_cap)
-        results = run_cycles_amaranth(net, ms, cycles, family=family_of(net))
+        results = amaranth_runs(net, ms, cycles)
         _check(results, f"{case} {conc} offline seed {seed}")
         assert sum(len(p.result.lost) for p, _ in results) == 0
 
 
+@pytest.mark.parametrize("pattern", ["random-destinations", "hot-spot", "to-ext",
+                                     "bit-complement"])  # one after the other: one build
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("conc", ["pippenger", "crossbar"])
-@pytest.mark.parametrize("pattern", ["random-destinations", "hot-spot", "to-ext",
-                                     "bit-complement"])
-def test_online_arbitration_and_losses_as_modelled(case, conc, pattern):
+def test_online_arbitration_and_losses_as_modelled(case, conc, pattern, amaranth_runs):
     net = FatTreeNetwork(CASES[case](concentrator=conc, mode="online", payload_bits=3))
     ms = make_pattern(net.n, pattern, 5, 3, hot_fraction=0.5)
-    results = run_cycles_amaranth(net, ms, [range(len(ms))], family=family_of(net))
+    results = amaranth_runs(net, ms, [range(len(ms))])
     _check(results, f"{case} {conc} online {pattern} seed 5")
 
 
 @pytest.mark.parametrize("link_stages", [1, 2])
 @pytest.mark.parametrize("mode", ["offline", "online"])
-def test_pipelined_links_keep_the_model_exact(mode, link_stages):
+def test_pipelined_links_keep_the_model_exact(mode, link_stages, amaranth_runs):
     """--link-stages: registers on every node-to-node link, each way (not on the leaves'
     or the external channel's); the model's arrival, acknowledgment and cycle length
     follow, wire for wire, over paths of every length (to ext and across the root)."""
@@ -88,30 +88,29 @@ def test_pipelined_links_keep_the_model_exact(mode, link_stages):
     seed = 20 + link_stages
     ms = make_pattern(net.n, "random-destinations", seed, 3)
     cycles = one_run(mode, net, ms)
-    _check(run_cycles_amaranth(net, ms, cycles, family=family_of(net)),
-           f"{mode} link_stages={link_stages} seed {seed}")
+    _check(amaranth_runs(net, ms, cycles), f"{mode} link_stages={link_stages} seed {seed}")
 
 
 @pytest.mark.parametrize("value", [0, 1])
 @pytest.mark.parametrize("mode,link_stages", [("offline", 0), ("online", 1), ("online", 0)])
-def test_a_stuck_link_loses_what_the_model_loses(mode, link_stages, value):
+def test_a_stuck_link_loses_what_the_model_loses(mode, link_stages, value, amaranth_runs):
     """--stuck-link: a wire between two nodes held at 0 or 1, which no node knows of. A
     wire the sound run uses (drawn with the seed) is stuck; the model loses the messages
     routed onto it (at 1 the node it feeds routes a phantom stream of ones), and the
     hardware does exactly what the model says, wire for wire."""
     kw = dict(concentrator="pippenger", mode=mode, payload_bits=3, link_stages=link_stages)
-    sound = FatTreeNetwork(FatTreeSpec.universal(16, 8, **kw))
+    sound = FatTreeNetwork(FatTreeSpec.universal(8, 4, **kw))
     seed = 40 + link_stages
     ms = make_pattern(sound.n, "random-destinations", seed, 3)
     cycles = one_run(mode, sound, ms)
     why = f"{mode} link_stages={link_stages} seed {seed}"
-    runs = run_cycles_amaranth(sound, ms, cycles, family=family_of(sound))
+    runs = amaranth_runs(sound, ms, cycles)  # the sound network's build: both values
     _check(runs, why)
     used = sorted({(*occ.channel, occ.wire) for plan, _ in runs
                    for o in plan.result.outcomes.values() for occ in o.path
                    if 0 < occ.channel[1] < sound.n - 1})
     link = used[np.random.default_rng(seed).integers(len(used))]
-    net = FatTreeNetwork(FatTreeSpec.universal(16, 8, stuck_links=((link, value),), **kw))
+    net = FatTreeNetwork(FatTreeSpec.universal(8, 4, stuck_links=((link, value),), **kw))
     runs = run_cycles_amaranth(net, ms, cycles, family=family_of(net))
     _check(runs, f"{why} stuck link {link}:{value}")
     reasons = [o.lost_at[3] for plan, _ in runs for o in plan.result.outcomes.values()
@@ -157,7 +156,7 @@ def test_a_start_tree_delays_the_whole_cycle_and_nothing_else(mode, start_stages
 @pytest.mark.parametrize("caps", [(1, 1), (2, 1), (3, 2), (4, 3), (6, 4), (9, 6), (12, 8)])
 @pytest.mark.parametrize("conc", ["pippenger", "crossbar"])
 @pytest.mark.parametrize("mode", ["offline", "online"])
-def test_single_node_all_ports(caps, conc, mode):
+def test_single_node_all_ports(caps, conc, mode, amaranth_runs):
     """A 2-leaf network is one node: U is the external channel, L and R the leaves.
     Traffic in all six directions, over capacity, so that concentrators and
     arbitration are exercised at several concentration ratios."""
@@ -176,8 +175,7 @@ def test_single_node_all_ports(caps, conc, mode):
             from fatnet.golden.fattree.route import run_online
             cycles = [sorted(r.outcomes) for r in
                       run_online(net, ms, keep_results=True, max_cycles=40).results]
-        _check(run_cycles_amaranth(net, ms, cycles, family=family_of(net)),
-               f"caps {caps} {conc} {mode} seed {seed}")
+        _check(amaranth_runs(net, ms, cycles), f"caps {caps} {conc} {mode} seed {seed}")
 
 
 def test_compare_cycle_names_wire_node_message_and_bit_time():
