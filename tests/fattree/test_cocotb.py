@@ -25,9 +25,10 @@ from simulators import SIMS, expected_bit_flipped, require as require_simulator
 # (name, spec factory, simulators): each spec's Verilog is checked against the model on
 # one simulator, and either simulator runs the testbench offline and online: the
 # 8-leaf offline tree (which the wrong-expectation test builds on both) on both, online
-# the 8-leaf tree on Verilator and the 4- and 16-leaf trees on Icarus. Verilator builds take 15-60 s each: the 16-leaf pip-on and crossbar-off trees
-# run on Icarus alone, the largest on Verilator alone (Icarus itself is ~100x slower
-# than Verilator on it; see bench/cosim.py).
+# the 8-leaf tree on Verilator and the 4- and 16-leaf trees on Icarus. Verilator builds
+# take 15-60 s each: the 2-leaf tree and the 16-leaf pip-on and crossbar-off trees run on
+# Icarus alone, the largest on Verilator alone (Icarus itself is ~100x slower than
+# Verilator on it; see bench/cosim.py).
 SPECS = {
     "n2-universal-pip-off": (lambda: FatTreeSpec.universal(2, 2, payload_bits=4),
                              ["icarus"]),
