@@ -1,0 +1,281 @@
+"""Routing runs on the batched engine (:mod:`fatnet.golden.fattree.batch`).
+
+The same runs as :func:`fatnet.golden.fattree.route.run_offline` and
+:func:`~fatnet.golden.fattree.route.run_online` on the scalar engine, with the same
+report (and, on request, the same :class:`~fatnet.golden.cycle.CycleResult` of every
+cycle):
+
+* Off-line: the scheduled cycles are independent, so up to :data:`BATCH_MESSAGES`
+  messages of consecutive cycles run as one batch (switch settings, then the cycles);
+  what a cycle defers or loses is re-scheduled after the cycles still pending, in the
+  order the scalar driver does it.
+* On-line: each cycle depends on the losses of the one before, so cycles run one at a
+  time, every node of a level at once; a cycle's outcome depends only on what each
+  source injects on which wire, so outcomes are remembered by that (at most
+  :data:`ONLINE_MEMO` of them) and a repeated injection pattern is not run again.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+from ..runner import RunReport, check_max_cycles
+from .batch import BATCH_MESSAGES, cycle_results, geometry, run_batch, set_switches_batch
+from .bitstream import encode
+from .concentrator import follow, route_cascade
+from .topology import EXT
+
+__all__ = ["BATCH_MESSAGES", "ONLINE_MEMO", "run_cycles", "drive_offline_batched",
+           "drive_online_batched"]
+
+#: Most on-line injection patterns whose outcomes are remembered (then forgotten).
+ONLINE_MEMO = 1 << 16
+
+
+class _Tally:
+    """One cycle's outcome as the report counts it (a CycleResult when kept)."""
+
+    def __init__(self, delivered, lost, local, used, deferred, result=None):
+        self.delivered, self.lost, self.local = delivered, lost, local
+        self.used, self.deferred, self.result = used, deferred, result
+
+
+def _router(net):
+    """route_cascade with its answers kept per (cascade, occupied inputs):
+    ``{input: (edges, output reached)}``."""
+    memo = net.__dict__.setdefault("_batch_routes", {})
+
+    def route_of(casc, occupied):
+        key = (id(casc), occupied)
+        table = memo.get(key)
+        if table is None:
+            routes = route_cascade(casc, occupied)
+            table = memo[key] = {x: (edges, follow(casc, x, edges))
+                                 for x, edges in routes.items()}
+        return table
+    return route_of
+
+
+def _source_width(g, src):
+    """Wires of every source's injection channel (a leaf's, or the external one)."""
+    return np.where(src == EXT, g.caps[0], g.caps[g.L])
+
+
+def _wires(cycle, message, src, width):
+    """Each source's messages of a cycle on wires 0, 1, ... in message order; the
+    rest overflow (:func:`fatnet.golden.fattree.switching.assign_injection_wires`)."""
+    order = np.lexsort((message, src, cycle))
+    key = np.stack([cycle[order], src[order]])
+    start = np.flatnonzero(np.r_[True, (key[:, 1:] != key[:, :-1]).any(axis=0)])
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order)) - np.repeat(start, np.diff(np.r_[start,
+                                                                          len(order)]))
+    return rank, rank < width
+
+
+def run_cycles(net, ms, cycles: list, keep: bool = False) -> list[_Tally]:
+    """Run delivery cycles (lists of message indices) as one batch; off-line cycles are
+    set by the switch setter first, on-line ones arbitrate."""
+    g = geometry(net)
+    cycle = np.concatenate([np.full(len(c), b, dtype=np.int64)
+                            for b, c in enumerate(cycles)] + [np.zeros(0, np.int64)])
+    message = np.concatenate([np.asarray(c, dtype=np.int64) for c in cycles]
+                             + [np.zeros(0, np.int64)])
+    src, dst = ms.src[message], ms.dst[message]
+    local = src == dst
+    c, m, s, d = cycle[~local], message[~local], src[~local], dst[~local]
+    wire, fits = _wires(c, m, s, _source_width(g, s))
+    deferred = ~fits
+    choices = None
+    if not g.online:
+        ch, routed = set_switches_batch(g, _router(net), c[fits], m[fits], s[fits],
+                                        d[fits], wire[fits])
+        deferred[np.flatnonzero(fits)[~routed]] = True
+        choices = ch[routed]
+    go = ~deferred
+    st = run_batch(g, len(cycles), c[go], m[go], s[go], d[go], wire[go], choices)
+    tallies = _tallies(g, st, len(cycles), cycle[local], c[deferred], m[deferred])
+    if keep:
+        _keep_results(g, ms, st, cycles, tallies, choices, c[go], m[go], wire[go],
+                      local_of=[message[local & (cycle == b)] for b in range(len(cycles))])
+    return tallies
+
+
+def _tallies(g, st, cycles: int, local_cycle, deferred_cycle, deferred_message):
+    msg = st.message >= 0
+    delivered = np.bincount(st.cycle[msg & (st.status == 1)], minlength=cycles)
+    local = np.bincount(local_cycle, minlength=cycles)
+    lost_idx = np.flatnonzero(msg & (st.status == 0))
+    lost_by = np.split(st.message[lost_idx], np.searchsorted(st.cycle[lost_idx],
+                                                             np.arange(1, cycles)))
+    q = np.arange(st.path.shape[1])
+    on = msg[:, None] & (q[None, :] < st.path_len[:, None])
+    level = np.log2(st.path[:, :, 0] + 1).astype(np.int64)
+    flat = (st.cycle[:, None] * (g.L + 1) + level)[on]
+    used = np.bincount(flat, minlength=cycles * (g.L + 1)).reshape(cycles, g.L + 1)
+    order = np.argsort(deferred_cycle, kind="stable")
+    deferred_by = np.split(deferred_message[order],
+                           np.searchsorted(deferred_cycle[order], np.arange(1, cycles)))
+    return [_Tally(int(delivered[b]), sorted(lost_by[b].tolist()), int(local[b]), used[b],
+                   deferred_by[b].tolist()) for b in range(cycles)]
+
+
+def _keep_results(g, ms, st, cycles, tallies, choices, cycle, message, wire, local_of):
+    """The CycleResult of every cycle (the streams encoded as the scalar runner does)."""
+    net = g.net
+    injections: list[dict] = [{} for _ in cycles]
+    for i, (b, m, w) in enumerate(zip(cycle.tolist(), message.tolist(), wire.tolist())):
+        s, d = int(ms.src[m]), int(ms.dst[m])
+        decisions = None
+        if choices is not None:
+            hops = net.tree.hops(s, d)
+            decisions = [tuple(int(v) for v in choices[i, q, :len(
+                net.cascades[(h.node, h.out_port)].stages)]) for q, h in enumerate(hops)]
+        injections[b][m] = (w, encode(net, s, d, ms.payload[m], decisions))
+    results = cycle_results(g, st, len(cycles), ms,
+                            [sorted(x.tolist()) for x in local_of], injections)
+    for t, r in zip(tallies, results):
+        t.result = r
+
+
+def _account(report: RunReport, used: np.ndarray, tally: _Tally, keep: bool) -> None:
+    used += tally.used
+    report.cycles += 1
+    report.losses_per_cycle.append(len(tally.lost))
+    if keep:
+        report.results.append(tally.result)
+    report.delivered += tally.delivered
+    report.local += tally.local
+
+
+def _fractions(g, used, cycles: int) -> list:
+    wires = np.zeros(g.L + 1, dtype=np.int64)
+    tree = g.net.tree
+    np.add.at(wires, tree.level_of, tree.cap.sum(axis=0))
+    return [round(float(u) / (cycles * w), 4) if cycles else 0.0
+            for u, w in zip(used, wires)]
+
+
+def _batch(pending: deque, room: int) -> list:
+    """Cycles from the front of ``pending``: at most ``room`` of them and (past the
+    first) at most BATCH_MESSAGES messages."""
+    out: list = []
+    size = 0
+    while pending and len(out) < room and (not out or size + len(pending[0])
+                                           <= BATCH_MESSAGES):
+        size += len(pending[0])
+        out.append(pending.popleft())
+    return out
+
+
+def drive_offline_batched(net, ms, report: RunReport, cycles: list, reschedule,
+                          keep_results: bool, max_cycles: int | None) -> RunReport:
+    """:func:`fatnet.golden.runner.drive_offline` on the batched engine: the same
+    cycles in the same order, the same report."""
+    g = geometry(net)
+    used = np.zeros(g.L + 1, dtype=np.int64)
+    report.scheduled_cycles = len(cycles)
+    max_cycles = 4 * len(cycles) + 16 if max_cycles is None else check_max_cycles(max_cycles)
+    pending = deque(cycles)
+    while pending:
+        if report.cycles >= max_cycles:
+            report.lost += [(m, f"not delivered within {max_cycles} cycles")
+                            for m in pending.popleft()]
+            continue
+        batch = _batch(pending, max_cycles - report.cycles)
+        for tally in run_cycles(net, ms, batch, keep_results):
+            _account(report, used, tally, keep_results)
+            retry = tally.deferred + tally.lost
+            report.retries += len(retry)
+            if retry:
+                pending.extend(reschedule(sorted(retry)))
+    report.utilisation = _fractions(g, used, report.cycles)
+    return report
+
+
+class _Source:
+    """One source's queue: its local messages and, in order, the others; the first
+    ``width`` of those are on its wires."""
+
+    def __init__(self, width: int):
+        self.width = width
+        self.local: list[int] = []
+        self.queue: deque = deque()
+
+    def window(self) -> list[int]:
+        return [self.queue[i] for i in range(min(self.width, len(self.queue)))]
+
+    def remove(self, window: list[int], delivered) -> None:
+        for _ in window:
+            self.queue.popleft()
+        self.queue.extendleft(reversed([m for m in window if m not in delivered]))
+        self.local = [m for m in self.local if m not in delivered]
+
+
+def _online_cycle(net, ms, memo: dict, idx: list, keep: bool) -> _Tally:
+    """One on-line cycle; without kept results, remembered by its injection pattern."""
+    if keep:
+        return run_cycles(net, ms, [idx], True)[0]
+    idx_a = np.asarray(idx, dtype=np.int64)
+    src, dst = ms.src[idx_a], ms.dst[idx_a]
+    moving = src != dst
+    wire, _ = _wires(np.zeros(len(idx_a), np.int64), idx_a, src, np.inf)
+    pattern = np.stack([src, wire, dst])[:, moving]
+    order = np.lexsort((pattern[1], pattern[0]))
+    key = pattern[:, order].tobytes()
+    hit = memo.get(key)
+    if hit is None:
+        if len(memo) >= ONLINE_MEMO:
+            memo.clear()
+        t = run_cycles(net, ms, [idx_a[moving][order].tolist()])[0]
+        delivered = ~np.isin(idx_a[moving][order], t.lost)
+        hit = memo[key] = (delivered, t.used, t.delivered)
+    delivered, used, count = hit
+    moved = idx_a[moving][order]
+    return _Tally(count, sorted(moved[~delivered].tolist()), int((~moving).sum()), used, [])
+
+
+def drive_online_batched(net, ms, report: RunReport, keep_results: bool,
+                         max_cycles: int) -> RunReport:
+    """:func:`fatnet.golden.runner.drive_online` on the batched engine: the same
+    injections cycle by cycle, the same report."""
+    g = geometry(net)
+    max_cycles = check_max_cycles(max_cycles)
+    used = np.zeros(g.L + 1, dtype=np.int64)
+    sources: dict[int, _Source] = {}
+    for m, (s, d) in enumerate(zip(ms.src.tolist(), ms.dst.tolist())):
+        src = sources.get(s)
+        if src is None:
+            src = sources[s] = _Source(int(g.caps[0] if s == EXT else g.caps[g.L]))
+        (src.local if s == d else src.queue).append(m)
+    sent = np.zeros(len(ms), dtype=bool)
+    memo: dict = {}
+    while (any(s.queue or s.local for s in sources.values())
+           and report.cycles < max_cycles):
+        windows = {s: q.window() for s, q in sources.items()}
+        idx = sorted([m for q in sources.values() for m in q.local]
+                     + [m for w in windows.values() for m in w])
+        tally = _online_cycle(net, ms, memo, idx, keep_results)
+        _account(report, used, tally, keep_results)
+        lost = set(tally.lost)
+        for s, q in sources.items():
+            q.remove(windows[s], _Complement(lost))
+        report.retries += int(sent[idx].sum())
+        sent[idx] = True
+    for q in sources.values():
+        report.lost += [(m, f"not delivered within {max_cycles} cycles")
+                        for m in list(q.local) + list(q.queue)]
+    report.utilisation = _fractions(g, used, report.cycles)
+    return report
+
+
+class _Complement:
+    """``m in _Complement(lost)``: every message that was not lost (was delivered)."""
+
+    def __init__(self, lost: set):
+        self.lost = lost
+
+    def __contains__(self, m) -> bool:
+        return m not in self.lost
