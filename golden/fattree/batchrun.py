@@ -207,34 +207,34 @@ class _Source:
     def window(self) -> list[int]:
         return [self.queue[i] for i in range(min(self.width, len(self.queue)))]
 
-    def remove(self, window: list[int], delivered) -> None:
+    def remove(self, window: list[int], lost: set) -> None:
+        """Drop what the cycle delivered: the window but its lost messages, every
+        local message."""
         for _ in window:
             self.queue.popleft()
-        self.queue.extendleft(reversed([m for m in window if m not in delivered]))
-        self.local = [m for m in self.local if m not in delivered]
+        self.queue.extendleft(reversed([m for m in window if m in lost]))
+        self.local = []
 
 
-def _online_cycle(net, ms, memo: dict, idx: list, keep: bool) -> _Tally:
-    """One on-line cycle; without kept results, remembered by its injection pattern."""
+def _online_cycle(net, ms, memo: dict, windows: dict, local: list, dst: list,
+                  keep: bool) -> _Tally:
+    """One on-line cycle: every source's window on its wires 0, 1, ... and the local
+    messages. Without kept results, the outcome is remembered by the injection pattern
+    (per source, the destinations on its wires): the positions lost, the wires used."""
+    idx = sorted(local + [m for w in windows.values() for m in w])
     if keep:
         return run_cycles(net, ms, [idx], True)[0]
-    idx_a = np.asarray(idx, dtype=np.int64)
-    src, dst = ms.src[idx_a], ms.dst[idx_a]
-    moving = src != dst
-    wire, _ = _wires(np.zeros(len(idx_a), np.int64), idx_a, src, np.inf)
-    pattern = np.stack([src, wire, dst])[:, moving]
-    order = np.lexsort((pattern[1], pattern[0]))
-    key = pattern[:, order].tobytes()
+    key = tuple((s, tuple(dst[m] for m in w)) for s, w in windows.items() if w)
     hit = memo.get(key)
     if hit is None:
         if len(memo) >= ONLINE_MEMO:
             memo.clear()
-        t = run_cycles(net, ms, [idx_a[moving][order].tolist()])[0]
-        delivered = ~np.isin(idx_a[moving][order], t.lost)
-        hit = memo[key] = (delivered, t.used, t.delivered)
-    delivered, used, count = hit
-    moved = idx_a[moving][order]
-    return _Tally(count, sorted(moved[~delivered].tolist()), int((~moving).sum()), used, [])
+        t = run_cycles(net, ms, [idx])[0]
+        lost = set(t.lost)
+        hit = memo[key] = ([(s, p) for s, w in windows.items()
+                            for p, m in enumerate(w) if m in lost], t.used, t.delivered)
+    where, used, count = hit
+    return _Tally(count, sorted(windows[s][p] for s, p in where), len(local), used, [])
 
 
 def drive_online_batched(net, ms, report: RunReport, keep_results: bool,
@@ -245,37 +245,27 @@ def drive_online_batched(net, ms, report: RunReport, keep_results: bool,
     max_cycles = check_max_cycles(max_cycles)
     used = np.zeros(g.L + 1, dtype=np.int64)
     sources: dict[int, _Source] = {}
-    for m, (s, d) in enumerate(zip(ms.src.tolist(), ms.dst.tolist())):
+    dst = ms.dst.tolist()
+    for m, (s, d) in enumerate(zip(ms.src.tolist(), dst)):
         src = sources.get(s)
         if src is None:
             src = sources[s] = _Source(int(g.caps[0] if s == EXT else g.caps[g.L]))
         (src.local if s == d else src.queue).append(m)
-    sent = np.zeros(len(ms), dtype=bool)
     memo: dict = {}
+    lost_before = 0   # a lost message stays on its source's wires: the next cycle retries it
     while (any(s.queue or s.local for s in sources.values())
            and report.cycles < max_cycles):
         windows = {s: q.window() for s, q in sources.items()}
-        idx = sorted([m for q in sources.values() for m in q.local]
-                     + [m for w in windows.values() for m in w])
-        tally = _online_cycle(net, ms, memo, idx, keep_results)
+        local = [m for q in sources.values() for m in q.local]
+        tally = _online_cycle(net, ms, memo, windows, local, dst, keep_results)
         _account(report, used, tally, keep_results)
         lost = set(tally.lost)
         for s, q in sources.items():
-            q.remove(windows[s], _Complement(lost))
-        report.retries += int(sent[idx].sum())
-        sent[idx] = True
+            q.remove(windows[s], lost)
+        report.retries += lost_before
+        lost_before = len(lost)
     for q in sources.values():
         report.lost += [(m, f"not delivered within {max_cycles} cycles")
                         for m in list(q.local) + list(q.queue)]
     report.utilisation = _fractions(g, used, report.cycles)
     return report
-
-
-class _Complement:
-    """``m in _Complement(lost)``: every message that was not lost (was delivered)."""
-
-    def __init__(self, lost: set):
-        self.lost = lost
-
-    def __contains__(self, m) -> bool:
-        return m not in self.lost
