@@ -443,24 +443,52 @@ def set_switches_batch(g: Geometry, route_of, cycle, message, src, dst, wire):
 
 def _route_instances(casc, route_of, inst, x, choices, e, hops):
     """Route every concentrator instance's occupied inputs; fill the choices of the
-    routed streams; return (output reached, routed?) per stream."""
+    routed streams; return (output reached, routed?) per stream.
+
+    Instances with the same occupied inputs route the same way: up to 64 inputs, the
+    occupied set is a bit mask and each distinct mask is routed once.
+    """
     order = np.lexsort((x, inst))
     s_inst, s_x = inst[order], x[order]
     start = np.flatnonzero(np.r_[True, s_inst[1:] != s_inst[:-1]])
-    bounds = np.r_[start, len(order)]
+    depth = len(casc.stages)
+    if casc.inputs > 64:
+        return _route_each(casc, route_of, order, s_x, start, choices, e, hops)
+    bit = np.left_shift(np.uint64(1), s_x.astype(np.uint64))
+    masks, which = np.unique(np.bitwise_or.reduceat(bit, start), return_inverse=True)
+    reached = np.full((len(masks), casc.inputs), -1, dtype=np.int64)
+    edges = np.zeros((len(masks), casc.inputs, max(1, depth)), dtype=np.int64)
+    for u, mask in enumerate(masks.tolist()):
+        occupied = tuple(b for b in range(casc.inputs) if mask >> b & 1)
+        for xi, (path, out) in route_of(casc, occupied).items():
+            reached[u, xi] = out
+            edges[u, xi, :depth] = path
+    u = np.repeat(which.reshape(-1), np.diff(np.r_[start, len(order)]))
+    out = np.empty(len(e), dtype=np.int64)
+    out[order] = reached[u, s_x]
+    ok = out >= 0
+    if depth:
+        sel = order[reached[u, s_x] >= 0]
+        choices[e[sel], hops[e[sel]], :depth] = edges[u, s_x][reached[u, s_x] >= 0][:, :depth]
+    return out, ok
+
+
+def _route_each(casc, route_of, order, s_x, start, choices, e, hops):
+    """:func:`_route_instances` one instance at a time (more than 64 inputs)."""
     out = np.full(len(e), -1, dtype=np.int64)
     depth = len(casc.stages)
-    for a, b in zip(bounds[:-1], bounds[1:]):
+    bounds = np.r_[start, len(order)]
+    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
         occupied = tuple(s_x[a:b].tolist())
         table = route_of(casc, occupied)
         for i, xi in zip(order[a:b].tolist(), occupied):
             found = table.get(xi)
             if found is None:
                 continue
-            edges, reached = found
+            path, reached = found
             out[i] = reached
             if depth:
-                choices[e[i], hops[e[i]], :depth] = edges
+                choices[e[i], hops[e[i]], :depth] = path
     return out, out >= 0
 
 

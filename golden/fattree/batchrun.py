@@ -27,11 +27,13 @@ from .bitstream import encode
 from .concentrator import follow, route_cascade
 from .topology import EXT
 
-__all__ = ["BATCH_MESSAGES", "ONLINE_MEMO", "run_cycles", "drive_offline_batched",
+__all__ = ["BATCH_MESSAGES", "ONLINE_MEMO", "ROUTE_MEMO", "run_cycles", "drive_offline_batched",
            "drive_online_batched"]
 
 #: Most on-line injection patterns whose outcomes are remembered (then forgotten).
 ONLINE_MEMO = 1 << 16
+#: Most concentrator routings (cascade, occupied inputs) remembered per network.
+ROUTE_MEMO = 1 << 16
 
 
 class _Tally:
@@ -51,6 +53,8 @@ def _router(net):
         key = (id(casc), occupied)
         table = memo.get(key)
         if table is None:
+            if len(memo) >= ROUTE_MEMO:
+                memo.clear()
             routes = route_cascade(casc, occupied)
             table = memo[key] = {x: (edges, follow(casc, x, edges))
                                  for x, edges in routes.items()}
