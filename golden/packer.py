@@ -11,6 +11,7 @@ The family supplies the matrix, a tie-break key and channel names for reports.
 
 from __future__ import annotations
 
+import heapq
 from typing import Callable
 
 import numpy as np
@@ -137,6 +138,55 @@ def _greedy_order(p: Incidence, idx: np.ndarray) -> np.ndarray:
     return idx[np.lexsort((idx, p.tiebreak[idx], -worst))]
 
 
+class _Groups:
+    """The open cycles grouped by their load rows.
+
+    Two cycles with equal load rows score alike for every message, and the packer takes
+    the lowest cycle among equal scores; so it scores one row per group, at the group's
+    lowest cycle, instead of every cycle (a packing of many cycles has few distinct
+    rows). ``rows[g]`` is group g's row, ``lowest[g]`` its lowest cycle (a large value
+    when it has none); each group's cycles are kept in a heap whose stale entries (cycles
+    that have left) are dropped when they come to the top.
+    """
+
+    _NONE = np.iinfo(np.int64).max
+
+    def __init__(self, width: int):
+        self.index: dict[bytes, int] = {}
+        self.rows = np.zeros((16, width), dtype=np.int64)
+        self.lowest = np.full(16, self._NONE, dtype=np.int64)
+        self.heaps: list[list[int]] = []
+        self.group_of: dict[int, int] = {}
+
+    def moved(self, j: int, row: np.ndarray) -> None:
+        """Cycle j's load row is now ``row``: move it to that row's group."""
+        key = row.tobytes()
+        new = self.index.get(key)
+        if new is None:
+            new = self.index[key] = len(self.heaps)
+            self.heaps.append([])
+            if new >= len(self.rows):
+                self.rows = np.vstack([self.rows, np.zeros_like(self.rows)])
+                self.lowest = np.r_[self.lowest, np.full(len(self.lowest), self._NONE)]
+            self.rows[new] = row
+        old = self.group_of.get(j)
+        if old == new:
+            return
+        self.group_of[j] = new
+        if old is not None and self.lowest[old] == j:
+            heap = self.heaps[old]
+            while heap and self.group_of[heap[0]] != old:
+                heapq.heappop(heap)
+            self.lowest[old] = heap[0] if heap else self._NONE
+        heapq.heappush(self.heaps[new], j)
+        self.lowest[new] = min(int(self.lowest[new]), j)
+
+    def below(self, T: int) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, lowest cycle) of the groups with a cycle below T."""
+        g = np.flatnonzero(self.lowest[:len(self.heaps)] < T)
+        return self.rows[g], self.lowest[g]
+
+
 class _Packer:
     """Cycle assignment with per-cycle loads, for the greedy method.
 
@@ -166,15 +216,24 @@ class _Packer:
         order = np.argsort(flat[real], kind="stable")
         self.user_msg = msg[real][order]
         self.user_ptr = np.searchsorted(flat[real][order], np.arange(self.nf + 1))
+        self.groups = _Groups(self.nf)
+        for j in range(self.d):
+            self.groups.moved(j, self.loads[j])
 
     def open_cycle(self) -> int:
         if self.d >= len(self.loads):
             self.loads = np.vstack([self.loads, np.zeros_like(self.loads)])
         self.d += 1
+        self.groups.moved(self.d - 1, self.loads[self.d - 1])
         return self.d - 1
 
+    def change(self, j: int, path, delta: int) -> None:
+        """Add ``delta`` to cycle j's loads on ``path``."""
+        self.loads[j, path] += delta
+        self.groups.moved(j, self.loads[j])
+
     def put(self, mi: int, j: int) -> None:
-        self.loads[j, self.P[mi]] += 1
+        self.change(j, self.P[mi], 1)
         self.assign[mi] = j
 
     def insert(self, mi: int, T: int, rest=None) -> bool:
@@ -189,7 +248,8 @@ class _Packer:
         used. Ties go to the lowest cycle.
         """
         path = self.P[mi]
-        free = self.capx[path] - self.loads[:T, path]        # (T, W)
+        rows, lowest = self.groups.below(T)
+        free = self.capx[path] - rows[:, path]        # (groups, W)
         fits = free.min(axis=1) > 0
         if fits.any():
             if rest is None:
@@ -197,9 +257,10 @@ class _Packer:
             else:
                 score = ((free - rest[path] / T) / self.capx[path]).min(axis=1)
             score[~fits] = -np.inf
-            self.put(mi, int(np.argmax(score)))
+            # the first cycle of the highest score, as an argmax over every cycle
+            self.put(mi, int(lowest[score == score.max()].min()))
             return True
-        return self.chain_insert(mi, T, free)
+        return self.chain_insert(mi, T, self.capx[path] - self.loads[:T, path])
 
     def chain_insert(self, mi: int, T: int, free: np.ndarray) -> bool:
         """Kempe chain: put mi into cycle j and move messages between j and a
@@ -263,6 +324,8 @@ class _Packer:
             return False
         self.loads[j] = rows[j]
         self.loads[k] = rows[k]
+        self.groups.moved(j, self.loads[j])
+        self.groups.moved(k, self.loads[k])
         self.assign[mi] = j
         for q, Y in moved:
             self.assign[q] = Y
@@ -285,14 +348,14 @@ def _greedy(p: Incidence, lb: int) -> tuple[np.ndarray, int]:
         last = pk.d - 1
         members = _greedy_order(p, np.flatnonzero(pk.assign == last))
         for mi in members.tolist():
-            pk.loads[last, p.P[mi]] -= 1
+            pk.change(last, p.P[mi], -1)
             pk.assign[mi] = -1
             if not pk.insert(mi, last):
                 pk.put(mi, last)
                 break
         else:
             pk.d -= 1
-            pk.loads[last] = 0
+            pk.change(last, slice(None), -pk.loads[last])
             continue
         break
     return pk.assign, pk.d

@@ -33,8 +33,9 @@ from .topology import DOWN, EXT, PORT_L, PORT_NAMES, PORT_R, PORT_U, UP
 __all__ = ["BATCH_MESSAGES", "Streams", "Geometry", "geometry", "run_batch",
            "set_switches_batch", "cycle_results"]
 
-#: Most streams (messages and phantoms) the engine holds in one batch: arrays of
-#: about 0.5 KiB per stream on a 1024-leaf tree, so a batch stays below 64 MiB.
+#: Most streams (messages and phantoms) the drivers put in one batch: the engine's
+#: arrays take about 1.6 KiB per stream on a 1024-leaf tree (its path, registers and
+#: decisions), so a batch's arrays stay near 100 MiB whatever the run's length.
 BATCH_MESSAGES = 1 << 16
 
 #: Loss codes of :attr:`Streams.lost_code`.
@@ -124,6 +125,7 @@ class Streams:
     lca: np.ndarray
     choices: np.ndarray | None
     max_hops: int
+    record: bool = True   # keep paths (the switch setter needs none)
 
     def __post_init__(self):
         E = len(self.cycle)
@@ -148,8 +150,9 @@ class Streams:
         self.lost_input = np.zeros(E, dtype=np.int64)
         self.path_len = np.zeros(E, dtype=np.int64)
         # per hop: heap, direction, wire, bit-time, offset; the registers it adds
-        self.path = np.zeros((E, self.max_hops + 1, 5), dtype=np.int64)
-        self.regs = np.zeros((E, self.max_hops), dtype=np.int64)
+        rows = E if self.record else 0
+        self.path = np.zeros((rows, self.max_hops + 1, 5), dtype=np.int64)
+        self.regs = np.zeros((rows, self.max_hops), dtype=np.int64)
 
 
 def _lca(L: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
@@ -188,9 +191,10 @@ def _arrive(g: Geometry, st: Streams, e, direction, heap, wire, t, pos, own=None
     value (lost), the destination (delivered) or the next node (waiting). ``own``
     marks phantoms on their own wire; ``faults`` False ignores stuck wires (the switch
     setter does not know of them)."""
-    q = st.path_len[e]
-    st.path[e, q] = np.stack([heap, direction, wire, t, pos], axis=1)
-    st.path_len[e] = q + 1
+    if st.record:
+        q = st.path_len[e]
+        st.path[e, q] = np.stack([heap, direction, wire, t, pos], axis=1)
+        st.path_len[e] = q + 1
     node, in_port, end = _head(g, direction, heap)
     stuck = np.zeros(len(e), dtype=np.int64) - 1
     if faults and len(g.stuck_keys):
@@ -410,7 +414,7 @@ def set_switches_batch(g: Geometry, route_of, cycle, message, src, dst, wire):
     """
     N = len(cycle)
     choices = np.full((N, g.max_hops, max(1, g.max_stages)), -1, dtype=np.int64)
-    st = Streams(cycle, message, dst, _lca(g.L, src, dst), choices, g.max_hops)
+    st = Streams(cycle, message, dst, _lca(g.L, src, dst), choices, g.max_hops, False)
     from_ext = src == EXT
     heap = np.where(from_ext, 0, g.first_leaf + src)
     zero = np.zeros(N, dtype=np.int64)
