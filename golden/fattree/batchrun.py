@@ -199,77 +199,138 @@ def drive_offline_batched(net, ms, report: RunReport, cycles: list, reschedule,
     return report
 
 
-class _Source:
-    """One source's queue: its local messages and, in order, the others; the first
-    ``width`` of those are on its wires."""
+#: On-line lookahead: injection patterns not seen yet, gathered along the cycles ahead
+#: (each unknown outcome guessed), run as one batch.
+LOOKAHEAD_PATTERNS, LOOKAHEAD_CYCLES = 32, 256
 
-    def __init__(self, width: int):
-        self.width = width
+
+class _Online:
+    """The on-line sources' state: per source (in order of first appearance) its
+    messages to others in order (``seq``), and per state the messages on its wires
+    (a window of at most its channel's wires, oldest first) and how far into ``seq``
+    the windows have taken. Lost messages stay in their window; delivered ones leave
+    it and the next of ``seq`` move in."""
+
+    def __init__(self, g, ms):
+        self.dst = ms.dst.tolist()
+        seqs: dict[int, list[int]] = {}
         self.local: list[int] = []
-        self.queue: deque = deque()
+        for m, (s, d) in enumerate(zip(ms.src.tolist(), self.dst)):
+            seq = seqs.setdefault(s, [])
+            if s == d:
+                self.local.append(m)
+            else:
+                seq.append(m)
+        self.sources = list(seqs)
+        self.seqs = [tuple(seqs[s]) for s in self.sources]
+        self.widths = [int(g.caps[0] if s == EXT else g.caps[g.L]) for s in self.sources]
 
-    def window(self) -> list[int]:
-        return [self.queue[i] for i in range(min(self.width, len(self.queue)))]
+        self.dseqs = [tuple(self.dst[m] for m in seq) for seq in self.seqs]
 
-    def remove(self, window: list[int], lost: set) -> None:
-        """Drop what the cycle delivered: the window but its lost messages, every
-        local message."""
-        for _ in window:
-            self.queue.popleft()
-        self.queue.extendleft(reversed([m for m in window if m in lost]))
-        self.local = []
+    def start(self) -> tuple:
+        return self.after(tuple(((), 0, ()) for _ in self.sources), frozenset())
+
+    def after(self, state: tuple, lost: frozenset) -> tuple:
+        """The state after a cycle that lost the (source, wire) positions ``lost``:
+        per source its window, how far into ``seq`` it has taken, the window's
+        destinations."""
+        kept: dict[int, list[int]] = {}
+        for i, p in sorted(lost):
+            kept.setdefault(i, []).append(p)
+        out = []
+        for i, (win, nxt, dsts) in enumerate(state):
+            ps = kept.get(i)
+            if ps is None:   # slices of tuples are tuples; past the end they stop short
+                taken = self.seqs[i][nxt:nxt + self.widths[i]]
+                out.append((taken, nxt + len(taken),
+                            self.dseqs[i][nxt:nxt + len(taken)]))
+                continue
+            taken = self.seqs[i][nxt:nxt + self.widths[i] - len(ps)]
+            out.append((tuple(win[p] for p in ps) + taken, nxt + len(taken),
+                        tuple(dsts[p] for p in ps) + self.dseqs[i][nxt:nxt + len(taken)]))
+        return tuple(out)
+
+    @staticmethod
+    def pattern(state: tuple) -> tuple:
+        """What a cycle's outcome depends on: per source, the destinations on its wires."""
+        return tuple((i, dsts) for i, (_, _, dsts) in enumerate(state) if dsts)
+
+    def remaining(self, state: tuple) -> list[int]:
+        return [m for i, (win, nxt, _) in enumerate(state)
+                for m in win + self.seqs[i][nxt:]]
 
 
-def _online_cycle(net, ms, memo: dict, windows: dict, local: list, dst: list,
-                  keep: bool) -> _Tally:
-    """One on-line cycle: every source's window on its wires 0, 1, ... and the local
-    messages. Without kept results, the outcome is remembered by the injection pattern
-    (per source, the destinations on its wires): the positions lost, the wires used."""
-    idx = sorted(local + [m for w in windows.values() for m in w])
-    if keep:
-        return run_cycles(net, ms, [idx], True)[0]
-    key = tuple((s, tuple(dst[m] for m in w)) for s, w in windows.items() if w)
-    hit = memo.get(key)
-    if hit is None:
-        if len(memo) >= ONLINE_MEMO:
-            memo.clear()
-        t = run_cycles(net, ms, [idx])[0]
-        lost = set(t.lost)
-        hit = memo[key] = ([(s, p) for s, w in windows.items()
-                            for p, m in enumerate(w) if m in lost], t.used, t.delivered)
-    where, used, count = hit
-    return _Tally(count, sorted(windows[s][p] for s, p in where), len(local), used, [])
+def _online_outcomes(net, ms, online: _Online, memo: dict, guess: dict,
+                     state: tuple) -> None:
+    """Remember the outcome of ``state``'s pattern, and of the unknown patterns met
+    along the cycles after it (each unknown outcome guessed from the losses seen so far
+    per source, wire and destination), all run as one batch."""
+    found: dict = {}
+    for _ in range(LOOKAHEAD_CYCLES):
+        key = online.pattern(state)
+        hit = memo.get(key)
+        if hit is None:
+            found.setdefault(key, state)
+            lost = frozenset((i, p) for i, dsts in key for p, d in enumerate(dsts)
+                             if guess.get((i, p, d), 0) > 0)
+        else:
+            lost = hit[0]
+        if len(found) >= LOOKAHEAD_PATTERNS or not key:
+            break
+        state = online.after(state, lost)
+    if len(memo) + len(found) > ONLINE_MEMO:
+        memo.clear()
+    tallies = run_cycles(net, ms, [sorted(m for w, _, _ in st for m in w)
+                                   for st in found.values()])
+    for (key, st), t in zip(found.items(), tallies):
+        lost_set = set(t.lost)
+        lost = frozenset((i, p) for i, (w, _, _) in enumerate(st) for p, m in enumerate(w)
+                         if m in lost_set)
+        memo[key] = (lost, t.used, t.delivered)
+        for i, dsts in key:
+            for p, d in enumerate(dsts):
+                guess[(i, p, d)] = guess.get((i, p, d), 0) + (1 if (i, p) in lost else -1)
 
 
 def drive_online_batched(net, ms, report: RunReport, keep_results: bool,
                          max_cycles: int) -> RunReport:
     """:func:`fatnet.golden.runner.drive_online` on the batched engine: the same
-    injections cycle by cycle, the same report."""
+    injections cycle by cycle, the same report.
+
+    A cycle's outcome depends only on its injection pattern (which destinations each
+    source puts on which wires): outcomes are remembered by pattern (at most
+    :data:`ONLINE_MEMO`), and an unknown pattern is run together with the unknown
+    patterns of the cycles likely to follow it.
+    """
     g = geometry(net)
     max_cycles = check_max_cycles(max_cycles)
     used = np.zeros(g.L + 1, dtype=np.int64)
-    sources: dict[int, _Source] = {}
-    dst = ms.dst.tolist()
-    for m, (s, d) in enumerate(zip(ms.src.tolist(), dst)):
-        src = sources.get(s)
-        if src is None:
-            src = sources[s] = _Source(int(g.caps[0] if s == EXT else g.caps[g.L]))
-        (src.local if s == d else src.queue).append(m)
+    online = _Online(g, ms)
     memo: dict = {}
+    guess: dict = {}
+    state = online.start()
+    local = online.local
     lost_before = 0   # a lost message stays on its source's wires: the next cycle retries it
-    while (any(s.queue or s.local for s in sources.values())
-           and report.cycles < max_cycles):
-        windows = {s: q.window() for s, q in sources.items()}
-        local = [m for q in sources.values() for m in q.local]
-        tally = _online_cycle(net, ms, memo, windows, local, dst, keep_results)
+    while (local or any(w for w, _, _ in state)) and report.cycles < max_cycles:
+        idx = sorted(local + [m for w, _, _ in state for m in w])
+        if keep_results:
+            tally = run_cycles(net, ms, [idx], True)[0]
+            lost_set = set(tally.lost)
+            lost = frozenset((i, p) for i, (w, _, _) in enumerate(state)
+                             for p, m in enumerate(w) if m in lost_set)
+        else:
+            key = online.pattern(state)
+            if key not in memo:
+                _online_outcomes(net, ms, online, memo, guess, state)
+            lost, cycle_used, delivered = memo[key]
+            tally = _Tally(delivered, sorted(state[i][0][p] for i, p in lost), len(local),
+                           cycle_used, [])
         _account(report, used, tally, keep_results)
-        lost = set(tally.lost)
-        for s, q in sources.items():
-            q.remove(windows[s], lost)
+        state = online.after(state, lost)
+        local = []
         report.retries += lost_before
         lost_before = len(lost)
-    for q in sources.values():
-        report.lost += [(m, f"not delivered within {max_cycles} cycles")
-                        for m in list(q.local) + list(q.queue)]
+    report.lost += [(m, f"not delivered within {max_cycles} cycles")
+                    for m in local + online.remaining(state)]
     report.utilisation = _fractions(g, used, report.cycles)
     return report

@@ -23,6 +23,8 @@ def assert_same_run(net, ms, why, **options):
     scalar = run(net, ms, keep_results=True, engine="scalar", **options)
     batched = run(net, ms, keep_results=True, engine="batched", **options)
     assert batched.to_dict() == scalar.to_dict(), why
+    # without kept results, on-line outcomes come from the lookahead's batches
+    assert run(net, ms, engine="batched", **options).to_dict() == scalar.to_dict(), why
     assert len(batched.results) == len(scalar.results), why
     for c, (a, b) in enumerate(zip(scalar.results, batched.results)):
         for m, o in a.outcomes.items():
@@ -84,6 +86,24 @@ def test_offline_batches_cut_where_the_batch_limit_says(monkeypatch):
     monkeypatch.setattr(batchrun, "BATCH_MESSAGES", 5)
     assert run(net, ms).to_dict() == whole
     assert_same_run(net, ms, "batches of 5 messages")
+
+
+def test_online_lookahead_and_memo_limits(monkeypatch):
+    """Long on-line runs give the scalar report whatever the lookahead's batch and the
+    remembered patterns' limit (forgetting them all on the way)."""
+    import fatnet.golden.fattree.batchrun as batchrun
+    net = FatTreeNetwork(FatTreeSpec.universal(4, 3, mode="online"))
+    rng = np.random.default_rng(7)
+    src = rng.integers(EXT, 4, 600)
+    dst = np.where(src == EXT, rng.integers(0, 4, 600), rng.integers(EXT, 4, 600))
+    ms = MessageSet.from_pairs(src, dst, 8, 7)
+    scalar = run(net, ms, engine="scalar", max_cycles=400).to_dict()
+    assert scalar["delivered"] > 400 and scalar["retries"] > 0
+    for patterns, cycles, memo in ((1, 1, 4), (3, 8, 16), (64, 512, 1 << 16)):
+        monkeypatch.setattr(batchrun, "LOOKAHEAD_PATTERNS", patterns)
+        monkeypatch.setattr(batchrun, "LOOKAHEAD_CYCLES", cycles)
+        monkeypatch.setattr(batchrun, "ONLINE_MEMO", memo)
+        assert run(net, ms, max_cycles=400).to_dict() == scalar, (patterns, cycles, memo)
 
 
 # ---------------------------------------------------------------------- random cases
