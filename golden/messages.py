@@ -58,14 +58,21 @@ class MessageSet:
 
 def random_payloads(count: int, payload_bits: int, seed: int) -> list[int]:
     """Payloads drawn from the ``payloads`` stream of ``seed`` (so they never shift
-    patterns)."""
+    patterns): per message, ``ceil(payload_bits / 32)`` draws in [0, 2^32), the first
+    the most significant, masked to ``payload_bits`` bits. The draws are taken as one
+    array, which gives the values one draw after another would."""
     rng = generator(seed, "payloads")
+    chunks = -(-payload_bits // 32)
+    draws = rng.integers(0, 2 ** 32, size=(count, chunks), dtype=np.int64)
+    mask = (1 << payload_bits) - 1
+    if chunks <= 1:
+        return (draws.reshape(count, chunks).sum(axis=1) & mask).tolist()
     out = []
-    for _ in range(count):
+    for row in draws.tolist():
         v = 0
-        for _chunk in range(0, payload_bits, 32):
-            v = (v << 32) | int(rng.integers(0, 2 ** 32))
-        out.append(v & ((1 << payload_bits) - 1))
+        for d in row:
+            v = (v << 32) | d
+        out.append(v & mask)
     return out
 
 
