@@ -200,8 +200,9 @@ def drive_offline_batched(net, ms, report: RunReport, cycles: list, reschedule,
 
 
 #: On-line lookahead: injection patterns not seen yet, gathered along the cycles ahead
-#: (each unknown outcome guessed), run as one batch.
-LOOKAHEAD_PATTERNS, LOOKAHEAD_CYCLES = 32, 256
+#: (each unknown outcome guessed) while they hold fewer than LOOKAHEAD_STREAMS messages
+#: (below that, a batch costs about what one cycle does), run as one batch.
+LOOKAHEAD_PATTERNS, LOOKAHEAD_CYCLES, LOOKAHEAD_STREAMS = 32, 256, 1024
 
 
 class _Online:
@@ -266,15 +267,22 @@ def _online_outcomes(net, ms, online: _Online, memo: dict, guess: dict,
     along the cycles after it (each unknown outcome guessed from the losses seen so far
     per source, wire and destination), all run as one batch."""
     found: dict = {}
+    streams = 0
     for _ in range(LOOKAHEAD_CYCLES):
         key = online.pattern(state)
         hit = memo.get(key)
-        if hit is None:
-            found.setdefault(key, state)
+        if hit is not None:
+            lost = hit[0]
+        else:
+            if key in found:   # the guesses lead round in a circle
+                break
+            size = sum(len(d) for _, d in key)
+            if found and streams + size > LOOKAHEAD_STREAMS:
+                break
+            streams += size
+            found[key] = state
             lost = frozenset((i, p) for i, dsts in key for p, d in enumerate(dsts)
                              if guess.get((i, p, d), 0) > 0)
-        else:
-            lost = hit[0]
         if len(found) >= LOOKAHEAD_PATTERNS or not key:
             break
         state = online.after(state, lost)

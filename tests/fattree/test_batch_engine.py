@@ -102,6 +102,7 @@ def test_online_lookahead_and_memo_limits(monkeypatch):
     for patterns, cycles, memo in ((1, 1, 4), (3, 8, 16), (64, 512, 1 << 16)):
         monkeypatch.setattr(batchrun, "LOOKAHEAD_PATTERNS", patterns)
         monkeypatch.setattr(batchrun, "LOOKAHEAD_CYCLES", cycles)
+        monkeypatch.setattr(batchrun, "LOOKAHEAD_STREAMS", 3 * cycles)
         monkeypatch.setattr(batchrun, "ONLINE_MEMO", memo)
         assert run(net, ms, max_cycles=400).to_dict() == scalar, (patterns, cycles, memo)
 
