@@ -408,8 +408,10 @@ def set_switches_batch(g: Geometry, route_of, cycle, message, src, dst, wire):
     """Off-line switch settings of many one-cycle sets at once
     (:func:`fatnet.golden.fattree.switching.set_switches` on every cycle).
 
-    ``route_of(cascade, occupied inputs) -> {input: edges}`` routes one concentrator
-    (:func:`fatnet.golden.fattree.concentrator.route_cascade`, memoised by the caller).
+    ``route_of(cascade, occupied)`` routes one concentrator
+    (:func:`fatnet.golden.fattree.concentrator.route_cascade`, memoised by the caller):
+    the occupied inputs as a sorted tuple or a bit mask -> (the output each input
+    reaches, -1 if it is not routed; its edge at every stage).
     Returns (choices per message, hop and stage; routed mask).
     """
     N = len(cycle)
@@ -456,43 +458,24 @@ def _route_instances(casc, route_of, inst, x, choices, e, hops):
     s_inst, s_x = inst[order], x[order]
     start = np.flatnonzero(np.r_[True, s_inst[1:] != s_inst[:-1]])
     depth = len(casc.stages)
-    if casc.inputs > 64:
-        return _route_each(casc, route_of, order, s_x, start, choices, e, hops)
-    bit = np.left_shift(np.uint64(1), s_x.astype(np.uint64))
-    masks, which = np.unique(np.bitwise_or.reduceat(bit, start), return_inverse=True)
-    reached = np.full((len(masks), casc.inputs), -1, dtype=np.int64)
-    edges = np.zeros((len(masks), casc.inputs, max(1, depth)), dtype=np.int64)
-    for u, mask in enumerate(masks.tolist()):
-        occupied = tuple(b for b in range(casc.inputs) if mask >> b & 1)
-        for xi, (path, out) in route_of(casc, occupied).items():
-            reached[u, xi] = out
-            edges[u, xi, :depth] = path
-    u = np.repeat(which.reshape(-1), np.diff(np.r_[start, len(order)]))
+    size = np.diff(np.r_[start, len(order)])
+    if casc.inputs <= 64:
+        bit = np.left_shift(np.uint64(1), s_x.astype(np.uint64))
+        masks, which = np.unique(np.bitwise_or.reduceat(bit, start), return_inverse=True)
+        tables = [route_of(casc, mask) for mask in masks.tolist()]
+    else:
+        which = np.arange(len(start))
+        tables = [route_of(casc, tuple(s_x[a:a + n].tolist()))
+                  for a, n in zip(start.tolist(), size.tolist())]
+    reached = np.stack([t[0] for t in tables])
+    u = np.repeat(which.reshape(-1), size)
     out = np.empty(len(e), dtype=np.int64)
     out[order] = reached[u, s_x]
-    ok = out >= 0
     if depth:
-        sel = order[reached[u, s_x] >= 0]
-        choices[e[sel], hops[e[sel]], :depth] = edges[u, s_x][reached[u, s_x] >= 0][:, :depth]
-    return out, ok
-
-
-def _route_each(casc, route_of, order, s_x, start, choices, e, hops):
-    """:func:`_route_instances` one instance at a time (more than 64 inputs)."""
-    out = np.full(len(e), -1, dtype=np.int64)
-    depth = len(casc.stages)
-    bounds = np.r_[start, len(order)]
-    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-        occupied = tuple(s_x[a:b].tolist())
-        table = route_of(casc, occupied)
-        for i, xi in zip(order[a:b].tolist(), occupied):
-            found = table.get(xi)
-            if found is None:
-                continue
-            path, reached = found
-            out[i] = reached
-            if depth:
-                choices[e[i], hops[e[i]], :depth] = path
+        edges = np.stack([t[1] for t in tables])
+        ok = reached[u, s_x] >= 0
+        sel = order[ok]
+        choices[e[sel], hops[e[sel]], :depth] = edges[u[ok], s_x[ok], :depth]
     return out, out >= 0
 
 

@@ -45,8 +45,9 @@ class _Tally:
 
 
 def _router(net):
-    """route_cascade with its answers kept per (cascade, occupied inputs):
-    ``{input: (edges, output reached)}``."""
+    """route_cascade with its answers kept per (cascade, occupied inputs), the inputs
+    as a sorted tuple or as a bit mask: (output each input reaches or -1, its edge at
+    every stage)."""
     memo = net.__dict__.setdefault("_batch_routes", {})
 
     def route_of(casc, occupied):
@@ -55,9 +56,14 @@ def _router(net):
         if table is None:
             if len(memo) >= ROUTE_MEMO:
                 memo.clear()
-            routes = route_cascade(casc, occupied)
-            table = memo[key] = {x: (edges, follow(casc, x, edges))
-                                 for x, edges in routes.items()}
+            inputs = occupied if isinstance(occupied, tuple) else tuple(
+                b for b in range(casc.inputs) if occupied >> b & 1)
+            reached = np.full(casc.inputs, -1, dtype=np.int64)
+            edges = np.zeros((casc.inputs, max(1, len(casc.stages))), dtype=np.int64)
+            for x, path in route_cascade(casc, inputs).items():
+                reached[x] = follow(casc, x, path)
+                edges[x, :len(path)] = path
+            table = memo[key] = (reached, edges)
         return table
     return route_of
 
