@@ -130,24 +130,13 @@ class Streams:
     def __post_init__(self):
         E = len(self.cycle)
         self.size = E
-        self.hops = np.zeros(E, dtype=np.int64)
-        self.node = np.zeros(E, dtype=np.int64)
-        self.in_port = np.zeros(E, dtype=np.int64)
-        self.wire = np.zeros(E, dtype=np.int64)
-        self.time = np.zeros(E, dtype=np.int64)
-        self.pos = np.zeros(E, dtype=np.int64)
+        (self.hops, self.node, self.in_port, self.wire, self.time, self.pos,
+         self.reg_sum, self.lost_port, self.lost_stage, self.lost_a, self.lost_b,
+         self.lost_input) = np.zeros((12, E), dtype=np.int64)
+        self.arrival, self.ack, self.lost_node = np.full((3, E), -1, dtype=np.int64)
         self.waiting = np.zeros(E, dtype=bool)   # at a node, not yet through it
         self.status = np.zeros(E, dtype=np.int8)  # 0 lost, 1 delivered
-        self.arrival = np.full(E, -1, dtype=np.int64)
-        self.ack = np.full(E, -1, dtype=np.int64)
-        self.reg_sum = np.zeros(E, dtype=np.int64)
         self.lost_code = np.zeros(E, dtype=np.int8)
-        self.lost_node = np.full(E, -1, dtype=np.int64)
-        self.lost_port = np.zeros(E, dtype=np.int64)
-        self.lost_stage = np.zeros(E, dtype=np.int64)
-        self.lost_a = np.zeros(E, dtype=np.int64)
-        self.lost_b = np.zeros(E, dtype=np.int64)
-        self.lost_input = np.zeros(E, dtype=np.int64)
         self.path_len = np.zeros(E, dtype=np.int64)
         # per hop: heap, direction, wire, bit-time, offset; the registers it adds
         rows = E if self.record else 0
@@ -155,14 +144,9 @@ class Streams:
         self.regs = np.zeros((rows, self.max_hops), dtype=np.int64)
 
 
-def _lca(L: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """LCA level of (src, dst): -1 through EXT (as FatTree.lca_level, on arrays)."""
-    x = np.where((src < 0) | (dst < 0), 0, src ^ dst)
-    bl = np.zeros_like(x)
-    while np.any(x):
-        bl += x > 0
-        x = x >> 1
-    return np.where((src < 0) | (dst < 0), -1, L - bl)
+def _lca(g: Geometry, src, dst) -> np.ndarray:
+    """LCA levels of message arrays (:meth:`FatTree.lca_level`), always an array."""
+    return np.asarray(g.net.tree.lca_level(src, dst), dtype=np.int64).reshape(-1)
 
 
 def _head(g: Geometry, direction, heap):
@@ -366,8 +350,8 @@ def run_batch(g: Geometry, cycles: int, cycle, message, src, dst, wire,
         if N:
             ch[:N] = choices
     st = Streams(np.r_[cycle, pc].astype(np.int64), np.r_[message, pid].astype(np.int64),
-                 np.r_[dst, pdst].astype(np.int64),
-                 np.r_[_lca(g.L, src, dst), plca].astype(np.int64), ch, g.max_hops)
+                 np.r_[dst, pdst].astype(np.int64), np.r_[_lca(g, src, dst), plca], ch,
+                 g.max_hops)
     e = np.arange(N)
     from_ext = src == EXT
     heap = np.where(from_ext, 0, g.first_leaf + src)
@@ -416,7 +400,7 @@ def set_switches_batch(g: Geometry, route_of, cycle, message, src, dst, wire):
     """
     N = len(cycle)
     choices = np.full((N, g.max_hops, max(1, g.max_stages)), -1, dtype=np.int64)
-    st = Streams(cycle, message, dst, _lca(g.L, src, dst), choices, g.max_hops, False)
+    st = Streams(cycle, message, dst, _lca(g, src, dst), choices, g.max_hops, False)
     from_ext = src == EXT
     heap = np.where(from_ext, 0, g.first_leaf + src)
     zero = np.zeros(N, dtype=np.int64)
