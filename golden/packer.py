@@ -156,7 +156,7 @@ class _Groups:
         self.rows = np.zeros((16, width), dtype=np.int64)
         self.lowest = np.full(16, self._NONE, dtype=np.int64)
         self.heaps: list[list[int]] = []
-        self.group_of: dict[int, int] = {}
+        self.group_of = np.full(16, -1, dtype=np.int64)   # cycle -> its group
 
     def moved(self, j: int, row: np.ndarray) -> None:
         """Cycle j's load row is now ``row``: move it to that row's group."""
@@ -169,11 +169,13 @@ class _Groups:
                 self.rows = np.vstack([self.rows, np.zeros_like(self.rows)])
                 self.lowest = np.r_[self.lowest, np.full(len(self.lowest), self._NONE)]
             self.rows[new] = row
-        old = self.group_of.get(j)
+        if j >= len(self.group_of):
+            self.group_of = np.r_[self.group_of, np.full(j + 1, -1, dtype=np.int64)]
+        old = int(self.group_of[j])
         if old == new:
             return
         self.group_of[j] = new
-        if old is not None and self.lowest[old] == j:
+        if old >= 0 and self.lowest[old] == j:
             heap = self.heaps[old]
             while heap and self.group_of[heap[0]] != old:
                 heapq.heappop(heap)
@@ -185,6 +187,23 @@ class _Groups:
         """(rows, lowest cycle) of the groups with a cycle below T."""
         g = np.flatnonzero(self.lowest[:len(self.heaps)] < T)
         return self.rows[g], self.lowest[g]
+
+    def per_cycle(self, per_group: np.ndarray, T: int) -> np.ndarray:
+        """A value of every group, for every cycle below T."""
+        return per_group[self.group_of[:T]]
+
+
+def _first_by_value(values: np.ndarray, count: int, descending: bool = False) -> list:
+    """The first ``count`` indices in stable order of ``values`` (small non-negative
+    integers): ``np.argsort(values, kind="stable")[:count]`` (of ``-values`` when
+    ``descending``) without the sort."""
+    present = np.flatnonzero(np.bincount(values))
+    out: list[int] = []
+    for v in (present[::-1] if descending else present).tolist():
+        out += np.flatnonzero(values == v)[:count - len(out)].tolist()
+        if len(out) >= count:
+            break
+    return out
 
 
 class _Packer:
@@ -260,22 +279,29 @@ class _Packer:
             # the first cycle of the highest score, as an argmax over every cycle
             self.put(mi, int(lowest[score == score.max()].min()))
             return True
-        return self.chain_insert(mi, T, self.capx[path] - self.loads[:T, path])
+        return self.chain_insert(mi, T)
 
-    def chain_insert(self, mi: int, T: int, free: np.ndarray) -> bool:
+    def chain_insert(self, mi: int, T: int) -> bool:
         """Kempe chain: put mi into cycle j and move messages between j and a
-        partner cycle k, back and forth, until both are within capacity."""
+        partner cycle k, back and forth, until both are within capacity.
+
+        Targets j: the cycles with the fewest of mi's channels full, lowest first;
+        partners k: those with the most room on the channels full in j, lowest first
+        (worked out per group of equal cycles, then spread over the cycles)."""
         if T < 2 or self.budget <= 0:
             return False
         path = self.P[mi]
-        blocked = (free <= 0).sum(axis=1)
-        for j in np.argsort(blocked, kind="stable")[:self.TARGETS].tolist():
-            full = path[free[j] <= 0]
-            room = (self.capx[full] - self.loads[:T, full]).min(axis=1)
+        rows = self.groups.rows[:len(self.groups.heaps)]
+        free = self.capx[path] - rows[:, path]             # (groups, W)
+        blocked = self.groups.per_cycle((free <= 0).sum(axis=1), T)
+        for j in _first_by_value(blocked, self.TARGETS):
+            full = path[free[self.groups.group_of[j]] <= 0]
+            room = self.groups.per_cycle((self.capx[full] - rows[:, full]).min(axis=1), T)
             room[j] = 0
-            ks = np.flatnonzero(room > 0)
-            ks = ks[np.argsort(-room[ks], kind="stable")][:self.PARTNERS]
-            for k in ks.tolist():
+            for k in _first_by_value(np.maximum(room, 0), self.PARTNERS,
+                                     descending=True):
+                if room[k] <= 0:
+                    break
                 if self._chain(mi, j, k):
                     return True
                 if self.budget <= 0:
