@@ -21,7 +21,7 @@ from collections import deque
 
 import numpy as np
 
-from ..runner import RunReport, check_max_cycles
+from ..runner import ChannelUsage, RunReport, check_max_cycles
 from .batch import BATCH_MESSAGES, cycle_results, geometry, run_batch, set_switches_batch
 from .bitstream import encode
 from .concentrator import follow, route_cascade
@@ -150,22 +150,14 @@ def _keep_results(g, ms, st, cycles, tallies, choices, cycle, message, wire, loc
         t.result = r
 
 
-def _account(report: RunReport, used: np.ndarray, tally: _Tally, keep: bool) -> None:
-    used += tally.used
+def _account(report: RunReport, usage: ChannelUsage, tally: _Tally, keep: bool) -> None:
+    usage.used += tally.used
     report.cycles += 1
     report.losses_per_cycle.append(len(tally.lost))
     if keep:
         report.results.append(tally.result)
     report.delivered += tally.delivered
     report.local += tally.local
-
-
-def _fractions(g, used, cycles: int) -> list:
-    wires = np.zeros(g.L + 1, dtype=np.int64)
-    tree = g.net.tree
-    np.add.at(wires, tree.level_of, tree.cap.sum(axis=0))
-    return [round(float(u) / (cycles * w), 4) if cycles else 0.0
-            for u, w in zip(used, wires)]
 
 
 def _batch(pending: deque, room: int) -> list:
@@ -180,12 +172,12 @@ def _batch(pending: deque, room: int) -> list:
     return out
 
 
-def drive_offline_batched(net, ms, report: RunReport, cycles: list, reschedule,
-                          keep_results: bool, max_cycles: int | None) -> RunReport:
+def drive_offline_batched(net, ms, report: RunReport, usage: ChannelUsage, cycles: list,
+                          reschedule, keep_results: bool,
+                          max_cycles: int | None) -> RunReport:
     """:func:`fatnet.golden.runner.drive_offline` on the batched engine: the same
-    cycles in the same order, the same report."""
-    g = geometry(net)
-    used = np.zeros(g.L + 1, dtype=np.int64)
+    cycles in the same order, the same report (``usage`` counts the wire-cycles per
+    level)."""
     report.scheduled_cycles = len(cycles)
     max_cycles = 4 * len(cycles) + 16 if max_cycles is None else check_max_cycles(max_cycles)
     pending = deque(cycles)
@@ -196,12 +188,12 @@ def drive_offline_batched(net, ms, report: RunReport, cycles: list, reschedule,
             continue
         batch = _batch(pending, max_cycles - report.cycles)
         for tally in run_cycles(net, ms, batch, keep_results):
-            _account(report, used, tally, keep_results)
+            _account(report, usage, tally, keep_results)
             retry = tally.deferred + tally.lost
             report.retries += len(retry)
             if retry:
                 pending.extend(reschedule(sorted(retry)))
-    report.utilisation = _fractions(g, used, report.cycles)
+    report.utilisation = usage.fractions(report.cycles)
     return report
 
 
@@ -231,7 +223,6 @@ class _Online:
         self.sources = list(seqs)
         self.seqs = [tuple(seqs[s]) for s in self.sources]
         self.widths = [int(g.caps[0] if s == EXT else g.caps[g.L]) for s in self.sources]
-
         self.dseqs = [tuple(self.dst[m] for m in seq) for seq in self.seqs]
 
     def start(self) -> tuple:
@@ -306,8 +297,8 @@ def _online_outcomes(net, ms, online: _Online, memo: dict, guess: dict,
                 guess[(i, p, d)] = guess.get((i, p, d), 0) + (1 if (i, p) in lost else -1)
 
 
-def drive_online_batched(net, ms, report: RunReport, keep_results: bool,
-                         max_cycles: int) -> RunReport:
+def drive_online_batched(net, ms, report: RunReport, usage: ChannelUsage,
+                         keep_results: bool, max_cycles: int) -> RunReport:
     """:func:`fatnet.golden.runner.drive_online` on the batched engine: the same
     injections cycle by cycle, the same report.
 
@@ -316,10 +307,8 @@ def drive_online_batched(net, ms, report: RunReport, keep_results: bool,
     :data:`ONLINE_MEMO`), and an unknown pattern is run together with the unknown
     patterns of the cycles likely to follow it.
     """
-    g = geometry(net)
     max_cycles = check_max_cycles(max_cycles)
-    used = np.zeros(g.L + 1, dtype=np.int64)
-    online = _Online(g, ms)
+    online = _Online(geometry(net), ms)
     memo: dict = {}
     guess: dict = {}
     state = online.start()
@@ -339,12 +328,12 @@ def drive_online_batched(net, ms, report: RunReport, keep_results: bool,
             lost, cycle_used, delivered = memo[key]
             tally = _Tally(delivered, sorted(state[i][0][p] for i, p in lost), len(local),
                            cycle_used, [])
-        _account(report, used, tally, keep_results)
+        _account(report, usage, tally, keep_results)
         state = online.after(state, lost)
         local = []
         report.retries += lost_before
         lost_before = len(lost)
     report.lost += [(m, f"not delivered within {max_cycles} cycles")
                     for m in local + online.remaining(state)]
-    report.utilisation = _fractions(g, used, report.cycles)
+    report.utilisation = usage.fractions(report.cycles)
     return report

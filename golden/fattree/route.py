@@ -84,8 +84,8 @@ def run_offline(net, ms, method: str = "best", keep_results: bool = False,
                 for c in schedule(tree, ms.src[sub], ms.dst[sub], cap=cap, method=method)]
 
     if engine == "batched":
-        return drive_offline_batched(net, ms, report, cycles, reschedule, keep_results,
-                                     max_cycles)
+        return drive_offline_batched(net, ms, report, _usage(net), cycles, reschedule,
+                                     keep_results, max_cycles)
     return drive_offline(report, _usage(net), cycles, _cycle_runner(net, ms), reschedule,
                          keep_results, max_cycles)
 
@@ -103,7 +103,8 @@ def run_online(net, ms, keep_results: bool = False, max_cycles: int = 1000,
         return tree.cap[1, 0] if s == EXT else tree.cap[0, tree.leaf_heap(s)]
 
     if engine == "batched":
-        return drive_online_batched(net, ms, report, keep_results, max_cycles)
+        return drive_online_batched(net, ms, report, _usage(net), keep_results,
+                                    max_cycles)
     return drive_online(report, _usage(net), ms, source_width, _cycle_runner(net, ms),
                         keep_results, max_cycles)
 
