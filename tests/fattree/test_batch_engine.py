@@ -144,7 +144,7 @@ def message_sets(draw, n: int, payload_bits: int):
     return MessageSet.from_pairs(src, dst, payload_bits, payload=payload)
 
 
-@settings(max_examples=60, deadline=None, derandomize=True,
+@settings(max_examples=60, deadline=None, derandomize=True, print_blob=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_batched_equals_scalar_on_random_networks(data):
@@ -156,7 +156,7 @@ def test_batched_equals_scalar_on_random_networks(data):
                     max_cycles=max_cycles)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True,
+@settings(max_examples=40, deadline=None, derandomize=True, print_blob=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_batched_equals_scalar_on_any_decisions(data):
