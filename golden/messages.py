@@ -200,10 +200,34 @@ def _check_payload(value, payload_bits: int | None, where: str) -> int:
     return value
 
 
+def _plain_pairs(doc, n: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(src, dst) of a document whose every entry is a valid ``[src, dst]`` pair (leaf
+    indices in range or "ext", never "ext" to "ext"), read a column at a time; None for
+    anything else, which the entry-by-entry reading then names."""
+    entries = doc.get("messages") if isinstance(doc, dict) else None
+    if (not isinstance(entries, list) or not entries
+            or not all(type(e) is list and len(e) == 2 for e in entries)):
+        return None
+    flat = [x for e in entries for x in e]
+    # type(x) is int: never a bool, never a float
+    if not all(x == "ext" if type(x) is str else type(x) is int and 0 <= x < n
+               for x in flat):
+        return None
+    ends = np.asarray([EXT if type(x) is str else x for x in flat], dtype=np.int64)
+    src, dst = ends[0::2], ends[1::2]
+    if ((src == EXT) & (dst == EXT)).any():
+        return None
+    return src, dst
+
+
 def parse_messages(doc, n: int, payload_bits: int | None, seed: int,
                    name: str) -> MessageSet:
     """Validate a decoded message document ``{"messages": [[src, dst(, payload)], ...]}``;
     ``payload_bits`` None: payloads are checked for shape only and kept as given."""
+    plain = _plain_pairs(doc, n)
+    if plain is not None:
+        return MessageSet.from_pairs(*plain, payload_bits or 0, payload=random_payloads(
+            len(plain[0]), payload_bits or 0, seed))
     src, dst, payload = [], [], []
     for where, e in message_entries(doc, name):
         s = _parse_endpoint(e[0], n, where)
