@@ -9,10 +9,13 @@ cycle):
   messages of consecutive cycles run as one batch (switch settings, then the cycles);
   what a cycle defers or loses is re-scheduled after the cycles still pending, in the
   order the scalar driver does it.
-* On-line: each cycle depends on the losses of the one before, so cycles run one at a
-  time, every node of a level at once; a cycle's outcome depends only on what each
-  source injects on which wire, so outcomes are remembered by that (at most
-  :data:`ONLINE_MEMO` of them) and a repeated injection pattern is not run again.
+* On-line: each cycle depends on the losses of the one before; a cycle's outcome
+  depends only on its injection pattern (which destinations each source puts on which
+  wires), so outcomes are remembered by pattern (at most :data:`ONLINE_MEMO` of them)
+  and a repeated pattern is not run again. An unknown pattern runs in one batch with
+  the unknown patterns of the cycles likely to follow it (found by guessing each
+  unknown outcome from the losses seen so far); a large tree's cycle fills a batch by
+  itself and runs alone, every node of a level at once.
 """
 
 from __future__ import annotations
@@ -114,6 +117,8 @@ def run_cycles(net, ms, cycles: list, keep: bool = False) -> list[_Tally]:
 
 
 def _tallies(g, st, cycles: int, local_cycle, deferred_cycle, deferred_message):
+    """Per cycle of a batch: messages delivered, lost (sorted), local, wire-cycles used
+    per level, deferred."""
     msg = st.message >= 0
     delivered = np.bincount(st.cycle[msg & (st.status == 1)], minlength=cycles)
     local = np.bincount(local_cycle, minlength=cycles)
