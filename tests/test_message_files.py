@@ -50,3 +50,17 @@ def test_a_payload_column_is_read_entry_by_entry(tmp_path):
     path.write_text(json.dumps({"messages": [[0, 1, 5], [2, "ext"]]}))
     ms = load_message_file(path, 8, 8, 0)
     assert ms.payload[0] == 5 and ms.src.tolist() == [0, 2] and ms.dst.tolist() == [1, -1]
+
+
+def test_the_speed_benchmarks_file_is_seeded_and_valid(tmp_path):
+    """bench/fattree_model_speed.py's file: the same seed writes the same file, which
+    routes (every endpoint a leaf or ext, never ext to ext)."""
+    from bench_scripts import bench_script
+    write = bench_script("fattree_model_speed").write_message_file
+    a, b, c = (tmp_path / name for name in ("a.json", "b.json", "c.json"))
+    write(a, 4, 300, 1)
+    write(b, 4, 300, 1)
+    write(c, 4, 300, 2)
+    assert a.read_text() == b.read_text() != c.read_text()
+    ms = load_message_file(a, 4, 8, 0)
+    assert len(ms) == 300 and set(ms.src.tolist()) == {-1, 0, 1, 2, 3}
