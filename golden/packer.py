@@ -183,11 +183,6 @@ class _Groups:
         heapq.heappush(self.heaps[new], j)
         self.lowest[new] = min(int(self.lowest[new]), j)
 
-    def below(self, T: int) -> tuple[np.ndarray, np.ndarray]:
-        """(rows, lowest cycle) of the groups with a cycle below T."""
-        g = np.flatnonzero(self.lowest[:len(self.heaps)] < T)
-        return self.rows[g], self.lowest[g]
-
     def per_cycle(self, per_group: np.ndarray, T: int) -> np.ndarray:
         """A value of every group, for every cycle below T."""
         return per_group[self.group_of[:T]]
@@ -267,15 +262,17 @@ class _Packer:
         used. Ties go to the lowest cycle.
         """
         path = self.P[mi]
-        rows, lowest = self.groups.below(T)
-        free = self.capx[path] - rows[:, path]        # (groups, W)
+        cap = self.capx[path]
+        groups = np.flatnonzero(self.groups.lowest[:len(self.groups.heaps)] < T)
+        free = cap - self.groups.rows[groups[:, None], path]        # (groups, W)
         fits = free.min(axis=1) > 0
         if fits.any():
             if rest is None:
-                score = (free / self.capx[path]).min(axis=1)
+                score = (free / cap).min(axis=1)
             else:
-                score = ((free - rest[path] / T) / self.capx[path]).min(axis=1)
+                score = ((free - rest[path] / T) / cap).min(axis=1)
             score[~fits] = -np.inf
+            lowest = self.groups.lowest[groups]
             # the first cycle of the highest score, as an argmax over every cycle
             self.put(mi, int(lowest[score == score.max()].min()))
             return True
@@ -415,4 +412,6 @@ def greedy_pack(p: Incidence) -> list[np.ndarray]:
     idx = np.flatnonzero(~p.local)
     assign, d = _greedy(p, lb)
     nl = assign[idx]
-    return finish_cycles([idx[nl == j] for j in range(d)], local)
+    order = np.argsort(nl, kind="stable")   # by cycle, each cycle's messages in order
+    return finish_cycles(np.split(idx[order], np.searchsorted(nl[order], np.arange(1, d))),
+                         local)
