@@ -43,9 +43,9 @@ soak:
 demo:
 	$(VENV)/bin/fatnet demo
 
-# Every benchmark, one after the other (eleven steps), each printing its figures: the
+# Every benchmark, one after the other (twelve steps), each printing its figures: the
 # off-line schedulers (d against ceil(lambda), n = 64, 256, 1024); the hypercube model's
-# speed; the Leighton-Maggs tables, timed (bench-experiments); `fatnet gen` of the
+# speed; the fat-tree model's speed (its batched engine); the Leighton-Maggs tables, timed (bench-experiments); `fatnet gen` of the
 # 1024-leaf fat-tree and the 1024-input multibutterfly, harness included; generation,
 # synthesis and place-and-route figures (bench-hw); co-simulation speed against a native
 # Verilator loop; Algorithm 2's hardware on all 40,320 permutations of the 3-cube;
@@ -55,6 +55,7 @@ demo:
 bench:
 	$(PY) bench/schedule.py
 	$(PY) bench/hypercube_model.py
+	$(PY) bench/fattree_model_speed.py
 	$(MAKE) bench-experiments
 	$(PY) bench/hw.py --gen-1024
 	$(PY) bench/hw.py

@@ -58,14 +58,21 @@ class MessageSet:
 
 def random_payloads(count: int, payload_bits: int, seed: int) -> list[int]:
     """Payloads drawn from the ``payloads`` stream of ``seed`` (so they never shift
-    patterns)."""
+    patterns): per message, ``ceil(payload_bits / 32)`` draws in [0, 2^32), the first
+    the most significant, masked to ``payload_bits`` bits. The draws are taken as one
+    array, which gives the values one draw after another would."""
     rng = generator(seed, "payloads")
+    chunks = -(-payload_bits // 32)
+    draws = rng.integers(0, 2 ** 32, size=(count, chunks), dtype=np.int64)
+    mask = (1 << payload_bits) - 1
+    if chunks <= 1:
+        return (draws.reshape(count, chunks).sum(axis=1) & mask).tolist()
     out = []
-    for _ in range(count):
+    for row in draws.tolist():
         v = 0
-        for _chunk in range(0, payload_bits, 32):
-            v = (v << 32) | int(rng.integers(0, 2 ** 32))
-        out.append(v & ((1 << payload_bits) - 1))
+        for d in row:
+            v = (v << 32) | d
+        out.append(v & mask)
     return out
 
 
@@ -193,10 +200,34 @@ def _check_payload(value, payload_bits: int | None, where: str) -> int:
     return value
 
 
+def _plain_pairs(doc, n: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(src, dst) of a document whose every entry is a valid ``[src, dst]`` pair (leaf
+    indices in range or "ext", never "ext" to "ext"), read a column at a time; None for
+    anything else, which the entry-by-entry reading then names."""
+    entries = doc.get("messages") if isinstance(doc, dict) else None
+    if (not isinstance(entries, list) or not entries
+            or not all(type(e) is list and len(e) == 2 for e in entries)):
+        return None
+    flat = [x for e in entries for x in e]
+    # type(x) is int: never a bool, never a float
+    if not all(x == "ext" if type(x) is str else type(x) is int and 0 <= x < n
+               for x in flat):
+        return None
+    ends = np.asarray([EXT if type(x) is str else x for x in flat], dtype=np.int64)
+    src, dst = ends[0::2], ends[1::2]
+    if ((src == EXT) & (dst == EXT)).any():
+        return None
+    return src, dst
+
+
 def parse_messages(doc, n: int, payload_bits: int | None, seed: int,
                    name: str) -> MessageSet:
     """Validate a decoded message document ``{"messages": [[src, dst(, payload)], ...]}``;
     ``payload_bits`` None: payloads are checked for shape only and kept as given."""
+    plain = _plain_pairs(doc, n)
+    if plain is not None:
+        return MessageSet.from_pairs(*plain, payload_bits or 0, payload=random_payloads(
+            len(plain[0]), payload_bits or 0, seed))
     src, dst, payload = [], [], []
     for where, e in message_entries(doc, name):
         s = _parse_endpoint(e[0], n, where)

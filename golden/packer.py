@@ -11,6 +11,7 @@ The family supplies the matrix, a tie-break key and channel names for reports.
 
 from __future__ import annotations
 
+import heapq
 from typing import Callable
 
 import numpy as np
@@ -137,6 +138,69 @@ def _greedy_order(p: Incidence, idx: np.ndarray) -> np.ndarray:
     return idx[np.lexsort((idx, p.tiebreak[idx], -worst))]
 
 
+class _Groups:
+    """The open cycles grouped by their load rows.
+
+    Two cycles with equal load rows score alike for every message, and the packer takes
+    the lowest cycle among equal scores; so it scores one row per group, at the group's
+    lowest cycle, instead of every cycle (a packing of many cycles has few distinct
+    rows). ``rows[g]`` is group g's row, ``lowest[g]`` its lowest cycle (a large value
+    when it has none); each group's cycles are kept in a heap whose stale entries (cycles
+    that have left) are dropped when they come to the top.
+    """
+
+    _NONE = np.iinfo(np.int64).max
+
+    def __init__(self, width: int):
+        self.index: dict[bytes, int] = {}
+        self.rows = np.zeros((16, width), dtype=np.int64)
+        self.lowest = np.full(16, self._NONE, dtype=np.int64)
+        self.heaps: list[list[int]] = []
+        self.group_of = np.full(16, -1, dtype=np.int64)   # cycle -> its group
+
+    def moved(self, j: int, row: np.ndarray) -> None:
+        """Cycle j's load row is now ``row``: move it to that row's group."""
+        key = row.tobytes()
+        new = self.index.get(key)
+        if new is None:
+            new = self.index[key] = len(self.heaps)
+            self.heaps.append([])
+            if new >= len(self.rows):
+                self.rows = np.vstack([self.rows, np.zeros_like(self.rows)])
+                self.lowest = np.r_[self.lowest, np.full(len(self.lowest), self._NONE)]
+            self.rows[new] = row
+        if j >= len(self.group_of):
+            self.group_of = np.r_[self.group_of, np.full(j + 1, -1, dtype=np.int64)]
+        old = int(self.group_of[j])
+        if old == new:
+            return
+        self.group_of[j] = new
+        if old >= 0 and self.lowest[old] == j:
+            heap = self.heaps[old]
+            while heap and self.group_of[heap[0]] != old:
+                heapq.heappop(heap)
+            self.lowest[old] = heap[0] if heap else self._NONE
+        heapq.heappush(self.heaps[new], j)
+        self.lowest[new] = min(int(self.lowest[new]), j)
+
+    def per_cycle(self, per_group: np.ndarray, T: int) -> np.ndarray:
+        """A value of every group, for every cycle below T."""
+        return per_group[self.group_of[:T]]
+
+
+def _first_by_value(values: np.ndarray, count: int, descending: bool = False) -> list:
+    """The first ``count`` indices in stable order of ``values`` (small non-negative
+    integers): ``np.argsort(values, kind="stable")[:count]`` (of ``-values`` when
+    ``descending``) without the sort."""
+    present = np.flatnonzero(np.bincount(values))
+    out: list[int] = []
+    for v in (present[::-1] if descending else present).tolist():
+        out += np.flatnonzero(values == v)[:count - len(out)].tolist()
+        if len(out) >= count:
+            break
+    return out
+
+
 class _Packer:
     """Cycle assignment with per-cycle loads, for the greedy method.
 
@@ -166,15 +230,24 @@ class _Packer:
         order = np.argsort(flat[real], kind="stable")
         self.user_msg = msg[real][order]
         self.user_ptr = np.searchsorted(flat[real][order], np.arange(self.nf + 1))
+        self.groups = _Groups(self.nf)
+        for j in range(self.d):
+            self.groups.moved(j, self.loads[j])
 
     def open_cycle(self) -> int:
         if self.d >= len(self.loads):
             self.loads = np.vstack([self.loads, np.zeros_like(self.loads)])
         self.d += 1
+        self.groups.moved(self.d - 1, self.loads[self.d - 1])
         return self.d - 1
 
+    def change(self, j: int, path, delta: int) -> None:
+        """Add ``delta`` to cycle j's loads on ``path``."""
+        self.loads[j, path] += delta
+        self.groups.moved(j, self.loads[j])
+
     def put(self, mi: int, j: int) -> None:
-        self.loads[j, self.P[mi]] += 1
+        self.change(j, self.P[mi], 1)
         self.assign[mi] = j
 
     def insert(self, mi: int, T: int, rest=None) -> bool:
@@ -189,32 +262,43 @@ class _Packer:
         used. Ties go to the lowest cycle.
         """
         path = self.P[mi]
-        free = self.capx[path] - self.loads[:T, path]        # (T, W)
+        cap = self.capx[path]
+        groups = np.flatnonzero(self.groups.lowest[:len(self.groups.heaps)] < T)
+        free = cap - self.groups.rows[groups[:, None], path]        # (groups, W)
         fits = free.min(axis=1) > 0
         if fits.any():
             if rest is None:
-                score = (free / self.capx[path]).min(axis=1)
+                score = (free / cap).min(axis=1)
             else:
-                score = ((free - rest[path] / T) / self.capx[path]).min(axis=1)
+                score = ((free - rest[path] / T) / cap).min(axis=1)
             score[~fits] = -np.inf
-            self.put(mi, int(np.argmax(score)))
+            lowest = self.groups.lowest[groups]
+            # the first cycle of the highest score, as an argmax over every cycle
+            self.put(mi, int(lowest[score == score.max()].min()))
             return True
-        return self.chain_insert(mi, T, free)
+        return self.chain_insert(mi, T)
 
-    def chain_insert(self, mi: int, T: int, free: np.ndarray) -> bool:
+    def chain_insert(self, mi: int, T: int) -> bool:
         """Kempe chain: put mi into cycle j and move messages between j and a
-        partner cycle k, back and forth, until both are within capacity."""
+        partner cycle k, back and forth, until both are within capacity.
+
+        Targets j: the cycles with the fewest of mi's channels full, lowest first;
+        partners k: those with the most room on the channels full in j, lowest first
+        (worked out per group of equal cycles, then spread over the cycles)."""
         if T < 2 or self.budget <= 0:
             return False
         path = self.P[mi]
-        blocked = (free <= 0).sum(axis=1)
-        for j in np.argsort(blocked, kind="stable")[:self.TARGETS].tolist():
-            full = path[free[j] <= 0]
-            room = (self.capx[full] - self.loads[:T, full]).min(axis=1)
+        rows = self.groups.rows[:len(self.groups.heaps)]
+        free = self.capx[path] - rows[:, path]             # (groups, W)
+        blocked = self.groups.per_cycle((free <= 0).sum(axis=1), T)
+        for j in _first_by_value(blocked, self.TARGETS):
+            full = path[free[self.groups.group_of[j]] <= 0]
+            room = self.groups.per_cycle((self.capx[full] - rows[:, full]).min(axis=1), T)
             room[j] = 0
-            ks = np.flatnonzero(room > 0)
-            ks = ks[np.argsort(-room[ks], kind="stable")][:self.PARTNERS]
-            for k in ks.tolist():
+            for k in _first_by_value(np.maximum(room, 0), self.PARTNERS,
+                                     descending=True):
+                if room[k] <= 0:
+                    break
                 if self._chain(mi, j, k):
                     return True
                 if self.budget <= 0:
@@ -263,6 +347,8 @@ class _Packer:
             return False
         self.loads[j] = rows[j]
         self.loads[k] = rows[k]
+        self.groups.moved(j, self.loads[j])
+        self.groups.moved(k, self.loads[k])
         self.assign[mi] = j
         for q, Y in moved:
             self.assign[q] = Y
@@ -285,14 +371,14 @@ def _greedy(p: Incidence, lb: int) -> tuple[np.ndarray, int]:
         last = pk.d - 1
         members = _greedy_order(p, np.flatnonzero(pk.assign == last))
         for mi in members.tolist():
-            pk.loads[last, p.P[mi]] -= 1
+            pk.change(last, p.P[mi], -1)
             pk.assign[mi] = -1
             if not pk.insert(mi, last):
                 pk.put(mi, last)
                 break
         else:
             pk.d -= 1
-            pk.loads[last] = 0
+            pk.change(last, slice(None), -pk.loads[last])
             continue
         break
     return pk.assign, pk.d
@@ -326,4 +412,6 @@ def greedy_pack(p: Incidence) -> list[np.ndarray]:
     idx = np.flatnonzero(~p.local)
     assign, d = _greedy(p, lb)
     nl = assign[idx]
-    return finish_cycles([idx[nl == j] for j in range(d)], local)
+    order = np.argsort(nl, kind="stable")   # by cycle, each cycle's messages in order
+    return finish_cycles(np.split(idx[order], np.searchsorted(nl[order], np.arange(1, d))),
+                         local)

@@ -96,3 +96,19 @@ def test_the_self_test_draws_from_its_own_seed_not_the_networks():
 def test_the_largest_seed_runs_every_trial(argv, capsys):
     # a trial's seed is derived from the seed, never seed + t past the range
     assert main([*argv, "--seed", str(MAX_SEED)]) == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("payload_bits", [0, 1, 8, 32, 33, 64, 100])
+def test_payloads_are_their_streams_draws_one_message_after_another(payload_bits):
+    """A message's payload is its ceil(bits / 32) draws of the ``payloads`` stream in
+    [0, 2^32), most significant first, masked; the messages take them in turn (the
+    array draw gives what one draw after another gives)."""
+    from fatnet.golden.messages import random_payloads
+    rng = generator(5, "payloads")
+    expected = []
+    for _ in range(40):
+        v = 0
+        for _chunk in range(0, payload_bits, 32):
+            v = (v << 32) | int(rng.integers(0, 2 ** 32))
+        expected.append(v & ((1 << payload_bits) - 1))
+    assert random_payloads(40, payload_bits, 5) == expected

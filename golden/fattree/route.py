@@ -9,6 +9,11 @@
 
 No message disappears: each ends delivered (through the network or locally) or in the
 report's ``lost`` list with the reason.
+
+Two engines run the cycles: ``engine="batched"`` (the default,
+:mod:`fatnet.golden.fattree.batchrun`: many messages and cycles as numpy arrays) and
+``engine="scalar"`` (:func:`fatnet.golden.fattree.cyclemodel.simulate_cycle` one cycle
+at a time, the specification the batched engine is tested equal to).
 """
 
 from __future__ import annotations
@@ -16,13 +21,22 @@ from __future__ import annotations
 import numpy as np
 
 from ..runner import ChannelUsage, RunReport, drive_offline, drive_online
+from .batchrun import drive_offline_batched, drive_online_batched
 from .bitstream import encode
 from .cyclemodel import simulate_cycle
 from .schedule import lower_bound, schedule
 from .switching import assign_injection_wires, set_switches
 from .topology import EXT
 
-__all__ = ["RunReport", "run_offline", "run_online", "run"]
+__all__ = ["RunReport", "ENGINES", "run_offline", "run_online", "run"]
+
+#: Accepted values of ``engine``: the batched engine and the scalar specification.
+ENGINES = ("batched", "scalar")
+
+
+def _check_engine(engine: str) -> None:
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
 
 
 def _usage(net) -> ChannelUsage:
@@ -54,8 +68,9 @@ def _cycle_runner(net, ms):
 
 
 def run_offline(net, ms, method: str = "best", keep_results: bool = False,
-                max_cycles: int | None = None) -> RunReport:
+                max_cycles: int | None = None, engine: str = "batched") -> RunReport:
     """Schedule off-line and run every cycle of the schedule in the model."""
+    _check_engine(engine)
     tree, cap = net.tree, net.effective_cap
     report = RunReport("offline", len(ms), lower_bound=lower_bound(tree, ms.src, ms.dst, cap),
                        load_factor=tree.load_factor(ms.src, ms.dst, cap),
@@ -68,12 +83,17 @@ def run_offline(net, ms, method: str = "best", keep_results: bool = False,
         return [[int(sub[i]) for i in c]
                 for c in schedule(tree, ms.src[sub], ms.dst[sub], cap=cap, method=method)]
 
+    if engine == "batched":
+        return drive_offline_batched(net, ms, report, _usage(net), cycles, reschedule,
+                                     keep_results, max_cycles)
     return drive_offline(report, _usage(net), cycles, _cycle_runner(net, ms), reschedule,
                          keep_results, max_cycles)
 
 
-def run_online(net, ms, keep_results: bool = False, max_cycles: int = 1000) -> RunReport:
+def run_online(net, ms, keep_results: bool = False, max_cycles: int = 1000,
+               engine: str = "batched") -> RunReport:
     """On-line arbitration with retries until everything is delivered or max_cycles."""
+    _check_engine(engine)
     tree = net.tree
     report = RunReport("online", len(ms), lower_bound=lower_bound(tree, ms.src, ms.dst),
                        load_factor=tree.load_factor(ms.src, ms.dst),
@@ -82,13 +102,17 @@ def run_online(net, ms, keep_results: bool = False, max_cycles: int = 1000) -> R
     def source_width(s):
         return tree.cap[1, 0] if s == EXT else tree.cap[0, tree.leaf_heap(s)]
 
+    if engine == "batched":
+        return drive_online_batched(net, ms, report, _usage(net), keep_results,
+                                    max_cycles)
     return drive_online(report, _usage(net), ms, source_width, _cycle_runner(net, ms),
                         keep_results, max_cycles)
 
 
 def run(net, ms, method: str = "best", keep_results: bool = False,
-        max_cycles: int | None = None) -> RunReport:
-    """Run in the network's own mode."""
+        max_cycles: int | None = None, engine: str = "batched") -> RunReport:
+    """Run in the network's own mode on ``engine``."""
     if net.spec.mode == "offline":
-        return run_offline(net, ms, method, keep_results, max_cycles)
-    return run_online(net, ms, keep_results, 1000 if max_cycles is None else max_cycles)
+        return run_offline(net, ms, method, keep_results, max_cycles, engine)
+    return run_online(net, ms, keep_results, 1000 if max_cycles is None else max_cycles,
+                      engine)

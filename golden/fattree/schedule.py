@@ -450,7 +450,8 @@ def schedule(tree: FatTree, src, dst, cap=None, method: str = "best") -> list[np
 
     ``best`` runs greedy, theorem1 and (when every capacity exceeds lg n)
     corollary2 and returns the valid schedule with the fewest cycles (ties: in that
-    order). Every returned schedule is checked with :func:`validate_schedule`; an
+    order); it stops at the first that has ceil(lambda) cycles, which no schedule has
+    fewer than. Every schedule made is checked with :func:`validate_schedule`; an
     invalid one raises RuntimeError (a bug).
     """
     if method not in METHODS:
@@ -468,6 +469,8 @@ def schedule(tree: FatTree, src, dst, cap=None, method: str = "best") -> list[np
         cycles = _FUNCS[name](tree, src, dst, cap)
         _assert_valid(tree, src, dst, cycles, cap, name)
         schedules.append(cycles)
+        if len(cycles) <= lower_bound(tree, src, dst, cap):
+            break   # none is shorter, and a tie would go to this one
     return min(schedules, key=len)  # the first of the shortest: ties go by names' order
 
 
