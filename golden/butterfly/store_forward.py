@@ -251,9 +251,80 @@ def _initial_messages(fabric: _Fabric, prob: np.ndarray) -> _Messages:
                      clean=np.ones(msg_id.size, dtype=bool))
 
 
+class _InputQueues:
+    """The messages waiting at the inputs, in their queues' order, streamed in.
+
+    At an input (level 0) no message ever arrives, so the order of each queue (input,
+    group) is fixed from the start: its first ``d`` messages are the ones that may
+    move, and a message behind them cannot move before one of them has left. Only
+    those first ``d`` are *active* (in :class:`_Messages`); each one that leaves is
+    replaced by the next of its queue. A message still waiting here after step 1 has
+    been delayed, and each step every message still held back counts as a wait at
+    level 0: the results are those of routing every message in every step.
+    """
+
+    def __init__(self, fabric: _Fabric, msgs: _Messages, rules: Rules):
+        self.d = int(fabric.per_group[0])
+        self.n_groups = fabric.n_groups
+        group = (msgs.dest >> fabric.shift[0]) & fabric.mask[0]
+        queue = self.queue_of(msgs.trial, msgs.row, group, fabric.inputs)
+        key = _priorities(rules, msgs, None)   # fifo or lifo: no draw
+        self.order = np.lexsort((key, queue))
+        sizes = np.bincount(queue, minlength=fabric.trials * fabric.inputs * self.n_groups)
+        self.start = np.r_[0, np.cumsum(sizes)[:-1]]
+        self.end = self.start + sizes
+        self.next = self.start + np.minimum(sizes, self.d)
+        self.pending = int(msgs.msg_id.size - (self.next - self.start).sum())
+        self.all = msgs
+
+    def queue_of(self, trial, row, group, inputs: int) -> np.ndarray:
+        """The id of an input queue: (trial, input row, group)."""
+        return (trial * inputs + row) * self.n_groups + group
+
+    def _take(self, positions: np.ndarray, clean: bool) -> _Messages:
+        """The messages at these positions of the queues' order, activated."""
+        idx = self.order[positions]
+        return _Messages(msg_id=self.all.msg_id[idx], trial=self.all.trial[idx],
+                         dest=self.all.dest[idx], level=self.all.level[idx],
+                         row=self.all.row[idx], prio=self.all.prio[idx],
+                         clean=np.full(idx.size, clean))
+
+    def first_window(self, msgs: _Messages) -> _Messages:
+        """The first ``d`` messages of every queue (the rest wait in the queues)."""
+        offset = np.arange(self.order.size) - np.repeat(self.start, self.end - self.start)
+        first = np.flatnonzero(offset < self.d)
+        active = self._take(first, True)
+        return self._sorted(active)
+
+    @staticmethod
+    def _sorted(msgs: _Messages) -> _Messages:
+        """In message order (the order the random tie-break draws in)."""
+        msgs.keep(np.argsort(msgs.msg_id, kind="stable"))
+        return msgs
+
+    def refill(self, msgs: _Messages, left: np.ndarray, in_order: bool) -> _Messages:
+        """Replace each message that ``left`` its queue by the queue's next one;
+        ``in_order``: keep the active messages in message order."""
+        if left.size == 0 or self.pending == 0:
+            return msgs
+        left = np.sort(left)
+        # the k-th of a queue's leavers is replaced by the queue's k-th next message
+        positions = self.next[left] + np.arange(left.size) - np.searchsorted(left, left)
+        inside = positions < self.end[left]
+        if not inside.any():
+            return msgs
+        positions = positions[inside]
+        np.add.at(self.next, left[inside], 1)
+        self.pending -= positions.size
+        new = self._take(positions, False)   # held back at step 1: delayed
+        for name in ("msg_id", "trial", "dest", "level", "row", "prio", "clean"):
+            setattr(msgs, name, np.concatenate([getattr(msgs, name), getattr(new, name)]))
+        return self._sorted(msgs) if in_order else msgs
+
+
 def route_store_forward(networks, problems, rules: Rules | None = None,
-                        seed: int = 0, max_steps: int = _MAX_STEPS_DEFAULT
-                        ) -> StoreForwardResult:
+                        seed: int = 0, max_steps: int = _MAX_STEPS_DEFAULT,
+                        stream_inputs: bool = True) -> StoreForwardResult:
     """Route problems through networks with the greedy store-and-forward algorithm.
 
     Parameters
@@ -270,6 +341,12 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
     max_steps : int
         Safety bound; exceeding it raises ``RuntimeError`` (it cannot happen in a
         network whose faults were propagated: outputs always absorb).
+    stream_inputs : bool
+        Keep the messages that wait at an input behind the first ``d`` of their queue
+        out of every step's work and stream them in as the queue moves (module
+        docstring, "Streaming"); the results are the same either way (``False`` is
+        the reference the tests compare with). A ``"random"`` queue needs every
+        message in every step's draw and never streams.
 
     Returns
     -------
@@ -280,6 +357,11 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
     trials = fabric.trials
     rng = generator(seed, "arbitration")
     msgs = _initial_messages(fabric, prob)
+    inputs = (_InputQueues(fabric, msgs, rules)
+              if stream_inputs and rules.queue != "random" else None)
+    if inputs is not None:
+        msgs = inputs.first_window(msgs)
+    counts = msgs.occupancy(fabric)
     present = prob >= 0
     delivery: np.ndarray = np.zeros(prob.size, dtype=np.int64)
     undelayed_flat = np.zeros(prob.size, dtype=bool)
@@ -291,13 +373,16 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
         step += 1
         if step > max_steps:
             raise RuntimeError(f"store-and-forward routing did not finish in {max_steps} steps")
-        _route_step(fabric, msgs, rules, rng, step, qmin, waits)
+        left = _route_step(fabric, msgs, rules, rng, step, qmin, waits, counts)
         done = msgs.level == fabric.depth
         if done.any():
             fin = np.flatnonzero(done)
             delivery[msgs.msg_id[fin]] = step
             undelayed_flat[msgs.msg_id[fin]] = msgs.clean[fin]
             msgs.keep(~done)
+        if inputs is not None:
+            waits[0] += inputs.pending
+            msgs = inputs.refill(msgs, left, rules.tie == "random")
     delivery = delivery.reshape(prob.shape)
     present_count = present.reshape(trials, -1).sum(1)
     delivered = ((delivery > 0) & present).reshape(trials, -1).sum(1)
@@ -309,10 +394,14 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
 
 
 def _route_step(fabric: _Fabric, msgs: _Messages, rules: Rules, rng, step: int,
-                qmin: np.ndarray, waits: np.ndarray) -> None:
+                qmin: np.ndarray, waits: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """One step: every queue's front messages move along the edges available to them
-    (``msgs`` updated in place, ``waits`` counts the messages that stay, per level)."""
-    counts = msgs.occupancy(fabric)
+    (``msgs`` updated in place, ``waits`` counts the messages that stay, per level,
+    ``counts`` the messages per (trial, level, row) as :meth:`_Messages.occupancy`).
+
+    Returns the input queue (:meth:`_InputQueues.queue_of`) of every message that
+    left an input in this step.
+    """
     d_max, n_groups = fabric.d_max, fabric.n_groups
     group = (msgs.dest >> fabric.shift[msgs.level]) & fabric.mask[msgs.level]
     d_here = fabric.per_group[msgs.level]
@@ -340,8 +429,15 @@ def _route_step(fabric: _Fabric, msgs: _Messages, rules: Rules, rng, step: int,
     tie = (fabric.in_rank[msgs.trial[mv], lvl_mv, msgs.row[mv], used_slot].astype(np.int64)
            if rules.tie == "in-edge" else rng.integers(0, 1 << 8, size=mv.size))
     msgs.prio[mv] = step * (np.int64(1) << _TIE_BITS) + tie
+    row_mv = msgs.row[mv]
+    left = msgs.trial[mv[lvl_mv == 0]] * fabric.inputs + row_mv[lvl_mv == 0]
+    left = left * n_groups + group[mv[lvl_mv == 0]]
+    here = (msgs.trial[mv] * fabric.levels + lvl_mv) * fabric.inputs
+    np.subtract.at(counts, here + row_mv, 1)
+    np.add.at(counts, here + fabric.inputs + new_row, 1)
     msgs.row[mv] = new_row
     msgs.level[mv] = lvl_mv + 1
+    return left
 
 
 def _priorities(rules: Rules, msgs: _Messages, rng) -> np.ndarray:
