@@ -60,12 +60,19 @@ def random_payloads(count: int, payload_bits: int, seed: int) -> list[int]:
     """Payloads drawn from the ``payloads`` stream of ``seed`` (so they never shift
     patterns)."""
     rng = generator(seed, "payloads")
+    chunks = len(range(0, payload_bits, 32))
+    # one draw of all the 32-bit chunks, message after message: the values (and the
+    # stream's state) of one draw per chunk
+    draws = rng.integers(0, 2 ** 32, size=(count, chunks))
+    mask = (1 << payload_bits) - 1
+    if chunks <= 1:
+        return (draws.sum(axis=1) & mask).tolist()
     out = []
-    for _ in range(count):
+    for row in draws.tolist():
         v = 0
-        for _chunk in range(0, payload_bits, 32):
-            v = (v << 32) | int(rng.integers(0, 2 ** 32))
-        out.append(v & ((1 << payload_bits) - 1))
+        for chunk in row:
+            v = (v << 32) | chunk
+        out.append(v & mask)
     return out
 
 

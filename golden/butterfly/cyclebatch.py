@@ -169,7 +169,7 @@ def run_cycles(bc: BatchedCircuit, cycle: np.ndarray, src: np.ndarray,
     if m > MAX_BATCH_MESSAGES:
         raise ParameterError(f"messages of one batch must be at most {MAX_BATCH_MESSAGES}, "
                              f"got {m} (run_cycles_streamed splits them)")
-    depth, n = bc.depth, bc.inputs
+    depth = bc.depth
     rows = np.zeros((m, depth + 1), dtype=np.int64)
     wires = np.zeros((m, depth + 1), dtype=np.int64)
     groups = np.zeros((m, depth), dtype=np.int64)
@@ -239,8 +239,9 @@ def _stuck_level(bc, level, alive, rows, wires, status, hops, ack) -> np.ndarray
 
 def run_cycles_streamed(bc: BatchedCircuit, cycle, src, dst,
                         batch: int = MAX_BATCH_MESSAGES) -> CycleArrays:
-    """:func:`run_cycles` over any number of messages, ``batch`` at a time (whole
-    cycles per batch: ``cycle`` must be sorted), the arrays concatenated."""
+    """:func:`run_cycles` over any number of messages, about ``batch`` at a time (whole
+    cycles per batch, one cycle alone where it is larger: ``cycle`` must be sorted),
+    the arrays concatenated."""
     cycle, src, dst = (np.asarray(a, dtype=np.int64) for a in (cycle, src, dst))
     if cycle.size and np.any(np.diff(cycle) < 0):
         raise ParameterError("cycle must be sorted (whole cycles go into one batch)")
@@ -248,8 +249,9 @@ def run_cycles_streamed(bc: BatchedCircuit, cycle, src, dst,
     start = 0
     while start < cycle.size:
         stop = min(cycle.size, start + batch)
-        if stop < cycle.size:   # back to the start of the cycle cut in two
-            stop = max(int(np.searchsorted(cycle, cycle[stop], "left")), start + 1)
+        if stop < cycle.size and cycle[stop] == cycle[stop - 1]:   # a cycle cut in two:
+            back = int(np.searchsorted(cycle, cycle[stop], "left"))   # leave it out,
+            stop = back if back > start else int(np.searchsorted(cycle, cycle[stop], "right"))
         parts.append(run_cycles(bc, cycle[start:stop], src[start:stop], dst[start:stop]))
         start = stop
     if not parts:
