@@ -35,6 +35,7 @@ How a trial is made (our choices, docs/papers.md)
 
 from __future__ import annotations
 
+import os
 import time
 from enum import IntEnum
 from typing import Callable, Iterable
@@ -210,7 +211,7 @@ def run_tables(tables: Iterable | int | str = "all", inputs: int = PAPER_INPUTS,
                rules: Rules | None = None, batch: int = 50,
                rows: Iterable[str] | None = None,
                on_input_fault: str = "clear",
-               fault_draws: str = "repeated") -> list[dict]:
+               fault_draws: str = "repeated", workers: int | None = None) -> list[dict]:
     """Reproduce Tables I-III; returns the list of cells (module docstring).
 
     Parameters
@@ -241,12 +242,16 @@ def run_tables(tables: Iterable | int | str = "all", inputs: int = PAPER_INPUTS,
     fault_draws : "repeated" or "distinct"
         ``k`` faults are ``k`` independent uniform draws (default; a switch drawn twice
         counts once, which reproduces Table I best) or ``k`` distinct switches.
+    workers : int, optional
+        Processes the batches of Tables II and III run in (default: one per core);
+        the results do not depend on it.
     """
     tables = _check_tables(tables)
     wanted_rows = _check_run_options(inputs, trials, wiring, batch, fault_draws,
                                      on_input_fault, rows)
     repeated = fault_draws == "repeated"
     rules = rules or Rules()
+    workers = _workers(workers)
 
     def keep(row):
         return wanted_rows is None or row in wanted_rows
@@ -278,11 +283,21 @@ def run_tables(tables: Iterable | int | str = "all", inputs: int = PAPER_INPUTS,
         results = {}
         for row in t23_rows:
             results[row] = _table_2_row(row, columns, inputs, trials23, seed, wiring,
-                                        rules, batch, tick, on_input_fault, repeated)
+                                        rules, batch, tick, on_input_fault, repeated,
+                                        workers)
         cells.extend(_table_2_3_cells(tables, results, inputs, trials23))
     order = {1: 0, 2: 1, 3: 2}
     cells.sort(key=lambda c: order[c["table"]])
     return cells
+
+
+def _workers(workers: int | None) -> int:
+    """The processes to run batches in: ``workers``, or one per core."""
+    if workers is None:
+        return os.cpu_count() or 1
+    if not isinstance(workers, int) or workers < 1:
+        raise ParameterError(f"workers must be an integer >= 1, got {workers!r}")
+    return workers
 
 
 def _check_run_options(inputs, trials, wiring, batch, fault_draws, on_input_fault,
@@ -354,63 +369,101 @@ def _table_1(rows, inputs, trials, seed, wiring, batch, tick, repeated=False):
 
 
 def _table_2_row(row, columns, inputs, trials, seed, wiring, rules, batch, tick,
-                 on_input_fault="replace", repeated=False):
-    """Completion steps and never-delayed fractions of one row, per column."""
+                 on_input_fault="replace", repeated=False, workers=1):
+    """Completion steps and never-delayed fractions of one row, per column: the
+    batches of trials (:func:`_row_batch`) run in ``workers`` processes."""
     steps = {c: np.zeros(trials) for c in columns}
     undelayed = {c: np.zeros(trials) for c in columns}
-    faults = 0
-    if row in ("0 (nor)", "0 (dil)"):
-        net = make_network("butterfly" if row == "0 (nor)" else "dilated-butterfly", inputs)
-        for col in columns:
-            pattern, problems = _COLUMN_PROBLEM[col]
-            if pattern == "transpose":
-                # Deterministic network and problem: one run stands for every trial.
-                res = route_store_forward(net, make_problems(pattern, inputs, problems),
-                                          rules, seed=seed)
-                steps[col][:] = res.steps[0]
-                undelayed[col][:] = res.undelayed_fraction[0]
-                tick(trials, f"Table II {row} {col}")
-                continue
-            for start in range(0, trials, batch):
-                stop = min(trials, start + batch)
-                probs = np.stack([make_problems(pattern, inputs, problems,
-                                                rng=generator(seed, "trials", Draw.PROBLEMS, t,
-                                                                problems))
-                                  for t in range(start, stop)])
-                res = route_store_forward(net, probs, rules, seed=seed)
-                steps[col][start:stop] = res.steps
-                undelayed[col][start:stop] = res.undelayed_fraction
-                tick(stop - start, f"Table II {row} {col}")
-        return steps, undelayed, faults
-    count = _row_faults(row)
-    if count is not None:
-        faults = fault_count_for(row, inputs)
-    for start in range(0, trials, batch):
-        stop = min(trials, start + batch)
-        nets = []
-        for t in range(start, stop):
-            if count is None:
-                rng = generator(seed, "trials", Draw.WIRING, t)
-                nets.append(make_network("multibutterfly", inputs, 2, rng=rng, seed=seed,
-                                         wiring=wiring))
-            else:
-                net = _modified_network(inputs, seed, t, wiring)
-                if faults:
-                    net, _ = _faulted_network(net, faults,
-                                              generator(seed, "trials", Draw.FAULTS, t, faults),
-                                              on_input_fault, repeated)
-                nets.append(net)
-        for col in columns:
-            pattern, problems = _COLUMN_PROBLEM[col]
-            probs = np.stack([make_problems(pattern, inputs, problems,
-                                            rng=generator(seed, "trials", Draw.PROBLEMS, t,
-                                                                problems))
-                              for t in range(start, stop)])
-            res = route_store_forward(nets, probs, rules, seed=seed)
-            steps[col][start:stop] = res.steps
-            undelayed[col][start:stop] = res.undelayed_fraction
-            tick(stop - start, f"Table II {row} {col}")
+    faults = fault_count_for(row, inputs) if _row_faults(row) is not None else 0
+    random_columns = list(columns)
+    if row in _FIXED_ROWS:
+        # A deterministic network and problem: one run stands for every trial.
+        net = _FIXED_ROWS[row](inputs)
+        for col in [c for c in columns if _COLUMN_PROBLEM[c][0] == "transpose"]:
+            res = route_store_forward(net, make_problems("transpose", inputs,
+                                                         _COLUMN_PROBLEM[col][1]),
+                                      rules, seed=seed)
+            steps[col][:], undelayed[col][:] = res.steps[0], res.undelayed_fraction[0]
+            random_columns.remove(col)
+            tick(trials, f"Table II {row} {col}")
+    jobs = [(row, random_columns, inputs, seed, wiring, rules, on_input_fault, repeated,
+             start, min(trials, start + batch)) for start in range(0, trials, batch)]
+    for (start, stop), done in zip(((j[-2], j[-1]) for j in jobs),
+                                   _map(_row_batch, jobs, workers)):
+        for col in random_columns:
+            steps[col][start:stop], undelayed[col][start:stop] = done[col]
+        tick((stop - start) * len(random_columns), f"Table II {row}")
     return steps, undelayed, faults
+
+
+#: The rows whose network is fixed (no wiring drawn, no faults): row -> its network.
+_FIXED_ROWS = {"0 (nor)": lambda inputs: make_network("butterfly", inputs),
+               "0 (dil)": lambda inputs: make_network("dilated-butterfly", inputs)}
+
+
+def _map(fn, jobs: list, workers: int):
+    """``fn(*job)`` of every job, in order: in this process (``workers`` 1 or a single
+    job) or in a pool of ``workers`` processes (each job's result depends on the job
+    alone: every trial draws from its own streams)."""
+    if workers <= 1 or len(jobs) <= 1:
+        return (fn(*job) for job in jobs)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    # fork where there is one: the workers need no import of the caller's main module
+    # (a script without a main guard), and they run only numpy on their job
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    pool = ProcessPoolExecutor(min(workers, len(jobs)),
+                               mp_context=multiprocessing.get_context(method))
+    return _drain(pool, pool.map(_call, [(fn, job) for job in jobs]))
+
+
+def _drain(pool, results):
+    with pool:
+        yield from results
+
+
+def _call(fn_job):
+    fn, job = fn_job
+    return fn(*job)
+
+
+def _row_batch(row, columns, inputs, seed, wiring, rules, on_input_fault, repeated,
+               start, stop) -> dict:
+    """Trials ``start .. stop - 1`` of one row: per column, ``(steps, undelayed
+    fraction)`` arrays of the trials."""
+    out = {}
+    # one network for every trial of a fixed row, else one per trial
+    nets = ([_FIXED_ROWS[row](inputs)] if row in _FIXED_ROWS else
+            [_trial_network(row, inputs, seed, wiring, t, on_input_fault, repeated)
+             for t in range(start, stop)])
+    for col in columns:
+        pattern, problems = _COLUMN_PROBLEM[col]
+        res = route_store_forward(nets, _trial_problems(pattern, inputs, problems, seed,
+                                                        start, stop), rules, seed=seed)
+        out[col] = (res.steps, res.undelayed_fraction)
+    return out
+
+
+def _trial_problems(pattern, inputs, problems, seed, start, stop) -> np.ndarray:
+    """The problems of trials ``start .. stop - 1``, each from its own stream."""
+    return np.stack([make_problems(pattern, inputs, problems,
+                                   rng=generator(seed, "trials", Draw.PROBLEMS, t, problems))
+                     for t in range(start, stop)])
+
+
+def _trial_network(row, inputs, seed, wiring, trial, on_input_fault, repeated):
+    """The network of one trial of a multibutterfly row (with its faults)."""
+    count = _row_faults(row)
+    if count is None:
+        rng = generator(seed, "trials", Draw.WIRING, trial)
+        return make_network("multibutterfly", inputs, 2, rng=rng, seed=seed, wiring=wiring)
+    net = _modified_network(inputs, seed, trial, wiring)
+    faults = fault_count_for(row, inputs)
+    if faults:
+        net, _ = _faulted_network(net, faults,
+                                  generator(seed, "trials", Draw.FAULTS, trial, faults),
+                                  on_input_fault, repeated)
+    return net
 
 
 def timed_run(**kwargs) -> tuple[list[dict], float]:

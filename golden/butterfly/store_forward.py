@@ -166,6 +166,7 @@ class _Fabric:
     inputs: int
     heads_flat: np.ndarray      #: head row of (trial, level, row, slot), -1 none
     blocked_flat: np.ndarray    #: (trial, level, row) faulty or declared faulty
+    output_flat: np.ndarray     #: (trial, level, row) an output (the last level)
     in_rank: np.ndarray         #: the in-edge order of (trial, level, row, slot)
     shift: np.ndarray           #: per level, the destination's group bits' shift
     mask: np.ndarray            #: per level, their mask
@@ -230,7 +231,9 @@ def _fabric_and_problems(networks, problems) -> tuple[_Fabric, np.ndarray]:
     fabric = _Fabric(
         trials=trials, depth=depth, inputs=inputs,
         heads_flat=np.ascontiguousarray(heads).reshape(-1),
-        blocked_flat=np.ascontiguousarray(blocked).reshape(-1), in_rank=in_rank,
+        blocked_flat=np.ascontiguousarray(blocked).reshape(-1),
+        output_flat=np.broadcast_to(np.arange(depth + 1)[None, :, None] == depth,
+                                    blocked.shape).reshape(-1), in_rank=in_rank,
         shift=arrays["group_shift"], mask=arrays["group_mask"],
         per_group=arrays["edges_per_group"], n_slots=heads.shape[3])
     if blocked[:, 0, :].any():
@@ -481,22 +484,31 @@ def _front_edges(fabric: _Fabric, msgs: _Messages, front, f_group, f_d, counts,
     message's next level.
 
     One pass per slot offset j (arrays of length F, not (F, d): numpy is slow on tiny
-    inner axes). A slot past the group's last is masked; the clip keeps it in range.
+    inner axes), over the fronts whose group has a slot j; past a group's last slot an
+    edge is unavailable (head -1, the last slot's index).
     """
     depth, inputs, n_slots, d_max = fabric.depth, fabric.inputs, fabric.n_slots, fabric.d_max
     f_trial, f_level, f_row = msgs.trial[front], msgs.level[front], msgs.row[front]
     base = ((f_trial * depth + f_level) * inputs + f_row) * n_slots
     head_base = (f_trial * fabric.levels + f_level + 1) * inputs
-    last_hop = f_level + 1 == depth
+    # whether a message may enter each switch: not blocked, and an output or holding
+    # at most ``threshold`` (one pass over the switches, not one per edge)
+    enterable = (counts <= threshold) | fabric.output_flat
+    enterable &= ~fabric.blocked_flat
+    first = f_group * f_d
     head = np.empty((d_max, front.size), dtype=np.int64)
     slot = np.empty((d_max, front.size), dtype=np.int64)
     avail = np.empty((d_max, front.size), dtype=bool)
     for j in range(d_max):
-        slot[j] = np.minimum(f_group * f_d + j, n_slots - 1)
-        head[j] = fabric.heads_flat[base + slot[j]]
-        flat = head_base + np.maximum(head[j], 0)
-        avail[j] = ((f_d > j) & (head[j] >= 0) & ~fabric.blocked_flat[flat]
-                    & (last_hop | (counts[flat] <= threshold)))
+        # slot j of the fronts whose group has one (all of them for j = 0)
+        has = np.flatnonzero(f_d > j) if j else slice(None)
+        slot[j] = n_slots - 1
+        head[j] = -1
+        avail[j] = False
+        slot[j, has] = first[has] + j
+        h = fabric.heads_flat[base[has] + slot[j, has]]
+        head[j, has] = h
+        avail[j, has] = (h >= 0) & enterable[head_base[has] + np.maximum(h, 0)]
     return head, slot, avail, head_base
 
 
