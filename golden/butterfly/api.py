@@ -415,10 +415,10 @@ def route_report(spec: ButterflySpec, circuit: CircuitNetwork,
     doc = route(spec, pattern, problems, hot_fraction, queue=queue,
                 edge_choice=edge_choice, tie=tie, net=circuit.network, one_cycle=False)
     ms = pattern_messages(circuit, pattern, problems, hot_fraction, spec.seed)
-    report = run_circuit(circuit, ms, keep_results=True, max_cycles=max_cycles)
-    first = report.results[0] if report.results else None
-    offered = len(first.outcomes) if first else 0
-    accepted = len(first.with_status("delivered")) if first else 0
+    report = run_circuit(circuit, ms, max_cycles=max_cycles)
+    # the first cycle sends the first message of every input that has one
+    offered = len(np.unique(ms.src)) if report.cycles else 0
+    accepted = offered - report.losses_per_cycle[0] if report.cycles else 0
     doc["circuit"] = {**report.to_dict(), "first_cycle_offered": offered,
                       "first_cycle_delivered": accepted,
                       "first_cycle_acceptance": accepted / offered if offered else None}

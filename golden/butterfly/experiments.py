@@ -278,7 +278,8 @@ def run_tables(tables: Iterable | int | str = "all", inputs: int = PAPER_INPUTS,
     if progress is not None:
         progress(0, total, "starting")
     if t1_rows:
-        cells.extend(_table_1(t1_rows, inputs, trials1, seed, wiring, batch, tick, repeated))
+        cells.extend(_table_1(t1_rows, inputs, trials1, seed, wiring, batch, tick, repeated,
+                              workers))
     if t23_rows:
         results = {}
         for row in t23_rows:
@@ -346,26 +347,37 @@ def _modified_network(inputs, seed, trial, wiring):
                         wiring=wiring)
 
 
-def _table_1(rows, inputs, trials, seed, wiring, batch, tick, repeated=False):
-    """Table I: percentage of trials whose (first) fault placement reaches an input."""
+def _table_1(rows, inputs, trials, seed, wiring, batch, tick, repeated=False, workers=1):
+    """Table I: percentage of trials whose (first) fault placement reaches an input;
+    the batches of trials (:func:`_table_1_batch`) run in ``workers`` processes."""
     failures = {row: np.zeros(trials, dtype=bool) for row in rows}
-    for start in range(0, trials, batch):
-        stop = min(trials, start + batch)
-        nets = [_modified_network(inputs, seed, t, wiring) for t in range(start, stop)]
-        heads = np.stack([net.heads for net in nets])
-        epg = nets[0].edges_per_group
+    spans = [(start, min(trials, start + batch)) for start in range(0, trials, batch)]
+    jobs = [(rows, inputs, seed, wiring, repeated, start, stop) for start, stop in spans]
+    for (start, stop), failed in zip(spans, _map(_table_1_batch, jobs, workers)):
         for row in rows:
-            count = fault_count_for(row, inputs)
-            faulty = np.stack([fl.random_faults(net, count,
-                                                rng=generator(seed, "trials",
-                                                              Draw.FAULT_PLACEMENT, t, count),
-                                                with_replacement=repeated)
-                               for t, net in zip(range(start, stop), nets)])
-            declared = fl.propagate_arrays(heads, epg, faulty, "all")
-            failures[row][start:stop] = (declared[:, 0, :] | faulty[:, 0, :]).any(1)
-            tick(stop - start, f"Table I {row}")
+            failures[row][start:stop] = failed[row]
+        tick((stop - start) * len(rows), "Table I")
     return [_cell(1, row, "failed", inputs, 100.0 * failures[row], "failed",
                   fault_count_for(row, inputs)) for row in rows]
+
+
+def _table_1_batch(rows, inputs, seed, wiring, repeated, start, stop) -> dict:
+    """Trials ``start .. stop - 1`` of Table I: per row, whether each trial's faults
+    reach an input."""
+    nets = [_modified_network(inputs, seed, t, wiring) for t in range(start, stop)]
+    heads = np.stack([net.heads for net in nets])
+    epg = nets[0].edges_per_group
+    out = {}
+    for row in rows:
+        count = fault_count_for(row, inputs)
+        faulty = np.stack([fl.random_faults(net, count,
+                                            rng=generator(seed, "trials",
+                                                          Draw.FAULT_PLACEMENT, t, count),
+                                            with_replacement=repeated)
+                           for t, net in zip(range(start, stop), nets)])
+        declared = fl.propagate_arrays(heads, epg, faulty, "all")
+        out[row] = (declared[:, 0, :] | faulty[:, 0, :]).any(1)
+    return out
 
 
 def _table_2_row(row, columns, inputs, trials, seed, wiring, rules, batch, tick,
