@@ -49,6 +49,9 @@ __all__ = ["MAX_BATCH_MESSAGES", "BatchedCircuit", "CycleArrays", "run_cycles",
 #: per level: 2^20 messages of a 1024-input network take well under 1 GiB).
 MAX_BATCH_MESSAGES = 1 << 20
 
+#: Cycles between two reports to a progress callback.
+PROGRESS_CYCLES = 256
+
 #: Status codes of :class:`CycleArrays`.
 DELIVERED, LOST_CLAIM, LOST_STUCK = 0, 1, 2
 
@@ -312,12 +315,14 @@ def _valid(circuit, ms: MessageSet) -> bool:
 
 
 def run_online(circuit, ms: MessageSet, keep_results: bool = False, max_cycles: int = 1000,
-               masks=None) -> RunReport | None:
+               masks=None, progress=None) -> RunReport | None:
     """:func:`~fatnet.golden.butterfly.cyclemodel.run_circuit` (``masks``:
     :func:`~fatnet.golden.butterfly.cyclemodel.run_masked`) on the batched engine: the
     same report. Each cycle every input sends its oldest undelivered message; the
     cycles follow one another (a cycle's losses are the next one's retries), each one
-    a batch of its messages. Returns None for messages the scalar engine refuses."""
+    a batch of its messages. Returns None for messages the scalar engine refuses.
+    ``progress(done, total, what)``, if given, is told the messages delivered every
+    :data:`PROGRESS_CYCLES` cycles."""
     from .cyclemodel import masked_network
     max_cycles = check_max_cycles(max_cycles)
     if not _valid(circuit, ms):
@@ -346,6 +351,8 @@ def run_online(circuit, ms: MessageSet, keep_results: bool = False, max_cycles: 
         report.retries += int(sent[idx].sum())
         sent[idx] = True
         queue.pop(idx[delivered])
+        if progress is not None and report.cycles % PROGRESS_CYCLES == 0:
+            progress(report.delivered, len(ms), "circuit model")
     report.lost += queue.left(max_cycles)
     report.utilisation = usage.fractions(report.cycles)
     if masks is not None:

@@ -292,14 +292,15 @@ def _check_engine(engine: str) -> None:
 
 
 def run_circuit(circuit: CircuitNetwork, ms: MessageSet, keep_results: bool = False,
-                max_cycles: int = 1000, engine: str = "batched") -> RunReport:
+                max_cycles: int = 1000, engine: str = "batched", progress=None) -> RunReport:
     """Circuit-switched delivery cycles with retries (on-line): each cycle every input
     sends its oldest undelivered message; lost ones are retried in the next cycle.
     ``engine``: :data:`ENGINES` (messages that name no input or output always run on
-    the scalar engine, which refuses them as it meets them)."""
+    the scalar engine, which refuses them as it meets them); ``progress(done, total,
+    what)`` is told the messages delivered as the batched engine runs."""
     _check_engine(engine)
     if engine == "batched":
-        report = run_online(circuit, ms, keep_results, max_cycles)
+        report = run_online(circuit, ms, keep_results, max_cycles, progress=progress)
         if report is not None:
             return report
     report = RunReport("online", len(ms), cycle_length=circuit.cycle_length)

@@ -77,6 +77,8 @@ TIES = ("in-edge", "random")
 _TIE_BITS = 16          # tie-break field of a message's priority
 _MAX_STEPS_DEFAULT = 1 << 20
 _NO_PRIO = np.iinfo(np.int64).max
+#: Steps between two reports to a progress callback.
+PROGRESS_STEPS = 1024
 
 
 @dataclass(frozen=True)
@@ -337,7 +339,7 @@ class _InputQueues:
 
 def route_store_forward(networks, problems, rules: Rules | None = None,
                         seed: int = 0, max_steps: int = _MAX_STEPS_DEFAULT,
-                        stream_inputs: bool = True) -> StoreForwardResult:
+                        stream_inputs: bool = True, progress=None) -> StoreForwardResult:
     """Route problems through networks with the greedy store-and-forward algorithm.
 
     Parameters
@@ -360,6 +362,8 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
         docstring, "Streaming"); the results are the same either way (``False`` is
         the reference the tests compare with). A ``"random"`` queue needs every
         message in every step's draw and never streams.
+    progress : callable(done, total, what), optional
+        Told the messages delivered of all, every :data:`PROGRESS_STEPS` steps.
 
     Returns
     -------
@@ -381,7 +385,8 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
     waits = np.zeros(fabric.levels, dtype=np.int64)
     qmin = np.full(trials * fabric.levels * fabric.inputs * fabric.n_groups, _NO_PRIO,
                    dtype=np.int64)
-    step = 0
+    step = finished = 0
+    total = int(present.sum())
     while msgs.msg_id.size:
         step += 1
         if step > max_steps:
@@ -393,6 +398,9 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
             delivery[msgs.msg_id[fin]] = step
             undelayed_flat[msgs.msg_id[fin]] = msgs.clean[fin]
             msgs.keep(~done)
+            finished += fin.size
+        if progress is not None and step % PROGRESS_STEPS == 0:
+            progress(finished, total, "store-and-forward")
         if inputs is not None:
             waits[0] += inputs.pending
             msgs = inputs.refill(msgs, left, rules.tie == "random")

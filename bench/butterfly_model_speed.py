@@ -1,6 +1,6 @@
 """Speed of the butterfly family's model (benchmark figures, not timed tests).
 
-Run as ``python bench/model_speed_butterfly.py`` from the repository's root. It prints
+Run as ``python bench/butterfly_model_speed.py`` from the repository's root. It prints
 each figure with the command that produces it and its goal:
 
 * ``fatnet route KIND --inputs 8 --problems P --allow-loss`` for the butterfly, the
@@ -13,9 +13,10 @@ each figure with the command that produces it and its goal:
   (:func:`fatnet.golden.butterfly.cyclebatch.run_cycles_streamed`) on 256 independent
   delivery cycles of random destinations through each 1024-input network, and
   store-and-forward (:func:`fatnet.golden.butterfly.store_forward.route_store_forward`)
-  of 50 trials of 10 problems through 1024-input multibutterflies (goal 10^6).
+  of 50 trials of 10 problems through 1024-input multibutterflies (goal 10^6); beside
+  the circuit model, the scalar engine's rate on 4 of the cycles.
 
-``--record`` also writes the figures into ``bench/results/model_speed_butterfly.json``
+``--record`` also writes the figures into ``bench/results/butterfly_model_speed.json``
 (:mod:`bench.figures`'s ``record``).
 """
 
@@ -32,9 +33,11 @@ import numpy as np
 
 from fatnet.golden.butterfly import api as bf
 from fatnet.golden.butterfly.cyclebatch import DELIVERED, BatchedCircuit, run_cycles_streamed
+from fatnet.golden.butterfly.cyclemodel import simulate_cycle
 from fatnet.golden.butterfly.patterns import make_problems
 from fatnet.golden.butterfly.store_forward import route_store_forward
 from fatnet.golden.butterfly.topology import make_network
+from fatnet.golden.messages import MessageSet
 from fatnet.golden.seeds import generator
 
 __all__ = ["main"]
@@ -76,24 +79,41 @@ def experiment_figure() -> float:
     return wall
 
 
+def _traffic(kind: str, cycles: int, inputs: int, seed: int):
+    """A network of ``kind`` and ``cycles`` cycles of random destinations from every
+    input: (circuit, messages, cycle of each message)."""
+    circuit = bf.build_circuit(bf.spec_from_options(kind, inputs))
+    dst = generator(seed, "traffic").integers(0, inputs, size=cycles * inputs)
+    ms = MessageSet.from_pairs(np.tile(np.arange(inputs), cycles), dst,
+                               circuit.payload_bits, seed)
+    return circuit, ms, np.repeat(np.arange(cycles), inputs)
+
+
 def cycle_hops(kind: str, cycles: int = 256, inputs: int = 1024, seed: int = 0) -> float:
     """Message-hops per CPU second of the batched circuit model: ``cycles``
     independent delivery cycles, every input sending to a random output."""
-    circuit = bf.build_circuit(bf.spec_from_options(kind, inputs))
-    bc = BatchedCircuit(circuit)
-    dst = generator(seed, "traffic").integers(0, inputs, size=cycles * inputs)
-    label = np.repeat(np.arange(cycles), inputs)
-    src = np.tile(np.arange(inputs), cycles)
+    circuit, ms, label = _traffic(kind, cycles, inputs, seed)
     start = time.process_time()
-    arrays = run_cycles_streamed(bc, label, src, dst)
+    arrays = run_cycles_streamed(BatchedCircuit(circuit), label, ms.src, ms.dst)
     cpu = time.process_time() - start
     hops = int(arrays.hops.sum())
     delivered = int((arrays.status == DELIVERED).sum())
     rate = hops / cpu
     print(f"  circuit model, {kind} {inputs}: {cycles * inputs:,} messages in {cycles} "
           f"cycles ({delivered:,} delivered), {hops:,} hops in {cpu:.2f} s CPU: "
-          f"{rate:,.0f} hops/s (goal {HOP_GOAL:,.0f})")
+          f"{rate:,.0f} hops/s (goal {HOP_GOAL:,.0f}); the scalar engine "
+          f"{scalar_cycle_hops(kind, inputs=inputs, seed=seed):,.0f} hops/s")
     return rate
+
+
+def scalar_cycle_hops(kind: str, cycles: int = 4, inputs: int = 1024, seed: int = 0) -> float:
+    """The same work on the scalar engine (the specification), a few cycles."""
+    circuit, ms, label = _traffic(kind, cycles, inputs, seed)
+    start = time.process_time()
+    hops = sum(o.hops for c in range(cycles)
+               for o in simulate_cycle(circuit, ms, np.flatnonzero(label == c))
+               .outcomes.values())
+    return hops / (time.process_time() - start)
 
 
 def store_forward_hops(trials: int = 50, problems: int = 10, inputs: int = 1024,
@@ -116,21 +136,21 @@ def store_forward_hops(trials: int = 50, problems: int = 10, inputs: int = 1024,
 
 def _record(entry: str, figure: str, command: str, values: dict) -> None:
     argv = [sys.executable, str(ROOT / "bench" / "figures.py"), "record",
-            "model_speed_butterfly", entry, "--figure", figure, "--command", command]
+            "butterfly_model_speed", entry, "--figure", figure, "--command", command]
     for name, value in values.items():
         argv += ["--value", f"{name}={value}"]
     subprocess.run(argv, check=True)
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python bench/model_speed_butterfly.py",
+    p = argparse.ArgumentParser(prog="python bench/butterfly_model_speed.py",
                                 description=__doc__.splitlines()[0])
     p.add_argument("--full", action="store_true",
                    help="also route 100,000 problems (800,000 messages) per kind")
     p.add_argument("--skip-experiment", action="store_true",
                    help="leave out the Leighton-Maggs tables (minutes)")
     p.add_argument("--record", action="store_true",
-                   help="write the figures into bench/results/model_speed_butterfly.json")
+                   help="write the figures into bench/results/butterfly_model_speed.json")
     args = p.parse_args(argv)
     print("butterfly model speed (wall time of commands; CPU time of this process)")
     routes = {12500: route_figures(12500)}
@@ -149,7 +169,7 @@ def main(argv=None) -> int:
                     "fatnet experiment leighton-maggs --table all",
                     {"wall_s": round(experiment, 1)})
         _record("hops-per-core", "model message-hops per second per core, batched work",
-                "python bench/model_speed_butterfly.py",
+                "python bench/butterfly_model_speed.py",
                 {**{f"circuit_{k}": int(v) for k, v in hops.items()},
                  "store_forward_multibutterfly": int(sf)})
     return 0
