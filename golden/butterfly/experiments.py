@@ -243,8 +243,8 @@ def run_tables(tables: Iterable | int | str = "all", inputs: int = PAPER_INPUTS,
         ``k`` faults are ``k`` independent uniform draws (default; a switch drawn twice
         counts once, which reproduces Table I best) or ``k`` distinct switches.
     workers : int, optional
-        Processes the batches of Tables II and III run in (default: one per core);
-        the results do not depend on it.
+        Processes the batches of trials run in (default: one per core); the results
+        do not depend on it (every trial draws from its own streams).
     """
     tables = _check_tables(tables)
     wanted_rows = _check_run_options(inputs, trials, wiring, batch, fault_draws,

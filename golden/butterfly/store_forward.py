@@ -304,7 +304,7 @@ class _InputQueues:
                          row=self.all.row[idx], prio=self.all.prio[idx],
                          clean=np.full(idx.size, clean))
 
-    def first_window(self, msgs: _Messages) -> _Messages:
+    def first_window(self) -> _Messages:
         """The first ``d`` messages of every queue (the rest wait in the queues)."""
         offset = np.arange(self.order.size) - np.repeat(self.start, self.end - self.start)
         first = np.flatnonzero(offset < self.d)
@@ -377,7 +377,7 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
     inputs = (_InputQueues(fabric, msgs, rules)
               if stream_inputs and rules.queue != "random" else None)
     if inputs is not None:
-        msgs = inputs.first_window(msgs)
+        msgs = inputs.first_window()
     counts = msgs.occupancy(fabric)
     present = prob >= 0
     delivery: np.ndarray = np.zeros(prob.size, dtype=np.int64)
@@ -518,15 +518,22 @@ def _front_edges(fabric: _Fabric, msgs: _Messages, front, f_group, f_d, counts,
     slot = np.empty((d_max, front.size), dtype=np.int64)
     avail = np.empty((d_max, front.size), dtype=bool)
     for j in range(d_max):
-        # slot j of the fronts whose group has one (all of them for j = 0)
-        has = np.flatnonzero(f_d > j) if j else slice(None)
-        slot[j] = n_slots - 1
-        head[j] = -1
-        avail[j] = False
-        slot[j, has] = first[has] + j
-        h = fabric.heads_flat[base[has] + slot[j, has]]
-        head[j, has] = h
-        avail[j, has] = (h >= 0) & enterable[head_base[has] + np.maximum(h, 0)]
+        has = f_d > j
+        if j == 0 or 2 * np.count_nonzero(has) > has.size:
+            # most fronts have a slot j: every one computed, past its group's last masked
+            np.minimum(first + j, n_slots - 1, out=slot[j])
+            head[j] = fabric.heads_flat[base + slot[j]]
+            avail[j] = (head[j] >= 0) & enterable[head_base + np.maximum(head[j], 0)]
+            if j:
+                avail[j] &= has
+            continue
+        # few fronts have a slot j (the 4 matchings of "*"'s level -1): those alone
+        at = np.flatnonzero(has)
+        slot[j], head[j], avail[j] = n_slots - 1, -1, False
+        slot[j, at] = first[at] + j
+        h = fabric.heads_flat[base[at] + slot[j, at]]
+        head[j, at] = h
+        avail[j, at] = (h >= 0) & enterable[head_base[at] + np.maximum(h, 0)]
     return head, slot, avail, head_base
 
 
