@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..allocator import keep_freed_memory
 from ..cycle import CycleResult, Occupancy, Outcome, run_cycle
 from ..errors import ParameterError
 from ..messages import MessageSet
@@ -180,9 +181,12 @@ def run_cycles(bc: BatchedCircuit, cycle: np.ndarray, src: np.ndarray,
     hops = np.full(m, depth, dtype=np.int64)
     ack = np.full(m, -1, dtype=np.int64)
     rows[:, 0] = src
-    # the cycle label compacted, so that (cycle, row, group) fits in the high key bits
+    # the cycle labels numbered 0, 1, ...: the (cycle, row, group) numbers stay small
     cyc = (np.unique(cycle, return_inverse=True)[1] if m and cycle.min() != cycle.max()
            else np.zeros(m, dtype=np.int64))
+    if np.unique(cyc * bc.inputs + src).size != m:
+        raise ParameterError("an input sends at most one message in a cycle (an input "
+                             "has one wire)")
     alive = np.arange(m)
     for i in range(depth):
         alive = _claim_level(bc, i, alive, cyc, dst, rows, wires, groups, status, hops)
@@ -246,6 +250,7 @@ def run_cycles_streamed(bc: BatchedCircuit, cycle, src, dst,
     cycles per batch, one cycle alone where it is larger: ``cycle`` must be sorted),
     the arrays concatenated."""
     cycle, src, dst = (np.asarray(a, dtype=np.int64) for a in (cycle, src, dst))
+    keep_freed_memory()   # each batch's arrays reuse the last one's memory
     if cycle.size and np.any(np.diff(cycle) < 0):
         raise ParameterError("cycle must be sorted (whole cycles go into one batch)")
     parts = []

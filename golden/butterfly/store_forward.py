@@ -64,6 +64,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..allocator import keep_freed_memory
 from ..errors import ParameterError
 from ..seeds import generator
 from .topology import SplitterNetwork
@@ -370,6 +371,7 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
     StoreForwardResult
     """
     rules = rules or Rules()
+    keep_freed_memory()   # every step's temporaries reuse the last step's memory
     fabric, prob = _fabric_and_problems(networks, problems)
     trials = fabric.trials
     rng = generator(seed, "arbitration")

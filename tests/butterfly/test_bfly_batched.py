@@ -210,6 +210,12 @@ def test_messages_outside_the_network_are_refused_alike():
             run_circuit(circuit, ms, engine=engine)
 
 
+def test_two_messages_of_one_input_in_one_cycle_are_refused():
+    bc = BatchedCircuit(bf.build_circuit(bf.spec_from_options("butterfly", 8)))
+    with pytest.raises(ParameterError, match="at most one message in a cycle"):
+        run_cycles_streamed(bc, [0, 0, 1], [3, 3, 3], [1, 2, 4])
+
+
 def test_unknown_engine_is_refused():
     circuit = bf.build_circuit(bf.spec_from_options("butterfly", 8))
     ms = bf.pattern_messages(circuit, "random-permutation", 1)
