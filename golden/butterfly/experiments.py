@@ -281,11 +281,8 @@ def run_tables(tables: Iterable | int | str = "all", inputs: int = PAPER_INPUTS,
         cells.extend(_table_1(t1_rows, inputs, trials1, seed, wiring, batch, tick, repeated,
                               workers))
     if t23_rows:
-        results = {}
-        for row in t23_rows:
-            results[row] = _table_2_row(row, columns, inputs, trials23, seed, wiring,
-                                        rules, batch, tick, on_input_fault, repeated,
-                                        workers)
+        results = _table_2_rows(t23_rows, columns, inputs, trials23, seed, wiring, rules,
+                                batch, tick, on_input_fault, repeated, workers)
         cells.extend(_table_2_3_cells(tables, results, inputs, trials23))
     order = {1: 0, 2: 1, 3: 2}
     cells.sort(key=lambda c: order[c["table"]])
@@ -380,32 +377,36 @@ def _table_1_batch(rows, inputs, seed, wiring, repeated, start, stop) -> dict:
     return out
 
 
-def _table_2_row(row, columns, inputs, trials, seed, wiring, rules, batch, tick,
-                 on_input_fault="replace", repeated=False, workers=1):
-    """Completion steps and never-delayed fractions of one row, per column: the
-    batches of trials (:func:`_row_batch`) run in ``workers`` processes."""
-    steps = {c: np.zeros(trials) for c in columns}
-    undelayed = {c: np.zeros(trials) for c in columns}
-    faults = fault_count_for(row, inputs) if _row_faults(row) is not None else 0
-    random_columns = list(columns)
-    if row in _FIXED_ROWS:
+def _table_2_rows(rows, columns, inputs, trials, seed, wiring, rules, batch, tick,
+                  on_input_fault="replace", repeated=False, workers=1) -> dict:
+    """Completion steps and never-delayed fractions of every row, per column (row ->
+    ``(steps, undelayed, faults)``): the batches of trials (:func:`_rows_batch`, every
+    row of a batch's trials together) run in ``workers`` processes."""
+    steps = {row: {c: np.zeros(trials) for c in columns} for row in rows}
+    undelayed = {row: {c: np.zeros(trials) for c in columns} for row in rows}
+    random_columns = {row: list(columns) for row in rows}
+    for row in [r for r in rows if r in _FIXED_ROWS]:
         # A deterministic network and problem: one run stands for every trial.
         net = _FIXED_ROWS[row](inputs)
         for col in [c for c in columns if _COLUMN_PROBLEM[c][0] == "transpose"]:
             res = route_store_forward(net, make_problems("transpose", inputs,
                                                          _COLUMN_PROBLEM[col][1]),
                                       rules, seed=seed)
-            steps[col][:], undelayed[col][:] = res.steps[0], res.undelayed_fraction[0]
-            random_columns.remove(col)
+            steps[row][col][:] = res.steps[0]
+            undelayed[row][col][:] = res.undelayed_fraction[0]
+            random_columns[row].remove(col)
             tick(trials, f"Table II {row} {col}")
-    jobs = [(row, random_columns, inputs, seed, wiring, rules, on_input_fault, repeated,
-             start, min(trials, start + batch)) for start in range(0, trials, batch)]
-    for (start, stop), done in zip(((j[-2], j[-1]) for j in jobs),
-                                   _map(_row_batch, jobs, workers)):
-        for col in random_columns:
-            steps[col][start:stop], undelayed[col][start:stop] = done[col]
-        tick((stop - start) * len(random_columns), f"Table II {row}")
-    return steps, undelayed, faults
+    spans = [(start, min(trials, start + batch)) for start in range(0, trials, batch)]
+    jobs = [(random_columns, inputs, seed, wiring, rules, on_input_fault, repeated,
+             start, stop) for start, stop in spans]
+    for (start, stop), done in zip(spans, _map(_rows_batch, jobs, workers)):
+        for row, cols in random_columns.items():
+            for col in cols:
+                steps[row][col][start:stop], undelayed[row][col][start:stop] = done[row][col]
+        tick((stop - start) * sum(map(len, random_columns.values())), "Table II")
+    return {row: (steps[row], undelayed[row],
+                  fault_count_for(row, inputs) if _row_faults(row) is not None else 0)
+            for row in rows}
 
 
 #: The rows whose network is fixed (no wiring drawn, no faults): row -> its network.
@@ -439,20 +440,33 @@ def _call(fn_job):
     return fn(*job)
 
 
-def _row_batch(row, columns, inputs, seed, wiring, rules, on_input_fault, repeated,
-               start, stop) -> dict:
-    """Trials ``start .. stop - 1`` of one row: per column, ``(steps, undelayed
-    fraction)`` arrays of the trials."""
-    out = {}
-    # one network for every trial of a fixed row, else one per trial
-    nets = ([_FIXED_ROWS[row](inputs)] if row in _FIXED_ROWS else
-            [_trial_network(row, inputs, seed, wiring, t, on_input_fault, repeated)
-             for t in range(start, stop)])
-    for col in columns:
-        pattern, problems = _COLUMN_PROBLEM[col]
-        res = route_store_forward(nets, _trial_problems(pattern, inputs, problems, seed,
-                                                        start, stop), rules, seed=seed)
-        out[col] = (res.steps, res.undelayed_fraction)
+def _rows_batch(columns, inputs, seed, wiring, rules, on_input_fault, repeated,
+                start, stop) -> dict:
+    """Trials ``start .. stop - 1`` of every row of ``columns`` (row -> its columns):
+    row -> column -> ``(steps, undelayed fraction)`` arrays of the trials. The rows
+    "k*" of a trial share its modified network (one wiring stream per trial), each
+    with its own faults."""
+    out: dict = {}
+    modified: list = []
+    for row, cols in columns.items():
+        if row in _FIXED_ROWS:        # one network for every trial
+            nets = [_FIXED_ROWS[row](inputs)]
+        elif _row_faults(row) is None:
+            nets = [make_network("multibutterfly", inputs, 2, seed=seed, wiring=wiring,
+                                 rng=generator(seed, "trials", Draw.WIRING, t))
+                    for t in range(start, stop)]
+        else:
+            modified = modified or [_modified_network(inputs, seed, t, wiring)
+                                    for t in range(start, stop)]
+            nets = [_with_row_faults(net, row, inputs, seed, t, on_input_fault, repeated)
+                    for t, net in zip(range(start, stop), modified)]
+        out[row] = {}
+        for col in cols:
+            pattern, problems = _COLUMN_PROBLEM[col]
+            res = route_store_forward(nets, _trial_problems(pattern, inputs, problems,
+                                                            seed, start, stop),
+                                      rules, seed=seed)
+            out[row][col] = (res.steps, res.undelayed_fraction)
     return out
 
 
@@ -463,19 +477,15 @@ def _trial_problems(pattern, inputs, problems, seed, start, stop) -> np.ndarray:
                      for t in range(start, stop)])
 
 
-def _trial_network(row, inputs, seed, wiring, trial, on_input_fault, repeated):
-    """The network of one trial of a multibutterfly row (with its faults)."""
-    count = _row_faults(row)
-    if count is None:
-        rng = generator(seed, "trials", Draw.WIRING, trial)
-        return make_network("multibutterfly", inputs, 2, rng=rng, seed=seed, wiring=wiring)
-    net = _modified_network(inputs, seed, trial, wiring)
+def _with_row_faults(net, row, inputs, seed, trial, on_input_fault, repeated):
+    """A trial's modified network with the faults of a "k*" row (none for "0*")."""
     faults = fault_count_for(row, inputs)
-    if faults:
-        net, _ = _faulted_network(net, faults,
+    if not faults:
+        return net
+    faulted, _ = _faulted_network(net, faults,
                                   generator(seed, "trials", Draw.FAULTS, trial, faults),
                                   on_input_fault, repeated)
-    return net
+    return faulted
 
 
 def timed_run(**kwargs) -> tuple[list[dict], float]:
