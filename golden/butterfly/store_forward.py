@@ -180,7 +180,7 @@ class _Fabric:
     heads_flat: np.ndarray      #: head row of (trial, level, row, slot), -1 none
     blocked_flat: np.ndarray    #: (trial, level, row) faulty or declared faulty
     output_flat: np.ndarray     #: (trial, level, row) an output (the last level)
-    in_rank: np.ndarray         #: the in-edge order of (trial, level, row, slot)
+    in_rank_flat: np.ndarray    #: the in-edge order of (trial, level, row, slot)
     shift: np.ndarray           #: per level, the destination's group bits' shift
     mask: np.ndarray            #: per level, their mask
     per_group: np.ndarray       #: per level, the edges of a group (d)
@@ -246,7 +246,8 @@ def _fabric_and_problems(networks, problems) -> tuple[_Fabric, np.ndarray]:
         heads_flat=np.ascontiguousarray(heads).reshape(-1),
         blocked_flat=np.ascontiguousarray(blocked).reshape(-1),
         output_flat=np.broadcast_to(np.arange(depth + 1)[None, :, None] == depth,
-                                    blocked.shape).reshape(-1), in_rank=in_rank,
+                                    blocked.shape).reshape(-1),
+        in_rank_flat=np.ascontiguousarray(in_rank).reshape(-1),
         shift=arrays["group_shift"], mask=arrays["group_mask"],
         per_group=arrays["edges_per_group"], n_slots=heads.shape[3])
     if blocked[:, 0, :].any():
@@ -433,8 +434,9 @@ def _route_step(fabric: _Fabric, msgs: _Messages, rules: Rules, rng, step: int,
     rank = _queue_ranks(queue_id, _priorities(rules, msgs, rng), d_here, d_max, qmin)
     front = np.flatnonzero(rank < d_here)
     f_rank = rank[front]
-    head, slot, avail, head_base = _front_edges(fabric, msgs, front, group[front],
-                                                d_here[front], counts, rules.threshold)
+    head, slot, avail, head_base, base = _front_edges(fabric, msgs, front, group[front],
+                                                      d_here[front], counts,
+                                                      rules.threshold)
     moves = f_rank < avail.sum(0)
     chosen = _choose_edges(rules, rng, avail, f_rank, queue_id[front], head_base, head,
                            counts, d_max)
@@ -442,14 +444,15 @@ def _route_step(fabric: _Fabric, msgs: _Messages, rules: Rules, rng, step: int,
     mv_f = np.flatnonzero(moves)
     mv = front[mv_f]
     is_moving[mv] = True
-    stay = np.flatnonzero(~is_moving)
-    msgs.clean[stay] = False
-    waits += np.bincount(msgs.level[stay], minlength=fabric.levels)
+    msgs.clean &= is_moving                 # who stays has been delayed
     take = chosen[mv_f]
     lvl_mv = msgs.level[mv]
+    # the messages that stay, per level: all of them less the movers
+    waits += (np.bincount(msgs.level, minlength=fabric.levels)
+              - np.bincount(lvl_mv, minlength=fabric.levels))
     new_row = head[take, mv_f]
     used_slot = slot[take, mv_f]
-    tie = (fabric.in_rank[msgs.trial[mv], lvl_mv, msgs.row[mv], used_slot].astype(np.int64)
+    tie = (fabric.in_rank_flat[base[mv_f] + used_slot].astype(np.int64)
            if rules.tie == "in-edge" else rng.integers(0, 1 << 8, size=mv.size))
     msgs.prio[mv] = step * (np.int64(1) << _TIE_BITS) + tie
     row_mv = msgs.row[mv]
@@ -498,10 +501,11 @@ def _queue_ranks(queue_id, prio, d_here, d_max: int, qmin: np.ndarray) -> np.nda
 
 def _front_edges(fabric: _Fabric, msgs: _Messages, front, f_group, f_d, counts,
                  threshold: int):
-    """The edges of the front messages' groups: ``(head, slot, avail, head_base)``,
-    each of the first three ``(d_max, F)`` (the edge's head row, its slot, whether it
-    is available), ``head_base`` the flat (trial, level + 1, row 0) of each front
-    message's next level.
+    """The edges of the front messages' groups: ``(head, slot, avail, head_base,
+    base)``, each of the first three ``(d_max, F)`` (the edge's head row, its slot,
+    whether it is available), ``head_base`` the flat (trial, level + 1, row 0) of each
+    front message's next level, ``base`` the flat (trial, level, row, slot 0) of its
+    switch.
 
     One pass per slot offset j (arrays of length F, not (F, d): numpy is slow on tiny
     inner axes), over the fronts whose group has a slot j; past a group's last slot an
@@ -536,7 +540,7 @@ def _front_edges(fabric: _Fabric, msgs: _Messages, front, f_group, f_d, counts,
         h = fabric.heads_flat[base[at] + slot[j, at]]
         head[j, at] = h
         avail[j, at] = (h >= 0) & enterable[head_base[at] + np.maximum(h, 0)]
-    return head, slot, avail, head_base
+    return head, slot, avail, head_base, base
 
 
 def _choose_edges(rules: Rules, rng, avail, f_rank, front_queue, head_base, head, counts,
