@@ -326,9 +326,10 @@ def cmd_route(kind: str, args) -> int:
     circuit = network_from_args(kind, args)
     spec = circuit.spec
     # store-and-forward on the same network; the circuit result is the cycle-exact run's
-    doc = bf.route_report(spec, circuit, args.pattern, args.problems, args.hot_fraction,
-                          queue=args.queue, edge_choice=args.edge_choice, tie=args.tie,
-                          max_cycles=args.max_cycles)
+    with Progress("fatnet route", args.verbose, "messages") as progress:
+        doc = bf.route_report(spec, circuit, args.pattern, args.problems, args.hot_fraction,
+                              queue=args.queue, edge_choice=args.edge_choice, tie=args.tie,
+                              max_cycles=args.max_cycles, progress=progress)
     if args.json:
         print(json.dumps(doc))
     else:

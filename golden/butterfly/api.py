@@ -343,7 +343,8 @@ def route(spec: ButterflySpec, pattern: str = "random-destinations", problems: i
           hot_fraction: float = 0.1, pattern_seed: int | None = None,
           queue: str = "fifo", edge_choice: str = "first", tie: str = "in-edge",
           threshold: int = 4, arbitration: str = "random",
-          upfal_waves: int | None = None, net=None, one_cycle: bool = True) -> dict:
+          upfal_waves: int | None = None, net=None, one_cycle: bool = True,
+          progress=None) -> dict:
     """Route a pattern: store-and-forward (Sec. IV) and one circuit-switched cycle.
 
     Messages whose input is faulty, declared faulty or erased, or whose output is
@@ -353,7 +354,8 @@ def route(spec: ButterflySpec, pattern: str = "random-destinations", problems: i
     routed by Upfal's wave algorithm; with ``spec.alpha``/``beta`` its Theorem 2.1 bound
     is reported beside the steps. ``net``: the network of ``spec`` if the caller has
     built it already; ``one_cycle=False`` leaves out the one-cycle circuit result (for
-    a caller that runs the cycle-exact model instead).
+    a caller that runs the cycle-exact model instead); ``progress(done, total, what)``
+    is told the messages store-and-forward has delivered.
     """
     if pattern not in PATTERNS:
         raise ParameterError(f"pattern must be one of {', '.join(PATTERNS)}, got {pattern!r}")
@@ -368,7 +370,7 @@ def route(spec: ButterflySpec, pattern: str = "random-destinations", problems: i
     cut = unusable[0][None, :] | unusable[-1][probs]     # faulty input or erased output
     lost = int(cut.sum())
     probs = np.where(cut, -1, probs)
-    sf = route_store_forward(net, probs, rules, seed=spec.seed)
+    sf = route_store_forward(net, probs, rules, seed=spec.seed, progress=progress)
     delivered = int(sf.delivered[0])
     assert delivered + lost == offered  # conservation: delivered exactly once or lost
     upfal = None
@@ -408,17 +410,19 @@ def route(spec: ButterflySpec, pattern: str = "random-destinations", problems: i
 def route_report(spec: ButterflySpec, circuit: CircuitNetwork,
                  pattern: str = "random-destinations", problems: int = 1,
                  hot_fraction: float = 0.1, queue: str = "fifo", edge_choice: str = "first",
-                 tie: str = "in-edge", max_cycles: int = 1000) -> dict:
+                 tie: str = "in-edge", max_cycles: int = 1000, progress=None) -> dict:
     """:func:`route` (store-and-forward) on ``circuit``'s network, and the cycle-exact
     circuit-switched run of the same messages until all are delivered (``circuit``: the
-    run's report, the first cycle's offered and delivered messages and its acceptance)."""
+    run's report, the first cycle's offered and delivered messages and its acceptance);
+    ``progress(done, total, what)`` is told the messages each model has delivered."""
     doc = route(spec, pattern, problems, hot_fraction, queue=queue,
-                edge_choice=edge_choice, tie=tie, net=circuit.network, one_cycle=False)
+                edge_choice=edge_choice, tie=tie, net=circuit.network, one_cycle=False,
+                progress=progress)
     ms = pattern_messages(circuit, pattern, problems, hot_fraction, spec.seed)
-    report = run_circuit(circuit, ms, keep_results=True, max_cycles=max_cycles)
-    first = report.results[0] if report.results else None
-    offered = len(first.outcomes) if first else 0
-    accepted = len(first.with_status("delivered")) if first else 0
+    report = run_circuit(circuit, ms, max_cycles=max_cycles, progress=progress)
+    # the first cycle sends the first message of every input that has one
+    offered = len(np.unique(ms.src)) if report.cycles else 0
+    accepted = offered - report.losses_per_cycle[0] if report.cycles else 0
     doc["circuit"] = {**report.to_dict(), "first_cycle_offered": offered,
                       "first_cycle_delivered": accepted,
                       "first_cycle_acceptance": accepted / offered if offered else None}

@@ -50,9 +50,11 @@ from ..cycle import MAX_LINK_STAGES, MAX_START_STAGES, CycleResult, Fabric, run_
 from ..errors import ParameterError
 from ..messages import MessageSet
 from ..runner import ChannelUsage, RunReport, drive_online
+from .cyclebatch import run_online
 from .faults import apply_faults
 
-__all__ = ["CircuitNetwork", "SplitterFabric", "run_circuit", "masked_network", "run_masked"]
+__all__ = ["CircuitNetwork", "SplitterFabric", "ENGINES", "run_circuit", "masked_network",
+           "run_masked"]
 
 MAX_PAYLOAD_BITS = 1024
 
@@ -278,10 +280,29 @@ def simulate_cycle(circuit: CircuitNetwork, ms: MessageSet, idx) -> CycleResult:
     return run_cycle(SplitterFabric(circuit), circuit.cycle_length, messages, injections)
 
 
+#: How :func:`run_circuit` and :func:`run_masked` compute the cycles: ``"batched"``
+#: (:mod:`fatnet.golden.butterfly.cyclebatch`, a level of every message at once) or
+#: ``"scalar"`` (:func:`simulate_cycle`, the specification); the reports are equal.
+ENGINES = ("batched", "scalar")
+
+
+def _check_engine(engine: str) -> None:
+    if engine not in ENGINES:
+        raise ParameterError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+
+
 def run_circuit(circuit: CircuitNetwork, ms: MessageSet, keep_results: bool = False,
-                max_cycles: int = 1000) -> RunReport:
+                max_cycles: int = 1000, engine: str = "batched", progress=None) -> RunReport:
     """Circuit-switched delivery cycles with retries (on-line): each cycle every input
-    sends its oldest undelivered message; lost ones are retried in the next cycle."""
+    sends its oldest undelivered message; lost ones are retried in the next cycle.
+    ``engine``: :data:`ENGINES` (messages that name no input or output always run on
+    the scalar engine, which refuses them as it meets them); ``progress(done, total,
+    what)`` is told the messages delivered as the batched engine runs."""
+    _check_engine(engine)
+    if engine == "batched":
+        report = run_online(circuit, ms, keep_results, max_cycles, progress=progress)
+        if report is not None:
+            return report
     report = RunReport("online", len(ms), cycle_length=circuit.cycle_length)
     usage = ChannelUsage(lambda channel: channel[0], circuit.in_degree.sum(axis=1))
     return drive_online(report, usage, ms, lambda s: 1,
@@ -304,10 +325,16 @@ def masked_network(circuit: CircuitNetwork, bits) -> CircuitNetwork:
                           stuck_wires=circuit.stuck_wires)
 
 
-def run_masked(circuit: CircuitNetwork, ms: MessageSet, masks, max_cycles: int = 1000):
+def run_masked(circuit: CircuitNetwork, ms: MessageSet, masks, max_cycles: int = 1000,
+               engine: str = "batched"):
     """:func:`run_circuit` with a run-time fault mask per delivery cycle: cycle ``c`` runs
     under ``masks[c]`` (the last mask after the list). The report's ``masks`` holds the
     mask of every cycle run."""
+    _check_engine(engine)
+    if engine == "batched":
+        report = run_online(circuit, ms, True, max_cycles, masks)
+        if report is not None:
+            return report
     nets = [masked_network(circuit, mk) for mk in masks]
     used: list = []
     report = RunReport("online", len(ms), cycle_length=circuit.cycle_length)

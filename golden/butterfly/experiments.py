@@ -35,6 +35,7 @@ How a trial is made (our choices, docs/papers.md)
 
 from __future__ import annotations
 
+import os
 import time
 from enum import IntEnum
 from typing import Callable, Iterable
@@ -210,7 +211,7 @@ def run_tables(tables: Iterable | int | str = "all", inputs: int = PAPER_INPUTS,
                rules: Rules | None = None, batch: int = 50,
                rows: Iterable[str] | None = None,
                on_input_fault: str = "clear",
-               fault_draws: str = "repeated") -> list[dict]:
+               fault_draws: str = "repeated", workers: int | None = None) -> list[dict]:
     """Reproduce Tables I-III; returns the list of cells (module docstring).
 
     Parameters
@@ -241,12 +242,16 @@ def run_tables(tables: Iterable | int | str = "all", inputs: int = PAPER_INPUTS,
     fault_draws : "repeated" or "distinct"
         ``k`` faults are ``k`` independent uniform draws (default; a switch drawn twice
         counts once, which reproduces Table I best) or ``k`` distinct switches.
+    workers : int, optional
+        Processes the batches of trials run in (default: one per core); the results
+        do not depend on it (every trial draws from its own streams).
     """
     tables = _check_tables(tables)
     wanted_rows = _check_run_options(inputs, trials, wiring, batch, fault_draws,
                                      on_input_fault, rows)
     repeated = fault_draws == "repeated"
     rules = rules or Rules()
+    workers = _workers(workers)
 
     def keep(row):
         return wanted_rows is None or row in wanted_rows
@@ -273,16 +278,24 @@ def run_tables(tables: Iterable | int | str = "all", inputs: int = PAPER_INPUTS,
     if progress is not None:
         progress(0, total, "starting")
     if t1_rows:
-        cells.extend(_table_1(t1_rows, inputs, trials1, seed, wiring, batch, tick, repeated))
+        cells.extend(_table_1(t1_rows, inputs, trials1, seed, wiring, batch, tick, repeated,
+                              workers))
     if t23_rows:
-        results = {}
-        for row in t23_rows:
-            results[row] = _table_2_row(row, columns, inputs, trials23, seed, wiring,
-                                        rules, batch, tick, on_input_fault, repeated)
+        results = _table_2_rows(t23_rows, columns, inputs, trials23, seed, wiring, rules,
+                                batch, tick, on_input_fault, repeated, workers)
         cells.extend(_table_2_3_cells(tables, results, inputs, trials23))
     order = {1: 0, 2: 1, 3: 2}
     cells.sort(key=lambda c: order[c["table"]])
     return cells
+
+
+def _workers(workers: int | None) -> int:
+    """The processes to run batches in: ``workers``, or one per core."""
+    if workers is None:
+        return os.cpu_count() or 1
+    if not isinstance(workers, int) or workers < 1:
+        raise ParameterError(f"workers must be an integer >= 1, got {workers!r}")
+    return workers
 
 
 def _check_run_options(inputs, trials, wiring, batch, fault_draws, on_input_fault,
@@ -331,86 +344,148 @@ def _modified_network(inputs, seed, trial, wiring):
                         wiring=wiring)
 
 
-def _table_1(rows, inputs, trials, seed, wiring, batch, tick, repeated=False):
-    """Table I: percentage of trials whose (first) fault placement reaches an input."""
+def _table_1(rows, inputs, trials, seed, wiring, batch, tick, repeated=False, workers=1):
+    """Table I: percentage of trials whose (first) fault placement reaches an input;
+    the batches of trials (:func:`_table_1_batch`) run in ``workers`` processes."""
     failures = {row: np.zeros(trials, dtype=bool) for row in rows}
-    for start in range(0, trials, batch):
-        stop = min(trials, start + batch)
-        nets = [_modified_network(inputs, seed, t, wiring) for t in range(start, stop)]
-        heads = np.stack([net.heads for net in nets])
-        epg = nets[0].edges_per_group
+    spans = [(start, min(trials, start + batch)) for start in range(0, trials, batch)]
+    jobs = [(rows, inputs, seed, wiring, repeated, start, stop) for start, stop in spans]
+    for (start, stop), failed in zip(spans, _map(_table_1_batch, jobs, workers)):
         for row in rows:
-            count = fault_count_for(row, inputs)
-            faulty = np.stack([fl.random_faults(net, count,
-                                                rng=generator(seed, "trials",
-                                                              Draw.FAULT_PLACEMENT, t, count),
-                                                with_replacement=repeated)
-                               for t, net in zip(range(start, stop), nets)])
-            declared = fl.propagate_arrays(heads, epg, faulty, "all")
-            failures[row][start:stop] = (declared[:, 0, :] | faulty[:, 0, :]).any(1)
-            tick(stop - start, f"Table I {row}")
+            failures[row][start:stop] = failed[row]
+        tick((stop - start) * len(rows), "Table I")
     return [_cell(1, row, "failed", inputs, 100.0 * failures[row], "failed",
                   fault_count_for(row, inputs)) for row in rows]
 
 
-def _table_2_row(row, columns, inputs, trials, seed, wiring, rules, batch, tick,
-                 on_input_fault="replace", repeated=False):
-    """Completion steps and never-delayed fractions of one row, per column."""
-    steps = {c: np.zeros(trials) for c in columns}
-    undelayed = {c: np.zeros(trials) for c in columns}
-    faults = 0
-    if row in ("0 (nor)", "0 (dil)"):
-        net = make_network("butterfly" if row == "0 (nor)" else "dilated-butterfly", inputs)
-        for col in columns:
+def _table_1_batch(rows, inputs, seed, wiring, repeated, start, stop) -> dict:
+    """Trials ``start .. stop - 1`` of Table I: per row, whether each trial's faults
+    reach an input."""
+    nets = [_modified_network(inputs, seed, t, wiring) for t in range(start, stop)]
+    heads = np.stack([net.heads for net in nets])
+    epg = nets[0].edges_per_group
+    out = {}
+    for row in rows:
+        count = fault_count_for(row, inputs)
+        faulty = np.stack([fl.random_faults(net, count,
+                                            rng=generator(seed, "trials",
+                                                          Draw.FAULT_PLACEMENT, t, count),
+                                            with_replacement=repeated)
+                           for t, net in zip(range(start, stop), nets)])
+        declared = fl.propagate_arrays(heads, epg, faulty, "all")
+        out[row] = (declared[:, 0, :] | faulty[:, 0, :]).any(1)
+    return out
+
+
+def _table_2_rows(rows, columns, inputs, trials, seed, wiring, rules, batch, tick,
+                  on_input_fault="replace", repeated=False, workers=1) -> dict:
+    """Completion steps and never-delayed fractions of every row, per column (row ->
+    ``(steps, undelayed, faults)``): the batches of trials (:func:`_rows_batch`, every
+    row of a batch's trials together) run in ``workers`` processes."""
+    steps = {row: {c: np.zeros(trials) for c in columns} for row in rows}
+    undelayed = {row: {c: np.zeros(trials) for c in columns} for row in rows}
+    random_columns = {row: list(columns) for row in rows}
+    for row in [r for r in rows if r in _FIXED_ROWS]:
+        # A deterministic network and problem: one run stands for every trial.
+        net = _FIXED_ROWS[row](inputs)
+        for col in [c for c in columns if _COLUMN_PROBLEM[c][0] == "transpose"]:
+            res = route_store_forward(net, make_problems("transpose", inputs,
+                                                         _COLUMN_PROBLEM[col][1]),
+                                      rules, seed=seed)
+            steps[row][col][:] = res.steps[0]
+            undelayed[row][col][:] = res.undelayed_fraction[0]
+            random_columns[row].remove(col)
+            tick(trials, f"Table II {row} {col}")
+    spans = [(start, min(trials, start + batch)) for start in range(0, trials, batch)]
+    jobs = [(random_columns, inputs, seed, wiring, rules, on_input_fault, repeated,
+             start, stop) for start, stop in spans]
+    for (start, stop), done in zip(spans, _map(_rows_batch, jobs, workers)):
+        for row, cols in random_columns.items():
+            for col in cols:
+                steps[row][col][start:stop], undelayed[row][col][start:stop] = done[row][col]
+        tick((stop - start) * sum(map(len, random_columns.values())), "Table II")
+    return {row: (steps[row], undelayed[row],
+                  fault_count_for(row, inputs) if _row_faults(row) is not None else 0)
+            for row in rows}
+
+
+#: The rows whose network is fixed (no wiring drawn, no faults): row -> its network.
+_FIXED_ROWS = {"0 (nor)": lambda inputs: make_network("butterfly", inputs),
+               "0 (dil)": lambda inputs: make_network("dilated-butterfly", inputs)}
+
+
+def _map(fn, jobs: list, workers: int):
+    """``fn(*job)`` of every job, in order: in this process (``workers`` 1 or a single
+    job) or in a pool of ``workers`` processes (each job's result depends on the job
+    alone: every trial draws from its own streams)."""
+    if workers <= 1 or len(jobs) <= 1:
+        return (fn(*job) for job in jobs)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    # fork where there is one: the workers need no import of the caller's main module
+    # (a script without a main guard), and they run only numpy on their job
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    pool = ProcessPoolExecutor(min(workers, len(jobs)),
+                               mp_context=multiprocessing.get_context(method))
+    return _drain(pool, pool.map(_call, [(fn, job) for job in jobs]))
+
+
+def _drain(pool, results):
+    with pool:
+        yield from results
+
+
+def _call(fn_job):
+    fn, job = fn_job
+    return fn(*job)
+
+
+def _rows_batch(columns, inputs, seed, wiring, rules, on_input_fault, repeated,
+                start, stop) -> dict:
+    """Trials ``start .. stop - 1`` of every row of ``columns`` (row -> its columns):
+    row -> column -> ``(steps, undelayed fraction)`` arrays of the trials. The rows
+    "k*" of a trial share its modified network (one wiring stream per trial), each
+    with its own faults."""
+    out: dict = {}
+    modified: list = []
+    for row, cols in columns.items():
+        if row in _FIXED_ROWS:        # one network for every trial
+            nets = [_FIXED_ROWS[row](inputs)]
+        elif _row_faults(row) is None:
+            nets = [make_network("multibutterfly", inputs, 2, seed=seed, wiring=wiring,
+                                 rng=generator(seed, "trials", Draw.WIRING, t))
+                    for t in range(start, stop)]
+        else:
+            modified = modified or [_modified_network(inputs, seed, t, wiring)
+                                    for t in range(start, stop)]
+            nets = [_with_row_faults(net, row, inputs, seed, t, on_input_fault, repeated)
+                    for t, net in zip(range(start, stop), modified)]
+        out[row] = {}
+        for col in cols:
             pattern, problems = _COLUMN_PROBLEM[col]
-            if pattern == "transpose":
-                # Deterministic network and problem: one run stands for every trial.
-                res = route_store_forward(net, make_problems(pattern, inputs, problems),
-                                          rules, seed=seed)
-                steps[col][:] = res.steps[0]
-                undelayed[col][:] = res.undelayed_fraction[0]
-                tick(trials, f"Table II {row} {col}")
-                continue
-            for start in range(0, trials, batch):
-                stop = min(trials, start + batch)
-                probs = np.stack([make_problems(pattern, inputs, problems,
-                                                rng=generator(seed, "trials", Draw.PROBLEMS, t,
-                                                                problems))
-                                  for t in range(start, stop)])
-                res = route_store_forward(net, probs, rules, seed=seed)
-                steps[col][start:stop] = res.steps
-                undelayed[col][start:stop] = res.undelayed_fraction
-                tick(stop - start, f"Table II {row} {col}")
-        return steps, undelayed, faults
-    count = _row_faults(row)
-    if count is not None:
-        faults = fault_count_for(row, inputs)
-    for start in range(0, trials, batch):
-        stop = min(trials, start + batch)
-        nets = []
-        for t in range(start, stop):
-            if count is None:
-                rng = generator(seed, "trials", Draw.WIRING, t)
-                nets.append(make_network("multibutterfly", inputs, 2, rng=rng, seed=seed,
-                                         wiring=wiring))
-            else:
-                net = _modified_network(inputs, seed, t, wiring)
-                if faults:
-                    net, _ = _faulted_network(net, faults,
-                                              generator(seed, "trials", Draw.FAULTS, t, faults),
-                                              on_input_fault, repeated)
-                nets.append(net)
-        for col in columns:
-            pattern, problems = _COLUMN_PROBLEM[col]
-            probs = np.stack([make_problems(pattern, inputs, problems,
-                                            rng=generator(seed, "trials", Draw.PROBLEMS, t,
-                                                                problems))
-                              for t in range(start, stop)])
-            res = route_store_forward(nets, probs, rules, seed=seed)
-            steps[col][start:stop] = res.steps
-            undelayed[col][start:stop] = res.undelayed_fraction
-            tick(stop - start, f"Table II {row} {col}")
-    return steps, undelayed, faults
+            res = route_store_forward(nets, _trial_problems(pattern, inputs, problems,
+                                                            seed, start, stop),
+                                      rules, seed=seed)
+            out[row][col] = (res.steps, res.undelayed_fraction)
+    return out
+
+
+def _trial_problems(pattern, inputs, problems, seed, start, stop) -> np.ndarray:
+    """The problems of trials ``start .. stop - 1``, each from its own stream."""
+    return np.stack([make_problems(pattern, inputs, problems,
+                                   rng=generator(seed, "trials", Draw.PROBLEMS, t, problems))
+                     for t in range(start, stop)])
+
+
+def _with_row_faults(net, row, inputs, seed, trial, on_input_fault, repeated):
+    """A trial's modified network with the faults of a "k*" row (none for "0*")."""
+    faults = fault_count_for(row, inputs)
+    if not faults:
+        return net
+    faulted, _ = _faulted_network(net, faults,
+                                  generator(seed, "trials", Draw.FAULTS, trial, faults),
+                                  on_input_fault, repeated)
+    return faulted
 
 
 def timed_run(**kwargs) -> tuple[list[dict], float]:

@@ -45,7 +45,17 @@ Many trials (networks of one shape, each with its own wiring, faults and problem
 simulated at once as one disjoint union. Every step finds the first ``d`` messages of
 every queue (switch, group) by repeated per-queue minima of their priorities
 (``np.minimum.at``), looks up the available edges of those front messages only, and
-moves them. Full tables (N = 1024, 500/2000 trials) take about 8 minutes on 2 cores.
+moves them. The occupancy counts are kept up to date as messages move.
+
+Streaming
+---------
+At an input no message ever arrives, so each input queue's order is fixed from the
+start and only its first ``d`` messages can move. Those alone take part in a step; each
+one that leaves is replaced by the next of its queue (:class:`_InputQueues`). A step's
+work is then proportional to the messages inside the network, not to the problems
+waiting at the inputs (``--problems 100000`` on 8 inputs: a few hundred messages a
+step, not 800,000). The results are those of routing every message in every step
+(``stream_inputs=False``; tested on random networks, faults, problems and rules).
 """
 
 from __future__ import annotations
@@ -54,6 +64,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..allocator import keep_freed_memory
 from ..errors import ParameterError
 from ..seeds import generator
 from .topology import SplitterNetwork
@@ -67,6 +78,8 @@ TIES = ("in-edge", "random")
 _TIE_BITS = 16          # tie-break field of a message's priority
 _MAX_STEPS_DEFAULT = 1 << 20
 _NO_PRIO = np.iinfo(np.int64).max
+#: Steps between two reports to a progress callback.
+PROGRESS_STEPS = 1024
 
 
 @dataclass(frozen=True)
@@ -166,7 +179,8 @@ class _Fabric:
     inputs: int
     heads_flat: np.ndarray      #: head row of (trial, level, row, slot), -1 none
     blocked_flat: np.ndarray    #: (trial, level, row) faulty or declared faulty
-    in_rank: np.ndarray         #: the in-edge order of (trial, level, row, slot)
+    output_flat: np.ndarray     #: (trial, level, row) an output (the last level)
+    in_rank_flat: np.ndarray    #: the in-edge order of (trial, level, row, slot)
     shift: np.ndarray           #: per level, the destination's group bits' shift
     mask: np.ndarray            #: per level, their mask
     per_group: np.ndarray       #: per level, the edges of a group (d)
@@ -230,7 +244,10 @@ def _fabric_and_problems(networks, problems) -> tuple[_Fabric, np.ndarray]:
     fabric = _Fabric(
         trials=trials, depth=depth, inputs=inputs,
         heads_flat=np.ascontiguousarray(heads).reshape(-1),
-        blocked_flat=np.ascontiguousarray(blocked).reshape(-1), in_rank=in_rank,
+        blocked_flat=np.ascontiguousarray(blocked).reshape(-1),
+        output_flat=np.broadcast_to(np.arange(depth + 1)[None, :, None] == depth,
+                                    blocked.shape).reshape(-1),
+        in_rank_flat=np.ascontiguousarray(in_rank).reshape(-1),
         shift=arrays["group_shift"], mask=arrays["group_mask"],
         per_group=arrays["edges_per_group"], n_slots=heads.shape[3])
     if blocked[:, 0, :].any():
@@ -251,9 +268,80 @@ def _initial_messages(fabric: _Fabric, prob: np.ndarray) -> _Messages:
                      clean=np.ones(msg_id.size, dtype=bool))
 
 
+class _InputQueues:
+    """The messages waiting at the inputs, in their queues' order, streamed in.
+
+    At an input (level 0) no message ever arrives, so the order of each queue (input,
+    group) is fixed from the start: its first ``d`` messages are the ones that may
+    move, and a message behind them cannot move before one of them has left. Only
+    those first ``d`` are *active* (in :class:`_Messages`); each one that leaves is
+    replaced by the next of its queue. A message still waiting here after step 1 has
+    been delayed, and each step every message still held back counts as a wait at
+    level 0: the results are those of routing every message in every step.
+    """
+
+    def __init__(self, fabric: _Fabric, msgs: _Messages, rules: Rules):
+        self.d = int(fabric.per_group[0])
+        self.n_groups = fabric.n_groups
+        group = (msgs.dest >> fabric.shift[0]) & fabric.mask[0]
+        queue = self.queue_of(msgs.trial, msgs.row, group, fabric.inputs)
+        key = _priorities(rules, msgs, None)   # fifo or lifo: no draw
+        self.order = np.lexsort((key, queue))
+        sizes = np.bincount(queue, minlength=fabric.trials * fabric.inputs * self.n_groups)
+        self.start = np.r_[0, np.cumsum(sizes)[:-1]]
+        self.end = self.start + sizes
+        self.next = self.start + np.minimum(sizes, self.d)
+        self.pending = int(msgs.msg_id.size - (self.next - self.start).sum())
+        self.all = msgs
+
+    def queue_of(self, trial, row, group, inputs: int) -> np.ndarray:
+        """The id of an input queue: (trial, input row, group)."""
+        return (trial * inputs + row) * self.n_groups + group
+
+    def _take(self, positions: np.ndarray, clean: bool) -> _Messages:
+        """The messages at these positions of the queues' order, activated."""
+        idx = self.order[positions]
+        return _Messages(msg_id=self.all.msg_id[idx], trial=self.all.trial[idx],
+                         dest=self.all.dest[idx], level=self.all.level[idx],
+                         row=self.all.row[idx], prio=self.all.prio[idx],
+                         clean=np.full(idx.size, clean))
+
+    def first_window(self) -> _Messages:
+        """The first ``d`` messages of every queue (the rest wait in the queues)."""
+        offset = np.arange(self.order.size) - np.repeat(self.start, self.end - self.start)
+        first = np.flatnonzero(offset < self.d)
+        active = self._take(first, True)
+        return self._sorted(active)
+
+    @staticmethod
+    def _sorted(msgs: _Messages) -> _Messages:
+        """In message order (the order the random tie-break draws in)."""
+        msgs.keep(np.argsort(msgs.msg_id, kind="stable"))
+        return msgs
+
+    def refill(self, msgs: _Messages, left: np.ndarray, in_order: bool) -> _Messages:
+        """Replace each message that ``left`` its queue by the queue's next one;
+        ``in_order``: keep the active messages in message order."""
+        if left.size == 0 or self.pending == 0:
+            return msgs
+        left = np.sort(left)
+        # the k-th of a queue's leavers is replaced by the queue's k-th next message
+        positions = self.next[left] + np.arange(left.size) - np.searchsorted(left, left)
+        inside = positions < self.end[left]
+        if not inside.any():
+            return msgs
+        positions = positions[inside]
+        np.add.at(self.next, left[inside], 1)
+        self.pending -= positions.size
+        new = self._take(positions, False)   # held back at step 1: delayed
+        for name in ("msg_id", "trial", "dest", "level", "row", "prio", "clean"):
+            setattr(msgs, name, np.concatenate([getattr(msgs, name), getattr(new, name)]))
+        return self._sorted(msgs) if in_order else msgs
+
+
 def route_store_forward(networks, problems, rules: Rules | None = None,
-                        seed: int = 0, max_steps: int = _MAX_STEPS_DEFAULT
-                        ) -> StoreForwardResult:
+                        seed: int = 0, max_steps: int = _MAX_STEPS_DEFAULT,
+                        stream_inputs: bool = True, progress=None) -> StoreForwardResult:
     """Route problems through networks with the greedy store-and-forward algorithm.
 
     Parameters
@@ -270,34 +358,55 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
     max_steps : int
         Safety bound; exceeding it raises ``RuntimeError`` (it cannot happen in a
         network whose faults were propagated: outputs always absorb).
+    stream_inputs : bool
+        Keep the messages that wait at an input behind the first ``d`` of their queue
+        out of every step's work and stream them in as the queue moves (module
+        docstring, "Streaming"); the results are the same either way (``False`` is
+        the reference the tests compare with). A ``"random"`` queue needs every
+        message in every step's draw and never streams.
+    progress : callable(done, total, what), optional
+        Told the messages delivered of all, every :data:`PROGRESS_STEPS` steps.
 
     Returns
     -------
     StoreForwardResult
     """
     rules = rules or Rules()
+    keep_freed_memory()   # every step's temporaries reuse the last step's memory
     fabric, prob = _fabric_and_problems(networks, problems)
     trials = fabric.trials
     rng = generator(seed, "arbitration")
     msgs = _initial_messages(fabric, prob)
+    inputs = (_InputQueues(fabric, msgs, rules)
+              if stream_inputs and rules.queue != "random" else None)
+    if inputs is not None:
+        msgs = inputs.first_window()
+    counts = msgs.occupancy(fabric)
     present = prob >= 0
     delivery: np.ndarray = np.zeros(prob.size, dtype=np.int64)
     undelayed_flat = np.zeros(prob.size, dtype=bool)
     waits = np.zeros(fabric.levels, dtype=np.int64)
     qmin = np.full(trials * fabric.levels * fabric.inputs * fabric.n_groups, _NO_PRIO,
                    dtype=np.int64)
-    step = 0
+    step = finished = 0
+    total = int(present.sum())
     while msgs.msg_id.size:
         step += 1
         if step > max_steps:
             raise RuntimeError(f"store-and-forward routing did not finish in {max_steps} steps")
-        _route_step(fabric, msgs, rules, rng, step, qmin, waits)
+        left = _route_step(fabric, msgs, rules, rng, step, qmin, waits, counts)
         done = msgs.level == fabric.depth
         if done.any():
             fin = np.flatnonzero(done)
             delivery[msgs.msg_id[fin]] = step
             undelayed_flat[msgs.msg_id[fin]] = msgs.clean[fin]
             msgs.keep(~done)
+            finished += fin.size
+        if progress is not None and step % PROGRESS_STEPS == 0:
+            progress(finished, total, "store-and-forward")
+        if inputs is not None:
+            waits[0] += inputs.pending
+            msgs = inputs.refill(msgs, left, rules.tie == "random")
     delivery = delivery.reshape(prob.shape)
     present_count = present.reshape(trials, -1).sum(1)
     delivered = ((delivery > 0) & present).reshape(trials, -1).sum(1)
@@ -309,10 +418,14 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
 
 
 def _route_step(fabric: _Fabric, msgs: _Messages, rules: Rules, rng, step: int,
-                qmin: np.ndarray, waits: np.ndarray) -> None:
+                qmin: np.ndarray, waits: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """One step: every queue's front messages move along the edges available to them
-    (``msgs`` updated in place, ``waits`` counts the messages that stay, per level)."""
-    counts = msgs.occupancy(fabric)
+    (``msgs`` updated in place, ``waits`` counts the messages that stay, per level,
+    ``counts`` the messages per (trial, level, row) as :meth:`_Messages.occupancy`).
+
+    Returns the input queue (:meth:`_InputQueues.queue_of`) of every message that
+    left an input in this step.
+    """
     d_max, n_groups = fabric.d_max, fabric.n_groups
     group = (msgs.dest >> fabric.shift[msgs.level]) & fabric.mask[msgs.level]
     d_here = fabric.per_group[msgs.level]
@@ -321,8 +434,9 @@ def _route_step(fabric: _Fabric, msgs: _Messages, rules: Rules, rng, step: int,
     rank = _queue_ranks(queue_id, _priorities(rules, msgs, rng), d_here, d_max, qmin)
     front = np.flatnonzero(rank < d_here)
     f_rank = rank[front]
-    head, slot, avail, head_base = _front_edges(fabric, msgs, front, group[front],
-                                                d_here[front], counts, rules.threshold)
+    head, slot, avail, head_base, base = _front_edges(fabric, msgs, front, group[front],
+                                                      d_here[front], counts,
+                                                      rules.threshold)
     moves = f_rank < avail.sum(0)
     chosen = _choose_edges(rules, rng, avail, f_rank, queue_id[front], head_base, head,
                            counts, d_max)
@@ -330,18 +444,26 @@ def _route_step(fabric: _Fabric, msgs: _Messages, rules: Rules, rng, step: int,
     mv_f = np.flatnonzero(moves)
     mv = front[mv_f]
     is_moving[mv] = True
-    stay = np.flatnonzero(~is_moving)
-    msgs.clean[stay] = False
-    waits += np.bincount(msgs.level[stay], minlength=fabric.levels)
+    msgs.clean &= is_moving                 # who stays has been delayed
     take = chosen[mv_f]
     lvl_mv = msgs.level[mv]
+    # the messages that stay, per level: all of them less the movers
+    waits += (np.bincount(msgs.level, minlength=fabric.levels)
+              - np.bincount(lvl_mv, minlength=fabric.levels))
     new_row = head[take, mv_f]
     used_slot = slot[take, mv_f]
-    tie = (fabric.in_rank[msgs.trial[mv], lvl_mv, msgs.row[mv], used_slot].astype(np.int64)
+    tie = (fabric.in_rank_flat[base[mv_f] + used_slot].astype(np.int64)
            if rules.tie == "in-edge" else rng.integers(0, 1 << 8, size=mv.size))
     msgs.prio[mv] = step * (np.int64(1) << _TIE_BITS) + tie
+    row_mv = msgs.row[mv]
+    left = msgs.trial[mv[lvl_mv == 0]] * fabric.inputs + row_mv[lvl_mv == 0]
+    left = left * n_groups + group[mv[lvl_mv == 0]]
+    here = (msgs.trial[mv] * fabric.levels + lvl_mv) * fabric.inputs
+    np.subtract.at(counts, here + row_mv, 1)
+    np.add.at(counts, here + fabric.inputs + new_row, 1)
     msgs.row[mv] = new_row
     msgs.level[mv] = lvl_mv + 1
+    return left
 
 
 def _priorities(rules: Rules, msgs: _Messages, rng) -> np.ndarray:
@@ -379,29 +501,46 @@ def _queue_ranks(queue_id, prio, d_here, d_max: int, qmin: np.ndarray) -> np.nda
 
 def _front_edges(fabric: _Fabric, msgs: _Messages, front, f_group, f_d, counts,
                  threshold: int):
-    """The edges of the front messages' groups: ``(head, slot, avail, head_base)``,
-    each of the first three ``(d_max, F)`` (the edge's head row, its slot, whether it
-    is available), ``head_base`` the flat (trial, level + 1, row 0) of each front
-    message's next level.
+    """The edges of the front messages' groups: ``(head, slot, avail, head_base,
+    base)``, each of the first three ``(d_max, F)`` (the edge's head row, its slot,
+    whether it is available), ``head_base`` the flat (trial, level + 1, row 0) of each
+    front message's next level, ``base`` the flat (trial, level, row, slot 0) of its
+    switch.
 
     One pass per slot offset j (arrays of length F, not (F, d): numpy is slow on tiny
-    inner axes). A slot past the group's last is masked; the clip keeps it in range.
+    inner axes), over the fronts whose group has a slot j; past a group's last slot an
+    edge is unavailable (head -1, the last slot's index).
     """
     depth, inputs, n_slots, d_max = fabric.depth, fabric.inputs, fabric.n_slots, fabric.d_max
     f_trial, f_level, f_row = msgs.trial[front], msgs.level[front], msgs.row[front]
     base = ((f_trial * depth + f_level) * inputs + f_row) * n_slots
     head_base = (f_trial * fabric.levels + f_level + 1) * inputs
-    last_hop = f_level + 1 == depth
+    # whether a message may enter each switch: not blocked, and an output or holding
+    # at most ``threshold`` (one pass over the switches, not one per edge)
+    enterable = (counts <= threshold) | fabric.output_flat
+    enterable &= ~fabric.blocked_flat
+    first = f_group * f_d
     head = np.empty((d_max, front.size), dtype=np.int64)
     slot = np.empty((d_max, front.size), dtype=np.int64)
     avail = np.empty((d_max, front.size), dtype=bool)
     for j in range(d_max):
-        slot[j] = np.minimum(f_group * f_d + j, n_slots - 1)
-        head[j] = fabric.heads_flat[base + slot[j]]
-        flat = head_base + np.maximum(head[j], 0)
-        avail[j] = ((f_d > j) & (head[j] >= 0) & ~fabric.blocked_flat[flat]
-                    & (last_hop | (counts[flat] <= threshold)))
-    return head, slot, avail, head_base
+        has = f_d > j
+        if j == 0 or 2 * np.count_nonzero(has) > has.size:
+            # most fronts have a slot j: every one computed, past its group's last masked
+            np.minimum(first + j, n_slots - 1, out=slot[j])
+            head[j] = fabric.heads_flat[base + slot[j]]
+            avail[j] = (head[j] >= 0) & enterable[head_base + np.maximum(head[j], 0)]
+            if j:
+                avail[j] &= has
+            continue
+        # few fronts have a slot j (the 4 matchings of "*"'s level -1): those alone
+        at = np.flatnonzero(has)
+        slot[j], head[j], avail[j] = n_slots - 1, -1, False
+        slot[j, at] = first[at] + j
+        h = fabric.heads_flat[base[at] + slot[j, at]]
+        head[j, at] = h
+        avail[j, at] = (h >= 0) & enterable[head_base[at] + np.maximum(h, 0)]
+    return head, slot, avail, head_base, base
 
 
 def _choose_edges(rules: Rules, rng, avail, f_rank, front_queue, head_base, head, counts,

@@ -422,12 +422,12 @@ def _random_splitter_hops(n: int, levels: range, d: int, rng: np.random.Generato
 
 def _excess(targets: np.ndarray, max_mult_of_row: np.ndarray) -> np.ndarray:
     """Bool (rows, d): this end repeats an earlier end of its row beyond the allowance."""
-    eq = targets[:, :, None] == targets[:, None, :]
     d = targets.shape[1]
     if d == 2:  # the common case, without the (rows, d, d) comparison
         out = np.zeros(targets.shape, dtype=bool)
         out[:, 1] = (targets[:, 0] == targets[:, 1]) & (max_mult_of_row < 2)
         return out
+    eq = targets[:, :, None] == targets[:, None, :]
     earlier = np.tril(np.ones((d, d), dtype=bool), -1)  # [j, j']: j' comes before j
     occurrence = (eq & earlier).sum(axis=2)          # earlier ends with the same target
     return occurrence >= max_mult_of_row[:, None]

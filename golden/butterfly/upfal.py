@@ -34,8 +34,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from ..errors import ParameterError
 from .topology import SplitterNetwork
@@ -45,6 +43,10 @@ __all__ = ["edge_colouring", "route_upfal", "theorem_2_1_bound"]
 
 def _colour_hop(heads: np.ndarray) -> np.ndarray:
     """Proper colouring of one regular hop: ``colour[row, slot]`` in ``[0, K)``."""
+    # imported here: scipy.sparse takes most of a second to import, and only Upfal's
+    # algorithm needs it (every command of the family imports this module)
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import maximum_bipartite_matching
     n, k = heads.shape
     remaining = np.ones((n, k), dtype=bool)
     colour = np.full((n, k), -1, dtype=np.int64)
