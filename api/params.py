@@ -82,13 +82,17 @@ def from_args(hook, args) -> dict:
             if hasattr(args, name)}
 
 
-def check_fraction(name: str, value, *, given: str | None = None) -> float:
-    """``value`` as a number in [0, 1] (NaN is not one), else one line naming ``name``
-    and showing ``given`` (how the value was written, e.g. an option's quoted text; by
-    default ``value``'s repr). The command line's fractions are checked here too."""
+def check_fraction(name: str, value, *, given: str | None = None,
+                   zero: bool = True) -> float:
+    """``value`` as a number in [0, 1] (in (0, 1] when ``zero`` is False; NaN is not
+    one), else one line naming ``name`` and the range and showing ``given`` (how the
+    value was written, e.g. an option's quoted text; by default ``value``'s repr). The
+    command line's fractions are checked here too."""
+    low_ok = (lambda v: v >= 0.0) if zero else (lambda v: v > 0.0)
     if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or math.isnan(value) or not 0.0 <= value <= 1.0:
-        raise ParameterError(f"{name} must be a number in [0, 1], got "
+            or math.isnan(value) or not (low_ok(value) and value <= 1.0):
+        interval = "[0, 1]" if zero else "(0, 1]"
+        raise ParameterError(f"{name} must be a number in {interval}, got "
                              f"{repr(value) if given is None else given}")
     return float(value)
 

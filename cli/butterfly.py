@@ -531,8 +531,9 @@ def _acceptance_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--inputs", type=power_of_two("inputs", 4, MAX_INPUTS), default=64,
                    help="N (default 64)")
     p.add_argument("--trials", type=_trials, default=300, help="random problems (default 300)")
-    p.add_argument("--load", type=float, default=1.0,
-                   help="fraction of inputs with a message (default 1: full load)")
+    p.add_argument("--load", type=fraction("load", zero=False), default=1.0,
+                   help="fraction of inputs with a message, in (0, 1] (default 1: full "
+                        "load)")
     add_seed_option(p)
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
 
@@ -543,6 +544,7 @@ def acceptance(*, inputs: int = 64, trials: int = 300, load: float = 1.0, seed: 
     networks (:func:`fatnet.golden.butterfly.api.acceptance_table`; the API's data of
     ``fatnet experiment acceptance``)."""
     _check_trials(trials)
+    check_fraction("load", load, zero=False)
     return bf.acceptance_table(inputs, trials, seed, load, progress)
 
 

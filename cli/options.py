@@ -99,16 +99,17 @@ def power_of_two(name: str, low: int, high: int):
     return parse
 
 
-def fraction(name: str):
-    """An argparse ``type``: a number in [0, 1] (NaN is not one), else one line
-    (:func:`fatnet.api.params.check_fraction`'s, showing the text as typed)."""
+def fraction(name: str, zero: bool = True):
+    """An argparse ``type``: a number in [0, 1] (in (0, 1] when ``zero`` is False; NaN
+    is not one), else one line (:func:`fatnet.api.params.check_fraction`'s, showing the
+    text as typed)."""
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
             value = math.nan   # not a number: refused by the check, as NaN is
         try:
-            return check_fraction(name, value, given=_shown(text))
+            return check_fraction(name, value, given=_shown(text), zero=zero)
         except ParameterError as e:
             raise argparse.ArgumentTypeError(str(e)) from None
     return parse
