@@ -43,19 +43,21 @@ soak:
 demo:
 	$(VENV)/bin/fatnet demo
 
-# Every benchmark, one after the other (twelve steps), each printing its figures: the
+# Every benchmark, one after the other (thirteen steps), each printing its figures: the
 # off-line schedulers (d against ceil(lambda), n = 64, 256, 1024); the hypercube model's
-# speed; the fat-tree model's speed (its batched engine); the Leighton-Maggs tables, timed (bench-experiments); `fatnet gen` of the
+# speed; the fat-tree model's and the butterfly family model's speed (their batched
+# engines); the Leighton-Maggs tables, timed (bench-experiments); `fatnet gen` of the
 # 1024-leaf fat-tree and the 1024-input multibutterfly, harness included; generation,
 # synthesis and place-and-route figures (bench-hw); co-simulation speed against a native
 # Verilator loop; Algorithm 2's hardware on all 40,320 permutations of the 3-cube;
 # Kuszmaul's comparison in RTL; the e-cube router's cost; what --waves costs beside the
-# co-simulation (bench/waves_decode.py); the self-testing tops' bitstreams (boards). Record the figures the docs quote in bench/results/, then run
-# `make figures`.
+# co-simulation (bench/waves_decode.py); the self-testing tops' bitstreams (boards).
+# Record the figures the docs quote in bench/results/, then run `make figures`.
 bench:
 	$(PY) bench/schedule.py
 	$(PY) bench/hypercube_model.py
 	$(PY) bench/fattree_model_speed.py
+	$(PY) bench/butterfly_model_speed.py --skip-experiment
 	$(MAKE) bench-experiments
 	$(PY) bench/hw.py --gen-1024
 	$(PY) bench/hw.py
