@@ -163,14 +163,14 @@ class _Groups:
         """Cycle j's load row is now ``row``: move it to that row's group."""
         self.move_to(j, self.group_of_row(row))
 
-    def moved_by(self, j: int, step: int, row: np.ndarray) -> None:
-        """Cycle j's row is now ``row``, its old row changed by the step numbered
-        ``step`` (a path added, say): as :meth:`moved`, with the group reached from
-        the old group by that step remembered, so a repeated step skips the lookup."""
-        key = (int(self.group_of[j]) if j < len(self.group_of) else -1, step)
+    def moved_by(self, j: int, step: int, row: Callable[[], np.ndarray]) -> None:
+        """Cycle j's old row changed by the step numbered ``step`` (a path added, say)
+        into ``row()``: as :meth:`moved`, with the group reached from the old group by
+        that step remembered, so a repeated step needs neither the row nor a lookup."""
+        key = (int(self.group_of[j]), step)
         new = self.after.get(key)
         if new is None:
-            new = self.after[key] = self.group_of_row(row)
+            new = self.after[key] = self.group_of_row(row())
         self.move_to(j, new)
 
     def group_of_row(self, row: np.ndarray) -> int:
@@ -223,14 +223,15 @@ def _first_by_value(values: np.ndarray, count: int, descending: bool = False) ->
 class _Packer:
     """Cycle assignment with per-cycle loads, for the greedy method.
 
-    ``loads[j, c]`` is the load of channel c (flat index) in cycle j; the padding
-    channel's column is meaningless (its capacity never binds).
+    ``loads(j)[c]`` is the load of channel c (flat index) in cycle j, kept as the row
+    of cycle j's group; the padding channel's column is meaningless (its capacity never
+    binds).
     """
 
     #: Kempe-chain limits: cycles tried as the target, partner cycles per target,
     #: messages moved by one chain, and moves in total per message placed.
     TARGETS, PARTNERS, CHAIN, BUDGET = 3, 4, 256, 16
-    #: most messages of one path whose scores :meth:`fill` works out together
+    #: most messages whose scores :meth:`fill` works out together
     WINDOW = 64
 
     def __init__(self, p: Incidence, d0: int):
@@ -239,7 +240,6 @@ class _Packer:
         self.capx = p.capx
         self.nf = p.nflat + 1
         self.d = max(d0, 1)
-        self.loads = np.zeros((2 * self.d + 4, self.nf), dtype=np.int64)
         self.assign = np.full(p.m, -1, dtype=np.int64)
         self.moving = np.zeros(p.m, dtype=bool)
         self.budget = self.BUDGET * p.m + 1024
@@ -262,25 +262,33 @@ class _Packer:
         self.path_caps = [self.capx[q] for q in distinct]
         self.groups = _Groups(self.nf)
         for j in range(self.d):
-            self.groups.moved(j, self.loads[j])
+            self.groups.moved(j, np.zeros(self.nf, dtype=np.int64))
 
     def open_cycle(self) -> int:
-        if self.d >= len(self.loads):
-            self.loads = np.vstack([self.loads, np.zeros_like(self.loads)])
         self.d += 1
-        self.groups.moved(self.d - 1, self.loads[self.d - 1])
+        self.groups.moved(self.d - 1, np.zeros(self.nf, dtype=np.int64))
         return self.d - 1
 
     def change(self, j: int, path, delta: int) -> None:
         """Add ``delta`` to cycle j's loads on ``path``."""
-        self.loads[j, path] += delta
-        self.groups.moved(j, self.loads[j])
+        row = self.loads(j)
+        row[path] += delta
+        self.groups.moved(j, row)
+
+    def loads(self, j: int) -> np.ndarray:
+        """A copy of cycle j's loads: its group's row."""
+        return self.groups.rows[self.groups.group_of[j]].copy()
 
     def put(self, mi: int, j: int) -> None:
         k = self.path_of[mi]
-        self.loads[j, self.paths[k]] += 1
-        self.groups.moved_by(j, k, self.loads[j])
+        self.groups.moved_by(j, k, lambda: self._added(j, k))
         self.assign[mi] = j
+
+    def _added(self, j: int, k: int) -> np.ndarray:
+        """Cycle j's loads with path k added."""
+        row = self.loads(j)
+        row[self.paths[k]] += 1
+        return row
 
     def insert(self, mi: int, T: int, rest=None) -> bool:
         """Put mi into one of the cycles 0..T-1, directly or through a Kempe chain;
@@ -393,7 +401,7 @@ class _Packer:
 
     def _chain(self, mi: int, j: int, k: int) -> bool:
         P, capx = self.P, self.capx
-        rows = {j: self.loads[j].copy(), k: self.loads[k].copy()}
+        rows = {j: self.loads(j), k: self.loads(k)}
         other = {j: k, k: j}
         moved: list[tuple[int, int]] = []
         rows[j][P[mi]] += 1
@@ -431,10 +439,8 @@ class _Packer:
             self.moving[q] = False
         if not ok:
             return False
-        self.loads[j] = rows[j]
-        self.loads[k] = rows[k]
-        self.groups.moved(j, self.loads[j])
-        self.groups.moved(k, self.loads[k])
+        self.groups.moved(j, rows[j])
+        self.groups.moved(k, rows[k])
         self.assign[mi] = j
         for q, Y in moved:
             self.assign[q] = Y
@@ -461,7 +467,7 @@ def _greedy(p: Incidence, lb: int) -> tuple[np.ndarray, int]:
                 break
         else:
             pk.d -= 1
-            pk.change(last, slice(None), -pk.loads[last])
+            pk.groups.moved(last, np.zeros(pk.nf, dtype=np.int64))
             continue
         break
     return pk.assign, pk.d
