@@ -202,22 +202,31 @@ class _Groups:
         heapq.heappush(self.heaps[new], j)
         self.lowest[new] = min(int(self.lowest[new]), j)
 
-    def per_cycle(self, per_group: np.ndarray, T: int) -> np.ndarray:
-        """A value of every group, for every cycle below T."""
-        return per_group[self.group_of[:T]]
+    #: cycles looked at first by :meth:`first_cycles` for each value (then twice as many)
+    SCAN = 64
 
-
-def _first_by_value(values: np.ndarray, count: int, descending: bool = False) -> list:
-    """The first ``count`` indices in stable order of ``values`` (small non-negative
-    integers): ``np.argsort(values, kind="stable")[:count]`` (of ``-values`` when
-    ``descending``) without the sort."""
-    present = np.flatnonzero(np.bincount(values))
-    out: list[int] = []
-    for v in (present[::-1] if descending else present).tolist():
-        out += np.flatnonzero(values == v)[:count - len(out)].tolist()
-        if len(out) >= count:
-            break
-    return out
+    def first_cycles(self, per_group: np.ndarray, count: int, T: int,
+                     descending: bool = False) -> list[int]:
+        """The first ``count`` cycles below T in stable order of their group's value
+        ``per_group`` (ascending, or descending over the positive values only): what
+        a stable sort of the values of every cycle gives, found by scanning each
+        value's cycles from its lowest one until enough are found."""
+        n = len(self.heaps)
+        values, lowest = per_group[:n], self.lowest[:n]
+        open_ = lowest < T
+        levels = np.unique(values[open_ & (values > 0)] if descending else values[open_])
+        out: list[int] = []
+        for v in (levels[::-1] if descending else levels).tolist():
+            members = open_ & (values == v)
+            start, size = int(lowest[members].min()), self.SCAN
+            while start < T and len(out) < count:
+                stop = min(start + size, T)
+                hits = (np.flatnonzero(members[self.group_of[start:stop]]) + start).tolist()
+                out += hits[:count - len(out)]
+                start, size = stop, 2 * size
+            if len(out) >= count:
+                break
+        return out
 
 
 class _Packer:
@@ -384,15 +393,12 @@ class _Packer:
         path = self.P[mi]
         rows = self.groups.rows[:len(self.groups.heaps)]
         free = self.capx[path] - rows[:, path]             # (groups, W)
-        blocked = self.groups.per_cycle((free <= 0).sum(axis=1), T)
-        for j in _first_by_value(blocked, self.TARGETS):
+        blocked = (free <= 0).sum(axis=1)
+        for j in self.groups.first_cycles(blocked, self.TARGETS, T):
             full = path[free[self.groups.group_of[j]] <= 0]
-            room = self.groups.per_cycle((self.capx[full] - rows[:, full]).min(axis=1), T)
-            room[j] = 0
-            for k in _first_by_value(np.maximum(room, 0), self.PARTNERS,
-                                     descending=True):
-                if room[k] <= 0:
-                    break
+            room = (self.capx[full] - rows[:, full]).min(axis=1)
+            # the cycles with room, most first (j has none: ``full`` is full in j)
+            for k in self.groups.first_cycles(room, self.PARTNERS, T, descending=True):
                 if self._chain(mi, j, k):
                     return True
                 if self.budget <= 0:
