@@ -347,7 +347,7 @@ class _Packer:
 
         Stops after a message that took a Kempe chain or a new cycle, or that moved a
         cycle into a new group or into one scored as empty, as the scores are stale
-        then. A group left empty is struck out."""
+        then. A group left empty is struck out (and counts as scored empty)."""
         g, T = self.groups, self.d
         n, w = len(g.heaps), len(window)
         paths = self.P[window]                                         # (w, W)
@@ -376,8 +376,9 @@ class _Packer:
             if len(g.heaps) > n or empty[g.group_of[j]]:
                 placed = t + 1
                 break
-            if lowest[left] == g._NONE:
+            if lowest[left] == g._NONE:     # struck out; stale if a cycle comes back
                 score[t + 1:, left] = -np.inf
+                empty[left] = True
         rest -= uses[:placed].sum(axis=0)
         return placed
 
