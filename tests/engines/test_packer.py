@@ -337,7 +337,9 @@ def crowded_instance(seed):
     return paths, cap, local.tolist(), rng.integers(0, 4, size=m)
 
 
-@pytest.mark.parametrize("seed", range(60))
+# 195, 218 and 459: a cycle comes back into a group that a window struck out when it
+# was left empty
+@pytest.mark.parametrize("seed", [*range(60), 195, 218, 459])
 def test_windowed_fill_matches_one_message_at_a_time(seed, monkeypatch):
     """The same cycles, each with the same messages, as the reference placement."""
     from fatnet.golden import packer
