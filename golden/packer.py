@@ -157,9 +157,24 @@ class _Groups:
         self.lowest = np.full(16, self._NONE, dtype=np.int64)
         self.heaps: list[list[int]] = []
         self.group_of = np.full(16, -1, dtype=np.int64)   # cycle -> its group
+        self.after: dict[tuple[int, int], int] = {}   # (group, step) -> group reached
 
     def moved(self, j: int, row: np.ndarray) -> None:
         """Cycle j's load row is now ``row``: move it to that row's group."""
+        self.move_to(j, self.group_of_row(row))
+
+    def moved_by(self, j: int, step: int, row: Callable[[], np.ndarray]) -> None:
+        """Cycle j's old row changed by the step numbered ``step`` (a path added, say)
+        into ``row()``: as :meth:`moved`, with the group reached from the old group by
+        that step remembered, so a repeated step needs neither the row nor a lookup."""
+        key = (int(self.group_of[j]), step)
+        new = self.after.get(key)
+        if new is None:
+            new = self.after[key] = self.group_of_row(row())
+        self.move_to(j, new)
+
+    def group_of_row(self, row: np.ndarray) -> int:
+        """The group whose row is ``row``, made if new."""
         key = row.tobytes()
         new = self.index.get(key)
         if new is None:
@@ -169,6 +184,10 @@ class _Groups:
                 self.rows = np.vstack([self.rows, np.zeros_like(self.rows)])
                 self.lowest = np.r_[self.lowest, np.full(len(self.lowest), self._NONE)]
             self.rows[new] = row
+        return new
+
+    def move_to(self, j: int, new: int) -> None:
+        """Move cycle j to group ``new``."""
         if j >= len(self.group_of):
             self.group_of = np.r_[self.group_of, np.full(j + 1, -1, dtype=np.int64)]
         old = int(self.group_of[j])
@@ -183,34 +202,46 @@ class _Groups:
         heapq.heappush(self.heaps[new], j)
         self.lowest[new] = min(int(self.lowest[new]), j)
 
-    def per_cycle(self, per_group: np.ndarray, T: int) -> np.ndarray:
-        """A value of every group, for every cycle below T."""
-        return per_group[self.group_of[:T]]
+    #: cycles looked at first by :meth:`first_cycles` for each value (then twice as many)
+    SCAN = 64
 
-
-def _first_by_value(values: np.ndarray, count: int, descending: bool = False) -> list:
-    """The first ``count`` indices in stable order of ``values`` (small non-negative
-    integers): ``np.argsort(values, kind="stable")[:count]`` (of ``-values`` when
-    ``descending``) without the sort."""
-    present = np.flatnonzero(np.bincount(values))
-    out: list[int] = []
-    for v in (present[::-1] if descending else present).tolist():
-        out += np.flatnonzero(values == v)[:count - len(out)].tolist()
-        if len(out) >= count:
-            break
-    return out
+    def first_cycles(self, per_group: np.ndarray, count: int, T: int,
+                     descending: bool = False) -> list[int]:
+        """The first ``count`` cycles below T in stable order of their group's value
+        ``per_group`` (ascending, or descending over the positive values only): what
+        a stable sort of the values of every cycle gives, found by scanning each
+        value's cycles from its lowest one until enough are found."""
+        n = len(self.heaps)
+        values, lowest = per_group[:n], self.lowest[:n]
+        open_ = lowest < T
+        levels = np.unique(values[open_ & (values > 0)] if descending else values[open_])
+        out: list[int] = []
+        for v in (levels[::-1] if descending else levels).tolist():
+            members = open_ & (values == v)
+            start, size = int(lowest[members].min()), self.SCAN
+            while start < T and len(out) < count:
+                stop = min(start + size, T)
+                hits = (np.flatnonzero(members[self.group_of[start:stop]]) + start).tolist()
+                out += hits[:count - len(out)]
+                start, size = stop, 2 * size
+            if len(out) >= count:
+                break
+        return out
 
 
 class _Packer:
     """Cycle assignment with per-cycle loads, for the greedy method.
 
-    ``loads[j, c]`` is the load of channel c (flat index) in cycle j; the padding
-    channel's column is meaningless (its capacity never binds).
+    ``loads(j)[c]`` is the load of channel c (flat index) in cycle j, kept as the row
+    of cycle j's group; the padding channel's column is meaningless (its capacity never
+    binds).
     """
 
     #: Kempe-chain limits: cycles tried as the target, partner cycles per target,
     #: messages moved by one chain, and moves in total per message placed.
     TARGETS, PARTNERS, CHAIN, BUDGET = 3, 4, 256, 16
+    #: most messages whose scores :meth:`fill` works out together
+    WINDOW = 64
 
     def __init__(self, p: Incidence, d0: int):
         self.p = p
@@ -218,7 +249,6 @@ class _Packer:
         self.capx = p.capx
         self.nf = p.nflat + 1
         self.d = max(d0, 1)
-        self.loads = np.zeros((2 * self.d + 4, self.nf), dtype=np.int64)
         self.assign = np.full(p.m, -1, dtype=np.int64)
         self.moving = np.zeros(p.m, dtype=bool)
         self.budget = self.BUDGET * p.m + 1024
@@ -230,25 +260,44 @@ class _Packer:
         order = np.argsort(flat[real], kind="stable")
         self.user_msg = msg[real][order]
         self.user_ptr = np.searchsorted(flat[real][order], np.arange(self.nf + 1))
+        # The distinct paths (a message set has few): message -> path number, and
+        # each path's channels and capacities, looked up once instead of per message.
+        # (each row seen as one opaque value: far quicker to sort than rows)
+        whole = np.ascontiguousarray(p.P).view(np.dtype((np.void, 8 * W))).ravel()
+        _, first, number = np.unique(whole, return_index=True, return_inverse=True)
+        distinct = p.P[first]
+        self.path_of: list[int] = number.ravel().tolist()
+        self.paths = list(distinct)
+        self.path_caps = [self.capx[q] for q in distinct]
         self.groups = _Groups(self.nf)
         for j in range(self.d):
-            self.groups.moved(j, self.loads[j])
+            self.groups.moved(j, np.zeros(self.nf, dtype=np.int64))
 
     def open_cycle(self) -> int:
-        if self.d >= len(self.loads):
-            self.loads = np.vstack([self.loads, np.zeros_like(self.loads)])
         self.d += 1
-        self.groups.moved(self.d - 1, self.loads[self.d - 1])
+        self.groups.moved(self.d - 1, np.zeros(self.nf, dtype=np.int64))
         return self.d - 1
 
     def change(self, j: int, path, delta: int) -> None:
         """Add ``delta`` to cycle j's loads on ``path``."""
-        self.loads[j, path] += delta
-        self.groups.moved(j, self.loads[j])
+        row = self.loads(j)
+        row[path] += delta
+        self.groups.moved(j, row)
+
+    def loads(self, j: int) -> np.ndarray:
+        """A copy of cycle j's loads: its group's row."""
+        return self.groups.rows[self.groups.group_of[j]].copy()
 
     def put(self, mi: int, j: int) -> None:
-        self.change(j, self.P[mi], 1)
+        k = self.path_of[mi]
+        self.groups.moved_by(j, k, lambda: self._added(j, k))
         self.assign[mi] = j
+
+    def _added(self, j: int, k: int) -> np.ndarray:
+        """Cycle j's loads with path k added."""
+        row = self.loads(j)
+        row[self.paths[k]] += 1
+        return row
 
     def insert(self, mi: int, T: int, rest=None) -> bool:
         """Put mi into one of the cycles 0..T-1, directly or through a Kempe chain;
@@ -261,22 +310,77 @@ class _Packer:
         come. Without ``rest`` (repair), the relative slack (cap - load) / cap is
         used. Ties go to the lowest cycle.
         """
-        path = self.P[mi]
-        cap = self.capx[path]
-        groups = np.flatnonzero(self.groups.lowest[:len(self.groups.heaps)] < T)
-        free = cap - self.groups.rows[groups[:, None], path]        # (groups, W)
-        fits = free.min(axis=1) > 0
-        if fits.any():
-            if rest is None:
-                score = (free / cap).min(axis=1)
-            else:
-                score = ((free - rest[path] / T) / cap).min(axis=1)
-            score[~fits] = -np.inf
-            lowest = self.groups.lowest[groups]
+        k = self.path_of[mi]
+        path, cap = self.paths[k], self.path_caps[k]
+        n = len(self.groups.heaps)
+        lowest = self.groups.lowest[:n]
+        free = cap - self.groups.rows[:n, path]        # (groups, W)
+        score = np.minimum.reduce((free if rest is None else free - rest[path] / T) / cap,
+                                  axis=1)
+        # no room, or no cycle below T
+        score[(np.minimum.reduce(free, axis=1) <= 0) | (lowest >= T)] = -np.inf
+        best = score.max()
+        if best > -np.inf:
             # the first cycle of the highest score, as an argmax over every cycle
-            self.put(mi, int(lowest[score == score.max()].min()))
+            self.put(mi, int(lowest[score == best].min()))
             return True
         return self.chain_insert(mi, T)
+
+    def fill(self, order: list[int], rest: np.ndarray) -> None:
+        """Place the messages ``order`` in turn as :meth:`insert` with ``rest`` would
+        (a new cycle when it fails), taking ``rest`` down by each message's path.
+
+        Between two messages only ``rest`` (down by the first one's path) and one
+        cycle's group change, and a group's row never changes; so the scores of the
+        next messages (up to :attr:`WINDOW`) against every group are worked out at once
+        (the same arithmetic, so the same numbers) and each message only picks its
+        cycle. A window that ended early (the scores went stale) is followed by one at
+        most twice as long as the part that was used."""
+        i, size = 0, 1
+        while i < len(order):
+            placed = self._fill_window(order[i:i + size], rest)
+            i += placed
+            size = min(2 * placed, self.WINDOW)
+
+    def _fill_window(self, window: list[int], rest: np.ndarray) -> int:
+        """Place the first messages of ``window``; returns how many.
+
+        Stops after a message that took a Kempe chain or a new cycle, or that moved a
+        cycle into a new group or into one scored as empty, as the scores are stale
+        then. A group left empty is struck out (and counts as scored empty)."""
+        g, T = self.groups, self.d
+        n, w = len(g.heaps), len(window)
+        paths = self.P[window]                                         # (w, W)
+        uses = np.zeros((w, self.nf))
+        uses[np.arange(w)[:, None], paths] = 1.0     # as rest[path] -= 1 counts them
+        ahead = rest - (np.cumsum(uses, axis=0) - uses)  # rest before each message
+        cap = self.capx[paths]
+        free = cap[:, None, :] - g.rows[:n][:, paths].transpose(1, 0, 2)   # (w, n, W)
+        lead = np.take_along_axis(ahead, paths, axis=1)[:, None, :]
+        score = np.minimum.reduce((free - lead / T) / cap[:, None, :], axis=2)
+        fits = np.minimum.reduce(free, axis=2) > 0                        # (w, n)
+        lowest = g.lowest[:n]
+        empty = lowest >= T            # every cycle is below T: an empty group
+        score[~fits | empty[None, :]] = -np.inf
+        placed = w
+        for t, mi in enumerate(window):
+            best = score[t].max()
+            if best == -np.inf:
+                if not self.chain_insert(mi, T):
+                    self.put(mi, self.open_cycle())
+                placed = t + 1
+                break
+            j = int(lowest[score[t] == best].min())
+            left = int(g.group_of[j])
+            self.put(mi, j)
+            if len(g.heaps) > n or empty[g.group_of[j]]:
+                placed = t + 1
+                break
+            if lowest[left] == g._NONE:     # struck out; stale if a cycle comes back
+                score[t + 1:, left] = -np.inf
+                empty[left] = True
+        rest -= uses[:placed].sum(axis=0)
+        return placed
 
     def chain_insert(self, mi: int, T: int) -> bool:
         """Kempe chain: put mi into cycle j and move messages between j and a
@@ -290,15 +394,12 @@ class _Packer:
         path = self.P[mi]
         rows = self.groups.rows[:len(self.groups.heaps)]
         free = self.capx[path] - rows[:, path]             # (groups, W)
-        blocked = self.groups.per_cycle((free <= 0).sum(axis=1), T)
-        for j in _first_by_value(blocked, self.TARGETS):
+        blocked = (free <= 0).sum(axis=1)
+        for j in self.groups.first_cycles(blocked, self.TARGETS, T):
             full = path[free[self.groups.group_of[j]] <= 0]
-            room = self.groups.per_cycle((self.capx[full] - rows[:, full]).min(axis=1), T)
-            room[j] = 0
-            for k in _first_by_value(np.maximum(room, 0), self.PARTNERS,
-                                     descending=True):
-                if room[k] <= 0:
-                    break
+            room = (self.capx[full] - rows[:, full]).min(axis=1)
+            # the cycles with room, most first (j has none: ``full`` is full in j)
+            for k in self.groups.first_cycles(room, self.PARTNERS, T, descending=True):
                 if self._chain(mi, j, k):
                     return True
                 if self.budget <= 0:
@@ -307,7 +408,7 @@ class _Packer:
 
     def _chain(self, mi: int, j: int, k: int) -> bool:
         P, capx = self.P, self.capx
-        rows = {j: self.loads[j].copy(), k: self.loads[k].copy()}
+        rows = {j: self.loads(j), k: self.loads(k)}
         other = {j: k, k: j}
         moved: list[tuple[int, int]] = []
         rows[j][P[mi]] += 1
@@ -345,10 +446,8 @@ class _Packer:
             self.moving[q] = False
         if not ok:
             return False
-        self.loads[j] = rows[j]
-        self.loads[k] = rows[k]
-        self.groups.moved(j, self.loads[j])
-        self.groups.moved(k, self.loads[k])
+        self.groups.moved(j, rows[j])
+        self.groups.moved(k, rows[k])
         self.assign[mi] = j
         for q, Y in moved:
             self.assign[q] = Y
@@ -362,10 +461,7 @@ def _greedy(p: Incidence, lb: int) -> tuple[np.ndarray, int]:
     pk = _Packer(p, lb)
     rest = p.loads(order).astype(np.float64)
     rest[-1] = 0.0
-    for mi in order.tolist():
-        if not pk.insert(mi, pk.d, rest):
-            pk.put(mi, pk.open_cycle())
-        rest[p.P[mi]] -= 1
+    pk.fill(order.tolist(), rest)
     # Repair: empty the last cycle into the others while that works.
     while pk.d > lb:
         last = pk.d - 1
@@ -378,7 +474,7 @@ def _greedy(p: Incidence, lb: int) -> tuple[np.ndarray, int]:
                 break
         else:
             pk.d -= 1
-            pk.change(last, slice(None), -pk.loads[last])
+            pk.groups.moved(last, np.zeros(pk.nf, dtype=np.int64))
             continue
         break
     return pk.assign, pk.d
