@@ -544,7 +544,6 @@ def acceptance(*, inputs: int = 64, trials: int = 300, load: float = 1.0, seed: 
     networks (:func:`fatnet.golden.butterfly.api.acceptance_table`; the API's data of
     ``fatnet experiment acceptance``)."""
     _check_trials(trials)
-    check_fraction("load", load, zero=False)
     return bf.acceptance_table(inputs, trials, seed, load, progress)
 
 

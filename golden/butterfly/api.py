@@ -445,6 +445,13 @@ def experiment(table="all", inputs: int = 1024, trials: int | None = None, seed:
                       wiring=wiring, on_input_fault=on_input_fault, fault_draws=fault_draws)
 
 
+def _check_load_and_trials(load: float, trials: int) -> None:
+    if not 0 < load <= 1:
+        raise ParameterError(f"load must be in (0, 1], got {load}")
+    if trials < 1:
+        raise ParameterError(f"trials must be >= 1, got {trials}")
+
+
 def acceptance(kind: str, inputs: int = 1024, multiplicity: int | None = None,
                trials: int = 100, seed: int = 0, load: float = 1.0,
                node_capacity: int | None = None, arbitration: str = "random",
@@ -457,10 +464,7 @@ def acceptance(kind: str, inputs: int = 1024, multiplicity: int | None = None,
     output row then absorbs one message per incoming edge).
     """
     spec = spec_from_options(kind, inputs, multiplicity, seed=seed, wiring=wiring)
-    if not 0 < load <= 1:
-        raise ParameterError(f"load must be in (0, 1], got {load}")
-    if trials < 1:
-        raise ParameterError(f"trials must be >= 1, got {trials}")
+    _check_load_and_trials(load, trials)
     cap = None if edges_only else (spec.multiplicity if node_capacity is None
                                    else node_capacity)
     rng = generator(seed, "trials", Draw.ACCEPTANCE)
@@ -487,6 +491,7 @@ def acceptance_table(inputs: int = 64, trials: int = 300, seed: int = 0,
     for the butterfly, as Patel's delta network of 2 x 2 crossbars (a switch passes one
     message), beside Patel's recursion. One row per network and model (``model``);
     ``progress(done, total, what)``, if given, is called before each row."""
+    _check_load_and_trials(load, trials)   # before the first row's progress
     rows: list[dict] = []
     networks = (("butterfly", 1, None), ("butterfly", 1, 1),
                 ("dilated-butterfly", 2, None), ("multibutterfly", 2, None))
