@@ -22,8 +22,21 @@ from typing import Callable
 import numpy as np
 
 from .checks import check_int
+from .errors import ParameterError
 
-__all__ = ["RunReport", "ChannelUsage", "check_max_cycles", "drive_offline", "drive_online"]
+__all__ = ["RunReport", "ChannelUsage", "ENGINES", "check_engine", "check_max_cycles",
+           "drive_offline", "drive_online"]
+
+#: How a family's model runs its cycles (an ``engine`` parameter): ``"batched"``, many
+#: messages and cycles as numpy arrays, or ``"scalar"``, one cycle at a time, the
+#: specification the batched engine is tested equal to.
+ENGINES = ("batched", "scalar")
+
+
+def check_engine(engine: str) -> None:
+    """``engine`` is one of :data:`ENGINES`, else one line naming them."""
+    if engine not in ENGINES:
+        raise ParameterError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
 
 
 @dataclass

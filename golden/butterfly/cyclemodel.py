@@ -49,7 +49,7 @@ from ..checks import check_int
 from ..cycle import MAX_LINK_STAGES, MAX_START_STAGES, CycleResult, Fabric, run_cycle
 from ..errors import ParameterError
 from ..messages import MessageSet
-from ..runner import ChannelUsage, RunReport, drive_online
+from ..runner import ENGINES, ChannelUsage, RunReport, check_engine, drive_online
 from .cyclebatch import run_online
 from .faults import apply_faults
 
@@ -280,15 +280,6 @@ def simulate_cycle(circuit: CircuitNetwork, ms: MessageSet, idx) -> CycleResult:
     return run_cycle(SplitterFabric(circuit), circuit.cycle_length, messages, injections)
 
 
-#: How :func:`run_circuit` and :func:`run_masked` compute the cycles: ``"batched"``
-#: (:mod:`fatnet.golden.butterfly.cyclebatch`, a level of every message at once) or
-#: ``"scalar"`` (:func:`simulate_cycle`, the specification); the reports are equal.
-ENGINES = ("batched", "scalar")
-
-
-def _check_engine(engine: str) -> None:
-    if engine not in ENGINES:
-        raise ParameterError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
 
 
 def run_circuit(circuit: CircuitNetwork, ms: MessageSet, keep_results: bool = False,
@@ -298,7 +289,7 @@ def run_circuit(circuit: CircuitNetwork, ms: MessageSet, keep_results: bool = Fa
     ``engine``: :data:`ENGINES` (messages that name no input or output always run on
     the scalar engine, which refuses them as it meets them); ``progress(done, total,
     what)`` is told the messages delivered as the batched engine runs."""
-    _check_engine(engine)
+    check_engine(engine)
     if engine == "batched":
         report = run_online(circuit, ms, keep_results, max_cycles, progress=progress)
         if report is not None:
@@ -330,7 +321,7 @@ def run_masked(circuit: CircuitNetwork, ms: MessageSet, masks, max_cycles: int =
     """:func:`run_circuit` with a run-time fault mask per delivery cycle: cycle ``c`` runs
     under ``masks[c]`` (the last mask after the list). The report's ``masks`` holds the
     mask of every cycle run."""
-    _check_engine(engine)
+    check_engine(engine)
     if engine == "batched":
         report = run_online(circuit, ms, True, max_cycles, masks)
         if report is not None:

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runner import ChannelUsage, RunReport, drive_offline, drive_online
+from ..runner import (ENGINES, ChannelUsage, RunReport, check_engine, drive_offline,
+                      drive_online)
 from .batchrun import drive_offline_batched, drive_online_batched
 from .bitstream import encode
 from .cyclemodel import simulate_cycle
@@ -30,13 +31,6 @@ from .topology import EXT
 
 __all__ = ["RunReport", "ENGINES", "run_offline", "run_online", "run"]
 
-#: Accepted values of ``engine``: the batched engine and the scalar specification.
-ENGINES = ("batched", "scalar")
-
-
-def _check_engine(engine: str) -> None:
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
 
 
 def _usage(net) -> ChannelUsage:
@@ -70,7 +64,7 @@ def _cycle_runner(net, ms):
 def run_offline(net, ms, method: str = "best", keep_results: bool = False,
                 max_cycles: int | None = None, engine: str = "batched") -> RunReport:
     """Schedule off-line and run every cycle of the schedule in the model."""
-    _check_engine(engine)
+    check_engine(engine)
     tree, cap = net.tree, net.effective_cap
     report = RunReport("offline", len(ms), lower_bound=lower_bound(tree, ms.src, ms.dst, cap),
                        load_factor=tree.load_factor(ms.src, ms.dst, cap),
@@ -93,7 +87,7 @@ def run_offline(net, ms, method: str = "best", keep_results: bool = False,
 def run_online(net, ms, keep_results: bool = False, max_cycles: int = 1000,
                engine: str = "batched") -> RunReport:
     """On-line arbitration with retries until everything is delivered or max_cycles."""
-    _check_engine(engine)
+    check_engine(engine)
     tree = net.tree
     report = RunReport("online", len(ms), lower_bound=lower_bound(tree, ms.src, ms.dst),
                        load_factor=tree.load_factor(ms.src, ms.dst),
