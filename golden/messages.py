@@ -66,7 +66,7 @@ def random_payloads(count: int, payload_bits: int, seed: int) -> list[int]:
     draws = rng.integers(0, 2 ** 32, size=(count, chunks), dtype=np.int64)
     mask = (1 << payload_bits) - 1
     if chunks <= 1:
-        return (draws.reshape(count, chunks).sum(axis=1) & mask).tolist()
+        return (draws.sum(axis=1) & mask).tolist()   # one chunk, or none (0 bits)
     out = []
     for row in draws.tolist():
         v = 0

@@ -465,11 +465,12 @@ def schedule(tree: FatTree, src, dst, cap=None, method: str = "best") -> list[np
     if _corollary2_applies(tree, cap):
         names.append("corollary2")
     schedules = []
+    bound = lower_bound(tree, src, dst, cap)
     for name in names:
         cycles = _FUNCS[name](tree, src, dst, cap)
         _assert_valid(tree, src, dst, cycles, cap, name)
         schedules.append(cycles)
-        if len(cycles) <= lower_bound(tree, src, dst, cap):
+        if len(cycles) <= bound:
             break   # none is shorter, and a tie would go to this one
     return min(schedules, key=len)  # the first of the shortest: ties go by names' order
 
