@@ -12,6 +12,7 @@ report the UART will print. :func:`build_core` puts the network top and
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -23,6 +24,7 @@ from ..golden.checks import check_int
 from ..golden.cycle import start_latency, stuck_wires
 from ..golden.errors import FatnetInputError, ParameterError
 from ..golden.messages import MessageSet
+from ..golden.runner import check_engine
 from ..golden.seeds import check_seed
 from ..hdl.signatures import endpoints
 from .family import SimFamily, self_test_of
@@ -166,15 +168,16 @@ def unpredicted(plan: BistPlan) -> str | None:
 PROGRESS_EVERY = 256
 
 
-def predict(plan: BistPlan, cycles: int, on_cycle=None) -> list[dict]:
+def predict(plan: BistPlan, cycles: int, on_cycle=None, engine: str = "batched") -> list[dict]:
     """The reports of the first ``cycles`` completed delivery cycles: one dict of the
-    counters (:data:`fatnet.golden.bist.COUNTERS`) per report (:func:`run_counters`).
-    ``on_cycle(done)``, if given, is called every :data:`PROGRESS_EVERY` cycles and at
-    the last (progress)."""
+    counters (:data:`fatnet.golden.bist.COUNTERS`) per report (:func:`run_counters`,
+    on ``engine``). ``on_cycle(done)``, if given, is called every
+    :data:`PROGRESS_EVERY` cycles and at the last (progress)."""
     reports: list[dict] = []
+    check_engine(engine)
     if cycles <= 0:
         return reports
-    for counts in run_counters(plan):
+    for counts in run_counters(plan, engine):
         done = counts["cycles"]
         if done % plan.report_cycles == 0:
             reports.append(dict(counts))
@@ -221,9 +224,14 @@ def _stuck_view(plan: BistPlan) -> _StuckView:
                       terminal_of)
 
 
-def run_counters(plan: BistPlan):
+def run_counters(plan: BistPlan, engine: str = "batched"):
     """The counters after every completed delivery cycle, from reset, without end: one
     dict (the same object each time, updated; copy what you keep).
+
+    ``engine`` (:data:`fatnet.golden.runner.ENGINES`): ``"scalar"`` runs every cycle
+    through the model, the specification; ``"batched"`` (:func:`_batched_counters`)
+    draws the generators in blocks and runs an injection pattern through the model once,
+    the same counters cycle for cycle.
 
     A stuck wire (``plan.stuck_wire``, terminal t) is predicted from the model's
     outcomes of the sound network, as the top sees the wire:
@@ -250,9 +258,16 @@ def run_counters(plan: BistPlan):
 
     Send data at 1 is not predicted (:data:`UNPREDICTED`): ParameterError.
     """
+    check_engine(engine)
     why = unpredicted(plan)
     if why is not None:
         raise ParameterError(f"the model does not predict stuck-wire {plan.stuck_wire}: {why}")
+    return _batched_counters(plan) if engine == "batched" else _scalar_counters(plan)
+
+
+def _scalar_counters(plan: BistPlan):
+    """:func:`run_counters` on the scalar engine: every terminal draws, builds its
+    payload and runs through the model in every cycle."""
     N, n, P = plan.terminals, plan.n, plan.payload_bits
     _, q, _ = gb.payload_fields(P, n)
     seq_mask = (1 << q) - 1
@@ -278,24 +293,148 @@ def run_counters(plan: BistPlan):
                 srcs.append(s)
                 dsts.append(dst[s])
                 pays.append(pay)
-        counts["sent"] += len(srcs)
-        outcome, res = _model_cycle(plan, view, srcs, dsts, pays)
-        delivered, bad, unheard = _phantom_checks(plan, view, res)
-        acked = 0
-        for i, s in enumerate(srcs):
-            ok, error, ack = _source_outcome(plan, view, s, outcome.get(i), unheard)
-            delivered, bad = delivered + ok, bad + error
-            if ack:
-                acked += 1
-                pending[s] = False
-                seq[s] = (seq[s] + 1) & seq_mask
-        counts["cycles"] += 1
-        counts["acknowledged"] += acked
-        counts["lost"] += len(srcs) - acked
-        counts["delivered"] += delivered
-        counts["errors"] += bad + abs(acked - delivered)
+        acked, delivered, bad = _cycle_outcome(plan, view, srcs, dsts, pays)
+        for s in acked:
+            pending[s] = False
+            seq[s] = (seq[s] + 1) & seq_mask
+        _count_cycle(counts, len(srcs), len(acked), delivered, bad)
         c += 1
         yield counts
+
+
+def _count_cycle(counts: dict, sent: int, acked: int, delivered: int, bad: int) -> None:
+    """Add one completed cycle's messages to the counters."""
+    counts["cycles"] += 1
+    counts["sent"] += sent
+    counts["acknowledged"] += acked
+    counts["lost"] += sent - acked
+    counts["delivered"] += delivered
+    counts["errors"] += bad + abs(acked - delivered)
+
+
+def _cycle_outcome(plan: BistPlan, view: _StuckView, srcs, dsts, pays):
+    """One delivery cycle of the messages ``srcs[i] -> dsts[i]`` with payloads
+    ``pays[i]`` through the model, as the top sees it: ``(acknowledged, delivered,
+    bad)``, the terminals whose message is acknowledged (in ``srcs``' order) and the
+    checkers' counts of intact and failed payloads."""
+    outcome, res = _model_cycle(plan, view, srcs, dsts, pays)
+    delivered, bad, unheard = _phantom_checks(plan, view, res)
+    acked = []
+    for i, s in enumerate(srcs):
+        ok, error, ack = _source_outcome(plan, view, s, outcome.get(i), unheard)
+        delivered, bad = delivered + ok, bad + error
+        if ack:
+            acked.append(s)
+    return tuple(acked), delivered, bad
+
+
+#: Draws the batched engine generates at a time for each terminal short of offers.
+DRAW_BLOCK = 4096
+#: Injection patterns the batched engine remembers at most (a pattern's key and outcome
+#: take a few hundred bytes for 8 terminals); past it the memory starts again.
+MEMO_PATTERNS = 1 << 18
+
+
+class _Offers:
+    """Every terminal's offers in order, as ``(gap, destination)``: the draws that do
+    not offer before the one that does, and its destination (the generators of
+    :func:`fatnet.golden.bist.draw_run`, :data:`DRAW_BLOCK` draws at a time)."""
+
+    def __init__(self, plan: BistPlan):
+        self.plan = plan
+        self.states = list(plan.states)
+        N, n = plan.terminals, plan.n
+        fixed = gb.FIXED_PATTERNS.get(plan.pattern)
+        #: terminals that never offer: no load, or a pattern that maps them to themselves
+        self.never = {s for s in range(N)
+                      if plan.threshold == 0 or (fixed is not None and fixed(s, n) == s)}
+        self.queues: list[deque] = [deque() for _ in range(N)]
+        self.skipped = [0] * N    # draws without an offer since the last one queued
+
+    def next(self, s: int) -> tuple[int, int]:
+        """Terminal ``s``'s next offer (never call it for :attr:`never`)."""
+        while not self.queues[s]:
+            self._refill([t for t in range(self.plan.terminals) if t not in self.never
+                          and len(self.queues[t]) < DRAW_BLOCK // 8])
+        return self.queues[s].popleft()
+
+    def _refill(self, terminals: list[int]) -> None:
+        """Draw a block for each of ``terminals`` at once and queue their offers."""
+        p = self.plan
+        xs, offers, dests = gb.draw_run([self.states[t] for t in terminals], terminals,
+                                        p.n, p.threshold, p.pattern, DRAW_BLOCK)
+        for row, t in enumerate(terminals):
+            self.states[t] = int(xs[row, -1])
+            idx = np.flatnonzero(offers[row])
+            if idx.size == 0:
+                self.skipped[t] += DRAW_BLOCK
+                continue
+            gaps = np.diff(idx, prepend=-1) - 1
+            gaps[0] += self.skipped[t]
+            self.skipped[t] = DRAW_BLOCK - 1 - int(idx[-1])
+            self.queues[t].extend(zip(gaps.tolist(), dests[row, idx].tolist()))
+
+
+def _batched_counters(plan: BistPlan):
+    """:func:`run_counters` on the batched engine.
+
+    A terminal with no message waiting draws once a cycle, so its offers are a fixed
+    sequence (:class:`_Offers`): the draws that do not offer are waiting time. A
+    cycle's counts and acknowledged terminals depend only on its injection pattern (the
+    waiting terminals' destinations) where the network has no stuck link (a delivered
+    payload is the one sent, whatever its sequence number, and passes its check): each
+    pattern runs through the model once and is remembered (:data:`MEMO_PATTERNS`).
+    With a stuck link (whose stream of ones or zeros meets the payload) and in the
+    flipped payload's cycle, the cycle runs through the model every time."""
+    view = _stuck_view(plan)
+    N, n, P = plan.terminals, plan.n, plan.payload_bits
+    seq_mask = (1 << gb.payload_fields(P, n)[1]) - 1
+    offers = _Offers(plan)
+    dests, seq = [-1] * N, [0] * N
+    wake: dict[int, list] = {}       # cycle -> the terminals that offer then
+
+    def wait_for_offer(s: int, c: int) -> None:
+        if s not in offers.never:
+            gap, d = offers.next(s)
+            wake.setdefault(c + gap, []).append((s, d))
+    for s in range(N):
+        wait_for_offer(s, 0)
+    memo: dict | None = None if stuck_wires(plan.net) else {}
+    counts = {name: 0 for name in gb.COUNTERS}
+    c = 0
+    while True:
+        for s, d in wake.pop(c, ()):
+            dests[s] = d
+            counts["offered"] += 1
+        key = tuple(dests)
+        remember = memo is not None and c != plan.flip_cycle
+        entry = memo.get(key) if remember else None
+        if entry is None:
+            entry = _pattern_outcome(plan, view, dests, seq, c)
+            if remember:
+                if len(memo) >= MEMO_PATTERNS:
+                    memo.clear()
+                memo[key] = entry
+        sent, acked, delivered, bad = entry
+        _count_cycle(counts, sent, len(acked), delivered, bad)
+        for s in acked:
+            seq[s] = (seq[s] + 1) & seq_mask
+            dests[s] = -1
+            wait_for_offer(s, c + 1)
+        c += 1
+        yield counts
+
+
+def _pattern_outcome(plan: BistPlan, view: _StuckView, dests: list, seq: list, c: int):
+    """Cycle ``c`` of the waiting terminals' messages (``dests[s]``, -1 for none, with
+    sequence numbers ``seq``) through the model: ``(sent, acknowledged, delivered,
+    bad)`` (:func:`_cycle_outcome`)."""
+    n, P = plan.n, plan.payload_bits
+    srcs = [s for s, d in enumerate(dests) if d >= 0]
+    dsts = [dests[s] for s in srcs]
+    pays = [gb.make_payload(s, dests[s], seq[s], P, n) ^ (plan.flip_cycle == c and s == 0)
+            for s in srcs]
+    return (len(srcs), *_cycle_outcome(plan, view, srcs, dsts, pays))
 
 
 def _model_cycle(plan: BistPlan, view: _StuckView, srcs, dsts, pays):
