@@ -338,7 +338,8 @@ MEMO_PATTERNS = 1 << 18
 class _Offers:
     """Every terminal's offers in order, as ``(gap, destination)``: the draws that do
     not offer before the one that does, and its destination (the generators of
-    :func:`fatnet.golden.bist.draw_run`, :data:`DRAW_BLOCK` draws at a time)."""
+    :func:`fatnet.golden.bist.draw_run`, :data:`DRAW_BLOCK` draws at a time for every
+    terminal short of offers)."""
 
     def __init__(self, plan: BistPlan):
         self.plan = plan
@@ -351,12 +352,16 @@ class _Offers:
         self.queues: list[deque] = [deque() for _ in range(N)]
         self.skipped = [0] * N    # draws without an offer since the last one queued
 
-    def next(self, s: int) -> tuple[int, int]:
-        """Terminal ``s``'s next offer (never call it for :attr:`never`)."""
-        while not self.queues[s]:
-            self._refill([t for t in range(self.plan.terminals) if t not in self.never
-                          and len(self.queues[t]) < DRAW_BLOCK // 8])
-        return self.queues[s].popleft()
+    def next(self, s: int) -> tuple[int, int] | None:
+        """Terminal ``s``'s next offer, None if it never offers."""
+        queue = self.queues[s]
+        if not queue:
+            if s in self.never:
+                return None
+            while not queue:
+                self._refill([t for t in range(self.plan.terminals) if t not in self.never
+                              and len(self.queues[t]) < DRAW_BLOCK // 8])
+        return queue.popleft()
 
     def _refill(self, terminals: list[int]) -> None:
         """Draw a block for each of ``terminals`` at once and queue their offers."""
@@ -387,30 +392,27 @@ def _batched_counters(plan: BistPlan):
     With a stuck link (whose stream of ones or zeros meets the payload) and in the
     flipped payload's cycle, the cycle runs through the model every time."""
     view = _stuck_view(plan)
-    N, n, P = plan.terminals, plan.n, plan.payload_bits
-    seq_mask = (1 << gb.payload_fields(P, n)[1]) - 1
+    N = plan.terminals
     offers = _Offers(plan)
-    dests, seq = [-1] * N, [0] * N
-    wake: dict[int, list] = {}       # cycle -> the terminals that offer then
-
-    def wait_for_offer(s: int, c: int) -> None:
-        if s not in offers.never:
-            gap, d = offers.next(s)
-            wake.setdefault(c + gap, []).append((s, d))
+    dests, acks = [-1] * N, [0] * N     # acks[s]: s's sequence number before the mask
+    wake: dict[int, list] = {}          # cycle -> the terminals that offer then
     for s in range(N):
-        wait_for_offer(s, 0)
-    memo: dict | None = None if stuck_wires(plan.net) else {}
+        _wait(offers, s, 0, wake)
+    memo: dict = {}
+    memoise = not stuck_wires(plan.net)
     counts = {name: 0 for name in gb.COUNTERS}
-    c = 0
+    c = fresh = 0         # fresh: offers of this cycle by terminals acknowledged in the last
     while True:
         for s, d in wake.pop(c, ()):
             dests[s] = d
-            counts["offered"] += 1
+            fresh += 1
+        counts["offered"] += fresh
+        fresh = 0
         key = tuple(dests)
-        remember = memo is not None and c != plan.flip_cycle
+        remember = memoise and c != plan.flip_cycle
         entry = memo.get(key) if remember else None
         if entry is None:
-            entry = _pattern_outcome(plan, view, dests, seq, c)
+            entry = _pattern_outcome(plan, view, dests, acks, c)
             if remember:
                 if len(memo) >= MEMO_PATTERNS:
                     memo.clear()
@@ -418,21 +420,45 @@ def _batched_counters(plan: BistPlan):
         sent, acked, delivered, bad = entry
         _count_cycle(counts, sent, len(acked), delivered, bad)
         for s in acked:
-            seq[s] = (seq[s] + 1) & seq_mask
+            acks[s] += 1
             dests[s] = -1
-            wait_for_offer(s, c + 1)
+            offer = offers.next(s)
+            if offer is None:
+                continue
+            if offer[0] == 0:   # it offers in the next cycle: the common case at load 1
+                dests[s] = offer[1]
+                fresh += 1
+            else:
+                _wait_until(wake, c + 1 + offer[0], s, offer[1])
         c += 1
         yield counts
 
 
-def _pattern_outcome(plan: BistPlan, view: _StuckView, dests: list, seq: list, c: int):
-    """Cycle ``c`` of the waiting terminals' messages (``dests[s]``, -1 for none, with
-    sequence numbers ``seq``) through the model: ``(sent, acknowledged, delivered,
-    bad)`` (:func:`_cycle_outcome`)."""
+def _wait(offers: _Offers, s: int, c: int, wake: dict) -> None:
+    """Terminal ``s`` has no message waiting from cycle ``c`` on: put it under the cycle
+    of its next offer (none if it never offers)."""
+    offer = offers.next(s)
+    if offer is not None:
+        _wait_until(wake, c + offer[0], s, offer[1])
+
+
+def _wait_until(wake: dict, c: int, s: int, d: int) -> None:
+    """Terminal ``s`` offers a message to ``d`` in cycle ``c``."""
+    at = wake.get(c)
+    if at is None:
+        wake[c] = [(s, d)]
+    else:
+        at.append((s, d))
+
+
+def _pattern_outcome(plan: BistPlan, view: _StuckView, dests: list, acks: list, c: int):
+    """Cycle ``c`` of the waiting terminals' messages (``dests[s]``, -1 for none; the
+    sequence number ``acks[s]`` modulo the field) through the model: ``(sent,
+    acknowledged, delivered, bad)`` (:func:`_cycle_outcome`)."""
     n, P = plan.n, plan.payload_bits
     srcs = [s for s, d in enumerate(dests) if d >= 0]
     dsts = [dests[s] for s in srcs]
-    pays = [gb.make_payload(s, dests[s], seq[s], P, n) ^ (plan.flip_cycle == c and s == 0)
+    pays = [gb.make_payload(s, dests[s], acks[s], P, n) ^ (plan.flip_cycle == c and s == 0)
             for s in srcs]
     return (len(srcs), *_cycle_outcome(plan, view, srcs, dsts, pays))
 
