@@ -76,7 +76,8 @@ def measure(name: str, reports: int, scalar_cycles: int) -> dict:
     if seen is not None and seen != scalar_counts:   # the tests' claim, seen here too
         raise SystemExit(f"{name}: the engines differ after {scalar_cycles} cycles: "
                          f"batched {seen}, scalar {scalar_counts}")
-    values = {"batched": round(batched), "scalar": round(scalar),
+    values = {"options": CASES[name], "traffic": f"{plan.pattern}, load {plan.load:g}",
+              "batched": round(batched), "scalar": round(scalar),
               "ratio": round(batched / scalar, 1), "board": round(board),
               "model_s_per_board_s": round(board / batched, 2)}
     print(f"{name}: {plan.pattern}, load {plan.load:g}, report every "

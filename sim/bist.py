@@ -12,7 +12,6 @@ report the UART will print. :func:`build_core` puts the network top and
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -333,13 +332,16 @@ DRAW_BLOCK = 4096
 #: Injection patterns the batched engine remembers at most (a pattern's key and outcome
 #: take a few hundred bytes for 8 terminals); past it the memory starts again.
 MEMO_PATTERNS = 1 << 18
+#: After every MEMO_TRIAL patterns the batched engine has not seen before, it stops
+#: remembering patterns if fewer than one cycle in MEMO_RARE found its pattern remembered.
+MEMO_TRIAL, MEMO_RARE = 4096, 8
 
 
 class _Offers:
-    """Every terminal's offers in order, as ``(gap, destination)``: the draws that do
-    not offer before the one that does, and its destination (the generators of
-    :func:`fatnet.golden.bist.draw_run`, :data:`DRAW_BLOCK` draws at a time for every
-    terminal short of offers)."""
+    """Every terminal's offers in order: terminal ``s``'s next is ``gaps[s][at[s]]``,
+    the draws that do not offer before the one that does, and ``dests[s][at[s]]``, its
+    destination (the generators of :func:`fatnet.golden.bist.draw_run`,
+    :data:`DRAW_BLOCK` draws at a time for every terminal short of offers)."""
 
     def __init__(self, plan: BistPlan):
         self.plan = plan
@@ -349,19 +351,29 @@ class _Offers:
         #: terminals that never offer: no load, or a pattern that maps them to themselves
         self.never = {s for s in range(N)
                       if plan.threshold == 0 or (fixed is not None and fixed(s, n) == s)}
-        self.queues: list[deque] = [deque() for _ in range(N)]
+        self.gaps: list[list[int]] = [[] for _ in range(N)]
+        self.dests: list[list[int]] = [[] for _ in range(N)]
+        self.at = [0] * N
         self.skipped = [0] * N    # draws without an offer since the last one queued
 
     def next(self, s: int) -> tuple[int, int] | None:
-        """Terminal ``s``'s next offer, None if it never offers."""
-        queue = self.queues[s]
-        if not queue:
-            if s in self.never:
-                return None
-            while not queue:
-                self._refill([t for t in range(self.plan.terminals) if t not in self.never
-                              and len(self.queues[t]) < DRAW_BLOCK // 8])
-        return queue.popleft()
+        """Terminal ``s``'s next offer (taken), None if it never offers."""
+        if not self.ready(s):
+            return None
+        i = self.at[s]
+        self.at[s] = i + 1
+        return self.gaps[s][i], self.dests[s][i]
+
+    def ready(self, s: int) -> bool:
+        """Whether terminal ``s`` has an offer to take (drawing blocks until it has),
+        False if it never offers."""
+        if s in self.never:
+            return False
+        while self.at[s] == len(self.gaps[s]):
+            N = self.plan.terminals
+            self._refill([t for t in range(N) if t not in self.never
+                          and len(self.gaps[t]) - self.at[t] < DRAW_BLOCK // 8])
+        return True
 
     def _refill(self, terminals: list[int]) -> None:
         """Draw a block for each of ``terminals`` at once and queue their offers."""
@@ -377,7 +389,10 @@ class _Offers:
             gaps = np.diff(idx, prepend=-1) - 1
             gaps[0] += self.skipped[t]
             self.skipped[t] = DRAW_BLOCK - 1 - int(idx[-1])
-            self.queues[t].extend(zip(gaps.tolist(), dests[row, idx].tolist()))
+            i = self.at[t]
+            self.gaps[t] = self.gaps[t][i:] + gaps.tolist()
+            self.dests[t] = self.dests[t][i:] + dests[row, idx].tolist()
+            self.at[t] = 0
 
 
 def _batched_counters(plan: BistPlan):
@@ -388,12 +403,14 @@ def _batched_counters(plan: BistPlan):
     cycle's counts and acknowledged terminals depend only on its injection pattern (the
     waiting terminals' destinations) where the network has no stuck link (a delivered
     payload is the one sent, whatever its sequence number, and passes its check): each
-    pattern runs through the model once and is remembered (:data:`MEMO_PATTERNS`).
+    pattern runs through the model once and is remembered (:data:`MEMO_PATTERNS`;
+    patterns that hardly repeat are soon no longer remembered, :data:`MEMO_TRIAL`).
     With a stuck link (whose stream of ones or zeros meets the payload) and in the
     flipped payload's cycle, the cycle runs through the model every time."""
     view = _stuck_view(plan)
     N = plan.terminals
     offers = _Offers(plan)
+    gaps, at = offers.gaps, offers.at       # the lists of gaps are replaced as they refill
     dests, acks = [-1] * N, [0] * N     # acks[s]: s's sequence number before the mask
     wake: dict[int, list] = {}          # cycle -> the terminals that offer then
     for s in range(N):
@@ -401,7 +418,7 @@ def _batched_counters(plan: BistPlan):
     memo: dict = {}
     memoise = not stuck_wires(plan.net)
     counts = {name: 0 for name in gb.COUNTERS}
-    c = fresh = 0         # fresh: offers of this cycle by terminals acknowledged in the last
+    c = fresh = misses = 0   # fresh: offers of this cycle by terminals acknowledged in the last
     while True:
         for s, d in wake.pop(c, ()):
             dests[s] = d
@@ -417,19 +434,27 @@ def _batched_counters(plan: BistPlan):
                 if len(memo) >= MEMO_PATTERNS:
                     memo.clear()
                 memo[key] = entry
+                misses += 1
+                # patterns that hardly repeat (random destinations at a high load)
+                # are not worth the memory: stop remembering
+                if misses % MEMO_TRIAL == 0 and (c + 1 - misses) * MEMO_RARE < misses:
+                    memoise = False
+                    memo.clear()
         sent, acked, delivered, bad = entry
         _count_cycle(counts, sent, len(acked), delivered, bad)
         for s in acked:
             acks[s] += 1
             dests[s] = -1
-            offer = offers.next(s)
-            if offer is None:
+            i = at[s]
+            if i == len(gaps[s]) and not offers.ready(s):
                 continue
-            if offer[0] == 0:   # it offers in the next cycle: the common case at load 1
-                dests[s] = offer[1]
+            i = at[s]
+            at[s] = i + 1
+            if gaps[s][i] == 0:   # it offers in the next cycle: the common case at load 1
+                dests[s] = offers.dests[s][i]
                 fresh += 1
             else:
-                _wait_until(wake, c + 1 + offer[0], s, offer[1])
+                _wait_until(wake, c + 1 + gaps[s][i], s, offers.dests[s][i])
         c += 1
         yield counts
 
