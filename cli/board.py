@@ -162,7 +162,7 @@ def add_board_options(parser: argparse.ArgumentParser, kind: str) -> None:
                         f"terminal-cycles, about 5 s of model time for 8 terminals with "
                         f"random destinations, run while the tools run; else 0. The "
                         f"model runs a few thousand delivery cycles a second with random "
-                        f"destinations, 200,000 or more with a fixed pattern; 0 skips "
+                        f"destinations, about 300,000 with a fixed pattern; 0 skips "
                         f"it)")
     p.add_argument("--stuck-wire", type=parse_stuck_wire, default=None, metavar="SPEC",
                    help=f"fault injection: hold one wire between the top and a terminal's "

@@ -3,8 +3,8 @@ self-testing top's UART report lines from a serial port and print each beside th
 model's prediction for the same cycle count (:func:`fatnet.sim.bist.run_counters`);
 ``--check-capture FILE`` does the same for lines saved in a text file.
 
-The model (the batched engine of :func:`~fatnet.sim.bist.run_counters`) runs 200,000
-delivery cycles a second or more when the traffic repeats its injection patterns (a
+The model (the batched engine of :func:`~fatnet.sim.bist.run_counters`) runs about
+300,000 delivery cycles a second when the traffic repeats its injection patterns (a
 fixed pattern) but a few thousand with random destinations at a high load, where a
 board reports faster than it runs, so the model runs lazily, as far as the newest
 report asks, and may fall behind: lines wait in a queue (a reader thread keeps the port

@@ -369,10 +369,10 @@ class _Offers:
         False if it never offers."""
         if s in self.never:
             return False
-        while self.at[s] == len(self.gaps[s]):
+        while self.at[s] == len(self.gaps[s]):   # s, and every terminal short of offers
             N = self.plan.terminals
-            self._refill([t for t in range(N) if t not in self.never
-                          and len(self.gaps[t]) - self.at[t] < DRAW_BLOCK // 8])
+            self._refill([t for t in range(N) if t == s or (
+                t not in self.never and len(self.gaps[t]) - self.at[t] < DRAW_BLOCK // 8)])
         return True
 
     def _refill(self, terminals: list[int]) -> None:
@@ -401,8 +401,10 @@ def _batched_counters(plan: BistPlan):
     A terminal with no message waiting draws once a cycle, so its offers are a fixed
     sequence (:class:`_Offers`): the draws that do not offer are waiting time. A
     cycle's counts and acknowledged terminals depend only on its injection pattern (the
-    waiting terminals' destinations) where the network has no stuck link (a delivered
-    payload is the one sent, whatever its sequence number, and passes its check): each
+    waiting terminals' destinations) where the network has no stuck link (the model
+    routes a stream by its header, the one of the plan's table for the source and
+    destination, which :func:`_model_cycle` checks; a delivered payload is the one sent,
+    whatever its sequence number, and passes its check): each
     pattern runs through the model once and is remembered (:data:`MEMO_PATTERNS`;
     patterns that hardly repeat are soon no longer remembered, :data:`MEMO_TRIAL`).
     With a stuck link (whose stream of ones or zeros meets the payload) and in the
@@ -445,8 +447,7 @@ def _batched_counters(plan: BistPlan):
         for s in acked:
             acks[s] += 1
             dests[s] = -1
-            i = at[s]
-            if i == len(gaps[s]) and not offers.ready(s):
+            if at[s] == len(gaps[s]) and not offers.ready(s):
                 continue
             i = at[s]
             at[s] = i + 1

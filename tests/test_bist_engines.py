@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E
 
 from fatnet.golden import bist as gb  # noqa: E402
 from fatnet.golden.errors import ParameterError  # noqa: E402
+from fatnet.sim import bist  # noqa: E402
 from fatnet.sim.bist import predict, run_counters, unpredicted  # noqa: E402
 from test_bist import NETWORKS, STUCK_LINKS, plan_of, stuck_cases  # noqa: E402
 
@@ -59,6 +60,31 @@ def test_the_batched_prediction_of_a_flipped_bit_is_the_scalar_one(name):
     plan = plan_of(name, load=0.9, bist_seed=4, flip_cycle=9)
     assert_same_counters(plan, CYCLES, f"{name} flip 9; replay: python -m pytest {HERE} "
                                        f"-k 'flipped and {name}'")
+
+
+@pytest.mark.parametrize("load", [1.0, 0.5, 0.02])
+@pytest.mark.parametrize("block", [1, 8])
+def test_the_batched_prediction_is_the_scalar_one_across_draw_blocks(load, block,
+                                                                     monkeypatch):
+    """Blocks of 1 and 8 draws: offers taken across blocks, waits longer than a
+    block."""
+    monkeypatch.setattr(bist, "DRAW_BLOCK", block)
+    plan = plan_of("hypercube-alg1", load=load, bist_seed=21)
+    assert_same_counters(plan, CYCLES, f"load {load}, DRAW_BLOCK {block}; replay: python "
+                                       f"-m pytest {HERE} -k 'blocks and {block}-{load}'")
+
+
+@pytest.mark.parametrize("name", ["butterfly", "hypercube-alg2"])
+def test_the_batched_prediction_is_the_scalar_one_as_the_memory_fills_and_stops(
+        name, monkeypatch):
+    """A memory of 8 patterns (it starts again when full), and the trial that stops
+    remembering patterns that hardly repeat after every 16 new ones: random traffic
+    stops, a fixed pattern keeps remembering."""
+    monkeypatch.setattr(bist, "MEMO_PATTERNS", 8)
+    monkeypatch.setattr(bist, "MEMO_TRIAL", 16)
+    plan = plan_of(name, load=1.0, bist_seed=5)
+    assert_same_counters(plan, CYCLES, f"{name}; replay: python -m pytest {HERE} -k "
+                                       f"'memory and {name}'")
 
 
 def random_plan(seed: int):
