@@ -43,10 +43,11 @@ soak:
 demo:
 	$(VENV)/bin/fatnet demo
 
-# Every benchmark, one after the other (thirteen steps), each printing its figures: the
+# Every benchmark, one after the other (fourteen steps), each printing its figures: the
 # off-line schedulers (d against ceil(lambda), n = 64, 256, 1024); the hypercube model's
 # speed; the fat-tree model's and the butterfly family model's speed (their batched
-# engines); the Leighton-Maggs tables, timed (bench-experiments); `fatnet gen` of the
+# engines); the self-test prediction's speed on the iCEBreaker's plans (batched and
+# scalar); the Leighton-Maggs tables, timed (bench-experiments); `fatnet gen` of the
 # 1024-leaf fat-tree and the 1024-input multibutterfly, harness included; generation,
 # synthesis and place-and-route figures (bench-hw); co-simulation speed against a native
 # Verilator loop; Algorithm 2's hardware on all 40,320 permutations of the 3-cube;
@@ -58,6 +59,7 @@ bench:
 	$(PY) bench/hypercube_model.py
 	$(PY) bench/fattree_model_speed.py
 	$(PY) bench/butterfly_model_speed.py --skip-experiment
+	$(PY) bench/bist_predict_speed.py
 	$(MAKE) bench-experiments
 	$(PY) bench/hw.py --gen-1024
 	$(PY) bench/hw.py

@@ -47,7 +47,8 @@ BOARD_OPTIONS = {"clock": None, "pattern": "random", "load": 1.0, "bist_seed": 0
 #: longer): short enough that the model predicts a few reports in seconds to a minute.
 DEFAULT_REPORT_CYCLES = 5_000
 #: The model work ``fatnet board`` predicts by default, in terminal-cycles (terminals
-#: times delivery cycles): 3 reports of 8 terminals at 5,000 cycles, about 20 s.
+#: times delivery cycles): 3 reports of 8 terminals at 5,000 cycles, about 5 s with
+#: random destinations.
 PREDICT_BUDGET = 150_000
 #: Reports predicted by default when the budget allows.
 DEFAULT_PREDICT = 3

@@ -1,4 +1,5 @@
-"""Render the figure tables of README.md and docs/figures.md from ``bench/results/``.
+"""Render the figure tables of README.md, docs/figures.md and docs/boards.md from
+``bench/results/``.
 
 Every figure the docs quote in a table is a recorded result: a JSON file per benchmark
 in ``bench/results/`` holds, per entry, the figure's values, the command that produced
@@ -140,6 +141,20 @@ def board_tops_table(results: dict) -> str:
     return table(("Board", "Clock", "Cells", "Fmax", "Command", "Date"), rows)
 
 
+def bist_speed_table(results: dict) -> str:
+    """docs/boards.md's table of the self-test prediction's speed on the iCEBreaker's
+    plans, one row per recorded case of ``bench/bist_predict_speed.py``."""
+    rows = []
+    for found in results.get("bist_predict_speed", {"entries": {}})["entries"].values():
+        v = found["values"]
+        rows.append((command_cell(v["options"]), v["traffic"], f"{v['batched']:,}",
+                     f"{v['scalar']:,}", f"{v['ratio']}x", f"{v['board']:,}",
+                     f"{v['model_s_per_board_s']}", found["date"]))
+    return table(("`fatnet board` options (`--board icebreaker`)", "Traffic",
+                  "Batched: cycles/s", "Scalar: cycles/s", "Batched / scalar",
+                  "Board: cycles/s", "Model s per board s", "Date"), rows)
+
+
 def values_text(values: dict) -> str:
     """An entry's values as ``name = value`` pairs."""
     return "; ".join(f"{name} = {value}" for name, value in values.items())
@@ -160,6 +175,7 @@ TARGETS = (
     ("README.md", "headline", headline_table),
     ("docs/figures.md", "board-tops", board_tops_table),
     ("docs/figures.md", "recorded", recorded_table),
+    ("docs/boards.md", "bist-speed", bist_speed_table),
 )
 
 

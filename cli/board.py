@@ -159,10 +159,11 @@ def add_board_options(parser: argparse.ArgumentParser, kind: str) -> None:
                    help=f"the model's first N report lines, in board.json and printed "
                         f"(default {DEFAULT_PREDICT} while N times the report period "
                         f"times the terminals is at most {PREDICT_BUDGET:,} "
-                        f"terminal-cycles, about 20 s of model time for 8 terminals, "
-                        f"run while the tools run; else 0. The model runs a "
-                        f"few hundred to a few thousand delivery cycles a second; 0 "
-                        f"skips it)")
+                        f"terminal-cycles, about 5 s of model time for 8 terminals with "
+                        f"random destinations, run while the tools run; else 0. The "
+                        f"model runs a few thousand delivery cycles a second with random "
+                        f"destinations, about 300,000 with a fixed pattern; 0 skips "
+                        f"it)")
     p.add_argument("--stuck-wire", type=parse_stuck_wire, default=None, metavar="SPEC",
                    help=f"fault injection: hold one wire between the top and a terminal's "
                         f"port at a value, {STUCK_WIRE_SYNTAX} (e.g. 5:recv:data:1: "

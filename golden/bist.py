@@ -29,6 +29,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 from .bitstream import bits_to_int, int_to_bits
 from .errors import ParameterError
 
@@ -36,7 +38,7 @@ __all__ = ["FIXED_PATTERNS", "PATTERNS", "COUNTERS", "xorshift32", "initial_stat
            "threshold", "draw", "payload_fields", "make_payload", "check_bits",
            "report_line", "parse_report_line", "REPORT_FIELDS", "check_payload_bits",
            "StuckWire", "check_stuck_wire", "STUCK_WIRE_FIELDS", "period_clocks",
-           "min_payload_bits"]
+           "min_payload_bits", "xorshift32_run", "draw_run"]
 
 MASK32 = (1 << 32) - 1
 
@@ -104,6 +106,49 @@ def draw(x: int, s: int, n: int, thr: int, pattern: str) -> tuple[int, bool, int
         d = FIXED_PATTERNS[pattern](s, n)
         offers = offers and d != s
     return x, offers, d
+
+
+def _jump(images: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """The GF(2)-linear map whose image of bit ``b`` is ``images[b]``, applied to every
+    32-bit state of ``x`` (uint64 arrays)."""
+    out = np.zeros_like(x)
+    for b in range(32):
+        out ^= ((x >> np.uint64(b)) & np.uint64(1)) * images[b]
+    return out
+
+
+def xorshift32_run(states, count: int) -> np.ndarray:
+    """The next ``count`` states of each generator in ``states``: a (len(states),
+    count) uint64 array whose column j is :func:`xorshift32` applied j + 1 times.
+
+    A step is linear over GF(2) (a 32 x 32 bit matrix), so the block of the first m
+    states gives the next m by one jump of m steps: the block doubles with a few dozen
+    array operations, whatever the number of generators."""
+    x = np.asarray(states, dtype=np.uint64).reshape(-1, 1)
+    images = np.array([xorshift32(1 << b) for b in range(32)], dtype=np.uint64)
+    block = _jump(images, x)
+    while block.shape[1] < count:
+        block = np.concatenate([block, _jump(images, block)], axis=1)
+        images = _jump(images, images)   # the jump of twice as many steps
+    return block[:, :count]
+
+
+def draw_run(states, terminals, n: int, thr: int, pattern: str, count: int):
+    """:func:`draw` ``count`` times for each terminal ``terminals[i]`` from state
+    ``states[i]``: (states, offers, destinations), each a (len(terminals), count)
+    array, column j the (j + 1)-th draw."""
+    xs = xorshift32_run(states, count)
+    s = np.asarray(terminals, dtype=np.int64).reshape(-1, 1)
+    offers = (xs & np.uint64(0xFFFF)) < np.uint64(thr)
+    if pattern == "random":
+        v = ((xs >> np.uint64(16)) & np.uint64((1 << n) - 1)).astype(np.int64)
+        d = s ^ np.where(v == 0, 1, v)
+    else:
+        fixed = np.array([FIXED_PATTERNS[pattern](int(t), n) for t in s[:, 0]],
+                         dtype=np.int64).reshape(-1, 1)
+        d = np.broadcast_to(fixed, xs.shape)
+        offers &= d != s
+    return xs, offers, d
 
 
 def payload_fields(P: int, n: int) -> tuple[int, int, int]:

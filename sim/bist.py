@@ -23,6 +23,7 @@ from ..golden.checks import check_int
 from ..golden.cycle import start_latency, stuck_wires
 from ..golden.errors import FatnetInputError, ParameterError
 from ..golden.messages import MessageSet
+from ..golden.runner import check_engine
 from ..golden.seeds import check_seed
 from ..hdl.signatures import endpoints
 from .family import SimFamily, self_test_of
@@ -166,15 +167,16 @@ def unpredicted(plan: BistPlan) -> str | None:
 PROGRESS_EVERY = 256
 
 
-def predict(plan: BistPlan, cycles: int, on_cycle=None) -> list[dict]:
+def predict(plan: BistPlan, cycles: int, on_cycle=None, engine: str = "batched") -> list[dict]:
     """The reports of the first ``cycles`` completed delivery cycles: one dict of the
-    counters (:data:`fatnet.golden.bist.COUNTERS`) per report (:func:`run_counters`).
-    ``on_cycle(done)``, if given, is called every :data:`PROGRESS_EVERY` cycles and at
-    the last (progress)."""
+    counters (:data:`fatnet.golden.bist.COUNTERS`) per report (:func:`run_counters`,
+    on ``engine``). ``on_cycle(done)``, if given, is called every
+    :data:`PROGRESS_EVERY` cycles and at the last (progress)."""
     reports: list[dict] = []
+    check_engine(engine)
     if cycles <= 0:
         return reports
-    for counts in run_counters(plan):
+    for counts in run_counters(plan, engine):
         done = counts["cycles"]
         if done % plan.report_cycles == 0:
             reports.append(dict(counts))
@@ -221,9 +223,14 @@ def _stuck_view(plan: BistPlan) -> _StuckView:
                       terminal_of)
 
 
-def run_counters(plan: BistPlan):
+def run_counters(plan: BistPlan, engine: str = "batched"):
     """The counters after every completed delivery cycle, from reset, without end: one
     dict (the same object each time, updated; copy what you keep).
+
+    ``engine`` (:data:`fatnet.golden.runner.ENGINES`): ``"scalar"`` runs every cycle
+    through the model, the specification; ``"batched"`` (:func:`_batched_counters`)
+    draws the generators in blocks and runs an injection pattern through the model once,
+    the same counters cycle for cycle.
 
     A stuck wire (``plan.stuck_wire``, terminal t) is predicted from the model's
     outcomes of the sound network, as the top sees the wire:
@@ -250,9 +257,16 @@ def run_counters(plan: BistPlan):
 
     Send data at 1 is not predicted (:data:`UNPREDICTED`): ParameterError.
     """
+    check_engine(engine)
     why = unpredicted(plan)
     if why is not None:
         raise ParameterError(f"the model does not predict stuck-wire {plan.stuck_wire}: {why}")
+    return _batched_counters(plan) if engine == "batched" else _scalar_counters(plan)
+
+
+def _scalar_counters(plan: BistPlan):
+    """:func:`run_counters` on the scalar engine: every terminal draws, builds its
+    payload and runs through the model in every cycle."""
     N, n, P = plan.terminals, plan.n, plan.payload_bits
     _, q, _ = gb.payload_fields(P, n)
     seq_mask = (1 << q) - 1
@@ -278,24 +292,201 @@ def run_counters(plan: BistPlan):
                 srcs.append(s)
                 dsts.append(dst[s])
                 pays.append(pay)
-        counts["sent"] += len(srcs)
-        outcome, res = _model_cycle(plan, view, srcs, dsts, pays)
-        delivered, bad, unheard = _phantom_checks(plan, view, res)
-        acked = 0
-        for i, s in enumerate(srcs):
-            ok, error, ack = _source_outcome(plan, view, s, outcome.get(i), unheard)
-            delivered, bad = delivered + ok, bad + error
-            if ack:
-                acked += 1
-                pending[s] = False
-                seq[s] = (seq[s] + 1) & seq_mask
-        counts["cycles"] += 1
-        counts["acknowledged"] += acked
-        counts["lost"] += len(srcs) - acked
-        counts["delivered"] += delivered
-        counts["errors"] += bad + abs(acked - delivered)
+        acked, delivered, bad = _cycle_outcome(plan, view, srcs, dsts, pays)
+        for s in acked:
+            pending[s] = False
+            seq[s] = (seq[s] + 1) & seq_mask
+        _count_cycle(counts, len(srcs), len(acked), delivered, bad)
         c += 1
         yield counts
+
+
+def _count_cycle(counts: dict, sent: int, acked: int, delivered: int, bad: int) -> None:
+    """Add one completed cycle's messages to the counters."""
+    counts["cycles"] += 1
+    counts["sent"] += sent
+    counts["acknowledged"] += acked
+    counts["lost"] += sent - acked
+    counts["delivered"] += delivered
+    counts["errors"] += bad + abs(acked - delivered)
+
+
+def _cycle_outcome(plan: BistPlan, view: _StuckView, srcs, dsts, pays):
+    """One delivery cycle of the messages ``srcs[i] -> dsts[i]`` with payloads
+    ``pays[i]`` through the model, as the top sees it: ``(acknowledged, delivered,
+    bad)``, the terminals whose message is acknowledged (in ``srcs``' order) and the
+    checkers' counts of intact and failed payloads."""
+    outcome, res = _model_cycle(plan, view, srcs, dsts, pays)
+    delivered, bad, unheard = _phantom_checks(plan, view, res)
+    acked = []
+    for i, s in enumerate(srcs):
+        ok, error, ack = _source_outcome(plan, view, s, outcome.get(i), unheard)
+        delivered, bad = delivered + ok, bad + error
+        if ack:
+            acked.append(s)
+    return tuple(acked), delivered, bad
+
+
+#: Draws the batched engine generates at a time for each terminal short of offers.
+DRAW_BLOCK = 4096
+#: Injection patterns the batched engine remembers at most (a pattern's key and outcome
+#: take a few hundred bytes for 8 terminals); past it the memory starts again.
+MEMO_PATTERNS = 1 << 18
+#: After every MEMO_TRIAL patterns the batched engine has not seen before, it stops
+#: remembering patterns if fewer than one cycle in MEMO_RARE found its pattern remembered.
+MEMO_TRIAL, MEMO_RARE = 4096, 8
+
+
+class _Offers:
+    """Every terminal's offers in order: terminal ``s``'s next is ``gaps[s][at[s]]``,
+    the draws that do not offer before the one that does, and ``dests[s][at[s]]``, its
+    destination (the generators of :func:`fatnet.golden.bist.draw_run`,
+    :data:`DRAW_BLOCK` draws at a time for every terminal short of offers)."""
+
+    def __init__(self, plan: BistPlan):
+        self.plan = plan
+        self.states = list(plan.states)
+        N, n = plan.terminals, plan.n
+        fixed = gb.FIXED_PATTERNS.get(plan.pattern)
+        #: terminals that never offer: no load, or a pattern that maps them to themselves
+        self.never = {s for s in range(N)
+                      if plan.threshold == 0 or (fixed is not None and fixed(s, n) == s)}
+        self.gaps: list[list[int]] = [[] for _ in range(N)]
+        self.dests: list[list[int]] = [[] for _ in range(N)]
+        self.at = [0] * N
+        self.skipped = [0] * N    # draws without an offer since the last one queued
+
+    def next(self, s: int) -> tuple[int, int] | None:
+        """Terminal ``s``'s next offer (taken), None if it never offers."""
+        if not self.ready(s):
+            return None
+        i = self.at[s]
+        self.at[s] = i + 1
+        return self.gaps[s][i], self.dests[s][i]
+
+    def ready(self, s: int) -> bool:
+        """Whether terminal ``s`` has an offer to take (drawing blocks until it has),
+        False if it never offers."""
+        if s in self.never:
+            return False
+        while self.at[s] == len(self.gaps[s]):   # s, and every terminal short of offers
+            N = self.plan.terminals
+            self._refill([t for t in range(N) if t == s or (
+                t not in self.never and len(self.gaps[t]) - self.at[t] < DRAW_BLOCK // 8)])
+        return True
+
+    def _refill(self, terminals: list[int]) -> None:
+        """Draw a block for each of ``terminals`` at once and queue their offers."""
+        p = self.plan
+        xs, offers, dests = gb.draw_run([self.states[t] for t in terminals], terminals,
+                                        p.n, p.threshold, p.pattern, DRAW_BLOCK)
+        for row, t in enumerate(terminals):
+            self.states[t] = int(xs[row, -1])
+            idx = np.flatnonzero(offers[row])
+            if idx.size == 0:
+                self.skipped[t] += DRAW_BLOCK
+                continue
+            gaps = np.diff(idx, prepend=-1) - 1
+            gaps[0] += self.skipped[t]
+            self.skipped[t] = DRAW_BLOCK - 1 - int(idx[-1])
+            i = self.at[t]
+            self.gaps[t] = self.gaps[t][i:] + gaps.tolist()
+            self.dests[t] = self.dests[t][i:] + dests[row, idx].tolist()
+            self.at[t] = 0
+
+
+def _batched_counters(plan: BistPlan):
+    """:func:`run_counters` on the batched engine.
+
+    A terminal with no message waiting draws once a cycle, so its offers are a fixed
+    sequence (:class:`_Offers`): the draws that do not offer are waiting time. A
+    cycle's counts and acknowledged terminals depend only on its injection pattern (the
+    waiting terminals' destinations) where the network has no stuck link (the model
+    routes a stream by its header, the one of the plan's table for the source and
+    destination, which :func:`_model_cycle` checks; a delivered payload is the one sent,
+    whatever its sequence number, and passes its check): each
+    pattern runs through the model once and is remembered (:data:`MEMO_PATTERNS`;
+    patterns that hardly repeat are soon no longer remembered, :data:`MEMO_TRIAL`).
+    With a stuck link (whose stream of ones or zeros meets the payload) and in the
+    flipped payload's cycle, the cycle runs through the model every time."""
+    view = _stuck_view(plan)
+    N = plan.terminals
+    offers = _Offers(plan)
+    gaps, at = offers.gaps, offers.at       # the lists of gaps are replaced as they refill
+    dests, acks = [-1] * N, [0] * N     # acks[s]: s's sequence number before the mask
+    wake: dict[int, list] = {}          # cycle -> the terminals that offer then
+    for s in range(N):
+        _wait(offers, s, 0, wake)
+    memo: dict = {}
+    memoise = not stuck_wires(plan.net)
+    counts = {name: 0 for name in gb.COUNTERS}
+    c = fresh = misses = 0   # fresh: offers of this cycle by terminals acknowledged in the last
+    while True:
+        for s, d in wake.pop(c, ()):
+            dests[s] = d
+            fresh += 1
+        counts["offered"] += fresh
+        fresh = 0
+        key = tuple(dests)
+        remember = memoise and c != plan.flip_cycle
+        entry = memo.get(key) if remember else None
+        if entry is None:
+            entry = _pattern_outcome(plan, view, dests, acks, c)
+            if remember:
+                if len(memo) >= MEMO_PATTERNS:
+                    memo.clear()
+                memo[key] = entry
+                misses += 1
+                # patterns that hardly repeat (random destinations at a high load)
+                # are not worth the memory: stop remembering
+                if misses % MEMO_TRIAL == 0 and (c + 1 - misses) * MEMO_RARE < misses:
+                    memoise = False
+                    memo.clear()
+        sent, acked, delivered, bad = entry
+        _count_cycle(counts, sent, len(acked), delivered, bad)
+        for s in acked:
+            acks[s] += 1
+            dests[s] = -1
+            if at[s] == len(gaps[s]) and not offers.ready(s):
+                continue
+            i = at[s]
+            at[s] = i + 1
+            if gaps[s][i] == 0:   # it offers in the next cycle: the common case at load 1
+                dests[s] = offers.dests[s][i]
+                fresh += 1
+            else:
+                _wait_until(wake, c + 1 + gaps[s][i], s, offers.dests[s][i])
+        c += 1
+        yield counts
+
+
+def _wait(offers: _Offers, s: int, c: int, wake: dict) -> None:
+    """Terminal ``s`` has no message waiting from cycle ``c`` on: put it under the cycle
+    of its next offer (none if it never offers)."""
+    offer = offers.next(s)
+    if offer is not None:
+        _wait_until(wake, c + offer[0], s, offer[1])
+
+
+def _wait_until(wake: dict, c: int, s: int, d: int) -> None:
+    """Terminal ``s`` offers a message to ``d`` in cycle ``c``."""
+    at = wake.get(c)
+    if at is None:
+        wake[c] = [(s, d)]
+    else:
+        at.append((s, d))
+
+
+def _pattern_outcome(plan: BistPlan, view: _StuckView, dests: list, acks: list, c: int):
+    """Cycle ``c`` of the waiting terminals' messages (``dests[s]``, -1 for none; the
+    sequence number ``acks[s]`` modulo the field) through the model: ``(sent,
+    acknowledged, delivered, bad)`` (:func:`_cycle_outcome`)."""
+    n, P = plan.n, plan.payload_bits
+    srcs = [s for s, d in enumerate(dests) if d >= 0]
+    dsts = [dests[s] for s in srcs]
+    pays = [gb.make_payload(s, dests[s], acks[s], P, n) ^ (plan.flip_cycle == c and s == 0)
+            for s in srcs]
+    return (len(srcs), *_cycle_outcome(plan, view, srcs, dsts, pays))
 
 
 def _model_cycle(plan: BistPlan, view: _StuckView, srcs, dsts, pays):

@@ -1,0 +1,127 @@
+"""Speed of the self-test's prediction (benchmark figures, not timed tests).
+
+Run as ``python bench/bist_predict_speed.py`` from the repository's root. For the
+iCEBreaker builds of ``docs/boards.md`` (``fatnet board KIND SIZE --board icebreaker``,
+the board defaults, the default report period) and a few other traffic settings, it
+prints the delivery cycles per second of CPU time of this process that
+:func:`fatnet.sim.bist.run_counters` predicts from reset on the batched engine (the
+first ``--reports`` reports) and on the scalar engine (its first ``--scalar-cycles``
+cycles), their ratio measured in this one run, and the board's own rate (its clock
+divided by the BIST period): the model's seconds per second of the board, which is
+what ``--listen`` needs to keep pace.
+
+``--record`` also writes the figures into ``bench/results/bist_predict_speed.json``
+(:mod:`bench.figures`'s ``record``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from fatnet.api.board import plan_board
+from fatnet.cli.main import build_parser
+from fatnet.sim.bist import run_counters
+
+__all__ = ["main"]
+
+ROOT = Path(__file__).resolve().parent.parent
+BOARD = "icebreaker"
+#: name -> the options of ``fatnet board`` after the kind's name and before --board.
+CASES = {
+    "butterfly": "butterfly --inputs 8",
+    "butterfly-load-0.1": "butterfly --inputs 8 --load 0.1",
+    "butterfly-complement": "butterfly --inputs 8 --pattern complement",
+    "dilated-butterfly": "dilated-butterfly --inputs 8",
+    "multibutterfly": "multibutterfly --inputs 8",
+    "fat-tree": "fat-tree --leaves 8 --root-capacity 4",
+    "fat-tree-shift": "fat-tree --leaves 8 --root-capacity 4 --pattern shift",
+    "hypercube-alg1": "hypercube --dimension 3",
+    "hypercube-alg2": "hypercube --dimension 3 --algorithm alg2",
+    "hypercube-ecube": "hypercube --dimension 3 --algorithm ecube",
+}
+
+
+def board_plan(options: str):
+    """(plan, board delivery cycles per second) of ``fatnet board OPTIONS --board
+    icebreaker`` (the plan ``--listen`` makes)."""
+    argv = ["board", *options.split(), "--board", BOARD, "--listen", "unused"]
+    args = build_parser(argv).parse_args(argv)
+    _, plan, (_, _, clock_mhz, period), _, _ = plan_board(argv[1], args)
+    return plan, clock_mhz * 1e6 / period
+
+
+def rate(plan, engine: str, cycles: int, at: int) -> tuple[float, dict, dict | None]:
+    """Delivery cycles per second of CPU time over the first ``cycles`` from reset, the
+    counters after them and after ``at`` cycles (None past ``cycles``)."""
+    counts = run_counters(plan, engine)
+    seen = None
+    start = time.process_time()
+    for c in range(1, cycles + 1):
+        last = next(counts)
+        if c == at:
+            seen = dict(last)
+    return cycles / (time.process_time() - start), dict(last), seen
+
+
+def measure(name: str, reports: int, scalar_cycles: int) -> dict:
+    """One case's figures, printed with its command."""
+    plan, board = board_plan(CASES[name])
+    cycles = reports * plan.report_cycles
+    batched, counts, seen = rate(plan, "batched", cycles, scalar_cycles)
+    scalar, scalar_counts, _ = rate(plan, "scalar", scalar_cycles, scalar_cycles)
+    if seen is not None and seen != scalar_counts:   # the tests' claim, seen here too
+        raise SystemExit(f"{name}: the engines differ after {scalar_cycles} cycles: "
+                         f"batched {seen}, scalar {scalar_counts}")
+    values = {"options": CASES[name], "traffic": f"{plan.pattern}, load {plan.load:g}",
+              "batched": round(batched), "scalar": round(scalar),
+              "ratio": round(batched / scalar, 1), "board": round(board),
+              "model_s_per_board_s": round(board / batched, 2)}
+    print(f"{name}: {plan.pattern}, load {plan.load:g}, report every "
+          f"{plan.report_cycles:,} cycles; batched {batched:,.0f} cycles/s ({cycles:,} "
+          f"cycles, {counts['offered']:,} offered), scalar {scalar:,.0f} "
+          f"({scalar_cycles:,} cycles): {batched / scalar:.1f}x; the board "
+          f"{board:,.0f} cycles/s: {board / batched:.2f} s of model a board second\n"
+          f"    command: fatnet board {CASES[name]} --board {BOARD} --listen PORT")
+    return values
+
+
+def _record(name: str, values: dict, reports: int, scalar_cycles: int) -> None:
+    argv = [sys.executable, str(ROOT / "bench" / "figures.py"), "record",
+            "bist_predict_speed", name,
+            "--figure", f"self-test prediction, {name} on the {BOARD} (delivery cycles per "
+                        f"CPU second: batched, scalar, ratio; the board's cycles per second)",
+            "--command", f"python bench/bist_predict_speed.py --reports {reports} "
+                         f"--scalar-cycles {scalar_cycles} (fatnet board {CASES[name]} "
+                         f"--board {BOARD} --listen PORT)"]
+    for key, value in values.items():
+        argv += ["--value", f"{key}={value}"]
+    subprocess.run(argv, check=True)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python bench/bist_predict_speed.py",
+                                description=__doc__.splitlines()[0])
+    p.add_argument("--reports", type=int, default=5,
+                   help="reports the batched engine predicts from reset (default 5)")
+    p.add_argument("--scalar-cycles", type=int, default=2000,
+                   help="cycles the scalar engine predicts from reset (default 2000)")
+    p.add_argument("--cases", nargs="*", choices=sorted(CASES), default=list(CASES),
+                   help="the cases to run (default all)")
+    p.add_argument("--record", action="store_true",
+                   help="write the figures into bench/results/bist_predict_speed.json")
+    args = p.parse_args(argv)
+    print(f"self-test prediction speed, CPU time of one process, on the {BOARD}'s "
+          f"plans (board defaults, default report period)")
+    for name in args.cases:
+        values = measure(name, args.reports, args.scalar_cycles)
+        if args.record:
+            _record(name, values, args.reports, args.scalar_cycles)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
