@@ -218,9 +218,10 @@ class _Messages:
                            + self.row, minlength=fabric.trials * fabric.levels * fabric.inputs)
 
     def keep(self, keep: np.ndarray) -> None:
-        """Drop the messages where ``keep`` is False."""
+        """Keep the messages at the indices ``keep``, in that order (``take``: a
+        boolean mask as an index is several times slower)."""
         for name in ("msg_id", "trial", "dest", "level", "row", "prio", "clean"):
-            setattr(self, name, getattr(self, name)[keep])
+            setattr(self, name, getattr(self, name).take(keep))
 
 
 def _fabric_and_problems(networks, problems) -> tuple[_Fabric, np.ndarray]:
@@ -243,7 +244,7 @@ def _fabric_and_problems(networks, problems) -> tuple[_Fabric, np.ndarray]:
     prob = _problems_array(prob, trials, inputs)
     fabric = _Fabric(
         trials=trials, depth=depth, inputs=inputs,
-        heads_flat=np.ascontiguousarray(heads).reshape(-1),
+        heads_flat=np.ascontiguousarray(heads, dtype=np.int64).reshape(-1),
         blocked_flat=np.ascontiguousarray(blocked).reshape(-1),
         output_flat=np.broadcast_to(np.arange(depth + 1)[None, :, None] == depth,
                                     blocked.shape).reshape(-1),
@@ -398,9 +399,10 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
         done = msgs.level == fabric.depth
         if done.any():
             fin = np.flatnonzero(done)
-            delivery[msgs.msg_id[fin]] = step
-            undelayed_flat[msgs.msg_id[fin]] = msgs.clean[fin]
-            msgs.keep(~done)
+            finished_ids = msgs.msg_id.take(fin)
+            delivery[finished_ids] = step
+            undelayed_flat[finished_ids] = msgs.clean.take(fin)
+            msgs.keep(np.flatnonzero(~done))
             finished += fin.size
         if progress is not None and step % PROGRESS_STEPS == 0:
             progress(finished, total, "store-and-forward")
@@ -427,38 +429,41 @@ def _route_step(fabric: _Fabric, msgs: _Messages, rules: Rules, rng, step: int,
     left an input in this step.
     """
     d_max, n_groups = fabric.d_max, fabric.n_groups
-    group = (msgs.dest >> fabric.shift[msgs.level]) & fabric.mask[msgs.level]
-    d_here = fabric.per_group[msgs.level]
+    group = (msgs.dest >> fabric.shift.take(msgs.level)) & fabric.mask.take(msgs.level)
+    d_here = fabric.per_group.take(msgs.level)
     queue_id = ((msgs.trial * fabric.levels + msgs.level) * fabric.inputs
                 + msgs.row) * n_groups + group
     rank = _queue_ranks(queue_id, _priorities(rules, msgs, rng), d_here, d_max, qmin)
     front = np.flatnonzero(rank < d_here)
-    f_rank = rank[front]
-    head, slot, avail, head_base, base = _front_edges(fabric, msgs, front, group[front],
-                                                      d_here[front], counts,
+    f_rank = rank.take(front)
+    head, slot, avail, head_base, base = _front_edges(fabric, msgs, front, group.take(front),
+                                                      d_here.take(front), counts,
                                                       rules.threshold)
     moves = f_rank < avail.sum(0)
-    chosen = _choose_edges(rules, rng, avail, f_rank, queue_id[front], head_base, head,
+    chosen = _choose_edges(rules, rng, avail, f_rank, queue_id.take(front), head_base, head,
                            counts, d_max)
     is_moving = np.zeros(msgs.msg_id.size, dtype=bool)
     mv_f = np.flatnonzero(moves)
-    mv = front[mv_f]
+    mv = front.take(mv_f)
     is_moving[mv] = True
     msgs.clean &= is_moving                 # who stays has been delayed
-    take = chosen[mv_f]
-    lvl_mv = msgs.level[mv]
+    # (slot offset, front) of every mover, flat in the (d_max, F) arrays
+    taken = chosen.take(mv_f) * front.size + mv_f
+    lvl_mv = msgs.level.take(mv)
     # the messages that stay, per level: all of them less the movers
     waits += (np.bincount(msgs.level, minlength=fabric.levels)
               - np.bincount(lvl_mv, minlength=fabric.levels))
-    new_row = head[take, mv_f]
-    used_slot = slot[take, mv_f]
-    tie = (fabric.in_rank_flat[base[mv_f] + used_slot].astype(np.int64)
+    new_row = head.take(taken)
+    used_slot = slot.take(taken)
+    tie = (fabric.in_rank_flat.take(base.take(mv_f) + used_slot).astype(np.int64)
            if rules.tie == "in-edge" else rng.integers(0, 1 << 8, size=mv.size))
     msgs.prio[mv] = step * (np.int64(1) << _TIE_BITS) + tie
-    row_mv = msgs.row[mv]
-    left = msgs.trial[mv[lvl_mv == 0]] * fabric.inputs + row_mv[lvl_mv == 0]
-    left = left * n_groups + group[mv[lvl_mv == 0]]
-    here = (msgs.trial[mv] * fabric.levels + lvl_mv) * fabric.inputs
+    row_mv = msgs.row.take(mv)
+    trial_mv = msgs.trial.take(mv)
+    from_input = np.flatnonzero(lvl_mv == 0)
+    left = (trial_mv.take(from_input) * fabric.inputs + row_mv.take(from_input)) * n_groups
+    left += group.take(mv.take(from_input))
+    here = (trial_mv * fabric.levels + lvl_mv) * fabric.inputs
     np.subtract.at(counts, here + row_mv, 1)
     np.add.at(counts, here + fabric.inputs + new_row, 1)
     msgs.row[mv] = new_row
@@ -485,17 +490,17 @@ def _queue_ranks(queue_id, prio, d_here, d_max: int, qmin: np.ndarray) -> np.nda
     message. ``qmin`` (every entry ``_NO_PRIO``) is scratch space, left as it was.
     """
     rank = np.full(queue_id.size, d_max, dtype=np.int64)
-    candidate = np.ones(queue_id.size, dtype=bool)
+    cand = np.flatnonzero(d_here > 0)     # the candidates of round r, then those left
     for r in range(d_max):
-        cand = np.flatnonzero(candidate & (d_here > r))
         if cand.size == 0:
             break
-        q_c, p_c = queue_id[cand], prio[cand]
+        q_c, p_c = queue_id.take(cand), prio.take(cand)
         np.minimum.at(qmin, q_c, p_c)
-        first = cand[p_c == qmin[q_c]]
+        is_first = p_c == qmin.take(q_c)
         qmin[q_c] = _NO_PRIO          # reset only what was touched
-        rank[first] = r
-        candidate[first] = False
+        rank[cand.compress(is_first)] = r
+        cand = cand.compress(~is_first)
+        cand = cand.compress(d_here.take(cand) > r + 1)
     return rank
 
 
@@ -512,7 +517,7 @@ def _front_edges(fabric: _Fabric, msgs: _Messages, front, f_group, f_d, counts,
     edge is unavailable (head -1, the last slot's index).
     """
     depth, inputs, n_slots, d_max = fabric.depth, fabric.inputs, fabric.n_slots, fabric.d_max
-    f_trial, f_level, f_row = msgs.trial[front], msgs.level[front], msgs.row[front]
+    f_trial, f_level, f_row = msgs.trial.take(front), msgs.level.take(front), msgs.row.take(front)
     base = ((f_trial * depth + f_level) * inputs + f_row) * n_slots
     head_base = (f_trial * fabric.levels + f_level + 1) * inputs
     # whether a message may enter each switch: not blocked, and an output or holding
@@ -528,8 +533,8 @@ def _front_edges(fabric: _Fabric, msgs: _Messages, front, f_group, f_d, counts,
         if j == 0 or 2 * np.count_nonzero(has) > has.size:
             # most fronts have a slot j: every one computed, past its group's last masked
             np.minimum(first + j, n_slots - 1, out=slot[j])
-            head[j] = fabric.heads_flat[base + slot[j]]
-            avail[j] = (head[j] >= 0) & enterable[head_base + np.maximum(head[j], 0)]
+            head[j] = fabric.heads_flat.take(base + slot[j])
+            avail[j] = (head[j] >= 0) & enterable.take(head_base + np.maximum(head[j], 0))
             if j:
                 avail[j] &= has
             continue
@@ -550,11 +555,14 @@ def _choose_edges(rules: Rules, rng, avail, f_rank, front_queue, head_base, head
     of one queue."""
     if rules.edge_choice == "first":
         # The r-th available slot in slot order: where the running count hits r + 1.
+        # (one j hits it where the message moves: the sum of j over hits is that j)
         chosen = np.zeros(f_rank.size, dtype=np.int64)
         running = np.zeros(f_rank.size, dtype=np.int64)
+        target = f_rank + 1
         for j in range(d_max):
             running += avail[j]
-            chosen[avail[j] & (running == f_rank + 1)] = j
+            if j:
+                chosen += j * (avail[j] & (running == target))
         return chosen
     if rules.edge_choice == "random":
         # One random order per queue: key the draw by the queue's id.
