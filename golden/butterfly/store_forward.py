@@ -91,6 +91,12 @@ class Rules:
     edge_choice: str = "first"
     tie: str = "in-edge"
 
+    @property
+    def draws(self) -> bool:
+        """Whether routing under these rules draws random numbers (from one stream per
+        call of :func:`route_store_forward`)."""
+        return "random" in (self.queue, self.edge_choice, self.tie)
+
     def __post_init__(self):
         if self.threshold < 0:
             raise ParameterError(f"threshold must be >= 0, got {self.threshold}")
@@ -482,9 +488,9 @@ def _route_step(fabric: _Fabric, msgs: _Messages, rules: Rules, rng, step: int,
               - np.bincount(lvl_mv, minlength=fabric.levels))
     new_pos = head.take(taken)
     used_slot = slot.take(taken)
-    tie = (fabric.in_rank_flat.take(base.take(mv_f) + used_slot).astype(np.int64)
+    tie = (fabric.in_rank_flat.take(base.take(mv_f) + used_slot)
            if rules.tie == "in-edge" else rng.integers(0, 1 << 8, size=mv.size))
-    msgs.prio[mv] = step * (np.int64(1) << _TIE_BITS) + tie
+    msgs.prio[mv] = np.int64(step << _TIE_BITS) + tie     # int64 whatever tie's type
     here = msgs.pos.take(mv)
     from_input = np.flatnonzero(lvl_mv == 0)
     left = fabric.input_index(here.take(from_input)) * n_groups
@@ -515,11 +521,12 @@ def _queue_ranks(queue_id, prio, d_here, d_max: int, qmin: np.ndarray) -> np.nda
     message. ``qmin`` (every entry ``_NO_PRIO``) is scratch space, left as it was.
     """
     rank = np.full(queue_id.size, d_max, dtype=np.int64)
-    cand = np.flatnonzero(d_here > 0)     # the candidates of round r, then those left
+    cand = np.arange(queue_id.size)       # the candidates of round r (a group has d >= 1)
     for r in range(d_max):
         if cand.size == 0:
             break
-        q_c, p_c = queue_id.take(cand), prio.take(cand)
+        # round 0's candidates are every message: no gather
+        q_c, p_c = (queue_id, prio) if r == 0 else (queue_id.take(cand), prio.take(cand))
         np.minimum.at(qmin, q_c, p_c)
         is_first = p_c == qmin.take(q_c)
         qmin[q_c] = _NO_PRIO          # reset only what was touched
@@ -553,13 +560,17 @@ def _front_edges(fabric: _Fabric, msgs: _Messages, front, f_group, f_d, counts,
     avail = np.empty((d_max, front.size), dtype=bool)
     for j in range(d_max):
         has = f_d > j
-        if j == 0 or 2 * np.count_nonzero(has) > has.size:
+        if j == 0:                          # every group has a slot 0
+            slot[0] = first
+            head[0] = fabric.heads_pos.take(base + first)
+            avail[0] = enterable.take(head[0])
+            continue
+        if 2 * np.count_nonzero(has) > has.size:
             # most fronts have a slot j: every one computed, past its group's last masked
             np.minimum(first + j, n_slots - 1, out=slot[j])
             head[j] = fabric.heads_pos.take(base + slot[j])
             avail[j] = enterable.take(head[j])
-            if j:
-                avail[j] &= has
+            avail[j] &= has
             continue
         # few fronts have a slot j (the 4 matchings of "*"'s level -1): those alone
         at = np.flatnonzero(has)
