@@ -470,11 +470,11 @@ def _route_step(fabric: _Fabric, msgs: _Messages, rules: Rules, rng, step: int,
     rank = _queue_ranks(queue_id, _priorities(rules, msgs, rng), d_here, d_max, qmin)
     front = np.flatnonzero(rank < d_here)
     f_rank = rank.take(front)
-    head, slot, avail, base = _front_edges(fabric, msgs, front, group.take(front),
-                                           d_here.take(front), counts, rules.threshold)
-    moves = f_rank < avail.sum(0)
-    chosen = _choose_edges(rules, rng, avail, f_rank, queue_id.take(front), head, counts,
-                           d_max)
+    head, slot, avail, base, rows = _front_edges(fabric, msgs, front, group.take(front),
+                                                 d_here.take(front), counts, rules.threshold)
+    chosen, n_avail = _choose_edges(rules, rng, avail, rows, f_rank, queue_id.take(front),
+                                    head, counts, d_max)
+    moves = f_rank < n_avail
     is_moving = np.zeros(msgs.msg_id.size, dtype=bool)
     mv_f = np.flatnonzero(moves)
     mv = front.take(mv_f)
@@ -538,14 +538,16 @@ def _queue_ranks(queue_id, prio, d_here, d_max: int, qmin: np.ndarray) -> np.nda
 
 def _front_edges(fabric: _Fabric, msgs: _Messages, front, f_group, f_d, counts,
                  threshold: int):
-    """The edges of the front messages' groups: ``(head, slot, avail, base)``, each of
+    """The edges of the front messages' groups: ``(head, slot, avail, base, rows)``,
     the first three ``(d_max, F)`` (the position of the edge's head, its slot, whether
     it is available), ``base`` the flat (trial, level, row, slot 0) of each front
-    message's switch.
+    message's switch, ``rows[j]`` None where every front's slot offset j was looked at,
+    else the fronts whose group has a slot j, the only ones looked at (``head`` and
+    ``slot`` are unset elsewhere in that row, ``avail`` False).
 
     One pass per slot offset j (arrays of length F, not (F, d): numpy is slow on tiny
-    inner axes), over the fronts whose group has a slot j; past a group's last slot an
-    edge is unavailable (head :attr:`_Fabric.nowhere`, the last slot's index).
+    inner axes); where most fronts have a slot j, every front (past a group's last slot
+    an edge is unavailable), else those alone (the 4 matchings of "*"'s level -1).
     """
     n_slots, d_max = fabric.n_slots, fabric.d_max
     base = msgs.pos.take(front) * n_slots
@@ -557,53 +559,70 @@ def _front_edges(fabric: _Fabric, msgs: _Messages, front, f_group, f_d, counts,
     first = f_group * f_d
     head = np.empty((d_max, front.size), dtype=np.int64)
     slot = np.empty((d_max, front.size), dtype=np.int64)
-    avail = np.empty((d_max, front.size), dtype=bool)
-    for j in range(d_max):
-        has = f_d > j
-        if j == 0:                          # every group has a slot 0
-            slot[0] = first
-            head[0] = fabric.heads_pos.take(base + first)
-            avail[0] = enterable.take(head[0])
-            continue
-        if 2 * np.count_nonzero(has) > has.size:
-            # most fronts have a slot j: every one computed, past its group's last masked
-            np.minimum(first + j, n_slots - 1, out=slot[j])
-            head[j] = fabric.heads_pos.take(base + slot[j])
-            avail[j] = enterable.take(head[j])
-            avail[j] &= has
-            continue
-        # few fronts have a slot j (the 4 matchings of "*"'s level -1): those alone
-        at = np.flatnonzero(has)
-        slot[j], head[j], avail[j] = n_slots - 1, fabric.nowhere, False
-        slot[j, at] = first.take(at) + j
-        h = fabric.heads_pos.take(base.take(at) + slot[j, at])
+    avail = np.zeros((d_max, front.size), dtype=bool)
+    slot[0] = first                       # every group has a slot 0
+    head[0] = fabric.heads_pos.take(base + first)
+    avail[0] = enterable.take(head[0])
+    rows: list = [None]
+    at = None
+    for j in range(1, d_max):
+        if at is None:
+            has = f_d > j
+            if 2 * np.count_nonzero(has) > has.size:
+                np.minimum(first + j, n_slots - 1, out=slot[j])
+                head[j] = fabric.heads_pos.take(base + slot[j])
+                avail[j] = enterable.take(head[j])
+                avail[j] &= has
+                rows.append(None)
+                continue
+            at = np.flatnonzero(has)
+        else:                             # a group with a slot j has every slot before
+            at = at.compress(f_d.take(at) > j)
+        s = first.take(at) + j
+        slot[j, at] = s
+        h = fabric.heads_pos.take(base.take(at) + s)
         head[j, at] = h
         avail[j, at] = enterable.take(h)
-    return head, slot, avail, base
+        rows.append(at)
+    return head, slot, avail, base, rows
 
 
-def _choose_edges(rules: Rules, rng, avail, f_rank, front_queue, head, counts,
-                  d_max: int) -> np.ndarray:
+def _choose_edges(rules: Rules, rng, avail, rows, f_rank, front_queue, head, counts,
+                  d_max: int) -> tuple[np.ndarray, np.ndarray]:
     """The slot offset each front message takes (meaningful where it moves): the
     ``f_rank``-th available edge in the rule's preference, identical for every message
-    of one queue."""
-    if rules.edge_choice == "first":
-        # The r-th available slot in slot order: where the running count hits r + 1.
-        # (one j hits it where the message moves: the sum of j over hits is that j)
-        chosen = np.zeros(f_rank.size, dtype=np.int64)
-        running = np.zeros(f_rank.size, dtype=np.int64)
-        target = f_rank + 1
-        for j in range(d_max):
+    of one queue; and the available edges of each front's group (``rows``: as
+    :func:`_front_edges` returns them)."""
+    if rules.edge_choice != "first":
+        return (_preferred_edges(rules, rng, avail, f_rank, front_queue, head, counts,
+                                 d_max), avail.sum(0))
+    # The r-th available slot in slot order: where the running count hits r + 1.
+    # (one j hits it where the message moves: the sum of j over hits is that j)
+    chosen = np.zeros(f_rank.size, dtype=np.int64)
+    running = avail[0].astype(np.int64)
+    target = f_rank + 1
+    for j in range(1, d_max):
+        at = rows[j]
+        if at is None:
             running += avail[j]
-            if j:
-                chosen += j * (avail[j] & (running == target))
-        return chosen
+            chosen += j * (avail[j] & (running == target))
+            continue
+        now = running.take(at) + avail[j].take(at)
+        running[at] = now
+        chosen[at] += j * (avail[j].take(at) & (now == target.take(at)))
+    return chosen, running
+
+
+def _preferred_edges(rules: Rules, rng, avail, f_rank, front_queue, head, counts,
+                     d_max: int) -> np.ndarray:
+    """:func:`_choose_edges` under the ``"random"`` and ``"least-loaded"`` edge choices."""
     if rules.edge_choice == "random":
         # One random order per queue: key the draw by the queue's id.
         _, inverse = np.unique(front_queue, return_inverse=True)
         pref = rng.random((inverse.max() + 1, d_max))[inverse]
-    else:
-        pref = (counts[head] * d_max + np.arange(d_max)[:, None]).T.astype(float)
+    else:                                  # (a head unset where no edge is available)
+        pref = (counts[np.where(avail, head, 0)] * d_max
+                + np.arange(d_max)[:, None]).T.astype(float)
     pref = np.where(avail.T, pref, np.inf)
     by_pref = np.argsort(pref, axis=1, kind="stable")
     return by_pref[np.arange(f_rank.size), np.minimum(f_rank, d_max - 1)]
