@@ -46,7 +46,7 @@ from ..errors import ParameterError
 from ..seeds import generator
 from . import faults as fl
 from .patterns import make_problems
-from .store_forward import Rules, route_store_forward
+from .store_forward import Rules, prepare_networks, route_store_forward
 from .topology import check_inputs, make_network, WIRINGS
 
 
@@ -473,10 +473,11 @@ def _rows_batch(columns, inputs, seed, wiring, rules, on_input_fault, repeated,
             nets = [_with_row_faults(net, row, inputs, seed, t, on_input_fault, repeated)
                     for t, net in zip(range(start, stop), modified)]
         out[row] = {}
+        fabric = prepare_networks(nets, stop - start)   # stacked once for every column
         for col in cols:
             pattern, problems = _COLUMN_PROBLEM[col]
-            res = route_store_forward(nets, _trial_problems(pattern, inputs, problems,
-                                                            seed, start, stop),
+            res = route_store_forward(fabric, _trial_problems(pattern, inputs, problems,
+                                                              seed, start, stop),
                                       rules, seed=seed)
             out[row][col] = (res.steps, res.undelayed_fraction)
     return out

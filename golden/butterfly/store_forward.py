@@ -69,7 +69,8 @@ from ..errors import ParameterError
 from ..seeds import generator
 from .topology import SplitterNetwork
 
-__all__ = ["Rules", "StoreForwardResult", "route_store_forward", "stack_networks"]
+__all__ = ["Rules", "StoreForwardResult", "prepare_networks", "route_store_forward",
+           "stack_networks"]
 
 QUEUES = ("fifo", "lifo", "random")
 EDGE_CHOICES = ("first", "random", "least-loaded")
@@ -244,26 +245,21 @@ class _Messages:
             setattr(self, name, getattr(self, name).take(keep))
 
 
-def _fabric_and_problems(networks, problems) -> tuple[_Fabric, np.ndarray]:
-    """The networks stacked and the problems as ``(trials, P, inputs)``; one network
-    is broadcast to every problem set."""
+def prepare_networks(networks, trials: int = 1) -> _Fabric:
+    """The arrays :func:`route_store_forward` reads of ``networks`` (one per trial; a
+    single network is repeated ``trials`` times), for routing several problem sets
+    through the same networks without stacking them again."""
     if isinstance(networks, SplitterNetwork):
         networks = [networks]
     arrays = stack_networks(networks)
     heads, blocked, in_rank = arrays["heads"], arrays["blocked"], arrays["in_rank"]
-    trials, depth, inputs, _ = heads.shape
-    prob = np.asarray(problems, dtype=np.int64)
-    # the new shape as separate ints: for a tuple argument numpy's stubs (Python 3.10)
-    # pick the overload of shape ()
-    prob = prob.reshape(*(1,) * (3 - prob.ndim), *prob.shape)
-    if trials == 1 and prob.shape[0] > 1:  # one network, many problem sets
-        trials = prob.shape[0]
+    if heads.shape[0] == 1 and trials > 1:  # one network, many problem sets
         heads = np.broadcast_to(heads, (trials,) + heads.shape[1:])
         blocked = np.broadcast_to(blocked, (trials,) + blocked.shape[1:])
         in_rank = np.broadcast_to(in_rank, (trials,) + in_rank.shape[1:])
-    prob = _problems_array(prob, trials, inputs)
+    trials, depth, inputs, _ = heads.shape
     nowhere = trials * (depth + 1) * inputs
-    fabric = _Fabric(
+    return _Fabric(
         trials=trials, depth=depth, inputs=inputs,
         heads_pos=_head_positions(heads, nowhere),
         blocked_flat=np.append(blocked.reshape(-1), True),
@@ -271,12 +267,24 @@ def _fabric_and_problems(networks, problems) -> tuple[_Fabric, np.ndarray]:
                                               blocked.shape).reshape(-1), False),
         in_rank_flat=np.concatenate([in_rank, np.full((trials, 1) + in_rank.shape[2:], -1,
                                                       dtype=in_rank.dtype)], 1).reshape(-1),
-        shift=arrays["group_shift"], mask=arrays["group_mask"],
+        shift=np.append(arrays["group_shift"], 0), mask=np.append(arrays["group_mask"], 0),
         per_group=arrays["edges_per_group"], n_slots=heads.shape[3])
-    if blocked[:, 0, :].any():
-        bad = (blocked[:, 0, :][:, None, :] & (prob >= 0))
-        if bad.any():
-            raise ParameterError("a message starts at a faulty or declared-faulty input")
+
+
+def _fabric_and_problems(networks, problems) -> tuple[_Fabric, np.ndarray]:
+    """The networks stacked (or as :func:`prepare_networks` stacked them) and the
+    problems as ``(trials, P, inputs)``; one network is broadcast to every problem
+    set."""
+    prob = np.asarray(problems, dtype=np.int64)
+    # the new shape as separate ints: for a tuple argument numpy's stubs (Python 3.10)
+    # pick the overload of shape ()
+    prob = prob.reshape(*(1,) * (3 - prob.ndim), *prob.shape)
+    fabric = (networks if isinstance(networks, _Fabric)
+              else prepare_networks(networks, prob.shape[0]))
+    prob = _problems_array(prob, fabric.trials, fabric.inputs)
+    blocked_inputs = fabric.blocked_flat[:-1].reshape(fabric.trials, fabric.levels, -1)[:, 0]
+    if (blocked_inputs[:, None, :] & (prob >= 0)).any():
+        raise ParameterError("a message starts at a faulty or declared-faulty input")
     return fabric, prob
 
 
@@ -382,7 +390,7 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
 
     Parameters
     ----------
-    networks : SplitterNetwork or sequence of them (one shape)
+    networks : SplitterNetwork, sequence of them (one shape), or prepare_networks' arrays
         One network per trial (a single network is used for every trial).
     problems : array, shape (N,), (P, N) or (trials, P, N)
         ``problems[t, p, i]`` is the destination of problem ``p``'s message from input
