@@ -560,11 +560,13 @@ def _padded(lists: Sequence[Sequence[int]], pad: int) -> np.ndarray:
 
 
 def _heuristic_bound(adj: list[list[int]], s: int, seed: int, trials: int,
-                     max_starts: int) -> int:
+                     max_starts: int, batched: bool = True) -> int:
     """Upper estimate of the largest good k by adversarial and random search.
 
     Every candidate violator is minimised and then confirmed with a maximum matching
-    before it lowers the estimate.
+    before it lowers the estimate. ``batched`` grows the greedy sets from every start at
+    once (:meth:`_Hall.greedy_inputs_batch`, :meth:`_Hall.greedy_outputs_batch`), else
+    one start after the other (the specification: the same estimate).
     """
     r = len(adj)
     hall = _Hall(adj, s)
@@ -585,14 +587,22 @@ def _heuristic_bound(adj: list[list[int]], s: int, seed: int, trials: int,
             return list(range(n))
         return sorted(int(v) for v in rng.choice(n, size=m, replace=False))
 
-    # Grow input sets adding the input with the fewest new outputs, from many starts;
-    # all growths at once, then each start's result as the scalar search, whose limit
+    # Grow input sets adding the input with the fewest new outputs, then output sets
+    # adding the output that traps the most inputs, from many starts; batched: all
+    # growths at once, then each start's result as the one-by-one search, whose limit
     # best + 1 shrinks as violators are found, has it.
-    for found in hall.greedy_inputs_batch(sample(r, 2 * max_starts), best + 1):
-        record(inputs_violator_within(found, best + 1))
-    # Grow output sets adding the output that traps the most inputs.
-    for found in hall.greedy_outputs_batch(sample(s, max_starts), best + 1):
-        record(outputs_violator_within(found, best + 1))
+    growths = ((r, 2 * max_starts, hall.greedy_inputs, hall.greedy_inputs_batch,
+                inputs_violator_within),
+               (s, max_starts, hall.greedy_outputs, hall.greedy_outputs_batch,
+                outputs_violator_within))
+    for n, count, one_start, every_start, within in growths:
+        starts = sample(n, count)
+        if batched:
+            for found in every_start(starts, best + 1):
+                record(within(found, best + 1))
+        else:
+            for start in starts:
+                record(one_start(start, best + 1))
     # Peel outputs from the full set, deterministic first, then with random tie-breaks.
     record(hall.peel(0.0, None, best + 1))
     for _ in range(max_starts // 2):
