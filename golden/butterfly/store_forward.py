@@ -267,7 +267,7 @@ def prepare_networks(networks, trials: int = 1) -> _Fabric:
                                               blocked.shape).reshape(-1), False),
         in_rank_flat=np.concatenate([in_rank, np.full((trials, 1) + in_rank.shape[2:], -1,
                                                       dtype=in_rank.dtype)], 1).reshape(-1),
-        shift=np.append(arrays["group_shift"], 0), mask=np.append(arrays["group_mask"], 0),
+        shift=arrays["group_shift"], mask=arrays["group_mask"],
         per_group=arrays["edges_per_group"], n_slots=heads.shape[3])
 
 
