@@ -7,7 +7,10 @@ each figure with the command that produces it and its goal:
   dilated butterfly and the multibutterfly, wall time of the whole command: P = 12,500
   (100,000 messages; goal 2 s) and, with ``--full``, P = 100,000 (800,000 messages);
 * ``fatnet experiment leighton-maggs --table all`` (N = 1024, the paper's trial counts),
-  wall time (goal 60 s on the 2-core machine); ``--skip-experiment`` leaves it out;
+  wall time (goal 60 s on the 2-core machine) and CPU time (user + system of the
+  command and its worker processes, which the machine's other jobs do not inflate as
+  they do the wall time), with the load average while it ran; ``--skip-experiment``
+  leaves it out;
 * model message-hops per second per core (CPU time of this process) on batched work:
   the batched cycle-exact circuit model
   (:func:`fatnet.golden.butterfly.cyclebatch.run_cycles_streamed`) on 256 independent
@@ -23,6 +26,8 @@ each figure with the command that produces it and its goal:
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -72,11 +77,22 @@ def route_figures(problems: int) -> dict:
     return out
 
 
-def experiment_figure() -> float:
+def _children_cpu() -> float:
+    """User + system seconds of this process's finished children (and theirs)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def experiment_figure() -> dict:
+    """Wall and CPU seconds of the tables, and the 1-minute load average after them."""
     argv = [_fatnet(), "experiment", "leighton-maggs", "--table", "all"]
+    cpu = _children_cpu()
     wall = _wall(argv)
-    print(f"  fatnet experiment leighton-maggs --table all: {wall:.1f} s (goal 60 s)")
-    return wall
+    cpu = _children_cpu() - cpu
+    load = os.getloadavg()[0]
+    print(f"  fatnet experiment leighton-maggs --table all: {wall:.1f} s wall, {cpu:.1f} s "
+          f"CPU (goal 60 s wall; load average {load:.1f} on {os.cpu_count()} cores)")
+    return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "load": round(load, 1)}
 
 
 def _traffic(kind: str, cycles: int, inputs: int, seed: int):
@@ -134,9 +150,12 @@ def store_forward_hops(trials: int = 50, problems: int = 10, inputs: int = 1024,
     return rate
 
 
-def _record(entry: str, figure: str, command: str, values: dict) -> None:
+def _record(entry: str, figure: str, command: str, values: dict,
+            machine: str | None = None) -> None:
     argv = [sys.executable, str(ROOT / "bench" / "figures.py"), "record",
             "butterfly_model_speed", entry, "--figure", figure, "--command", command]
+    if machine is not None:
+        argv += ["--machine", machine]
     for name, value in values.items():
         argv += ["--value", f"{name}={value}"]
     subprocess.run(argv, check=True)
@@ -165,9 +184,10 @@ def main(argv=None) -> int:
                     "(wall s)", f"fatnet route KIND --inputs 8 --problems {problems} "
                     "--allow-loss", {k: round(v, 2) for k, v in walls.items()})
         if experiment is not None:
-            _record("leighton-maggs-1024", "Tables I-III at N = 1024, paper's trials (wall s)",
-                    "fatnet experiment leighton-maggs --table all",
-                    {"wall_s": round(experiment, 1)})
+            _record("leighton-maggs-1024", "Tables I-III at N = 1024, the paper's trials "
+                    "(one process per core)", "fatnet experiment leighton-maggs --table all",
+                    experiment, machine=f"2-core development machine, shared with other "
+                    f"jobs (load average {experiment['load']} after the run)")
         _record("hops-per-core", "model message-hops per second per core, batched work",
                 "python bench/butterfly_model_speed.py",
                 {**{f"circuit_{k}": int(v) for k, v in hops.items()},

@@ -69,7 +69,8 @@ from ..errors import ParameterError
 from ..seeds import generator
 from .topology import SplitterNetwork
 
-__all__ = ["Rules", "StoreForwardResult", "route_store_forward", "stack_networks"]
+__all__ = ["Rules", "StoreForwardResult", "prepare_networks", "route_store_forward",
+           "stack_networks"]
 
 QUEUES = ("fifo", "lifo", "random")
 EDGE_CHOICES = ("first", "random", "least-loaded")
@@ -90,6 +91,12 @@ class Rules:
     queue: str = "fifo"
     edge_choice: str = "first"
     tie: str = "in-edge"
+
+    @property
+    def draws(self) -> bool:
+        """Whether routing under these rules draws random numbers (from one stream per
+        call of :func:`route_store_forward`)."""
+        return "random" in (self.queue, self.edge_choice, self.tie)
 
     def __post_init__(self):
         if self.threshold < 0:
@@ -177,9 +184,11 @@ class _Fabric:
     trials: int
     depth: int
     inputs: int
-    heads_flat: np.ndarray      #: head row of (trial, level, row, slot), -1 none
-    blocked_flat: np.ndarray    #: (trial, level, row) faulty or declared faulty
-    output_flat: np.ndarray     #: (trial, level, row) an output (the last level)
+    #: the position of the head of (trial, level, row, slot), levels 0 .. depth (a
+    #: switch's position is its flat (trial, level, row); no edge: :attr:`nowhere`)
+    heads_pos: np.ndarray
+    blocked_flat: np.ndarray    #: per position, faulty or declared faulty (nowhere: True)
+    output_flat: np.ndarray     #: per position, an output (the last level)
     in_rank_flat: np.ndarray    #: the in-edge order of (trial, level, row, slot)
     shift: np.ndarray           #: per level, the destination's group bits' shift
     mask: np.ndarray            #: per level, their mask
@@ -191,6 +200,17 @@ class _Fabric:
         return self.depth + 1
 
     @property
+    def nowhere(self) -> int:
+        """The position past the last switch: the head of a slot without an edge, never
+        enterable (the per-position arrays have it as their last entry)."""
+        return self.trials * self.levels * self.inputs
+
+    def input_index(self, pos: np.ndarray) -> np.ndarray:
+        """``trial * inputs + row`` of positions at level 0."""
+        trial = pos // (self.levels * self.inputs)
+        return pos - trial * (self.depth * self.inputs)
+
+    @property
     def d_max(self) -> int:
         return int(self.per_group.max())
 
@@ -199,62 +219,86 @@ class _Fabric:
         return int(self.mask.max()) + 1
 
 
+_MESSAGE_FIELDS = ("msg_id", "dest", "level", "pos", "prio", "clean")
+
+
 @dataclass
 class _Messages:
     """The messages in flight, one entry per (trial, problem, input) with a message,
     compacted as messages finish."""
 
     msg_id: np.ndarray      #: index into the flat problems array
-    trial: np.ndarray
     dest: np.ndarray
     level: np.ndarray
-    row: np.ndarray
+    pos: np.ndarray         #: the switch's position, flat (trial, level, row)
     prio: np.ndarray        #: arrival step << _TIE_BITS | tie-break
     clean: np.ndarray       #: never delayed so far
 
     def occupancy(self, fabric: _Fabric) -> np.ndarray:
-        """Messages per (trial, level, row), flat."""
-        return np.bincount((self.trial * fabric.levels + self.level) * fabric.inputs
-                           + self.row, minlength=fabric.trials * fabric.levels * fabric.inputs)
+        """Messages per position (:attr:`_Fabric.nowhere` included)."""
+        return np.bincount(self.pos, minlength=fabric.nowhere + 1)
 
     def keep(self, keep: np.ndarray) -> None:
-        """Drop the messages where ``keep`` is False."""
-        for name in ("msg_id", "trial", "dest", "level", "row", "prio", "clean"):
-            setattr(self, name, getattr(self, name)[keep])
+        """Keep the messages at the indices ``keep``, in that order (``take``: a
+        boolean mask as an index is several times slower)."""
+        for name in _MESSAGE_FIELDS:
+            setattr(self, name, getattr(self, name).take(keep))
 
 
-def _fabric_and_problems(networks, problems) -> tuple[_Fabric, np.ndarray]:
-    """The networks stacked and the problems as ``(trials, P, inputs)``; one network
-    is broadcast to every problem set."""
+def prepare_networks(networks, trials: int = 1) -> _Fabric:
+    """The arrays :func:`route_store_forward` reads of ``networks`` (one per trial; a
+    single network is repeated ``trials`` times), for routing several problem sets
+    through the same networks without stacking them again."""
     if isinstance(networks, SplitterNetwork):
         networks = [networks]
     arrays = stack_networks(networks)
     heads, blocked, in_rank = arrays["heads"], arrays["blocked"], arrays["in_rank"]
+    if heads.shape[0] == 1 and trials > 1:  # one network, many problem sets
+        heads = np.broadcast_to(heads, (trials,) + heads.shape[1:])
+        blocked = np.broadcast_to(blocked, (trials,) + blocked.shape[1:])
+        in_rank = np.broadcast_to(in_rank, (trials,) + in_rank.shape[1:])
     trials, depth, inputs, _ = heads.shape
+    nowhere = trials * (depth + 1) * inputs
+    return _Fabric(
+        trials=trials, depth=depth, inputs=inputs,
+        heads_pos=_head_positions(heads, nowhere),
+        blocked_flat=np.append(blocked.reshape(-1), True),
+        output_flat=np.append(np.broadcast_to(np.arange(depth + 1)[None, :, None] == depth,
+                                              blocked.shape).reshape(-1), False),
+        in_rank_flat=np.concatenate([in_rank, np.full((trials, 1) + in_rank.shape[2:], -1,
+                                                      dtype=in_rank.dtype)], 1).reshape(-1),
+        shift=arrays["group_shift"], mask=arrays["group_mask"],
+        per_group=arrays["edges_per_group"], n_slots=heads.shape[3])
+
+
+def _fabric_and_problems(networks, problems) -> tuple[_Fabric, np.ndarray]:
+    """The networks stacked (or as :func:`prepare_networks` stacked them) and the
+    problems as ``(trials, P, inputs)``; one network is broadcast to every problem
+    set."""
     prob = np.asarray(problems, dtype=np.int64)
     # the new shape as separate ints: for a tuple argument numpy's stubs (Python 3.10)
     # pick the overload of shape ()
     prob = prob.reshape(*(1,) * (3 - prob.ndim), *prob.shape)
-    if trials == 1 and prob.shape[0] > 1:  # one network, many problem sets
-        trials = prob.shape[0]
-        heads = np.broadcast_to(heads, (trials,) + heads.shape[1:])
-        blocked = np.broadcast_to(blocked, (trials,) + blocked.shape[1:])
-        in_rank = np.broadcast_to(in_rank, (trials,) + in_rank.shape[1:])
-    prob = _problems_array(prob, trials, inputs)
-    fabric = _Fabric(
-        trials=trials, depth=depth, inputs=inputs,
-        heads_flat=np.ascontiguousarray(heads).reshape(-1),
-        blocked_flat=np.ascontiguousarray(blocked).reshape(-1),
-        output_flat=np.broadcast_to(np.arange(depth + 1)[None, :, None] == depth,
-                                    blocked.shape).reshape(-1),
-        in_rank_flat=np.ascontiguousarray(in_rank).reshape(-1),
-        shift=arrays["group_shift"], mask=arrays["group_mask"],
-        per_group=arrays["edges_per_group"], n_slots=heads.shape[3])
-    if blocked[:, 0, :].any():
-        bad = (blocked[:, 0, :][:, None, :] & (prob >= 0))
-        if bad.any():
-            raise ParameterError("a message starts at a faulty or declared-faulty input")
+    fabric = (networks if isinstance(networks, _Fabric)
+              else prepare_networks(networks, prob.shape[0]))
+    prob = _problems_array(prob, fabric.trials, fabric.inputs)
+    blocked_inputs = fabric.blocked_flat[:-1].reshape(fabric.trials, fabric.levels, -1)[:, 0]
+    if (blocked_inputs[:, None, :] & (prob >= 0)).any():
+        raise ParameterError("a message starts at a faulty or declared-faulty input")
     return fabric, prob
+
+
+def _head_positions(heads: np.ndarray, nowhere: int) -> np.ndarray:
+    """The flat position (trial, level + 1, row) of every edge's head, ``nowhere`` for
+    a slot without an edge, a last level (the outputs') of such slots added: a
+    switch's slot ``k`` is entry ``position * slots + k``."""
+    trials, depth, inputs, slots = heads.shape
+    dtype = np.int32 if nowhere < 2 ** 31 else np.int64   # half the memory where it fits
+    level_base = ((np.arange(trials)[:, None] * (depth + 1) + np.arange(1, depth + 1)[None, :])
+                  * inputs).astype(dtype)
+    out = np.full((trials, depth + 1, inputs, slots), nowhere, dtype=dtype)
+    out[:, :depth] = np.where(heads >= 0, heads + level_base[:, :, None, None], nowhere)
+    return out.reshape(-1)
 
 
 def _initial_messages(fabric: _Fabric, prob: np.ndarray) -> _Messages:
@@ -262,8 +306,9 @@ def _initial_messages(fabric: _Fabric, prob: np.ndarray) -> _Messages:
     t_idx, p_idx, src = np.meshgrid(np.arange(fabric.trials), np.arange(prob.shape[1]),
                                     np.arange(fabric.inputs), indexing="ij")
     msg_id = np.flatnonzero((prob >= 0).ravel())
-    return _Messages(msg_id=msg_id, trial=t_idx.ravel()[msg_id], dest=prob.ravel()[msg_id],
-                     level=np.zeros(msg_id.size, dtype=np.int64), row=src.ravel()[msg_id],
+    pos = t_idx.ravel()[msg_id] * (fabric.levels * fabric.inputs) + src.ravel()[msg_id]
+    return _Messages(msg_id=msg_id, dest=prob.ravel()[msg_id],
+                     level=np.zeros(msg_id.size, dtype=np.int64), pos=pos,
                      prio=p_idx.ravel()[msg_id].astype(np.int64),
                      clean=np.ones(msg_id.size, dtype=bool))
 
@@ -284,7 +329,7 @@ class _InputQueues:
         self.d = int(fabric.per_group[0])
         self.n_groups = fabric.n_groups
         group = (msgs.dest >> fabric.shift[0]) & fabric.mask[0]
-        queue = self.queue_of(msgs.trial, msgs.row, group, fabric.inputs)
+        queue = self.queue_of(fabric, msgs.pos, group)
         key = _priorities(rules, msgs, None)   # fifo or lifo: no draw
         self.order = np.lexsort((key, queue))
         sizes = np.bincount(queue, minlength=fabric.trials * fabric.inputs * self.n_groups)
@@ -294,17 +339,16 @@ class _InputQueues:
         self.pending = int(msgs.msg_id.size - (self.next - self.start).sum())
         self.all = msgs
 
-    def queue_of(self, trial, row, group, inputs: int) -> np.ndarray:
-        """The id of an input queue: (trial, input row, group)."""
-        return (trial * inputs + row) * self.n_groups + group
+    def queue_of(self, fabric: _Fabric, pos, group) -> np.ndarray:
+        """The id of an input queue: (trial, input row, group), from the position."""
+        return fabric.input_index(pos) * self.n_groups + group
 
     def _take(self, positions: np.ndarray, clean: bool) -> _Messages:
         """The messages at these positions of the queues' order, activated."""
         idx = self.order[positions]
-        return _Messages(msg_id=self.all.msg_id[idx], trial=self.all.trial[idx],
-                         dest=self.all.dest[idx], level=self.all.level[idx],
-                         row=self.all.row[idx], prio=self.all.prio[idx],
-                         clean=np.full(idx.size, clean))
+        return _Messages(msg_id=self.all.msg_id[idx], dest=self.all.dest[idx],
+                         level=self.all.level[idx], pos=self.all.pos[idx],
+                         prio=self.all.prio[idx], clean=np.full(idx.size, clean))
 
     def first_window(self) -> _Messages:
         """The first ``d`` messages of every queue (the rest wait in the queues)."""
@@ -334,7 +378,7 @@ class _InputQueues:
         np.add.at(self.next, left[inside], 1)
         self.pending -= positions.size
         new = self._take(positions, False)   # held back at step 1: delayed
-        for name in ("msg_id", "trial", "dest", "level", "row", "prio", "clean"):
+        for name in _MESSAGE_FIELDS:
             setattr(msgs, name, np.concatenate([getattr(msgs, name), getattr(new, name)]))
         return self._sorted(msgs) if in_order else msgs
 
@@ -346,7 +390,7 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
 
     Parameters
     ----------
-    networks : SplitterNetwork or sequence of them (one shape)
+    networks : SplitterNetwork, sequence of them (one shape), or prepare_networks' arrays
         One network per trial (a single network is used for every trial).
     problems : array, shape (N,), (P, N) or (trials, P, N)
         ``problems[t, p, i]`` is the destination of problem ``p``'s message from input
@@ -398,9 +442,10 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
         done = msgs.level == fabric.depth
         if done.any():
             fin = np.flatnonzero(done)
-            delivery[msgs.msg_id[fin]] = step
-            undelayed_flat[msgs.msg_id[fin]] = msgs.clean[fin]
-            msgs.keep(~done)
+            finished_ids = msgs.msg_id.take(fin)
+            delivery[finished_ids] = step
+            undelayed_flat[finished_ids] = msgs.clean.take(fin)
+            msgs.keep(np.flatnonzero(~done))
             finished += fin.size
         if progress is not None and step % PROGRESS_STEPS == 0:
             progress(finished, total, "store-and-forward")
@@ -427,41 +472,40 @@ def _route_step(fabric: _Fabric, msgs: _Messages, rules: Rules, rng, step: int,
     left an input in this step.
     """
     d_max, n_groups = fabric.d_max, fabric.n_groups
-    group = (msgs.dest >> fabric.shift[msgs.level]) & fabric.mask[msgs.level]
-    d_here = fabric.per_group[msgs.level]
-    queue_id = ((msgs.trial * fabric.levels + msgs.level) * fabric.inputs
-                + msgs.row) * n_groups + group
+    group = (msgs.dest >> fabric.shift.take(msgs.level)) & fabric.mask.take(msgs.level)
+    d_here = fabric.per_group.take(msgs.level)
+    queue_id = msgs.pos * n_groups + group
     rank = _queue_ranks(queue_id, _priorities(rules, msgs, rng), d_here, d_max, qmin)
     front = np.flatnonzero(rank < d_here)
-    f_rank = rank[front]
-    head, slot, avail, head_base, base = _front_edges(fabric, msgs, front, group[front],
-                                                      d_here[front], counts,
-                                                      rules.threshold)
-    moves = f_rank < avail.sum(0)
-    chosen = _choose_edges(rules, rng, avail, f_rank, queue_id[front], head_base, head,
-                           counts, d_max)
+    f_rank = rank.take(front)
+    head, slot, avail, base, rows = _front_edges(fabric, msgs, front, group.take(front),
+                                                 d_here.take(front), counts, rules.threshold)
+    chosen, n_avail = _choose_edges(rules, rng, avail, rows, f_rank, queue_id.take(front),
+                                    head, counts, d_max)
+    moves = f_rank < n_avail
     is_moving = np.zeros(msgs.msg_id.size, dtype=bool)
     mv_f = np.flatnonzero(moves)
-    mv = front[mv_f]
+    mv = front.take(mv_f)
     is_moving[mv] = True
     msgs.clean &= is_moving                 # who stays has been delayed
-    take = chosen[mv_f]
-    lvl_mv = msgs.level[mv]
+    # (slot offset, front) of every mover, flat in the (d_max, F) arrays
+    taken = chosen.take(mv_f) * front.size + mv_f
+    lvl_mv = msgs.level.take(mv)
     # the messages that stay, per level: all of them less the movers
     waits += (np.bincount(msgs.level, minlength=fabric.levels)
               - np.bincount(lvl_mv, minlength=fabric.levels))
-    new_row = head[take, mv_f]
-    used_slot = slot[take, mv_f]
-    tie = (fabric.in_rank_flat[base[mv_f] + used_slot].astype(np.int64)
+    new_pos = head.take(taken)
+    used_slot = slot.take(taken)
+    tie = (fabric.in_rank_flat.take(base.take(mv_f) + used_slot)
            if rules.tie == "in-edge" else rng.integers(0, 1 << 8, size=mv.size))
-    msgs.prio[mv] = step * (np.int64(1) << _TIE_BITS) + tie
-    row_mv = msgs.row[mv]
-    left = msgs.trial[mv[lvl_mv == 0]] * fabric.inputs + row_mv[lvl_mv == 0]
-    left = left * n_groups + group[mv[lvl_mv == 0]]
-    here = (msgs.trial[mv] * fabric.levels + lvl_mv) * fabric.inputs
-    np.subtract.at(counts, here + row_mv, 1)
-    np.add.at(counts, here + fabric.inputs + new_row, 1)
-    msgs.row[mv] = new_row
+    msgs.prio[mv] = np.int64(step << _TIE_BITS) + tie     # int64 whatever tie's type
+    here = msgs.pos.take(mv)
+    from_input = np.flatnonzero(lvl_mv == 0)
+    left = fabric.input_index(here.take(from_input)) * n_groups
+    left += group.take(mv.take(from_input))
+    np.subtract.at(counts, here, 1)
+    np.add.at(counts, new_pos, 1)
+    msgs.pos[mv] = new_pos
     msgs.level[mv] = lvl_mv + 1
     return left
 
@@ -485,84 +529,108 @@ def _queue_ranks(queue_id, prio, d_here, d_max: int, qmin: np.ndarray) -> np.nda
     message. ``qmin`` (every entry ``_NO_PRIO``) is scratch space, left as it was.
     """
     rank = np.full(queue_id.size, d_max, dtype=np.int64)
-    candidate = np.ones(queue_id.size, dtype=bool)
+    cand = np.arange(queue_id.size)       # the candidates of round r (a group has d >= 1)
     for r in range(d_max):
-        cand = np.flatnonzero(candidate & (d_here > r))
         if cand.size == 0:
             break
-        q_c, p_c = queue_id[cand], prio[cand]
+        # round 0's candidates are every message: no gather
+        q_c, p_c = (queue_id, prio) if r == 0 else (queue_id.take(cand), prio.take(cand))
         np.minimum.at(qmin, q_c, p_c)
-        first = cand[p_c == qmin[q_c]]
+        is_first = p_c == qmin.take(q_c)
         qmin[q_c] = _NO_PRIO          # reset only what was touched
-        rank[first] = r
-        candidate[first] = False
+        rank[cand.compress(is_first)] = r
+        cand = cand.compress(~is_first)
+        cand = cand.compress(d_here.take(cand) > r + 1)
     return rank
 
 
 def _front_edges(fabric: _Fabric, msgs: _Messages, front, f_group, f_d, counts,
                  threshold: int):
-    """The edges of the front messages' groups: ``(head, slot, avail, head_base,
-    base)``, each of the first three ``(d_max, F)`` (the edge's head row, its slot,
-    whether it is available), ``head_base`` the flat (trial, level + 1, row 0) of each
-    front message's next level, ``base`` the flat (trial, level, row, slot 0) of its
-    switch.
+    """The edges of the front messages' groups: ``(head, slot, avail, base, rows)``,
+    the first three ``(d_max, F)`` (the position of the edge's head, its slot, whether
+    it is available), ``base`` the flat (trial, level, row, slot 0) of each front
+    message's switch, ``rows[j]`` None where every front's slot offset j was looked at,
+    else the fronts whose group has a slot j, the only ones looked at (``head`` and
+    ``slot`` are unset elsewhere in that row, ``avail`` False).
 
     One pass per slot offset j (arrays of length F, not (F, d): numpy is slow on tiny
-    inner axes), over the fronts whose group has a slot j; past a group's last slot an
-    edge is unavailable (head -1, the last slot's index).
+    inner axes); where most fronts have a slot j, every front (past a group's last slot
+    an edge is unavailable), else those alone (the 4 matchings of "*"'s level -1).
     """
-    depth, inputs, n_slots, d_max = fabric.depth, fabric.inputs, fabric.n_slots, fabric.d_max
-    f_trial, f_level, f_row = msgs.trial[front], msgs.level[front], msgs.row[front]
-    base = ((f_trial * depth + f_level) * inputs + f_row) * n_slots
-    head_base = (f_trial * fabric.levels + f_level + 1) * inputs
+    n_slots, d_max = fabric.n_slots, fabric.d_max
+    base = msgs.pos.take(front) * n_slots
     # whether a message may enter each switch: not blocked, and an output or holding
-    # at most ``threshold`` (one pass over the switches, not one per edge)
+    # at most ``threshold`` (one pass over the switches, not one per edge; nowhere is
+    # blocked)
     enterable = (counts <= threshold) | fabric.output_flat
     enterable &= ~fabric.blocked_flat
     first = f_group * f_d
     head = np.empty((d_max, front.size), dtype=np.int64)
     slot = np.empty((d_max, front.size), dtype=np.int64)
-    avail = np.empty((d_max, front.size), dtype=bool)
-    for j in range(d_max):
-        has = f_d > j
-        if j == 0 or 2 * np.count_nonzero(has) > has.size:
-            # most fronts have a slot j: every one computed, past its group's last masked
-            np.minimum(first + j, n_slots - 1, out=slot[j])
-            head[j] = fabric.heads_flat[base + slot[j]]
-            avail[j] = (head[j] >= 0) & enterable[head_base + np.maximum(head[j], 0)]
-            if j:
+    avail = np.zeros((d_max, front.size), dtype=bool)
+    slot[0] = first                       # every group has a slot 0
+    head[0] = fabric.heads_pos.take(base + first)
+    avail[0] = enterable.take(head[0])
+    rows: list = [None]
+    at = None
+    for j in range(1, d_max):
+        if at is None:
+            has = f_d > j
+            if 2 * np.count_nonzero(has) > has.size:
+                np.minimum(first + j, n_slots - 1, out=slot[j])
+                head[j] = fabric.heads_pos.take(base + slot[j])
+                avail[j] = enterable.take(head[j])
                 avail[j] &= has
-            continue
-        # few fronts have a slot j (the 4 matchings of "*"'s level -1): those alone
-        at = np.flatnonzero(has)
-        slot[j], head[j], avail[j] = n_slots - 1, -1, False
-        slot[j, at] = first[at] + j
-        h = fabric.heads_flat[base[at] + slot[j, at]]
+                rows.append(None)
+                continue
+            at = np.flatnonzero(has)
+        else:                             # a group with a slot j has every slot before
+            at = at.compress(f_d.take(at) > j)
+        s = first.take(at) + j
+        slot[j, at] = s
+        h = fabric.heads_pos.take(base.take(at) + s)
         head[j, at] = h
-        avail[j, at] = (h >= 0) & enterable[head_base[at] + np.maximum(h, 0)]
-    return head, slot, avail, head_base, base
+        avail[j, at] = enterable.take(h)
+        rows.append(at)
+    return head, slot, avail, base, rows
 
 
-def _choose_edges(rules: Rules, rng, avail, f_rank, front_queue, head_base, head, counts,
-                  d_max: int) -> np.ndarray:
+def _choose_edges(rules: Rules, rng, avail, rows, f_rank, front_queue, head, counts,
+                  d_max: int) -> tuple[np.ndarray, np.ndarray]:
     """The slot offset each front message takes (meaningful where it moves): the
     ``f_rank``-th available edge in the rule's preference, identical for every message
-    of one queue."""
-    if rules.edge_choice == "first":
-        # The r-th available slot in slot order: where the running count hits r + 1.
-        chosen = np.zeros(f_rank.size, dtype=np.int64)
-        running = np.zeros(f_rank.size, dtype=np.int64)
-        for j in range(d_max):
+    of one queue; and the available edges of each front's group (``rows``: as
+    :func:`_front_edges` returns them)."""
+    if rules.edge_choice != "first":
+        return (_preferred_edges(rules, rng, avail, f_rank, front_queue, head, counts,
+                                 d_max), avail.sum(0))
+    # The r-th available slot in slot order: where the running count hits r + 1.
+    # (one j hits it where the message moves: the sum of j over hits is that j)
+    chosen = np.zeros(f_rank.size, dtype=np.int64)
+    running = avail[0].astype(np.int64)
+    target = f_rank + 1
+    for j in range(1, d_max):
+        at = rows[j]
+        if at is None:
             running += avail[j]
-            chosen[avail[j] & (running == f_rank + 1)] = j
-        return chosen
+            chosen += j * (avail[j] & (running == target))
+            continue
+        now = running.take(at) + avail[j].take(at)
+        running[at] = now
+        chosen[at] += j * (avail[j].take(at) & (now == target.take(at)))
+    return chosen, running
+
+
+def _preferred_edges(rules: Rules, rng, avail, f_rank, front_queue, head, counts,
+                     d_max: int) -> np.ndarray:
+    """:func:`_choose_edges` under the ``"random"`` and ``"least-loaded"`` edge choices."""
     if rules.edge_choice == "random":
         # One random order per queue: key the draw by the queue's id.
         _, inverse = np.unique(front_queue, return_inverse=True)
         pref = rng.random((inverse.max() + 1, d_max))[inverse]
-    else:
-        flat = head_base[None, :] + np.maximum(head, 0)
-        pref = (counts[flat] * d_max + np.arange(d_max)[:, None]).T.astype(float)
+    else:                                  # (a head unset where no edge is available)
+        pref = (counts[np.where(avail, head, 0)] * d_max
+                + np.arange(d_max)[:, None]).T.astype(float)
     pref = np.where(avail.T, pref, np.inf)
     by_pref = np.argsort(pref, axis=1, kind="stable")
     return by_pref[np.arange(f_rank.size), np.minimum(f_rank, d_max - 1)]

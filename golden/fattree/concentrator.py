@@ -312,11 +312,91 @@ class _Hall:
             [0.0, 1e6] + [1.0 / m ** 2 for m in range(2, top + 1)], dtype=np.float64)
         weights = self.score_table[self.deg]
         self.score0 = np.array([weights[v].sum() for v in self.out_nbrs], dtype=np.float64)
+        # the lists padded for the batched growths: an input's outputs (padding s),
+        # an output's inputs (padding r); the last row of each is all padding
+        self.adj_pad = _padded(adj + [[]], s)
+        self.out_pad = _padded(out_nbrs + [[]], self.r)
+
+    def greedy_inputs_batch(self, starts: Sequence[int], limit: int) -> list[list[int] | None]:
+        """:meth:`greedy_inputs` from every start at once (one numpy row per start).
+
+        Returns, per start, the first Y with |N(Y)| < |Y| of its growth if one of size
+        <= ``limit`` is met, else None. A growth does not depend on ``limit`` (only where
+        it stops does): the violator it returns is the scalar method's for any smaller
+        limit it fits (:func:`_heuristic_bound`).
+        """
+        r, s = self.r, self.s
+        big = 1 << 40
+        rows = np.arange(len(starts))[:, None]
+        newcnt = np.tile(np.append(self.deg, 4 * big), (len(starts), 1))
+        covered = np.zeros((len(starts), s + 1), dtype=bool)
+        covered[:, s] = True                      # the padding output: never new
+        n_out = np.zeros(len(starts), dtype=np.int64)
+        x = np.asarray(starts, dtype=np.int64)
+        order = []
+        found = np.zeros(len(starts), dtype=np.int64)   # size of the first violator
+        for size in range(1, min(limit, r) + 1):
+            order.append(x)
+            newcnt[rows[:, 0], x] = big
+            outs = self.adj_pad[x]
+            new = ~covered[rows, outs]            # an input's outputs are distinct
+            covered[rows, outs] = True
+            n_out += new.sum(1)
+            # flat 1-D indices: numpy's fast path of ufunc.at
+            flat = (rows[:, :, None] * (r + 1) + self.out_pad[outs]).ravel()
+            np.subtract.at(newcnt.reshape(-1), flat,
+                           np.broadcast_to(new[:, :, None], outs.shape + (self.out_pad.shape[1],))
+                           .ravel().astype(np.int64))
+            found[(found == 0) & (n_out < size)] = size
+            if found.all():
+                break
+            x = np.argmin(newcnt[:, :r], axis=1)
+        grown = np.stack(order, 1)
+        return [grown[i, :k].tolist() if k else None for i, k in enumerate(found.tolist())]
+
+    def greedy_outputs_batch(self, starts: Sequence[int], limit: int
+                             ) -> list[list[int] | None]:
+        """:meth:`greedy_outputs` from every start at once (one numpy row per start);
+        per start its violator if one is met within ``limit``, else None (scores summed
+        in the scalar method's order: the same floats, the same choices)."""
+        r, s = self.r, self.s
+        n = len(starts)
+        rows = np.arange(n)[:, None]
+        table = self.score_table
+        missing = np.tile(np.append(self.deg, 0), (n, 1))
+        score = np.tile(np.append(self.score0, 0.0), (n, 1))
+        n_trapped = np.zeros(n, dtype=np.int64)
+        o = np.asarray(starts, dtype=np.int64)
+        out: list[list[int] | None] = [None] * n
+        open_ = np.ones(n, dtype=bool)
+        size = 0
+        while True:
+            score[rows[:, 0], o] = -np.inf
+            size += 1
+            nbrs = self.out_pad[o]
+            valid = nbrs < r
+            old = missing[rows, nbrs]
+            missing[rows, nbrs] = old - 1
+            missing[:, r] = 0                     # the padding input
+            n_trapped += ((old == 1) & valid).sum(1)
+            for i in np.flatnonzero(open_ & (n_trapped > size)).tolist():
+                out[i] = np.flatnonzero(missing[i, :r] == 0)[: size + 1].tolist()
+                open_[i] = False
+            if size + 1 >= limit or size >= s or not open_.any():
+                return out
+            delta = np.where(valid, table[np.maximum(old - 1, 0)] - table[old], 0.0)
+            # every input's outputs in the scalar order: x by x, then its outputs
+            flat = (rows[:, :, None] * (s + 1) + self.adj_pad[nbrs]).ravel()
+            np.add.at(score.reshape(-1), flat,
+                      np.broadcast_to(delta[:, :, None], nbrs.shape + (self.adj_pad.shape[1],))
+                      .ravel())
+            o = np.argmax(score[:, :s], axis=1)
 
     def greedy_inputs(self, start: int, limit: int) -> list[int] | None:
         """Grow Y from ``start`` adding the input with fewest new outputs.
 
         Returns the first Y with |N(Y)| < |Y| if one of size <= limit is met, else None.
+        The specification of :meth:`greedy_inputs_batch` (the search runs that one).
         """
         big = 1 << 40
         newcnt = self.deg.copy()
@@ -343,6 +423,7 @@ class _Hall:
 
         Trapped inputs have all their outputs in S; returns |S| + 1 trapped inputs (a
         violator) as soon as more than |S| are trapped with |S| + 1 <= limit, else None.
+        The specification of :meth:`greedy_outputs_batch` (the search runs that one).
         """
         table = self.score_table
         missing = self.deg.copy()
@@ -374,27 +455,26 @@ class _Hall:
         or None. ``noise`` in [0, 1) breaks ties at random.
         """
         r, s = self.r, self.s
-        cnt = np.zeros(s, dtype=np.float64)  # trapped inputs adjacent to each output
-        for o in range(s):
-            cnt[o] = len(self.out_nbrs[o])
-        trapped = np.ones(r, dtype=bool)
-        in_s = np.ones(s, dtype=bool)
+        # trapped inputs adjacent to each output in S; inf once the output leaves S
+        # (inf - 1 and inf + noise stay inf: it is never the minimum again)
+        cnt = np.array([len(v) for v in self.out_nbrs], dtype=np.float64)
+        out_lists = [v.tolist() for v in self.out_nbrs]
+        trapped = [True] * r
         n_trapped, size = r, s
         best = None
         while size > 0:
             if n_trapped > size and size + 1 <= limit:
-                best = [int(v) for v in np.flatnonzero(trapped)[: size + 1]]
+                best = [x for x in range(r) if trapped[x]][: size + 1]
                 limit = size
-            key = cnt + rng.random(s) * noise if noise and rng is not None else cnt.copy()
-            key[~in_s] = np.inf
+            key = cnt + rng.random(s) * noise if noise and rng is not None else cnt
             o = int(np.argmin(key))
-            in_s[o] = False
+            cnt[o] = np.inf
             size -= 1
-            for x in self.out_nbrs[o]:
+            for x in out_lists[o]:
                 if trapped[x]:
                     trapped[x] = False
                     n_trapped -= 1
-                    cnt[self.adj[x]] -= 1
+                    cnt[self.adj_arr[x]] -= 1
         return best
 
     def hall_violator(self, rows: Sequence[int]) -> list[int] | None:
@@ -430,30 +510,63 @@ class _Hall:
 
     def shrink(self, ys: list[int]) -> list[int]:
         """Drop inputs from a violator while it stays a violator (local minimisation)."""
+        # plain lists: a violator has a few dozen inputs of a few outputs each, where
+        # numpy's per-call cost is most of the work
+        adj = self.adj
         left = set(ys)
-        cover = np.zeros(self.s, dtype=np.int64)
+        cover = [0] * self.s
         for y in left:
-            cover[self.adj[y]] += 1
-        n_out = int((cover > 0).sum())
+            for o in adj[y]:
+                cover[o] += 1
+        n_out = sum(1 for c in cover if c > 0)
         changed = True
         while changed and len(left) > 1:
             changed = False
-            for y in sorted(left, key=lambda v: (-len(self.adj[v]), v)):
-                lost = int((cover[self.adj[y]] == 1).sum())
+            for y in sorted(left, key=lambda v: (-len(adj[v]), v)):
+                lost = sum(1 for o in adj[y] if cover[o] == 1)
                 if n_out - lost < len(left) - 1:
                     left.discard(y)
-                    cover[self.adj[y]] -= 1
+                    for o in adj[y]:
+                        cover[o] -= 1
                     n_out -= lost
                     changed = True
         return sorted(left)
 
 
+def inputs_violator_within(found: list[int] | None, limit: int) -> list[int] | None:
+    """The violator :meth:`_Hall.greedy_inputs` returns with ``limit``, from the one
+    its growth met first (:meth:`_Hall.greedy_inputs_batch`): Y of size k is met
+    when k <= limit."""
+    return found if found is not None and len(found) <= limit else None
+
+
+def outputs_violator_within(found: list[int] | None, limit: int) -> list[int] | None:
+    """The violator :meth:`_Hall.greedy_outputs` returns with ``limit``, from the one
+    its growth met first: the |S| + 1 inputs trapped by S are met when |S| < limit
+    or |S| = 1 (the check for a violator comes before the limit's)."""
+    if found is None:
+        return None
+    size = len(found) - 1
+    return found if size < limit or size == 1 else None
+
+
+def _padded(lists: Sequence[Sequence[int]], pad: int) -> np.ndarray:
+    """The lists as the rows of one int array, short ones padded with ``pad``."""
+    width = max((len(v) for v in lists), default=0)
+    out = np.full((len(lists), max(width, 1)), pad, dtype=np.int64)
+    for i, v in enumerate(lists):
+        out[i, :len(v)] = v
+    return out
+
+
 def _heuristic_bound(adj: list[list[int]], s: int, seed: int, trials: int,
-                     max_starts: int) -> int:
+                     max_starts: int, batched: bool = True) -> int:
     """Upper estimate of the largest good k by adversarial and random search.
 
     Every candidate violator is minimised and then confirmed with a maximum matching
-    before it lowers the estimate.
+    before it lowers the estimate. ``batched`` grows the greedy sets from every start at
+    once (:meth:`_Hall.greedy_inputs_batch`, :meth:`_Hall.greedy_outputs_batch`), else
+    one start after the other (the specification: the same estimate).
     """
     r = len(adj)
     hall = _Hall(adj, s)
@@ -474,12 +587,22 @@ def _heuristic_bound(adj: list[list[int]], s: int, seed: int, trials: int,
             return list(range(n))
         return sorted(int(v) for v in rng.choice(n, size=m, replace=False))
 
-    # Grow input sets adding the input with the fewest new outputs, from many starts.
-    for x in sample(r, 2 * max_starts):
-        record(hall.greedy_inputs(x, best + 1))
-    # Grow output sets adding the output that traps the most inputs.
-    for o in sample(s, max_starts):
-        record(hall.greedy_outputs(o, best + 1))
+    # Grow input sets adding the input with the fewest new outputs, then output sets
+    # adding the output that traps the most inputs, from many starts; batched: all
+    # growths at once, then each start's result as the one-by-one search, whose limit
+    # best + 1 shrinks as violators are found, has it.
+    growths = ((r, 2 * max_starts, hall.greedy_inputs, hall.greedy_inputs_batch,
+                inputs_violator_within),
+               (s, max_starts, hall.greedy_outputs, hall.greedy_outputs_batch,
+                outputs_violator_within))
+    for n, count, one_start, every_start, within in growths:
+        starts = sample(n, count)
+        if batched:
+            for found in every_start(starts, best + 1):
+                record(within(found, best + 1))
+        else:
+            for start in starts:
+                record(one_start(start, best + 1))
     # Peel outputs from the full set, deterministic first, then with random tie-breaks.
     record(hall.peel(0.0, None, best + 1))
     for _ in range(max_starts // 2):

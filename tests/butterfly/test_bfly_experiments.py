@@ -6,6 +6,8 @@ import pytest
 
 from fatnet.golden.butterfly import api as cli
 from fatnet.golden.butterfly.experiments import (
+    DEFAULT_BATCH,
+    DRAWING_RULES_BATCH,
     PAPER_TABLE_2,
     TABLE_1_ROWS,
     TABLE_2_COLUMNS,
@@ -13,6 +15,7 @@ from fatnet.golden.butterfly.experiments import (
     fault_count_for,
     run_tables,
 )
+from fatnet.golden.butterfly.store_forward import Rules
 from fatnet.cli.butterfly import format_experiment
 from fatnet.golden.errors import ParameterError
 
@@ -146,3 +149,20 @@ def test_cli_erasure_and_upfal():
     assert "theorem_2_1" in routed["upfal"]
     with pytest.raises(ParameterError, match="erase"):
         cli.spec_from_options("multibutterfly", 64, 5, faults=6, fault_rule="erase")
+
+
+def test_cells_do_not_depend_on_the_batch_or_the_workers():
+    """Every trial draws from its own streams: batches of one trial, of three in two
+    processes and the default give the same cells (the default rules draw nothing)."""
+    kwargs = dict(tables="all", inputs=32, trials=12, seed=4, on_input_fault="replace")
+    one_by_one = run_tables(batch=1, workers=1, **kwargs)
+    assert run_tables(batch=3, workers=2, **kwargs) == one_by_one
+    assert run_tables(workers=1, **kwargs) == one_by_one
+
+
+def test_rules_that_draw_keep_their_batch():
+    """Their arbitration stream is drawn per batch: by default they run in batches of
+    DRAWING_RULES_BATCH trials, the same cells as before the default batch shrank."""
+    kwargs = dict(tables=2, inputs=16, trials=DEFAULT_BATCH + 4, seed=2, workers=1,
+                  rows=["0", "10*"], rules=Rules(queue="random", tie="random"))
+    assert run_tables(**kwargs) == run_tables(batch=DRAWING_RULES_BATCH, **kwargs)
