@@ -15,6 +15,7 @@ report's ``lost`` list with the reason.
 
 from __future__ import annotations
 
+import copy
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
@@ -208,6 +209,13 @@ class SourceQueues:
 
     def any(self) -> bool:
         return bool(np.any(self.next < self.end))
+
+    def copy(self) -> SourceQueues:
+        """The queues as they are now, to plan cycles ahead on (the arrays of the
+        messages shared, the fronts apart)."""
+        other = copy.copy(self)
+        other.next = self.next.copy()
+        return other
 
     def fronts(self) -> np.ndarray:
         """The front message of every non-empty queue, sorted."""

@@ -492,10 +492,15 @@ class Alg2Circuit(HypercubeCircuit):
         dst = np.array([int(ms.dst[m]) for m in idx], dtype=np.int64)
         data = [int(ms.payload[m]) for m in idx]
         run = run_alg2(self.k, src, dst, message_bits=self.M, data=data)
+        return self.cycle_result(injections, src, dst, run.delivered)
+
+    def cycle_result(self, injections: dict, src, dst, delivered) -> CycleResult:
+        """The cycle's result from which of the messages ``sorted(injections)`` (from
+        ``src`` to ``dst``) were delivered (both engines build it here)."""
         outcomes = {}
-        for j, m in enumerate(idx):
+        for j, m in enumerate(sorted(injections)):
             o = self._port_outcome(m, int(src[j]), int(dst[j]), injections[m][1])
-            if run.delivered[j]:
+            if delivered[j]:
                 o.status = "delivered"
                 o.path.append(Occupancy(self.chain.channel(self.k, int(dst[j])), 0,
                                         self.arrival, 0))
@@ -553,11 +558,18 @@ class StoreForwardCircuit(HypercubeCircuit):
         dst = np.array([int(ms.dst[m]) for m in idx], dtype=np.int64)
         run = store_forward_route(k, src, dst, algorithm=self.algorithm, buffer=self.buffer,
                                   max_steps=self.steps, **self._route_options(injections, idx))
+        return self.cycle_result(injections, src, dst, run)
+
+    def cycle_result(self, injections: dict, src, dst, run) -> CycleResult:
+        """The cycle's result from the store-and-forward run of the messages
+        ``sorted(injections)`` (from ``src`` to ``dst``): its ``stopped``, ``steps``,
+        ``delivery_step``, ``deadlock`` and ``final`` (both engines build it here)."""
+        k = self.k
         drained = run.stopped == "delivered"
         ack = (run.steps + 1) * self.step_length + 1 if drained else self.cycle_length
         offset = self.header_bits - k       # recv leaves Valiant's intermediate out
         outcomes = {}
-        for j, m in enumerate(idx):
+        for j, m in enumerate(sorted(injections)):
             o = self._port_outcome(m, int(src[j]), int(dst[j]), injections[m][1])
             step = int(run.delivery_step[j])
             if step >= 0:

@@ -276,26 +276,27 @@ def expected_waves(net, cycle, src, dst, payload) -> tuple[np.ndarray, np.ndarra
 def run_online(net, ms: MessageSet, keep_results: bool = False, max_cycles: int = 1000,
                progress=None) -> RunReport:
     """:meth:`.circuit.HypercubeCircuit.run` on the batched engine: the same report. Each
-    cycle every source sends its oldest undelivered message; an Algorithm 1 cycle is a
-    batch of its messages (:func:`run_cycles`), the other algorithms' cycles run on
-    their scalar models. ``progress(done, total, what)``, if given, is told the messages
-    delivered every :data:`PROGRESS_CYCLES` cycles."""
+    cycle every source sends its oldest undelivered message: Algorithm 1's cycles one
+    after another, each a batch of its messages (:func:`run_cycles`); the other
+    algorithms' cycles planned ahead and run as one batch (:class:`_PlannedCycles`).
+    ``progress(done, total, what)``, if given, is told the messages delivered every
+    :data:`PROGRESS_CYCLES` cycles."""
     max_cycles = check_max_cycles(max_cycles)
     net.check_messages(ms)
     report = net.online_report(ms)
     usage = net.channel_usage()
-    cycle = _ChainCycles(net, ms) if net.algorithm == "alg1" else _ScalarCycles(net, ms)
+    model = _ChainCycles(net, ms) if net.algorithm == "alg1" else _PlannedCycles(net, ms)
     queue = SourceQueues(ms)
     sent = np.zeros(len(ms), dtype=bool)
     while queue.any() and report.cycles < max_cycles:
-        idx = queue.fronts()
-        delivered = cycle.run(idx, report, usage, keep_results)
-        report.retries += int(np.count_nonzero(sent[idx]))
-        sent[idx] = True
-        queue.pop(idx[delivered])
-        if progress is not None and report.cycles % PROGRESS_CYCLES == 0:
-            progress(report.delivered, len(ms), "circuit model")
-    cycle.finish(usage)
+        for idx, delivered in model.cycles(queue, max_cycles - report.cycles, report, usage,
+                                           keep_results):
+            report.retries += int(np.count_nonzero(sent[idx]))
+            sent[idx] = True
+            queue.pop(idx[delivered])
+            if progress is not None and report.cycles % PROGRESS_CYCLES == 0:
+                progress(report.delivered, len(ms), "circuit model")
+    model.finish(usage)
     report.lost += queue.left(max_cycles)
     report.utilisation = usage.fractions(report.cycles)
     return report
@@ -311,9 +312,10 @@ class _ChainCycles:
         self.nodes = chain_nodes(self.dims, ms.src, ms.dst)
         self.hops: list[np.ndarray] = []
 
-    def run(self, idx: np.ndarray, report: RunReport, usage: ChannelUsage,
-            keep: bool) -> np.ndarray:
-        """One cycle of messages ``idx`` (sorted, one per source): which were delivered."""
+    def cycles(self, queue: SourceQueues, budget: int, report: RunReport,
+               usage: ChannelUsage, keep: bool):
+        """The next cycle (its fronts, which were delivered), counted in ``report``."""
+        idx = queue.fronts()
         nodes = self.nodes[idx]
         hops = _claims(self.dims, nodes, nodes[:, 1:], self.n)
         delivered = hops == len(self.dims)
@@ -324,7 +326,7 @@ class _ChainCycles:
         self.hops.append(hops)
         if keep:
             report.results.append(cycle_result(self.net, self.ms, idx, hops, nodes))
-        return delivered
+        yield idx, delivered
 
     def finish(self, usage: ChannelUsage) -> None:
         """Every path holds the channels of ranks ``0 .. hops``."""
@@ -333,18 +335,152 @@ class _ChainCycles:
             usage.used += reached[::-1].cumsum()[::-1]
 
 
-class _ScalarCycles:
-    """Algorithm 2's, e-cube's and Valiant's cycles: their scalar models, one cycle at a
-    time (:meth:`.circuit.HypercubeCircuit.simulate_cycle`)."""
+#: Cycles :class:`_PlannedCycles` plans ahead at most (at first 64).
+PLANNED_CYCLES = 1 << 14
+
+
+class _PlannedCycles:
+    """Algorithm 2's, e-cube's and Valiant's cycles, planned ahead as if every message
+    a cycle injects were delivered (each source's next message in the next cycle; e-cube
+    and Valiant leave out a message whose destination an earlier one of the cycle takes,
+    :meth:`.circuit.HypercubeCircuit.injections`), then run as one batch. The plan holds
+    up to the first cycle that does not deliver every message it injects: the cycles
+    before it are the scalar driver's, and that cycle runs on the scalar model
+    (:meth:`~.circuit.HypercubeCircuit.simulate_cycle`, which also refuses what the
+    scalar engine refuses), from where the next plan starts.
+
+    * Algorithm 2 (a cycle a partial permutation): the step-level model of a batch of
+      routings (:func:`.alg2.route_batch`, the corrected reading); a cycle it routes
+      with every message delivered and no rule broken, the bit-serial model
+      (:func:`.bitserial.run_alg2`) delivers whole too (the tests check the two models
+      step by step), and the hardware's cycle reports only that.
+    * e-cube and Valiant: the cycles as disjoint k-cubes of one larger cube (cycle
+      ``c``'s node ``x`` is node ``c * 2**k + x``): a message never crosses a dimension
+      its source and destination (and Valiant's intermediate node) agree in, and every
+      rule of a step is local to a link queue or a node, so each k-cube runs as alone
+      (:func:`.store_forward.route` with the cycle's own options).
+    """
 
     def __init__(self, net, ms: MessageSet):
         self.net, self.ms = net, ms
+        self.waits = net.algorithm in ("ecube", "valiant")
+        self.inter = net.intermediates(ms) if net.algorithm == "valiant" else None
+        self.src = np.asarray(ms.src, dtype=np.int64)
+        self.dst = np.asarray(ms.dst, dtype=np.int64)
+        #: cycles the next plan holds: doubled after a plan delivers whole, cut to the
+        #: cycles that did after one that does not (1: the scalar model alone)
+        self.ahead = 64
 
-    def run(self, idx: np.ndarray, report: RunReport, usage: ChannelUsage,
-            keep: bool) -> np.ndarray:
-        result = self.net.simulate_cycle(self.ms, self.net.injections(self.ms, idx))
-        account_cycle(report, usage, result, keep)
-        return np.isin(idx, result.delivered)
+    def cycles(self, queue: SourceQueues, budget: int, report: RunReport,
+               usage: ChannelUsage, keep: bool):
+        """The cycles of one plan (fronts, which were delivered), counted in ``report``;
+        the driver pops each before the next is yielded."""
+        plan = self._plan(queue, min(budget, self.ahead))
+        runs = self._batch(plan) if len(plan) > 1 else [None]
+        good = next((c for c, run in enumerate(runs) if run is None), len(runs))
+        self.ahead = min(2 * self.ahead, PLANNED_CYCLES) if good == len(plan) else max(good, 1)
+        for (fronts, sent), run in zip(plan, runs):
+            if run is None:          # not every message delivered: the scalar model
+                result = self.net.simulate_cycle(self.ms, self.net.injections(self.ms,
+                                                                              fronts))
+                account_cycle(report, usage, result, keep)
+                if len(result.delivered) == sent.size:    # plan again from two cycles
+                    self.ahead = max(self.ahead, 2)
+                yield fronts, np.isin(fronts, result.delivered)
+                return
+            report.cycles += 1
+            report.losses_per_cycle.append(0)
+            report.delivered += sent.size
+            usage.used[[0, -1]] += sent.size      # the send and recv channels
+            if keep:
+                injections = self.net.injections(self.ms, fronts)
+                report.results.append(self.net.cycle_result(
+                    injections, self.src[sent], self.dst[sent], run))
+            yield fronts, np.isin(fronts, sent)
+
+    def _plan(self, queue: SourceQueues, budget: int) -> list:
+        """Up to ``budget`` cycles ahead: (fronts, the messages injected)."""
+        ahead = queue.copy()
+        plan: list = []
+        while len(plan) < budget and ahead.any():
+            fronts = ahead.fronts()
+            sent = fronts
+            if self.waits:           # the first message to each destination goes
+                sent = fronts[np.sort(np.unique(self.dst[fronts], return_index=True)[1])]
+            plan.append((fronts, sent))
+            ahead.pop(sent)
+        return plan
+
+    def _batch(self, plan: list) -> list:
+        """Per planned cycle: what :meth:`cycle_result` takes if it delivers every
+        message it injects, else None (and None for every cycle after it)."""
+        if self.waits:
+            runs = _store_forward_cycles(self.net, [sent for _, sent in plan], self.src,
+                                         self.dst, self.inter)
+        else:
+            runs = _alg2_cycles(self.net, [sent for _, sent in plan], self.src, self.dst)
+        bad = next((c for c, run in enumerate(runs) if run is None), len(runs))
+        return runs[:bad] + [None] * (len(runs) - bad)
 
     def finish(self, usage: ChannelUsage) -> None:
         return None
+
+
+def _alg2_cycles(net, cycles: list, src: np.ndarray, dst: np.ndarray) -> list:
+    """Per cycle (messages injected): every message's delivery (all True) if
+    :func:`.alg2.route_batch` routes it whole, else None. Cycles of one size (they
+    come in runs: a queue only empties) go in one batch."""
+    from .alg2 import route_batch
+    out: list = [None] * len(cycles)
+    sizes = np.array([c.size for c in cycles], dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, sizes[1:] != sizes[:-1]]) if sizes.size else []
+    for a, b in zip(starts, [*starts[1:], sizes.size]):
+        idx = np.stack(cycles[a:b])
+        ordered = np.sort(dst[idx], axis=1)
+        partial = ~(ordered[:, 1:] == ordered[:, :-1]).any(axis=1)   # no destination twice
+        ok = partial.copy()
+        if partial.any() and idx.shape[1]:
+            ok[partial] = route_batch(net.k, src[idx[partial]], dst[idx[partial]],
+                                      message_bits=net.M).ok
+        for c in range(a, b):
+            out[c] = np.ones(idx.shape[1], dtype=bool) if ok[c - a] else None
+    return out
+
+
+@dataclass
+class _CycleRun:
+    """What :meth:`.circuit.StoreForwardCircuit.cycle_result` reads of one cycle's
+    store-and-forward run that delivered every message."""
+
+    steps: int
+    delivery_step: np.ndarray
+    final: np.ndarray
+    stopped: str = "delivered"
+    deadlock: bool = False
+
+
+def _store_forward_cycles(net, cycles: list, src: np.ndarray, dst: np.ndarray,
+                          inter: np.ndarray | None) -> list:
+    """Per cycle (messages injected): its run (:class:`_CycleRun`) if it delivers every
+    message, else None; the cycles as disjoint k-cubes of one larger cube, at most
+    ``2**20`` nodes at once (:data:`.cube.MAX_DIMENSION`)."""
+    from .cube import MAX_DIMENSION
+    from .store_forward import route
+    per_run = 1 << (MAX_DIMENSION - net.k)
+    out: list = []
+    for first in range(0, len(cycles), per_run):
+        part = cycles[first:first + per_run]
+        label = np.repeat(np.arange(len(part), dtype=np.int64), [c.size for c in part])
+        msgs = np.concatenate(part)
+        shift = label << net.k
+        options = {} if inter is None else {"intermediate": inter[msgs] + shift,
+                                            "intermediate_buffer": False}
+        run = route(net.k + max(len(part) - 1, 0).bit_length(), src[msgs] + shift,
+                    dst[msgs] + shift, algorithm=net.algorithm, buffer=net.buffer,
+                    max_steps=net.steps, **options)
+        bounds = np.cumsum([0] + [c.size for c in part])
+        for a, b in zip(bounds, bounds[1:]):
+            steps = run.delivery_step[a:b]
+            out.append(_CycleRun(int(steps.max(initial=0)), steps, dst[msgs[a:b]])
+                       if (steps >= 0).all() else None)
+    return out

@@ -35,7 +35,7 @@ from fatnet.golden.hypercube.patterns import PATTERNS, make_pattern  # noqa: E40
 from fatnet.golden.messages import MessageSet  # noqa: E402
 
 SEEDS = st.integers(0, 2 ** 32 - 1)
-PROPERTY = settings(max_examples=30, deadline=None, derandomize=True,
+PROPERTY = settings(max_examples=60, deadline=None, derandomize=True,
                     suppress_health_check=list(HealthCheck))
 
 
@@ -153,10 +153,50 @@ def _alg1_case(seed: int):
     return net, _messages(net, src, dst, seed), max_cycles
 
 
+def _planned_case(seed: int):
+    """A random Algorithm 2, e-cube or Valiant circuit (link queues of 1 or 2 messages,
+    sometimes fewer steps than a cycle needs) and rounds of partial permutations, a
+    quarter of the time one destination twice (e-cube and Valiant make it wait;
+    Algorithm 2 refuses a cycle with it)."""
+    rng = np.random.default_rng(seed)
+    algorithm = ("alg2", "ecube", "valiant")[int(rng.integers(3))]
+    k = int(rng.integers(1, 5))
+    n = 1 << k
+    options = {} if algorithm == "alg2" else {
+        "buffer": int(rng.integers(1, 3)),
+        "steps": int(rng.integers(1, 3 * k + 1)) if rng.integers(3) == 0 else None}
+    net = circuit(k, algorithm, message_bits=k + int(rng.integers(1, 2 * k + 1)), **options)
+    count = int(rng.integers(0, 12))     # Algorithm 2: rounds of every node but the last
+    rounds = [rng.permutation(n)[:n if algorithm == "alg2" and r < count - 1
+                                 else int(rng.integers(1, n + 1))] for r in range(count)]
+    src = np.concatenate([np.sort(r) for r in rounds] or [np.zeros(0, dtype=np.int64)])
+    dst = np.concatenate([rng.permutation(n)[:r.size] for r in rounds]
+                         or [np.zeros(0, dtype=np.int64)])
+    if src.size and rng.integers(4) == 0:
+        dst[int(rng.integers(src.size))] = dst[0]
+    max_cycles = int(rng.integers(1, 30)) if rng.integers(3) == 0 else 200
+    return net, _messages(net, src, dst, seed), max_cycles
+
+
+def _same_run_or_error(net, ms, where: str, max_cycles: int) -> None:
+    """The same run on both engines, or the same one-line refusal."""
+    try:
+        net.run(ms, max_cycles=max_cycles, engine="scalar")
+    except ParameterError as scalar:
+        with pytest.raises(ParameterError) as batched:
+            net.run(ms, max_cycles=max_cycles, engine="batched")
+        assert str(batched.value) == str(scalar), where
+        return
+    assert_same_run(net, ms, where, max_cycles)
+
+
 def check_online_run(seed: int) -> None:
-    """One random on-line run on both engines (:func:`_alg1_case`)."""
-    net, ms, max_cycles = _alg1_case(seed)
-    assert_same_run(net, ms, f"{net!r}: {_replay('check_online_run', seed)}", max_cycles)
+    """One random on-line run on both engines: Algorithm 1 (:func:`_alg1_case`) and
+    the others (:func:`_planned_case`)."""
+    for case in (_alg1_case, _planned_case):
+        net, ms, max_cycles = case(seed)
+        _same_run_or_error(net, ms, f"{net!r}: {_replay('check_online_run', seed)}",
+                           max_cycles)
 
 
 @PROPERTY
