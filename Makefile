@@ -58,6 +58,7 @@ bench:
 	$(PY) bench/hypercube_model.py
 	$(PY) bench/fattree_model_speed.py
 	$(PY) bench/butterfly_model_speed.py --skip-experiment
+	$(PY) bench/hypercube_model_speed.py
 	$(MAKE) bench-experiments
 	$(PY) bench/hw.py --gen-1024
 	$(PY) bench/hw.py

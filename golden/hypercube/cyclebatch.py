@@ -433,8 +433,8 @@ def _alg2_cycles(net, cycles: list, src: np.ndarray, dst: np.ndarray) -> list:
     from .alg2 import route_batch
     out: list = [None] * len(cycles)
     sizes = np.array([c.size for c in cycles], dtype=np.int64)
-    starts = np.flatnonzero(np.r_[True, sizes[1:] != sizes[:-1]]) if sizes.size else []
-    for a, b in zip(starts, [*starts[1:], sizes.size]):
+    starts = np.flatnonzero(np.r_[True, sizes[1:] != sizes[:-1]]).tolist() if sizes.size else []
+    for a, b in zip(starts, [*starts[1:], int(sizes.size)]):
         idx = np.stack(cycles[a:b])
         ordered = np.sort(dst[idx], axis=1)
         partial = ~(ordered[:, 1:] == ordered[:, :-1]).any(axis=1)   # no destination twice
