@@ -27,10 +27,11 @@ Memory: a batch holds a few ``int64`` arrays of ``messages x (ranks + 1)``;
 :data:`MAX_BATCH_MESSAGES` bounds one :func:`run_cycles` call
 (:func:`run_cycles_streamed` splits larger work).
 
-The on-line drivers (:func:`run_online`) keep every source's queue as arrays
-(:class:`~fatnet.golden.runner.SourceQueues`); Algorithm 2's, e-cube's and Valiant's
-delivery cycles run on their scalar models there (:meth:`~.circuit.HypercubeCircuit.
-simulate_cycle`), one cycle at a time.
+The on-line driver (:func:`run_online`) keeps every source's queue as arrays
+(:class:`~fatnet.golden.runner.SourceQueues`). Algorithm 2's, e-cube's and Valiant's
+cycles are planned ahead as if every message a cycle injects were delivered and run as
+one batch; the first cycle that does not deliver whole runs on the scalar model
+(:class:`_PlannedCycles` says why that is exact).
 """
 
 from __future__ import annotations
@@ -200,12 +201,14 @@ def run_cycles_streamed(chain, cycle, src, dst,
 
 # ---------------------------------------------------------------------- results
 def cycle_result(net, ms: MessageSet, idx: np.ndarray, hops: np.ndarray,
-                 nodes: np.ndarray) -> CycleResult:
+                 nodes: np.ndarray, wires: dict | None = None) -> CycleResult:
     """The scalar engine's :class:`CycleResult` of one cycle of an Algorithm 1 circuit
     ``net``: messages ``idx`` (sorted), ``hops`` and ``nodes`` their rows of
-    :class:`ChainArrays`."""
+    :class:`ChainArrays`. ``wires``: ``(rank, node)`` -> its :class:`Occupancy`, kept
+    by a caller across cycles (they are frozen), filled as needed."""
     chain = net.chain
     f = chain.ranks
+    wires = {} if wires is None else wires
     outcomes: dict = {}
     injections: dict = {}
     for m, h, route in zip(idx.tolist(), hops.tolist(), nodes.tolist()):
@@ -213,7 +216,8 @@ def cycle_result(net, ms: MessageSet, idx: np.ndarray, hops: np.ndarray,
         stream = net.encode(s, d, int(ms.payload[m]))
         injections[m] = (0, stream)
         o = Outcome(m, s, d, "lost", list(stream),
-                    [Occupancy(chain.channel(r, route[r]), 0, 2 * r, r)
+                    [wires.get((r, route[r])) or wires.setdefault(
+                        (r, route[r]), Occupancy(chain.channel(r, route[r]), 0, 2 * r, r))
                      for r in range(h + 1)], [1] * h)
         if h == f:
             o.status, o.arrival, o.ack_time = "delivered", 2 * f, 3 * f
@@ -311,6 +315,7 @@ class _ChainCycles:
         self.dims, self.n = net.chain.dims, net.nodes
         self.nodes = chain_nodes(self.dims, ms.src, ms.dst)
         self.hops: list[np.ndarray] = []
+        self.wires: dict = {}
 
     def cycles(self, queue: SourceQueues, budget: int, report: RunReport,
                usage: ChannelUsage, keep: bool):
@@ -325,7 +330,8 @@ class _ChainCycles:
         report.delivered += done
         self.hops.append(hops)
         if keep:
-            report.results.append(cycle_result(self.net, self.ms, idx, hops, nodes))
+            report.results.append(cycle_result(self.net, self.ms, idx, hops, nodes,
+                                               self.wires))
         yield idx, delivered
 
     def finish(self, usage: ChannelUsage) -> None:
