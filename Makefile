@@ -43,12 +43,12 @@ soak:
 demo:
 	$(VENV)/bin/fatnet demo
 
-# Every benchmark, one after the other (fourteen steps), each printing its figures: the
+# Every benchmark, one after the other (fifteen steps), each printing its figures: the
 # off-line schedulers (d against ceil(lambda), n = 64, 256, 1024); the hypercube model's
 # speed; the fat-tree model's and the butterfly family model's speed (their batched
 # engines); the self-test prediction's speed on the iCEBreaker's plans (batched and
-# scalar); the Leighton-Maggs tables, timed (bench-experiments); `fatnet gen` of the
-# 1024-leaf fat-tree and the 1024-input multibutterfly, harness included; generation,
+# scalar); the hypercube circuit model's speed (batched and scalar); the
+# Leighton-Maggs tables, timed (bench-experiments); `fatnet gen` of the 1024-leaf fat-tree and the 1024-input multibutterfly, harness included; generation,
 # synthesis and place-and-route figures (bench-hw); co-simulation speed against a native
 # Verilator loop; Algorithm 2's hardware on all 40,320 permutations of the 3-cube;
 # Kuszmaul's comparison in RTL; the e-cube router's cost; what --waves costs beside the
@@ -60,6 +60,7 @@ bench:
 	$(PY) bench/fattree_model_speed.py
 	$(PY) bench/butterfly_model_speed.py --skip-experiment
 	$(PY) bench/bist_predict_speed.py
+	$(PY) bench/hypercube_model_speed.py
 	$(MAKE) bench-experiments
 	$(PY) bench/hw.py --gen-1024
 	$(PY) bench/hw.py

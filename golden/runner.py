@@ -15,17 +15,21 @@ report's ``lost`` list with the reason.
 
 from __future__ import annotations
 
+import copy
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
 from .checks import check_int
 from .errors import ParameterError
 
+if TYPE_CHECKING:
+    from .messages import MessageSet
+
 __all__ = ["RunReport", "ChannelUsage", "ENGINES", "check_engine", "check_max_cycles",
-           "drive_offline", "drive_online"]
+           "drive_offline", "drive_online", "SourceQueues", "account_cycle"]
 
 #: How a family's model runs its cycles (an ``engine`` parameter): ``"batched"``, many
 #: messages and cycles as numpy arrays, or ``"scalar"``, one cycle at a time, the
@@ -97,7 +101,9 @@ class ChannelUsage:
                 for u, w in zip(self.used, self.wires)]
 
 
-def _account(report: RunReport, usage: ChannelUsage, result, keep: bool) -> None:
+def account_cycle(report: RunReport, usage: ChannelUsage, result, keep: bool) -> None:
+    """One cycle's :class:`~fatnet.golden.cycle.CycleResult` in the report: its wire-cycles,
+    losses and deliveries (kept if ``keep``)."""
     usage.add(result)
     report.cycles += 1
     report.losses_per_cycle.append(len(result.lost))
@@ -136,7 +142,7 @@ def drive_offline(report: RunReport, usage: ChannelUsage, cycles: list,
             report.lost += [(m, f"not delivered within {max_cycles} cycles") for m in idx]
             continue
         result, deferred = run_cycle(idx)
-        _account(report, usage, result, keep_results)
+        account_cycle(report, usage, result, keep_results)
         retry = deferred + result.lost
         report.retries += len(retry)
         if retry:
@@ -174,7 +180,7 @@ def drive_online(report: RunReport, usage: ChannelUsage, ms, source_width: Calla
             idx += local
             idx += [m for m in q if m not in local][:int(source_width(s))]
         result, _ = run_cycle(sorted(idx))
-        _account(report, usage, result, keep_results)
+        account_cycle(report, usage, result, keep_results)
         for m in result.delivered:
             queues[int(ms.src[m])].remove(m)
         report.retries += sum(1 for m in idx if m in sent_before)
@@ -183,3 +189,47 @@ def drive_online(report: RunReport, usage: ChannelUsage, ms, source_width: Calla
         report.lost += [(m, f"not delivered within {max_cycles} cycles") for m in q]
     report.utilisation = usage.fractions(report.cycles)
     return report
+
+
+class SourceQueues:
+    """Every source's messages in index order; the front is the oldest undelivered
+    (the batched engines' on-line drivers: :func:`drive_online`'s queues as arrays)."""
+
+    def __init__(self, ms: MessageSet):
+        src = np.asarray(ms.src, dtype=np.int64)
+        self.src = src
+        self.order = np.argsort(src, kind="stable")
+        # sources in order of their first message (the scalar driver's dict order)
+        sources, first = np.unique(src, return_index=True)
+        self.sources = sources[np.argsort(first)]
+        counts = np.bincount(src, minlength=int(src.max()) + 1 if src.size else 0)
+        self.start = np.r_[0, np.cumsum(counts)[:-1]].astype(np.int64)
+        self.end = self.start + counts
+        self.next = self.start.copy()
+
+    def any(self) -> bool:
+        return bool(np.any(self.next < self.end))
+
+    def copy(self) -> SourceQueues:
+        """The queues as they are now, to plan cycles ahead on (the arrays of the
+        messages shared, the fronts apart)."""
+        other = copy.copy(self)
+        other.next = self.next.copy()
+        return other
+
+    def fronts(self) -> np.ndarray:
+        """The front message of every non-empty queue, sorted."""
+        waiting = np.flatnonzero(self.next < self.end)
+        return np.sort(self.order[self.next[waiting]])
+
+    def pop(self, delivered: np.ndarray) -> None:
+        """Remove delivered fronts."""
+        self.next[self.src[delivered]] += 1
+
+    def left(self, max_cycles: int) -> list:
+        """What is left, in the scalar driver's order, as ``(message, reason)``."""
+        reason = f"not delivered within {max_cycles} cycles"
+        out: list = []
+        for s in self.sources.tolist():
+            out += [(int(m), reason) for m in self.order[self.next[s]:self.end[s]].tolist()]
+        return out

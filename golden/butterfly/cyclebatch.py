@@ -41,7 +41,7 @@ from ..allocator import keep_freed_memory
 from ..cycle import CycleResult, Occupancy, Outcome, run_cycle
 from ..errors import ParameterError
 from ..messages import MessageSet
-from ..runner import ChannelUsage, RunReport, check_max_cycles
+from ..runner import ChannelUsage, RunReport, SourceQueues, check_max_cycles
 
 __all__ = ["MAX_BATCH_MESSAGES", "BatchedCircuit", "CycleArrays", "run_cycles",
            "run_cycles_streamed", "run_online"]
@@ -338,7 +338,7 @@ def run_online(circuit, ms: MessageSet, keep_results: bool = False, max_cycles: 
         engines = [BatchedCircuit(masked_network(circuit, mk)) for mk in masks]
     report = RunReport("online", len(ms), cycle_length=circuit.cycle_length)
     usage = ChannelUsage(lambda channel: channel[0], circuit.in_degree.sum(axis=1))
-    queue = _SourceQueues(ms)
+    queue = SourceQueues(ms)
     sent = np.zeros(len(ms), dtype=bool)
     used_masks: list = []
     while queue.any() and report.cycles < max_cycles:
@@ -374,39 +374,3 @@ def _account(report: RunReport, usage: ChannelUsage, arrays: CycleArrays, idx,
     # a path holds one wire of every level up to its last hop's
     reached = np.bincount(arrays.hops, minlength=usage.used.size)
     usage.used += reached[::-1].cumsum()[::-1]
-
-
-class _SourceQueues:
-    """Every input's messages in index order; the front is the oldest undelivered."""
-
-    def __init__(self, ms: MessageSet):
-        src = np.asarray(ms.src, dtype=np.int64)
-        self.src = src
-        self.order = np.argsort(src, kind="stable")
-        # sources in order of their first message (the scalar driver's dict order)
-        sources, first = np.unique(src, return_index=True)
-        self.sources = sources[np.argsort(first)]
-        counts = np.bincount(src, minlength=int(src.max()) + 1 if src.size else 0)
-        self.start = np.r_[0, np.cumsum(counts)[:-1]].astype(np.int64)
-        self.end = self.start + counts
-        self.next = self.start.copy()
-
-    def any(self) -> bool:
-        return bool(np.any(self.next < self.end))
-
-    def fronts(self) -> np.ndarray:
-        """The front message of every non-empty queue, sorted."""
-        waiting = np.flatnonzero(self.next < self.end)
-        return np.sort(self.order[self.next[waiting]])
-
-    def pop(self, delivered: np.ndarray) -> None:
-        """Remove delivered fronts."""
-        self.next[self.src[delivered]] += 1
-
-    def left(self, max_cycles: int) -> list:
-        """What is left, in the scalar driver's order, as ``(message, reason)``."""
-        reason = f"not delivered within {max_cycles} cycles"
-        out: list = []
-        for s in self.sources.tolist():
-            out += [(int(m), reason) for m in self.order[self.next[s]:self.end[s]].tolist()]
-        return out

@@ -77,10 +77,11 @@ from ..bitstream import bits_to_int, int_to_bits
 from ..checks import is_integer
 from ..cycle import CycleResult, Occupancy, Outcome, run_cycle
 from ..errors import FatnetInputError, ParameterError
-from ..runner import ChannelUsage, RunReport, drive_online
+from ..runner import ChannelUsage, RunReport, check_engine, drive_online
 from .alg1 import check_order
 from .bitserial import RouterChain, run_alg2, schedule
 from .cube import Hypercube, check_dimension
+from .cyclebatch import run_online
 from ..seeds import check_seed, generator
 from .store_forward import check_buffer, route as store_forward_route
 
@@ -330,8 +331,10 @@ class HypercubeCircuit(Hypercube):
                                                                   self.payload_bits)
 
     def check_messages(self, ms) -> None:
+        """Every message names two nodes and a payload of :attr:`payload_bits` bits, or
+        one line naming the first that does not."""
         n = self.nodes
-        for m in range(len(ms)):
+        for m in range(_first_suspect(ms, n, self.payload_bits), len(ms)):
             for what, v in (("source", ms.src[m]), ("destination", ms.dst[m])):
                 if not 0 <= int(v) < n:
                     raise FatnetInputError(f"message {m}: {what} must be a node in "
@@ -375,17 +378,33 @@ class HypercubeCircuit(Hypercube):
     def simulate_cycle(self, ms, injections: dict) -> CycleResult:
         raise NotImplementedError
 
-    def run(self, ms, keep_results: bool = False, max_cycles: int = 1000) -> RunReport:
-        """On-line: every node sends its oldest undelivered message each cycle; a message
-        lost in a collision is sent again in the next cycle."""
-        self.check_messages(ms)
+    def online_report(self, ms) -> RunReport:
+        """An on-line run's report before its first cycle: its load and lower bound."""
         n = self.nodes
         per_src = np.bincount(ms.src, minlength=n) if len(ms) else np.zeros(n)
         per_dst = np.bincount(ms.dst, minlength=n) if len(ms) else np.zeros(n)
         load = float(max(per_src.max(), per_dst.max()))
-        report = RunReport("online", len(ms), cycle_length=self.cycle_length,
-                           lower_bound=int(np.ceil(load)), load_factor=load)
-        usage = ChannelUsage(lambda ch: ch[1], [n] * (self.k + 1))
+        return RunReport("online", len(ms), cycle_length=self.cycle_length,
+                         lower_bound=int(np.ceil(load)), load_factor=load)
+
+    def channel_usage(self) -> ChannelUsage:
+        """Wire-cycles per rank of channels (``("rank", r, x)``: level ``r``)."""
+        return ChannelUsage(lambda ch: ch[1], [self.nodes] * (self.k + 1))
+
+    def run(self, ms, keep_results: bool = False, max_cycles: int = 1000,
+            engine: str = "batched", progress=None) -> RunReport:
+        """On-line: every node sends its oldest undelivered message each cycle; a message
+        lost in a collision is sent again in the next cycle. ``engine``, one of
+        :data:`~fatnet.golden.runner.ENGINES`: ``"batched"`` (:func:`.cyclebatch.run_online`)
+        or ``"scalar"`` (the specification,
+        :func:`~fatnet.golden.runner.drive_online` with :meth:`simulate_cycle`);
+        ``progress(done, total, what)`` is told the messages delivered as the batched
+        engine runs."""
+        check_engine(engine)
+        if engine == "batched":
+            return run_online(self, ms, keep_results, max_cycles, progress)
+        self.check_messages(ms)
+        report, usage = self.online_report(ms), self.channel_usage()
         return drive_online(report, usage, ms, lambda s: 1,
                             lambda idx: (self.simulate_cycle(ms, self.injections(ms, idx)),
                                          []),
@@ -398,6 +417,22 @@ class HypercubeCircuit(Hypercube):
         o = Outcome(m, src, dst, "lost", list(stream))
         o.path.append(Occupancy(self.chain.channel(0, src), 0, 0, 0))
         return o
+
+
+def _first_suspect(ms, nodes: int, payload_bits: int) -> int:
+    """The first message that may name a node outside ``[0, nodes - 1]`` or a payload of
+    more than ``payload_bits`` bits (``len(ms)`` if none), found with numpy where the
+    payloads fit an int64, else 0 (every message is checked)."""
+    if len(ms) == 0 or payload_bits > 62:
+        return 0
+    try:
+        pay = np.asarray(ms.payload, dtype=np.int64)
+    except OverflowError:
+        return 0
+    src, dst = np.asarray(ms.src), np.asarray(ms.dst)
+    bad = ((src < 0) | (src >= nodes) | (dst < 0) | (dst >= nodes) | (pay < 0)
+           | (pay >= (1 << payload_bits)))
+    return int(np.argmax(bad)) if bad.any() else len(ms)
 
 
 class Alg1Circuit(HypercubeCircuit):
@@ -457,10 +492,15 @@ class Alg2Circuit(HypercubeCircuit):
         dst = np.array([int(ms.dst[m]) for m in idx], dtype=np.int64)
         data = [int(ms.payload[m]) for m in idx]
         run = run_alg2(self.k, src, dst, message_bits=self.M, data=data)
+        return self.cycle_result(injections, src, dst, run.delivered)
+
+    def cycle_result(self, injections: dict, src, dst, delivered) -> CycleResult:
+        """The cycle's result from which of the messages ``sorted(injections)`` (from
+        ``src`` to ``dst``) were delivered (both engines build it here)."""
         outcomes = {}
-        for j, m in enumerate(idx):
+        for j, m in enumerate(sorted(injections)):
             o = self._port_outcome(m, int(src[j]), int(dst[j]), injections[m][1])
-            if run.delivered[j]:
+            if delivered[j]:
                 o.status = "delivered"
                 o.path.append(Occupancy(self.chain.channel(self.k, int(dst[j])), 0,
                                         self.arrival, 0))
@@ -518,11 +558,18 @@ class StoreForwardCircuit(HypercubeCircuit):
         dst = np.array([int(ms.dst[m]) for m in idx], dtype=np.int64)
         run = store_forward_route(k, src, dst, algorithm=self.algorithm, buffer=self.buffer,
                                   max_steps=self.steps, **self._route_options(injections, idx))
+        return self.cycle_result(injections, src, dst, run)
+
+    def cycle_result(self, injections: dict, src, dst, run) -> CycleResult:
+        """The cycle's result from the store-and-forward run of the messages
+        ``sorted(injections)`` (from ``src`` to ``dst``): its ``stopped``, ``steps``,
+        ``delivery_step``, ``deadlock`` and ``final`` (both engines build it here)."""
+        k = self.k
         drained = run.stopped == "delivered"
         ack = (run.steps + 1) * self.step_length + 1 if drained else self.cycle_length
         offset = self.header_bits - k       # recv leaves Valiant's intermediate out
         outcomes = {}
-        for j, m in enumerate(idx):
+        for j, m in enumerate(sorted(injections)):
             o = self._port_outcome(m, int(src[j]), int(dst[j]), injections[m][1])
             step = int(run.delivery_step[j])
             if step >= 0:
