@@ -47,13 +47,14 @@ demo:
 # off-line schedulers (d against ceil(lambda), n = 64, 256, 1024); the hypercube model's
 # speed; the fat-tree model's and the butterfly family model's speed (their batched
 # engines); the self-test prediction's speed on the iCEBreaker's plans (batched and
-# scalar); the hypercube circuit model's speed (batched and scalar); the
-# Leighton-Maggs tables, timed (bench-experiments); `fatnet gen` of the 1024-leaf fat-tree and the 1024-input multibutterfly, harness included; generation,
-# synthesis and place-and-route figures (bench-hw); co-simulation speed against a native
-# Verilator loop; Algorithm 2's hardware on all 40,320 permutations of the 3-cube;
-# Kuszmaul's comparison in RTL; the e-cube router's cost; what --waves costs beside the
-# co-simulation (bench/waves_decode.py); the self-testing tops' bitstreams (boards).
-# Record the figures the docs quote in bench/results/, then run `make figures`.
+# scalar); the hypercube circuit model's speed (batched and scalar); the Leighton-Maggs
+# tables, timed (bench-experiments); `fatnet gen` of the 1024-leaf fat-tree and the
+# 1024-input multibutterfly, harness included; generation, synthesis and place-and-route
+# figures (bench-hw); co-simulation speed against a native Verilator loop; Algorithm 2's
+# hardware on all 40,320 permutations of the 3-cube; Kuszmaul's comparison in RTL; the
+# e-cube router's cost; what --waves costs beside the co-simulation
+# (bench/waves_decode.py); the self-testing tops' bitstreams (boards). Record the figures
+# the docs quote in bench/results/, then run `make figures`.
 bench:
 	$(PY) bench/schedule.py
 	$(PY) bench/hypercube_model.py
