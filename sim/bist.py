@@ -26,6 +26,7 @@ from ..golden.messages import MessageSet
 from ..golden.runner import check_engine
 from ..golden.seeds import check_seed
 from ..hdl.signatures import endpoints
+from .bisttable import TABLE_MODES
 from .family import SimFamily, self_test_of
 
 #: Cycles the plan runs through the model to see that it takes the generators' traffic.
@@ -223,14 +224,18 @@ def _stuck_view(plan: BistPlan) -> _StuckView:
                       terminal_of)
 
 
-def run_counters(plan: BistPlan, engine: str = "batched"):
+def run_counters(plan: BistPlan, engine: str = "batched", table: str = "cached",
+                 progress=None):
     """The counters after every completed delivery cycle, from reset, without end: one
     dict (the same object each time, updated; copy what you keep).
 
     ``engine`` (:data:`fatnet.golden.runner.ENGINES`): ``"scalar"`` runs every cycle
     through the model, the specification; ``"batched"`` (:func:`_batched_counters`)
     draws the generators in blocks and runs an injection pattern through the model once,
-    the same counters cycle for cycle.
+    the same counters cycle for cycle. ``table`` (batched engine;
+    :data:`fatnet.sim.bisttable.TABLE_MODES`): ``"cached"`` looks the patterns up in the
+    plan's outcome table where one is kept on disk, ``"build"`` computes it first where
+    it is not (``progress(done, total, what)`` on the way), ``"off"`` never uses one.
 
     A stuck wire (``plan.stuck_wire``, terminal t) is predicted from the model's
     outcomes of the sound network, as the top sees the wire:
@@ -261,7 +266,11 @@ def run_counters(plan: BistPlan, engine: str = "batched"):
     why = unpredicted(plan)
     if why is not None:
         raise ParameterError(f"the model does not predict stuck-wire {plan.stuck_wire}: {why}")
-    return _batched_counters(plan) if engine == "batched" else _scalar_counters(plan)
+    if table not in TABLE_MODES:
+        raise ParameterError(f"table must be one of {', '.join(TABLE_MODES)}, got {table!r}")
+    if engine == "scalar":
+        return _scalar_counters(plan)
+    return _batched_counters(plan, table, progress)
 
 
 def _scalar_counters(plan: BistPlan):
@@ -395,7 +404,7 @@ class _Offers:
             self.at[t] = 0
 
 
-def _batched_counters(plan: BistPlan):
+def _batched_counters(plan: BistPlan, table: str = "cached", progress=None):
     """:func:`run_counters` on the batched engine.
 
     A terminal with no message waiting draws once a cycle, so its offers are a fixed
@@ -406,9 +415,11 @@ def _batched_counters(plan: BistPlan):
     destination, which :func:`_model_cycle` checks; a delivered payload is the one sent,
     whatever its sequence number, and passes its check): each
     pattern runs through the model once and is remembered (:data:`MEMO_PATTERNS`;
-    patterns that hardly repeat are soon no longer remembered, :data:`MEMO_TRIAL`).
-    With a stuck link (whose stream of ones or zeros meets the payload) and in the
-    flipped payload's cycle, the cycle runs through the model every time."""
+    patterns that hardly repeat are soon no longer remembered, :data:`MEMO_TRIAL`), or
+    looked up in the plan's outcome table (:mod:`fatnet.sim.bisttable`; ``table``:
+    :data:`~fatnet.sim.bisttable.TABLE_MODES`). With a stuck link (whose stream of ones
+    or zeros meets the payload) and in the flipped payload's cycle, the cycle runs
+    through the model every time."""
     view = _stuck_view(plan)
     N = plan.terminals
     offers = _Offers(plan)
@@ -417,47 +428,107 @@ def _batched_counters(plan: BistPlan):
     wake: dict[int, list] = {}          # cycle -> the terminals that offer then
     for s in range(N):
         _wait(offers, s, 0, wake)
-    memo: dict = {}
-    memoise = not stuck_wires(plan.net)
+    patterns = _Patterns(plan, view, table, progress)
+    place = patterns.place
+    code = patterns.code(dests)
     counts = {name: 0 for name in gb.COUNTERS}
-    c = fresh = misses = 0   # fresh: offers of this cycle by terminals acknowledged in the last
+    c = fresh = 0   # fresh: offers of this cycle by terminals acknowledged in the last
     while True:
         for s, d in wake.pop(c, ()):
+            code += place[s][d] - place[s][-1]
             dests[s] = d
             fresh += 1
         counts["offered"] += fresh
         fresh = 0
-        key = tuple(dests)
-        remember = memoise and c != plan.flip_cycle
-        entry = memo.get(key) if remember else None
-        if entry is None:
+        if c == plan.flip_cycle or patterns.off:
             entry = _pattern_outcome(plan, view, dests, acks, c)
-            if remember:
-                if len(memo) >= MEMO_PATTERNS:
-                    memo.clear()
-                memo[key] = entry
-                misses += 1
-                # patterns that hardly repeat (random destinations at a high load)
-                # are not worth the memory: stop remembering
-                if misses % MEMO_TRIAL == 0 and (c + 1 - misses) * MEMO_RARE < misses:
-                    memoise = False
-                    memo.clear()
+        else:
+            entry = patterns.outcome(code, dests, acks, c)
         sent, acked, delivered, bad = entry
         _count_cycle(counts, sent, len(acked), delivered, bad)
         for s in acked:
             acks[s] += 1
+            code -= place[s][dests[s]] - place[s][-1]
             dests[s] = -1
             if at[s] == len(gaps[s]) and not offers.ready(s):
                 continue
             i = at[s]
             at[s] = i + 1
             if gaps[s][i] == 0:   # it offers in the next cycle: the common case at load 1
-                dests[s] = offers.dests[s][i]
+                d = offers.dests[s][i]
+                code += place[s][d] - place[s][-1]
+                dests[s] = d
                 fresh += 1
             else:
                 _wait_until(wake, c + 1 + gaps[s][i], s, offers.dests[s][i])
         c += 1
         yield counts
+
+
+class _Patterns:
+    """The outcomes of injection patterns for :func:`_batched_counters`: remembered
+    (a dict, until the trial finds they hardly repeat) or looked up in the plan's
+    outcome table (:mod:`fatnet.sim.bisttable`) where it serves the plan; ``off`` when
+    every cycle runs through the model (a stuck link, or patterns that hardly repeat
+    with no table)."""
+
+    def __init__(self, plan: BistPlan, view: _StuckView, table: str, progress):
+        from . import bisttable
+        self.plan, self.view, self.progress = plan, view, progress
+        self.off = bool(stuck_wires(plan.net))
+        space = None if self.off or table == "off" else bisttable.pattern_space(plan)
+        self.space = space
+        N = plan.terminals
+        #: a code per pattern: with no table, a number nobody reads
+        self.place = space.place if space is not None else [[0] * (N + 1)] * N
+        self.memo: dict = {}
+        self.misses = self.cycles = 0
+        self.table = None
+        self.bits_of = [tuple(s for s in range(N) if m >> s & 1) for m in range(1 << N)] \
+            if space is not None else []
+        self.decoded: dict = {}
+        if space is not None and (table == "build" or
+                                  bisttable.cache_path(bisttable.cache_key(plan, space)).exists()):
+            self._use_table(complete=table == "build")
+
+    def code(self, dests) -> int:
+        return sum(self.place[s][d] for s, d in enumerate(dests))
+
+    def _use_table(self, complete: bool) -> None:
+        from .bisttable import OutcomeTable
+        self.table = OutcomeTable(self.plan, self.view, self.space)
+        if complete and self.table.batched:
+            self.table.complete(self.progress)
+        self.outcome = self._from_table     # type: ignore[method-assign]
+        self.memo.clear()
+
+    def _from_table(self, code: int, dests, acks, c: int):
+        e = self.table.entry(code)   # type: ignore[union-attr]
+        entry = self.decoded.get(e)
+        if entry is None:
+            from .bisttable import decode_entry
+            entry = self.decoded[e] = decode_entry(e, self.bits_of)
+        return entry
+
+    def outcome(self, code: int, dests, acks, c: int):
+        """Cycle ``c``'s ``(sent, acknowledged, delivered, bad)`` (:func:`_pattern_outcome`)."""
+        self.cycles += 1
+        key = tuple(dests)
+        entry = self.memo.get(key)
+        if entry is not None:
+            return entry
+        entry = _pattern_outcome(self.plan, self.view, dests, acks, c)
+        if len(self.memo) >= MEMO_PATTERNS:
+            self.memo.clear()
+        self.memo[key] = entry
+        self.misses += 1
+        # patterns that hardly repeat (random destinations at a high load) are not
+        # worth the memory: run each through the model
+        if self.misses % MEMO_TRIAL == 0 and (self.cycles - self.misses) * MEMO_RARE < \
+                self.misses:
+            self.memo.clear()
+            self.off = True
+        return entry
 
 
 def _wait(offers: _Offers, s: int, c: int, wake: dict) -> None:
