@@ -423,44 +423,49 @@ def _batched_counters(plan: BistPlan, table: str = "cached", progress=None):
     view = _stuck_view(plan)
     N = plan.terminals
     offers = _Offers(plan)
-    gaps, at = offers.gaps, offers.at       # the lists of gaps are replaced as they refill
+    # the lists of one terminal's gaps and destinations are replaced as they refill
+    gaps, at, odests = offers.gaps, offers.at, offers.dests
     dests, acks = [-1] * N, [0] * N     # acks[s]: s's sequence number before the mask
     wake: dict[int, list] = {}          # cycle -> the terminals that offer then
     for s in range(N):
         _wait(offers, s, 0, wake)
     patterns = _Patterns(plan, view, table, progress)
-    place = patterns.place
+    place, outcome, flip = patterns.place, patterns.outcome, plan.flip_cycle
     code = patterns.code(dests)
     counts = {name: 0 for name in gb.COUNTERS}
     c = fresh = 0   # fresh: offers of this cycle by terminals acknowledged in the last
     while True:
-        for s, d in wake.pop(c, ()):
-            code += place[s][d] - place[s][-1]
-            dests[s] = d
-            fresh += 1
+        woken = wake.pop(c, None)
+        if woken is not None:
+            for s, d in woken:
+                code += place[s][d] - place[s][-1]
+                dests[s] = d
+                fresh += 1
         counts["offered"] += fresh
         fresh = 0
-        if c == plan.flip_cycle or patterns.off:
+        if c == flip or patterns.off:
             entry = _pattern_outcome(plan, view, dests, acks, c)
         else:
-            entry = patterns.outcome(code, dests, acks, c)
+            entry = outcome(code, dests, acks, c)
         sent, acked, delivered, bad = entry
         _count_cycle(counts, sent, len(acked), delivered, bad)
         for s in acked:
             acks[s] += 1
-            code -= place[s][dests[s]] - place[s][-1]
-            dests[s] = -1
+            was = place[s][dests[s]]
             if at[s] == len(gaps[s]) and not offers.ready(s):
+                code += place[s][-1] - was
+                dests[s] = -1
                 continue
             i = at[s]
             at[s] = i + 1
             if gaps[s][i] == 0:   # it offers in the next cycle: the common case at load 1
-                d = offers.dests[s][i]
-                code += place[s][d] - place[s][-1]
-                dests[s] = d
+                d = odests[s][i]
                 fresh += 1
             else:
-                _wait_until(wake, c + 1 + gaps[s][i], s, offers.dests[s][i])
+                d = -1
+                _wait_until(wake, c + 1 + gaps[s][i], s, odests[s][i])
+            code += place[s][d] - was
+            dests[s] = d
         c += 1
         yield counts
 
@@ -499,15 +504,18 @@ class _Patterns:
         self.table = OutcomeTable(self.plan, self.view, self.space)
         if complete and self.table.batched:
             self.table.complete(self.progress)
+        self.lookup = self.table.lookup
         self.outcome = self._from_table     # type: ignore[method-assign]
         self.memo.clear()
 
     def _from_table(self, code: int, dests, acks, c: int):
-        e = self.table.entry(code)   # type: ignore[union-attr]
-        entry = self.decoded.get(e)
-        if entry is None:
-            from .bisttable import decode_entry
-            entry = self.decoded[e] = decode_entry(e, self.bits_of)
+        """:meth:`outcome` from the table: a lookup, its entry decoded once."""
+        e = self.lookup[code] or self.table.entry(code)   # type: ignore[union-attr]
+        return self.decoded.get(e) or self._decode(e)
+
+    def _decode(self, e: int) -> tuple:
+        from .bisttable import decode_entry
+        entry = self.decoded[e] = decode_entry(e, self.bits_of)
         return entry
 
     def outcome(self, code: int, dests, acks, c: int):
