@@ -26,7 +26,8 @@ from ..golden.messages import MessageSet
 from ..golden.runner import check_engine
 from ..golden.seeds import check_seed
 from ..hdl.signatures import endpoints
-from .bisttable import TABLE_MODES
+from .bisttable import (TABLE_MODES, OutcomeTable, PatternSpace, cache_key, cache_path,
+                        decode_entry, pattern_code, pattern_space)
 from .family import SimFamily, self_test_of
 
 #: Cycles the plan runs through the model to see that it takes the generators' traffic.
@@ -431,7 +432,7 @@ def _batched_counters(plan: BistPlan, table: str = "cached", progress=None):
         _wait(offers, s, 0, wake)
     patterns = _Patterns(plan, view, table, progress)
     place, outcome, flip = patterns.place, patterns.outcome, plan.flip_cycle
-    code = patterns.code(dests)
+    code = pattern_code(place, dests)
     counts = {name: 0 for name in gb.COUNTERS}
     c = fresh = 0   # fresh: offers of this cycle by terminals acknowledged in the last
     while True:
@@ -478,43 +479,36 @@ class _Patterns:
     with no table)."""
 
     def __init__(self, plan: BistPlan, view: _StuckView, table: str, progress):
-        from . import bisttable
         self.plan, self.view, self.progress = plan, view, progress
         self.off = bool(stuck_wires(plan.net))
-        space = None if self.off or table == "off" else bisttable.pattern_space(plan)
-        self.space = space
+        space = None if self.off or table == "off" else pattern_space(plan)
         N = plan.terminals
         #: a code per pattern: with no table, a number nobody reads
         self.place = space.place if space is not None else [[0] * (N + 1)] * N
         self.memo: dict = {}
         self.misses = self.cycles = 0
-        self.table = None
+        self.table: OutcomeTable | None = None
         self.bits_of = [tuple(s for s in range(N) if m >> s & 1) for m in range(1 << N)] \
             if space is not None else []
         self.decoded: dict = {}
         if space is not None and (table == "build" or
-                                  bisttable.cache_path(bisttable.cache_key(plan, space)).exists()):
-            self._use_table(complete=table == "build")
+                                  cache_path(cache_key(plan, space)).exists()):
+            self._use_table(space, complete=table == "build")
 
-    def code(self, dests) -> int:
-        return sum(self.place[s][d] for s, d in enumerate(dests))
-
-    def _use_table(self, complete: bool) -> None:
-        from .bisttable import OutcomeTable
-        self.table = OutcomeTable(self.plan, self.view, self.space)
-        if complete and self.table.batched:
-            self.table.complete(self.progress)
-        self.lookup = self.table.lookup
+    def _use_table(self, space: PatternSpace, complete: bool) -> None:
+        table = self.table = OutcomeTable(self.plan, self.view, space)
+        if complete and table.batched:
+            table.complete(self.progress)
+        self.lookup, self.entry = table.lookup, table.entry
         self.outcome = self._from_table     # type: ignore[method-assign]
         self.memo.clear()
 
     def _from_table(self, code: int, dests, acks, c: int):
         """:meth:`outcome` from the table: a lookup, its entry decoded once."""
-        e = self.lookup[code] or self.table.entry(code)   # type: ignore[union-attr]
+        e = self.lookup[code] or self.entry(code)
         return self.decoded.get(e) or self._decode(e)
 
     def _decode(self, e: int) -> tuple:
-        from .bisttable import decode_entry
         entry = self.decoded[e] = decode_entry(e, self.bits_of)
         return entry
 

@@ -39,8 +39,8 @@ from ..golden.cycle import stuck_wires
 from .family import has_cycle_batches, run_cycle_batch
 
 __all__ = ["TABLE_VERSION", "MAX_ENTRIES", "MAX_TERMINALS", "BLOCK_ENTRIES", "TABLE_MODES",
-           "PatternSpace", "pattern_space", "OutcomeTable", "pattern_entries", "decode_entry",
-           "cache_dir", "cache_key", "cache_path"]
+           "PatternSpace", "pattern_space", "pattern_code", "OutcomeTable", "pattern_entries",
+           "decode_entry", "cache_dir", "cache_key", "cache_path"]
 
 #: The table's format and computation; a new version never reads an old file.
 TABLE_VERSION = 1
@@ -89,7 +89,7 @@ class PatternSpace:
 
     def code(self, dests) -> int:
         """The code of a pattern (``dests[s]``, -1 for idle)."""
-        return sum(self.place[s][d] for s, d in enumerate(dests))
+        return pattern_code(self.place, dests)
 
     def decode(self, codes: np.ndarray) -> np.ndarray:
         """The patterns of ``codes``: a (len(codes), N) array, -1 for idle."""
@@ -108,6 +108,11 @@ class PatternSpace:
                 break
             size *= r
         return size
+
+
+def pattern_code(place: list, dests) -> int:
+    """The code of a pattern (``dests[s]``, -1 for idle) by :attr:`PatternSpace.place`."""
+    return sum(place[s][d] for s, d in enumerate(dests))
 
 
 def pattern_space(plan) -> PatternSpace | None:
@@ -230,12 +235,13 @@ class OutcomeTable:
         self.block = space.block_size(BLOCK_ENTRIES) if self.batched else 1
         self.key = cache_key(plan, space)
         self.path = cache_path(self.key)
-        self.entries = self._read() if self.path.exists() else None
-        if self.entries is None:
-            self.entries = np.zeros(space.size, dtype=np.uint32)
+        kept = self._read() if self.path.exists() else None
+        self.entries: np.ndarray = np.zeros(space.size, dtype=np.uint32) if kept is None \
+            else kept
         self.filled = int(np.count_nonzero(self.entries))
         self.saved = self.filled
-        self.lookup = memoryview(self.entries)   # indexing gives a Python int, fast
+        #: the entries as a memoryview: indexing it gives a Python int, fast
+        self.lookup = memoryview(self.entries)   # type: ignore[arg-type]
 
     @property
     def is_complete(self) -> bool:

@@ -304,16 +304,17 @@ def cycles_one_by_one(tb: TestbenchFamily, net, cycle, src, dst) -> CycleBatch:
     m = src.size
     out = CycleBatch(np.zeros(m, dtype=bool), np.full(m, -1, dtype=np.int64),
                      np.full(m, -1, dtype=np.int64))
-    bounds = np.flatnonzero(np.r_[True, cycle[1:] != cycle[:-1], True]) if m else []
-    for start, stop in zip(bounds[:-1], bounds[1:]):
+    bounds = np.flatnonzero(np.r_[True, cycle[1:] != cycle[:-1], True]) if m else \
+        np.zeros(0, dtype=np.int64)
+    for start, stop in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
         ms = MessageSet.from_pairs(src[start:stop].tolist(), dst[start:stop].tolist(),
                                    int(net.payload_bits), payload=[0] * (stop - start))
         res = tb.simulate(net, ms, tb.prepare(net, ms, list(range(stop - start))))
         for j, o in res.outcomes.items():
             if o.status == "delivered":
                 out.delivered[start + j] = True
-                out.recv_wire[start + j] = tb.recv_port(
-                    net, (*o.path[-1].channel, o.path[-1].wire))[1]
+                port = tb.recv_port(net, (*o.path[-1].channel, o.path[-1].wire))
+                out.recv_wire[start + j] = -1 if port is None else port[1]
             if o.ack_time is not None:
                 out.ack_time[start + j] = o.ack_time
     return out
