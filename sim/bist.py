@@ -26,14 +26,15 @@ from ..golden.messages import MessageSet
 from ..golden.runner import check_engine
 from ..golden.seeds import check_seed
 from ..hdl.signatures import endpoints
-from .bisttable import (TABLE_MODES, OutcomeTable, PatternSpace, cache_key, cache_path,
-                        decode_entry, pattern_code, pattern_space)
+from .bisttable import (TABLE_MODES, OutcomeTable, decode_entry, kept, open_table,
+                        pattern_code, pattern_space)
 from .family import SimFamily, self_test_of
 
 #: Cycles the plan runs through the model to see that it takes the generators' traffic.
 TRIAL_CYCLES = 64
 
 __all__ = ["BistPlan", "make_plan", "predict", "run_counters", "unpredicted", "build_core",
+           "prepare_table",
            "decode_uart", "line_clocks", "line_cycles", "terminal_count"]
 
 
@@ -163,6 +164,18 @@ def unpredicted(plan: BistPlan) -> str | None:
         return ("a link stuck at 1 inside the network sends a stream of ones to some "
                 "terminal, and the model does not combine it with a stuck terminal wire")
     return None if f is None else UNPREDICTED.get((f.direction, f.signal, f.value))
+
+
+def prepare_table(plan: BistPlan, progress=None) -> bool:
+    """Open the plan's outcome table (:mod:`fatnet.sim.bisttable`) for
+    ``run_counters(plan, table="build")``, computing it where it is not kept
+    (``progress(done, total, what)`` on the way): True, or False where no table serves
+    the plan (a stuck link, too many patterns)."""
+    space = None if stuck_wires(plan.net) else pattern_space(plan)
+    if space is None:
+        return False
+    open_table(plan, _stuck_view(plan), space).build(progress)
+    return True
 
 
 #: Delivery cycles between two calls of :func:`predict`'s ``on_cycle``.
@@ -479,7 +492,7 @@ class _Patterns:
     with no table)."""
 
     def __init__(self, plan: BistPlan, view: _StuckView, table: str, progress):
-        self.plan, self.view, self.progress = plan, view, progress
+        self.plan, self.view = plan, view
         self.off = bool(stuck_wires(plan.net))
         space = None if self.off or table == "off" else pattern_space(plan)
         N = plan.terminals
@@ -491,14 +504,13 @@ class _Patterns:
         self.bits_of = [tuple(s for s in range(N) if m >> s & 1) for m in range(1 << N)] \
             if space is not None else []
         self.decoded: dict = {}
-        if space is not None and (table == "build" or
-                                  cache_path(cache_key(plan, space)).exists()):
-            self._use_table(space, complete=table == "build")
+        if space is not None and (table == "build" or kept(plan, space)):
+            self._use_table(open_table(plan, view, space))
+            if table == "build":
+                self.table.build(progress)     # type: ignore[union-attr]
 
-    def _use_table(self, space: PatternSpace, complete: bool) -> None:
-        table = self.table = OutcomeTable(self.plan, self.view, space)
-        if complete and table.batched:
-            table.complete(self.progress)
+    def _use_table(self, table: OutcomeTable) -> None:
+        self.table = table
         self.lookup, self.entry = table.lookup, table.entry
         self.outcome = self._from_table     # type: ignore[method-assign]
         self.memo.clear()

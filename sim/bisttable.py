@@ -40,7 +40,7 @@ from .family import has_cycle_batches, run_cycle_batch
 
 __all__ = ["TABLE_VERSION", "MAX_ENTRIES", "MAX_TERMINALS", "BLOCK_ENTRIES", "TABLE_MODES",
            "PatternSpace", "pattern_space", "pattern_code", "OutcomeTable", "pattern_entries",
-           "decode_entry", "cache_dir", "cache_key", "cache_path"]
+           "decode_entry", "cache_dir", "cache_key", "cache_path", "open_table", "kept"]
 
 #: The table's format and computation; a new version never reads an old file.
 TABLE_VERSION = 1
@@ -225,15 +225,17 @@ class OutcomeTable:
         The plan's faults as the prediction sees them.
     space : PatternSpace
         :func:`pattern_space` of the plan.
+    key : str or None
+        :func:`cache_key` of the plan, where the caller has it.
     """
 
-    def __init__(self, plan, view, space: PatternSpace):
+    def __init__(self, plan, view, space: PatternSpace, key: str | None = None):
         if stuck_wires(plan.net):
             raise ValueError("a network with a stuck link has no outcome table")
         self.plan, self.view, self.space = plan, view, space
         self.batched = has_cycle_batches(plan.family)
         self.block = space.block_size(BLOCK_ENTRIES) if self.batched else 1
-        self.key = cache_key(plan, space)
+        self.key = key or cache_key(plan, space)
         self.path = cache_path(self.key)
         kept = self._read() if self.path.exists() else None
         self.entries: np.ndarray = np.zeros(space.size, dtype=np.uint32) if kept is None \
@@ -255,6 +257,13 @@ class OutcomeTable:
                                  min(self.space.size, code - code % self.block + self.block)))
             e = self.lookup[code]
         return e
+
+    def build(self, progress=None) -> None:
+        """:meth:`complete` on a family with a batched model (a family without one
+        fills the table a pattern at a time as the prediction meets them: all at once
+        would cost the model's time for every pattern)."""
+        if self.batched and not self.is_complete:
+            self.complete(progress)
 
     def complete(self, progress=None) -> None:
         """Fill every entry left, :data:`CHUNK_BLOCKS` blocks per call of the model, and
@@ -310,3 +319,25 @@ class OutcomeTable:
                  f"{'stale' if stale else 'corrupt'}: computing it again")
             return None
         return entries
+
+
+#: The table opened last in this process, by key (a board reset restarts the
+#: prediction, which then finds it here even where the disk cannot keep it).
+_OPEN: dict[str, OutcomeTable] = {}
+
+
+def open_table(plan, view, space: PatternSpace, key: str | None = None) -> OutcomeTable:
+    """The plan's table: the one this process opened last if it is the plan's, else
+    :class:`OutcomeTable` (read from disk where kept)."""
+    key = key or cache_key(plan, space)
+    table = _OPEN.get(key)
+    if table is None:
+        _OPEN.clear()
+        table = _OPEN[key] = OutcomeTable(plan, view, space, key)
+    return table
+
+
+def kept(plan, space: PatternSpace) -> bool:
+    """Whether the plan's table is open in this process or kept on disk."""
+    key = cache_key(plan, space)
+    return key in _OPEN or cache_path(key).exists()

@@ -16,10 +16,21 @@ import pytest
 from fatnet.cli.listen import check_capture, field_marks, listen
 from fatnet.cli.main import main
 from fatnet.golden import bist as gb
+from fatnet.sim import bisttable
 from fatnet.sim.bist import predict
 from test_bist import plan_of
 
 HERE = "tests/test_bist_listen.py"
+
+
+@pytest.fixture(autouse=True)
+def small_tables_only(tmp_path, monkeypatch):
+    """The listener computes the plan's outcome table first: a minute or two for the 8
+    terminals of these plans, so they run without one (the model's speed is not what
+    they test), except where a test raises the limit; tables go to a cache of the
+    test's own."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(bisttable, "MAX_ENTRIES", 3 ** 4)
 
 
 def board_lines(plan, count, *, alter=None, garble=None):
@@ -216,3 +227,17 @@ def test_without_listen_the_output_directory_is_required(capsys):
     cap = capsys.readouterr()
     assert status == 2 and cap.out == "" and cap.err.count("\n") == 1, cap
     assert "output is required (-o DIR) unless --listen PORT" in cap.err
+
+
+def test_the_listener_computes_the_outcome_table_first_and_keeps_it(capsys):
+    from test_bist_engines import small_plan
+    plan = small_plan("butterfly-4", load=1.0, bist_seed=5, report_cycles=150)
+    shown = []
+    status = listen(plan, "fake", baud=115200, reports=3, out=lambda line: None,
+                    open_port=lambda name, rate: FakePort(board_lines(plan, 3)),
+                    progress=shown.append)
+    assert status == 0
+    assert any(text and text.startswith("model: computing the self-test's outcome table "
+                                        "(81 patterns)") for text in shown), shown
+    space = bisttable.pattern_space(plan)
+    assert bisttable.cache_path(bisttable.cache_key(plan, space)).is_file()
