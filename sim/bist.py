@@ -505,15 +505,16 @@ class _Patterns:
             if space is not None else []
         self.decoded: dict = {}
         if space is not None and (table == "build" or kept(plan, space)):
-            self._use_table(open_table(plan, view, space))
-            if table == "build":
-                self.table.build(progress)     # type: ignore[union-attr]
+            self._use_table(open_table(plan, view, space), build=table == "build",
+                            progress=progress)
 
-    def _use_table(self, table: OutcomeTable) -> None:
+    def _use_table(self, table: OutcomeTable, build: bool, progress) -> None:
+        """Look every pattern up in ``table`` (computed first if ``build``)."""
+        if build:
+            table.build(progress)
         self.table = table
         self.lookup, self.entry = table.lookup, table.entry
         self.outcome = self._from_table     # type: ignore[method-assign]
-        self.memo.clear()
 
     def _from_table(self, code: int, dests, acks, c: int):
         """:meth:`outcome` from the table: a lookup, its entry decoded once."""

@@ -54,6 +54,9 @@ MAX_TERMINALS = 16
 #: 300,000 patterns a second in blocks of 1,000 to 4,000, a third of that in blocks of
 #: 77,000 (its arrays outgrow the processor's caches).
 BLOCK_ENTRIES = 1 << 12
+#: A table filling as the prediction meets patterns is first kept on disk when this
+#: fraction of it is filled (1/64), then each time it has doubled.
+SAVE_FRACTION = 64
 #: When :func:`fatnet.sim.bist.run_counters` uses a table: ``off`` never, ``cached``
 #: when one is on disk, ``build`` always (computed up front where missing).
 TABLE_MODES = ("off", "cached", "build")
@@ -284,10 +287,12 @@ class OutcomeTable:
 
     def _fill(self, codes: np.ndarray, save: bool = True) -> None:
         """Compute the entries of ``codes``; keep the table on disk each time it has
-        doubled since it was last kept (the cost stays a fraction of the computing)."""
+        doubled since it was last kept, from :data:`SAVE_FRACTION` of it on (each
+        write is the whole table: the cost stays a fraction of the computing)."""
         self.entries[codes] = pattern_entries(self.plan, self.view, self.space.decode(codes))
         self.filled += codes.size
-        if save and (self.filled >= 2 * self.saved or self.is_complete):
+        if save and (self.is_complete or (self.filled >= 2 * self.saved and
+                                          self.filled * SAVE_FRACTION >= self.space.size)):
             self.save()
 
     def save(self) -> None:

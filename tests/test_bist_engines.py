@@ -332,7 +332,20 @@ def test_a_miss_computes_the_block_of_its_high_digits(monkeypatch):
     assert lazy.block == 9 and lazy.filled == 0
     assert lazy.entry(40) == whole[40]
     assert np.flatnonzero(lazy.entries).tolist() == list(range(36, 45))
-    assert lazy.path.is_file()      # kept as soon as it had grown
+    assert lazy.path.is_file()      # kept: 9 of 81 is more than 1 / SAVE_FRACTION
+
+
+def test_a_filling_table_is_kept_from_a_fraction_on_then_as_it_doubles(monkeypatch):
+    monkeypatch.setattr(bisttable, "BLOCK_ENTRIES", 9)
+    monkeypatch.setattr(bisttable, "SAVE_FRACTION", 4)
+    plan = small_plan("butterfly-4", load=1.0)
+    table = bisttable.OutcomeTable(plan, bist._stuck_view(plan), bisttable.pattern_space(plan))
+    kept = []
+    monkeypatch.setattr(table, "save", lambda: kept.append(table.filled) or
+                        setattr(table, "saved", table.filled))
+    for code in range(0, 81, 9):
+        table.entry(code)
+    assert kept == [27, 54, 81]     # 81 / 4 reached, doubled, complete
 
 
 def test_no_table_where_it_does_not_serve(monkeypatch):
