@@ -116,12 +116,18 @@ def test_reports_counts_reports_not_lines():
         out[-1].endswith("FAIL"), out
 
 
+def listen_shown(plan, reports):
+    """Listen to ``reports`` true report lines: the status and every progress text."""
+    shown = []
+    status = listen(plan, "fake", baud=115200, reports=reports, out=lambda ln: None,
+                    open_port=lambda name, rate: FakePort(board_lines(plan, reports)),
+                    progress=shown.append)
+    return status, shown
+
+
 def test_the_model_shows_its_progress_while_it_catches_up():
     plan = plan_of("butterfly", load=0.7, bist_seed=8, report_cycles=600)
-    shown = []
-    status = listen(plan, "fake", baud=115200, reports=1, out=lambda ln: None,
-                    open_port=lambda name, rate: FakePort(board_lines(plan, 1)),
-                    progress=shown.append)
+    status, shown = listen_shown(plan, 1)
     assert status == 0
     texts = [t for t in shown if t is not None]
     assert texts[0] == "model: predicting report 1 (cycle 256 of 600)", shown
@@ -229,13 +235,10 @@ def test_without_listen_the_output_directory_is_required(capsys):
     assert "output is required (-o DIR) unless --listen PORT" in cap.err
 
 
-def test_the_listener_computes_the_outcome_table_first_and_keeps_it(capsys):
+def test_the_listener_computes_the_outcome_table_first_and_keeps_it():
     from test_bist_engines import small_plan
     plan = small_plan("butterfly-4", load=1.0, bist_seed=5, report_cycles=150)
-    shown = []
-    status = listen(plan, "fake", baud=115200, reports=3, out=lambda line: None,
-                    open_port=lambda name, rate: FakePort(board_lines(plan, 3)),
-                    progress=shown.append)
+    status, shown = listen_shown(plan, 3)
     assert status == 0
     assert any(text and text.startswith("model: computing the self-test's outcome table "
                                         "(81 patterns)") for text in shown), shown
