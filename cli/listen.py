@@ -6,13 +6,13 @@ model's prediction for the same cycle count (:func:`fatnet.sim.bist.run_counters
 The model (the batched engine of :func:`~fatnet.sim.bist.run_counters`) runs about
 300,000 delivery cycles a second when the traffic repeats its injection patterns (a
 fixed pattern) or when the plan's outcome table serves it (random destinations; the
-table is computed before listening where it is not kept on disk, :mod:`fatnet.sim.bisttable`),
-a few thousand where neither does; a board may report faster than it runs, so the model
-runs lazily, as far as the newest report asks, and may fall behind: lines wait in a
-queue (a reader thread keeps the port drained). The listener is never silent: each
-board line is printed when it is taken, and while the model catches up a live line
-says which report and cycle it has reached. A line whose cycle count goes back (the
-board was reset) restarts the model.
+table fills as the model meets its patterns where it is not kept on disk,
+:mod:`fatnet.sim.bisttable`), a few thousand where neither does. A board may report
+faster than the model runs, so the model runs lazily, as far as the newest report asks,
+and may fall behind: lines wait in a queue (a reader thread keeps the port drained).
+The listener is never silent: each board line is printed when it is taken, and while
+the model catches up a live line says which report and cycle it has reached. A line
+whose cycle count goes back (the board was reset) restarts the model.
 
 Reports are lines that parse (:func:`fatnet.golden.bist.parse_report_line`); any other
 line is shown as unparseable and not counted, so ``--reports N`` waits for N reports.
@@ -40,22 +40,16 @@ PROGRESS_EVERY = 256
 class ReportModel:
     """The model's counters at any cycle count, run lazily from reset (and again from
     reset when asked for a count below the one it has reached), on the plan's outcome
-    table where one serves it (computed first where it is not kept on disk;
-    ``progress(text)`` shows how far, ``progress(None)`` ends it)."""
+    table where one serves it (filled as the model meets its patterns where it is not
+    kept on disk whole)."""
 
-    def __init__(self, plan, progress=None):
-        from ..sim.bist import prepare_table, run_counters
+    def __init__(self, plan):
+        from ..sim.bist import run_counters
         self._run_counters, self._plan = run_counters, plan
-        show = progress or (lambda text: None)
-        try:
-            prepare_table(plan, lambda done, total, what: show(
-                f"model: computing {what}: {done:,} of {total:,}"))
-        finally:
-            show(None)
         self._restart()
 
     def _restart(self):
-        self._cycles = self._run_counters(self._plan, table="build")
+        self._cycles = self._run_counters(self._plan, table="fill")
         self._counts = {name: 0 for name in COUNTERS}
 
     @property
@@ -110,8 +104,8 @@ class Comparison:
         if why is not None:
             raise ParameterError(f"listen: the model does not predict stuck-wire "
                                  f"{plan.stuck_wire}: {why}")
+        self.model = ReportModel(plan)
         self.out, self.progress = out, progress or (lambda text: None)
-        self.model = ReportModel(plan, self.progress)
         self.lines = self.reports = self.matched = 0
         self.differed: list[int] = []
         self.unparseable: list[int] = []

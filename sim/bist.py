@@ -34,7 +34,6 @@ from .family import SimFamily, self_test_of
 TRIAL_CYCLES = 64
 
 __all__ = ["BistPlan", "make_plan", "predict", "run_counters", "unpredicted", "build_core",
-           "prepare_table",
            "decode_uart", "line_clocks", "line_cycles", "terminal_count"]
 
 
@@ -166,18 +165,6 @@ def unpredicted(plan: BistPlan) -> str | None:
     return None if f is None else UNPREDICTED.get((f.direction, f.signal, f.value))
 
 
-def prepare_table(plan: BistPlan, progress=None) -> bool:
-    """Open the plan's outcome table (:mod:`fatnet.sim.bisttable`) for
-    ``run_counters(plan, table="build")``, computing it where it is not kept
-    (``progress(done, total, what)`` on the way): True, or False where no table serves
-    the plan (a stuck link, too many patterns)."""
-    space = None if stuck_wires(plan.net) else pattern_space(plan)
-    if space is None:
-        return False
-    open_table(plan, _stuck_view(plan), space).build(progress)
-    return True
-
-
 #: Delivery cycles between two calls of :func:`predict`'s ``on_cycle``.
 PROGRESS_EVERY = 256
 
@@ -238,8 +225,7 @@ def _stuck_view(plan: BistPlan) -> _StuckView:
                       terminal_of)
 
 
-def run_counters(plan: BistPlan, engine: str = "batched", table: str = "cached",
-                 progress=None):
+def run_counters(plan: BistPlan, engine: str = "batched", table: str = "cached"):
     """The counters after every completed delivery cycle, from reset, without end: one
     dict (the same object each time, updated; copy what you keep).
 
@@ -248,8 +234,8 @@ def run_counters(plan: BistPlan, engine: str = "batched", table: str = "cached",
     draws the generators in blocks and runs an injection pattern through the model once,
     the same counters cycle for cycle. ``table`` (batched engine;
     :data:`fatnet.sim.bisttable.TABLE_MODES`): ``"cached"`` looks the patterns up in the
-    plan's outcome table where one is kept on disk, ``"build"`` computes it first where
-    it is not (``progress(done, total, what)`` on the way), ``"off"`` never uses one.
+    plan's outcome table where one is kept on disk, ``"fill"`` uses it always, filling it
+    a block of patterns at each miss where it is not kept whole, ``"off"`` never.
 
     A stuck wire (``plan.stuck_wire``, terminal t) is predicted from the model's
     outcomes of the sound network, as the top sees the wire:
@@ -284,7 +270,7 @@ def run_counters(plan: BistPlan, engine: str = "batched", table: str = "cached",
         raise ParameterError(f"table must be one of {', '.join(TABLE_MODES)}, got {table!r}")
     if engine == "scalar":
         return _scalar_counters(plan)
-    return _batched_counters(plan, table, progress)
+    return _batched_counters(plan, table)
 
 
 def _scalar_counters(plan: BistPlan):
@@ -418,7 +404,7 @@ class _Offers:
             self.at[t] = 0
 
 
-def _batched_counters(plan: BistPlan, table: str = "cached", progress=None):
+def _batched_counters(plan: BistPlan, table: str = "cached"):
     """:func:`run_counters` on the batched engine.
 
     A terminal with no message waiting draws once a cycle, so its offers are a fixed
@@ -443,7 +429,7 @@ def _batched_counters(plan: BistPlan, table: str = "cached", progress=None):
     wake: dict[int, list] = {}          # cycle -> the terminals that offer then
     for s in range(N):
         _wait(offers, s, 0, wake)
-    patterns = _Patterns(plan, view, table, progress)
+    patterns = _Patterns(plan, view, table)
     place, outcome, flip = patterns.place, patterns.outcome, plan.flip_cycle
     code = pattern_code(place, dests)
     counts = {name: 0 for name in gb.COUNTERS}
@@ -491,7 +477,7 @@ class _Patterns:
     every cycle runs through the model (a stuck link, or patterns that hardly repeat
     with no table)."""
 
-    def __init__(self, plan: BistPlan, view: _StuckView, table: str, progress):
+    def __init__(self, plan: BistPlan, view: _StuckView, table: str):
         self.plan, self.view = plan, view
         self.off = bool(stuck_wires(plan.net))
         space = None if self.off or table == "off" else pattern_space(plan)
@@ -504,14 +490,11 @@ class _Patterns:
         self.bits_of = [tuple(s for s in range(N) if m >> s & 1) for m in range(1 << N)] \
             if space is not None else []
         self.decoded: dict = {}
-        if space is not None and (table == "build" or kept(plan, space)):
-            self._use_table(open_table(plan, view, space), build=table == "build",
-                            progress=progress)
+        if space is not None and (table == "fill" or kept(plan, space)):
+            self._use_table(open_table(plan, view, space))
 
-    def _use_table(self, table: OutcomeTable, build: bool, progress) -> None:
-        """Look every pattern up in ``table`` (computed first if ``build``)."""
-        if build:
-            table.build(progress)
+    def _use_table(self, table: OutcomeTable) -> None:
+        """Look every pattern up in ``table``."""
         self.table = table
         self.lookup, self.entry = table.lookup, table.entry
         self.outcome = self._from_table     # type: ignore[method-assign]

@@ -17,8 +17,10 @@ bit that says the entry is filled. Entries are computed many patterns at once: e
 pattern is one independent cycle of a batch through the family's batched model
 (:func:`fatnet.sim.family.run_cycle_batch`; a family without one runs them one by one
 through its model, the same outcomes), a block of :data:`BLOCK_ENTRIES` patterns
-sharing their high digits at a time, or the whole table up front
-(:meth:`OutcomeTable.complete`, with progress). The table is kept on disk
+sharing their high digits at each miss of the prediction (which costs no more than the
+whole table up front, :meth:`OutcomeTable.complete`, with random destinations at load
+1, where the first reports meet nearly every block, and far less at a light load, where
+they meet a tenth of it). The table is kept on disk
 (:func:`cache_path`), keyed by everything that determines it (:func:`cache_key`):
 written atomically, checked when read (a corrupt or stale file is said and computed
 again).
@@ -58,8 +60,9 @@ BLOCK_ENTRIES = 1 << 12
 #: fraction of it is filled (1/64), then each time it has doubled.
 SAVE_FRACTION = 64
 #: When :func:`fatnet.sim.bist.run_counters` uses a table: ``off`` never, ``cached``
-#: when one is on disk, ``build`` always (computed up front where missing).
-TABLE_MODES = ("off", "cached", "build")
+#: when one is kept on disk (or open in this process), ``fill`` always (filled as the
+#: prediction meets its patterns where it is not kept whole).
+TABLE_MODES = ("off", "cached", "fill")
 
 #: An entry's fields: acknowledged mask (bits 0-15), delivered (16-20), bad (21-25),
 #: sent (26-30), filled (31).
@@ -261,13 +264,6 @@ class OutcomeTable:
                                  min(self.space.size, code - code % self.block + self.block)))
             e = self.lookup[code]
         return e
-
-    def build(self, progress=None) -> None:
-        """:meth:`complete` on a family with a batched model (a family without one
-        fills the table a pattern at a time as the prediction meets them: all at once
-        would cost the model's time for every pattern)."""
-        if self.batched and not self.is_complete:
-            self.complete(progress)
 
     def complete(self, progress=None) -> None:
         """Fill every entry left, a block per call of the model, and keep the table on

@@ -220,7 +220,7 @@ def test_the_table_computed_in_bulk_is_the_model_pattern_for_pattern(name, load,
 def test_the_prediction_on_a_table_is_the_scalar_one(name):
     plan = small_plan(name, load=1.0, bist_seed=8)
     scalar = run_counters(plan, "scalar")
-    batched = run_counters(plan, "batched", table="build")
+    batched = run_counters(plan, "batched", table="fill")
     for c in range(CYCLES):
         want, got = dict(next(scalar)), dict(next(batched))
         assert got == want, f"{name}: cycle {c + 1}: table {got}, scalar {want}; replay: " \
@@ -257,7 +257,7 @@ def check_random_small_plan(seed: int) -> None:
 
 def assert_same_counters_on_table(plan, where: str) -> None:
     scalar = run_counters(plan, "scalar")
-    batched = run_counters(plan, "batched", table="build")
+    batched = run_counters(plan, "batched", table="fill")
     for c in range(CYCLES):
         want, got = dict(next(scalar)), dict(next(batched))
         assert got == want, f"{where}: cycle {c + 1}: table {got}, scalar {want}"
@@ -281,7 +281,7 @@ def test_the_table_is_kept_on_disk_and_read_back_without_the_model(monkeypatch):
     again = bisttable.OutcomeTable(plan, bist._stuck_view(plan), first.space)
     assert again.is_complete and np.array_equal(again.entries, first.entries)
     # the prediction takes a kept table by default
-    assert bist._Patterns(plan, bist._stuck_view(plan), "cached", None).table is not None
+    assert bist._Patterns(plan, bist._stuck_view(plan), "cached").table is not None
 
 
 def test_everything_that_determines_the_table_keys_it():
@@ -351,18 +351,18 @@ def test_a_filling_table_is_kept_from_a_fraction_on_then_as_it_doubles(monkeypat
 def test_no_table_where_it_does_not_serve(monkeypatch):
     """A stuck link, a space above the limit, and ``table="off"``: no table."""
     stuck = plan_of("butterfly-stuck-link", load=1.0)
-    assert bist._Patterns(stuck, bist._stuck_view(stuck), "build", None).table is None
+    assert bist._Patterns(stuck, bist._stuck_view(stuck), "fill").table is None
     plan = small_plan("butterfly-4")
-    assert bist._Patterns(plan, bist._stuck_view(plan), "off", None).table is None
+    assert bist._Patterns(plan, bist._stuck_view(plan), "off").table is None
     # the iCEBreaker's 8 terminals: 7^8 patterns at load 1, 8^8 (the limit) below
     assert bisttable.pattern_space(plan_of("butterfly")).size == 7 ** 8
     assert bisttable.pattern_space(plan_of("butterfly", load=0.5)).size == 8 ** 8
     monkeypatch.setattr(bisttable, "MAX_ENTRIES", 80)
     assert bisttable.pattern_space(plan) is None
-    assert bist._Patterns(plan, bist._stuck_view(plan), "build", None).table is None
+    assert bist._Patterns(plan, bist._stuck_view(plan), "fill").table is None
 
 
 def test_the_table_mode_is_checked_in_one_line():
-    with pytest.raises(ParameterError, match="table must be one of off, cached, build, "
+    with pytest.raises(ParameterError, match="table must be one of off, cached, fill, "
                                              "got 'always'"):
         run_counters(small_plan("butterfly-4"), table="always")
