@@ -8,7 +8,13 @@ prints the delivery cycles per second of CPU time of this process that
 first ``--reports`` reports) and on the scalar engine (its first ``--scalar-cycles``
 cycles), their ratio measured in this one run, and the board's own rate (its clock
 divided by the BIST period): the model's seconds per second of the board, which is
-what ``--listen`` needs to keep pace.
+what ``--listen`` needs to keep pace. The batched engine runs as ``--listen`` runs it,
+on the plan's outcome table where one serves the plan (:mod:`fatnet.sim.bisttable`),
+whose cost is measured apart, in a cache directory of its own (never the user's): CPU
+seconds of the first ``--reports`` reports on a table filled from empty as the
+prediction fills it (a block of patterns at each miss, as ``--listen`` does), and to
+compute it whole up front instead; the rate is then measured on the whole table (as a
+later ``--listen`` finds it kept on disk).
 
 ``--record`` also writes the figures into ``bench/results/bist_predict_speed.json``
 (:mod:`bench.figures`'s ``record``).
@@ -17,14 +23,18 @@ what ``--listen`` needs to keep pace.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 from fatnet.api.board import plan_board
 from fatnet.cli.main import build_parser
-from fatnet.sim.bist import run_counters
+from fatnet.golden.cycle import stuck_wires
+from fatnet.sim import bisttable
+from fatnet.sim.bist import _stuck_view, run_counters
 
 __all__ = ["main"]
 
@@ -54,10 +64,11 @@ def board_plan(options: str):
     return plan, clock_mhz * 1e6 / period
 
 
-def rate(plan, engine: str, cycles: int, at: int) -> tuple[float, dict, dict | None]:
+def rate(plan, engine: str, cycles: int, at: int,
+         table: str = "fill") -> tuple[float, dict, dict | None]:
     """Delivery cycles per second of CPU time over the first ``cycles`` from reset, the
     counters after them and after ``at`` cycles (None past ``cycles``)."""
-    counts = run_counters(plan, engine)
+    counts = run_counters(plan, engine, table=table)
     seen = None
     start = time.process_time()
     for c in range(1, cycles + 1):
@@ -67,10 +78,49 @@ def rate(plan, engine: str, cycles: int, at: int) -> tuple[float, dict, dict | N
     return cycles / (time.process_time() - start), dict(last), seen
 
 
+def table_costs(plan, cycles: int) -> dict:
+    """The plan's outcome table in a cache directory of its own: ``table`` (``bulk``:
+    computed in blocks on the family's batched model; ``as met``: a pattern at a time,
+    a family without one; ``none``: no table serves the plan), ``lazy_s`` (CPU seconds
+    of the first ``cycles`` on a table filled from empty as the prediction fills it,
+    and the fraction filled then) and ``build_s`` (CPU seconds to compute it whole up
+    front instead, on a family with a batched model); the whole table stays open for
+    :func:`rate`."""
+    space = None if stuck_wires(plan.net) else bisttable.pattern_space(plan)
+    if space is None:
+        return {"table": "none"}
+    saved = os.environ.get("XDG_CACHE_HOME")
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            os.environ["XDG_CACHE_HOME"] = str(Path(tmp) / "lazy")
+            bisttable._OPEN.clear()
+            start = time.process_time()
+            table = bisttable.open_table(plan, _stuck_view(plan), space)
+            rate(plan, "batched", cycles, 0)
+            lazy = time.process_time() - start
+            filled = table.filled / space.size
+            os.environ["XDG_CACHE_HOME"] = str(Path(tmp) / "bulk")
+            bisttable._OPEN.clear()
+            start = time.process_time()
+            whole = bisttable.open_table(plan, _stuck_view(plan), space)
+            if whole.batched:    # one by one, the whole table would take the model's
+                whole.complete()   # time for every pattern
+            build = time.process_time() - start
+    finally:
+        if saved is None:
+            os.environ.pop("XDG_CACHE_HOME", None)
+        else:
+            os.environ["XDG_CACHE_HOME"] = saved
+    return {"table": "bulk" if table.batched else "as met", "patterns": space.size,
+            "build_s": round(build, 1) if table.batched else 0,
+            "lazy_s": round(lazy, 1), "lazy_filled": round(filled, 3)}
+
+
 def measure(name: str, reports: int, scalar_cycles: int) -> dict:
     """One case's figures, printed with its command."""
     plan, board = board_plan(CASES[name])
     cycles = reports * plan.report_cycles
+    costs = table_costs(plan, cycles)
     batched, counts, seen = rate(plan, "batched", cycles, scalar_cycles)
     scalar, scalar_counts, _ = rate(plan, "scalar", scalar_cycles, scalar_cycles)
     if seen is not None and seen != scalar_counts:   # the tests' claim, seen here too
@@ -79,12 +129,13 @@ def measure(name: str, reports: int, scalar_cycles: int) -> dict:
     values = {"options": CASES[name], "traffic": f"{plan.pattern}, load {plan.load:g}",
               "batched": round(batched), "scalar": round(scalar),
               "ratio": round(batched / scalar, 1), "board": round(board),
-              "model_s_per_board_s": round(board / batched, 2)}
+              "model_s_per_board_s": round(board / batched, 2), **costs}
     print(f"{name}: {plan.pattern}, load {plan.load:g}, report every "
           f"{plan.report_cycles:,} cycles; batched {batched:,.0f} cycles/s ({cycles:,} "
           f"cycles, {counts['offered']:,} offered), scalar {scalar:,.0f} "
           f"({scalar_cycles:,} cycles): {batched / scalar:.1f}x; the board "
-          f"{board:,.0f} cycles/s: {board / batched:.2f} s of model a board second\n"
+          f"{board:,.0f} cycles/s: {board / batched:.2f} s of model a board second; "
+          f"outcome table {costs}\n"
           f"    command: fatnet board {CASES[name]} --board {BOARD} --listen PORT")
     return values
 
@@ -115,7 +166,7 @@ def main(argv=None) -> int:
                    help="write the figures into bench/results/bist_predict_speed.json")
     args = p.parse_args(argv)
     print(f"self-test prediction speed, CPU time of one process, on the {BOARD}'s "
-          f"plans (board defaults, default report period)")
+          f"plans (board defaults, default report period)", flush=True)
     for name in args.cases:
         values = measure(name, args.reports, args.scalar_cycles)
         if args.record:

@@ -149,10 +149,23 @@ def bist_speed_table(results: dict) -> str:
         v = found["values"]
         rows.append((command_cell(v["options"]), v["traffic"], f"{v['batched']:,}",
                      f"{v['scalar']:,}", f"{v['ratio']}x", f"{v['board']:,}",
-                     f"{v['model_s_per_board_s']}", found["date"]))
+                     f"{v['model_s_per_board_s']}", _table_cell(v), found["date"]))
     return table(("`fatnet board` options (`--board icebreaker`)", "Traffic",
                   "Batched: cycles/s", "Scalar: cycles/s", "Batched / scalar",
-                  "Board: cycles/s", "Model s per board s", "Date"), rows)
+                  "Board: cycles/s", "Model s per board s",
+                  "Outcome table: patterns, up front s, lazy s", "Date"), rows)
+
+
+def _table_cell(values: dict) -> str:
+    """The outcome table's cost in :func:`bist_speed_table`: its patterns, CPU seconds
+    up front and the first reports' on a table filled lazily (not recorded: a dash)."""
+    kind = values.get("table")
+    if kind is None:
+        return "-"
+    if kind == "none":
+        return "none"
+    up_front = f"{values['build_s']}" if kind == "bulk" else "as met"
+    return f"{values['patterns']:,}, {up_front}, {values['lazy_s']}"
 
 
 def values_text(values: dict) -> str:

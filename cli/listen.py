@@ -5,12 +5,14 @@ model's prediction for the same cycle count (:func:`fatnet.sim.bist.run_counters
 
 The model (the batched engine of :func:`~fatnet.sim.bist.run_counters`) runs about
 300,000 delivery cycles a second when the traffic repeats its injection patterns (a
-fixed pattern) but a few thousand with random destinations at a high load, where a
-board reports faster than it runs, so the model runs lazily, as far as the newest
-report asks, and may fall behind: lines wait in a queue (a reader thread keeps the port
-drained). The listener is never silent: each board line is printed when it is taken,
-and while the model catches up a live line says which report and cycle it has reached.
-A line whose cycle count goes back (the board was reset) restarts the model.
+fixed pattern) or when the plan's outcome table serves it (random destinations; the
+table fills as the model meets its patterns where it is not kept on disk,
+:mod:`fatnet.sim.bisttable`), a few thousand where neither does. A board may report
+faster than the model runs, so the model runs lazily, as far as the newest report asks,
+and may fall behind: lines wait in a queue (a reader thread keeps the port drained).
+The listener is never silent: each board line is printed when it is taken, and while
+the model catches up a live line says which report and cycle it has reached. A line
+whose cycle count goes back (the board was reset) restarts the model.
 
 Reports are lines that parse (:func:`fatnet.golden.bist.parse_report_line`); any other
 line is shown as unparseable and not counted, so ``--reports N`` waits for N reports.
@@ -37,7 +39,9 @@ PROGRESS_EVERY = 256
 
 class ReportModel:
     """The model's counters at any cycle count, run lazily from reset (and again from
-    reset when asked for a count below the one it has reached)."""
+    reset when asked for a count below the one it has reached), on the plan's outcome
+    table where one serves it (filled as the model meets its patterns where it is not
+    kept on disk whole)."""
 
     def __init__(self, plan):
         from ..sim.bist import run_counters
@@ -45,7 +49,7 @@ class ReportModel:
         self._restart()
 
     def _restart(self):
-        self._cycles = self._run_counters(self._plan)
+        self._cycles = self._run_counters(self._plan, table="fill")
         self._counts = {name: 0 for name in COUNTERS}
 
     @property

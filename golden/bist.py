@@ -108,13 +108,39 @@ def draw(x: int, s: int, n: int, thr: int, pattern: str) -> tuple[int, bool, int
     return x, offers, d
 
 
-def _jump(images: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """The GF(2)-linear map whose image of bit ``b`` is ``images[b]``, applied to every
-    32-bit state of ``x`` (uint64 arrays)."""
-    out = np.zeros_like(x)
+def _byte_tables(images: np.ndarray) -> np.ndarray:
+    """The GF(2)-linear map whose image of bit ``b`` is ``images[b]`` as four tables
+    (4, 256): the images of every value of each byte of a 32-bit state."""
+    v = np.arange(256, dtype=np.uint64)
+    tables = np.zeros((4, 256), dtype=np.uint64)
     for b in range(32):
-        out ^= ((x >> np.uint64(b)) & np.uint64(1)) * images[b]
+        tables[b // 8] ^= ((v >> np.uint64(b % 8)) & np.uint64(1)) * images[b]
+    return tables
+
+
+def _jump(tables: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """The map of :func:`_byte_tables` applied to every 32-bit state of ``x`` (uint64):
+    a lookup a byte."""
+    out = tables[0][x & np.uint64(255)]
+    for k in range(1, 4):
+        out ^= tables[k][(x >> np.uint64(8 * k)) & np.uint64(255)]
     return out
+
+
+#: The maps of 1, 2, 4, ... xorshift steps (:func:`_byte_tables`), computed once.
+_STEPS: list[np.ndarray] = []
+
+
+def _steps(level: int) -> np.ndarray:
+    """The tables of 2^level xorshift steps."""
+    while len(_STEPS) <= level:
+        if not _STEPS:
+            images = np.array([xorshift32(1 << b) for b in range(32)], dtype=np.uint64)
+        else:   # twice the steps: the last map applied to its own images
+            last = _STEPS[-1]
+            images = _jump(last, _jump(last, np.uint64(1) << np.arange(32, dtype=np.uint64)))
+        _STEPS.append(_byte_tables(images))
+    return _STEPS[level]
 
 
 def xorshift32_run(states, count: int) -> np.ndarray:
@@ -122,14 +148,15 @@ def xorshift32_run(states, count: int) -> np.ndarray:
     count) uint64 array whose column j is :func:`xorshift32` applied j + 1 times.
 
     A step is linear over GF(2) (a 32 x 32 bit matrix), so the block of the first m
-    states gives the next m by one jump of m steps: the block doubles with a few dozen
-    array operations, whatever the number of generators."""
+    states gives the next m by one jump of m steps: the block doubles with a few array
+    operations (a jump is a table lookup per byte of the state), whatever the number of
+    generators."""
     x = np.asarray(states, dtype=np.uint64).reshape(-1, 1)
-    images = np.array([xorshift32(1 << b) for b in range(32)], dtype=np.uint64)
-    block = _jump(images, x)
+    block = _jump(_steps(0), x)
+    level = 0
     while block.shape[1] < count:
-        block = np.concatenate([block, _jump(images, block)], axis=1)
-        images = _jump(images, images)   # the jump of twice as many steps
+        block = np.concatenate([block, _jump(_steps(level), block)], axis=1)
+        level += 1
     return block[:, :count]
 
 

@@ -26,6 +26,8 @@ from ..golden.messages import MessageSet
 from ..golden.runner import check_engine
 from ..golden.seeds import check_seed
 from ..hdl.signatures import endpoints
+from .bisttable import (TABLE_MODES, OutcomeTable, decode_entry, kept, open_table,
+                        pattern_code, pattern_space)
 from .family import SimFamily, self_test_of
 
 #: Cycles the plan runs through the model to see that it takes the generators' traffic.
@@ -223,14 +225,17 @@ def _stuck_view(plan: BistPlan) -> _StuckView:
                       terminal_of)
 
 
-def run_counters(plan: BistPlan, engine: str = "batched"):
+def run_counters(plan: BistPlan, engine: str = "batched", table: str = "cached"):
     """The counters after every completed delivery cycle, from reset, without end: one
     dict (the same object each time, updated; copy what you keep).
 
     ``engine`` (:data:`fatnet.golden.runner.ENGINES`): ``"scalar"`` runs every cycle
     through the model, the specification; ``"batched"`` (:func:`_batched_counters`)
     draws the generators in blocks and runs an injection pattern through the model once,
-    the same counters cycle for cycle.
+    the same counters cycle for cycle. ``table`` (batched engine;
+    :data:`fatnet.sim.bisttable.TABLE_MODES`): ``"cached"`` looks the patterns up in the
+    plan's outcome table where one is kept on disk, ``"fill"`` uses it always, filling it
+    a block of patterns at each miss where it is not kept whole, ``"off"`` never.
 
     A stuck wire (``plan.stuck_wire``, terminal t) is predicted from the model's
     outcomes of the sound network, as the top sees the wire:
@@ -261,7 +266,11 @@ def run_counters(plan: BistPlan, engine: str = "batched"):
     why = unpredicted(plan)
     if why is not None:
         raise ParameterError(f"the model does not predict stuck-wire {plan.stuck_wire}: {why}")
-    return _batched_counters(plan) if engine == "batched" else _scalar_counters(plan)
+    if table not in TABLE_MODES:
+        raise ParameterError(f"table must be one of {', '.join(TABLE_MODES)}, got {table!r}")
+    if engine == "scalar":
+        return _scalar_counters(plan)
+    return _batched_counters(plan, table)
 
 
 def _scalar_counters(plan: BistPlan):
@@ -395,7 +404,7 @@ class _Offers:
             self.at[t] = 0
 
 
-def _batched_counters(plan: BistPlan):
+def _batched_counters(plan: BistPlan, table: str = "cached"):
     """:func:`run_counters` on the batched engine.
 
     A terminal with no message waiting draws once a cycle, so its offers are a fixed
@@ -406,58 +415,118 @@ def _batched_counters(plan: BistPlan):
     destination, which :func:`_model_cycle` checks; a delivered payload is the one sent,
     whatever its sequence number, and passes its check): each
     pattern runs through the model once and is remembered (:data:`MEMO_PATTERNS`;
-    patterns that hardly repeat are soon no longer remembered, :data:`MEMO_TRIAL`).
-    With a stuck link (whose stream of ones or zeros meets the payload) and in the
-    flipped payload's cycle, the cycle runs through the model every time."""
+    patterns that hardly repeat are soon no longer remembered, :data:`MEMO_TRIAL`), or
+    looked up in the plan's outcome table (:mod:`fatnet.sim.bisttable`; ``table``:
+    :data:`~fatnet.sim.bisttable.TABLE_MODES`). With a stuck link (whose stream of ones
+    or zeros meets the payload) and in the flipped payload's cycle, the cycle runs
+    through the model every time."""
     view = _stuck_view(plan)
     N = plan.terminals
     offers = _Offers(plan)
-    gaps, at = offers.gaps, offers.at       # the lists of gaps are replaced as they refill
+    # the lists of one terminal's gaps and destinations are replaced as they refill
+    gaps, at, odests = offers.gaps, offers.at, offers.dests
     dests, acks = [-1] * N, [0] * N     # acks[s]: s's sequence number before the mask
     wake: dict[int, list] = {}          # cycle -> the terminals that offer then
     for s in range(N):
         _wait(offers, s, 0, wake)
-    memo: dict = {}
-    memoise = not stuck_wires(plan.net)
+    patterns = _Patterns(plan, view, table)
+    place, outcome, flip = patterns.place, patterns.outcome, plan.flip_cycle
+    code = pattern_code(place, dests)
     counts = {name: 0 for name in gb.COUNTERS}
-    c = fresh = misses = 0   # fresh: offers of this cycle by terminals acknowledged in the last
+    c = fresh = 0   # fresh: offers of this cycle by terminals acknowledged in the last
     while True:
-        for s, d in wake.pop(c, ()):
-            dests[s] = d
-            fresh += 1
+        woken = wake.pop(c, None)
+        if woken is not None:
+            for s, d in woken:
+                code += place[s][d] - place[s][-1]
+                dests[s] = d
+                fresh += 1
         counts["offered"] += fresh
         fresh = 0
-        key = tuple(dests)
-        remember = memoise and c != plan.flip_cycle
-        entry = memo.get(key) if remember else None
-        if entry is None:
+        if c == flip or patterns.off:
             entry = _pattern_outcome(plan, view, dests, acks, c)
-            if remember:
-                if len(memo) >= MEMO_PATTERNS:
-                    memo.clear()
-                memo[key] = entry
-                misses += 1
-                # patterns that hardly repeat (random destinations at a high load)
-                # are not worth the memory: stop remembering
-                if misses % MEMO_TRIAL == 0 and (c + 1 - misses) * MEMO_RARE < misses:
-                    memoise = False
-                    memo.clear()
+        else:
+            entry = outcome(code, dests, acks, c)
         sent, acked, delivered, bad = entry
         _count_cycle(counts, sent, len(acked), delivered, bad)
         for s in acked:
             acks[s] += 1
-            dests[s] = -1
+            was = place[s][dests[s]]
             if at[s] == len(gaps[s]) and not offers.ready(s):
+                code += place[s][-1] - was
+                dests[s] = -1
                 continue
             i = at[s]
             at[s] = i + 1
             if gaps[s][i] == 0:   # it offers in the next cycle: the common case at load 1
-                dests[s] = offers.dests[s][i]
+                d = odests[s][i]
                 fresh += 1
             else:
-                _wait_until(wake, c + 1 + gaps[s][i], s, offers.dests[s][i])
+                d = -1
+                _wait_until(wake, c + 1 + gaps[s][i], s, odests[s][i])
+            code += place[s][d] - was
+            dests[s] = d
         c += 1
         yield counts
+
+
+class _Patterns:
+    """The outcomes of injection patterns for :func:`_batched_counters`: remembered
+    (a dict, until the trial finds they hardly repeat) or looked up in the plan's
+    outcome table (:mod:`fatnet.sim.bisttable`) where it serves the plan; ``off`` when
+    every cycle runs through the model (a stuck link, or patterns that hardly repeat
+    with no table)."""
+
+    def __init__(self, plan: BistPlan, view: _StuckView, table: str):
+        self.plan, self.view = plan, view
+        self.off = bool(stuck_wires(plan.net))
+        space = None if self.off or table == "off" else pattern_space(plan)
+        N = plan.terminals
+        #: a code per pattern: with no table, a number nobody reads
+        self.place = space.place if space is not None else [[0] * (N + 1)] * N
+        self.memo: dict = {}
+        self.misses = self.cycles = 0
+        self.table: OutcomeTable | None = None
+        self.bits_of = [tuple(s for s in range(N) if m >> s & 1) for m in range(1 << N)] \
+            if space is not None else []
+        self.decoded: dict = {}
+        if space is not None and (table == "fill" or kept(plan, space)):
+            self._use_table(open_table(plan, view, space))
+
+    def _use_table(self, table: OutcomeTable) -> None:
+        """Look every pattern up in ``table``."""
+        self.table = table
+        self.lookup, self.entry = table.lookup, table.entry
+        self.outcome = self._from_table     # type: ignore[method-assign]
+
+    def _from_table(self, code: int, dests, acks, c: int):
+        """:meth:`outcome` from the table: a lookup, its entry decoded once."""
+        e = self.lookup[code] or self.entry(code)
+        return self.decoded.get(e) or self._decode(e)
+
+    def _decode(self, e: int) -> tuple:
+        entry = self.decoded[e] = decode_entry(e, self.bits_of)
+        return entry
+
+    def outcome(self, code: int, dests, acks, c: int):
+        """Cycle ``c``'s ``(sent, acknowledged, delivered, bad)`` (:func:`_pattern_outcome`)."""
+        self.cycles += 1
+        key = tuple(dests)
+        entry = self.memo.get(key)
+        if entry is not None:
+            return entry
+        entry = _pattern_outcome(self.plan, self.view, dests, acks, c)
+        if len(self.memo) >= MEMO_PATTERNS:
+            self.memo.clear()
+        self.memo[key] = entry
+        self.misses += 1
+        # patterns that hardly repeat (random destinations at a high load) are not
+        # worth the memory: run each through the model
+        if self.misses % MEMO_TRIAL == 0 and (self.cycles - self.misses) * MEMO_RARE < \
+                self.misses:
+            self.memo.clear()
+            self.off = True
+        return entry
 
 
 def _wait(offers: _Offers, s: int, c: int, wake: dict) -> None:

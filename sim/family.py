@@ -24,7 +24,11 @@ stubbed:
 * :class:`RuntimeFaults`: a run-time fault mask and status registers (splitter networks);
   a family without it has no ``fault_mask`` port and no status to compare;
 * :class:`SelfTest`: what the self-testing top's stuck-wire prediction needs (``fatnet
-  board``).
+  board``);
+* :class:`CycleBatches`: many independent delivery cycles through the family's batched
+  model at once (the self-test's outcome table, :mod:`fatnet.sim.bisttable`); a family
+  without it runs them one by one through :class:`ModelStepping`
+  (:func:`run_cycle_batch`), the same outcomes, slower.
 
 The endpoints and their names are not a hook: they are the network top's signature
 (:func:`fatnet.hdl.signatures.endpoints`: ``leaf__3``, ``ext``, ``term__5``), the one
@@ -43,7 +47,9 @@ from .waves import WaveGroup
 
 __all__ = ["Naming", "ModelStepping", "BuildKey", "BuildParams", "TestbenchFamily",
            "Waves", "RuntimeFaults", "SelfTest", "SimFamily", "Hooks", "runtime_faults",
-           "waves_of", "has_self_test", "self_test_of", "fault_mask_width", "OPTIONAL"]
+           "waves_of", "has_self_test", "self_test_of", "fault_mask_width", "OPTIONAL",
+           "CycleBatch", "CycleBatches", "run_cycle_batch", "has_cycle_batches",
+           "cycles_one_by_one"]
 
 
 @runtime_checkable
@@ -184,9 +190,42 @@ class SelfTest(Protocol):
         ...
 
 
+@dataclass
+class CycleBatch:
+    """What became of every message of a batch of delivery cycles (one entry per
+    message, in the order given to :meth:`CycleBatches.run_cycles`).
+
+    Attributes
+    ----------
+    delivered : (M,) bool
+        Delivered to its destination's port.
+    recv_wire : (M,) int
+        The wire of that port's ``recv`` bundle it arrived on (-1: not delivered).
+    ack_time : (M,) int
+        Bit-time the source's acknowledgment rises, -1 for never.
+    """
+
+    delivered: Any
+    recv_wire: Any
+    ack_time: Any
+
+
+@runtime_checkable
+class CycleBatches(Protocol):
+    """Optional: many independent delivery cycles through the family's batched model."""
+
+    def run_cycles(self, net, cycle, src, dst) -> CycleBatch:
+        """Every message ``src[i] -> dst[i]`` of delivery cycle ``cycle[i]`` (int arrays,
+        ``cycle`` sorted; at most one message per source and cycle; messages of
+        different cycles never meet) through the model, with the payloads of zeros (the
+        network routes by the header alone), each cycle as :meth:`ModelStepping.simulate`
+        runs it."""
+        ...
+
+
 #: The optional testbench capabilities, by name (for reports and the family checks).
 OPTIONAL: dict[str, type] = {"waves": Waves, "runtime faults": RuntimeFaults,
-                             "self-test": SelfTest}
+                             "self-test": SelfTest, "cycle batches": CycleBatches}
 
 
 @runtime_checkable
@@ -239,3 +278,43 @@ def fault_mask_width(net, family: SimFamily) -> int:
     """Bits of ``net``'s run-time fault mask (0 for a family without run-time faults)."""
     faults = runtime_faults(family)
     return 0 if faults is None else faults.mask_width(net)
+
+
+def has_cycle_batches(family: SimFamily) -> bool:
+    """Whether the family runs many cycles at once (:class:`CycleBatches`)."""
+    return isinstance(family.testbench, CycleBatches)
+
+
+def run_cycle_batch(family: SimFamily, net, cycle, src, dst) -> CycleBatch:
+    """:meth:`CycleBatches.run_cycles` on the family's batched model, or, for a family
+    without one, each cycle through :class:`ModelStepping` in turn (the same result)."""
+    import numpy as np
+    tb = family.testbench
+    cycle, src, dst = (np.asarray(a, dtype=np.int64) for a in (cycle, src, dst))
+    if isinstance(tb, CycleBatches):
+        return tb.run_cycles(net, cycle, src, dst)
+    return cycles_one_by_one(tb, net, cycle, src, dst)
+
+
+def cycles_one_by_one(tb: TestbenchFamily, net, cycle, src, dst) -> CycleBatch:
+    """:func:`run_cycle_batch` through ``prepare`` and ``simulate``, a cycle at a time."""
+    import numpy as np
+
+    from ..golden.messages import MessageSet
+    m = src.size
+    out = CycleBatch(np.zeros(m, dtype=bool), np.full(m, -1, dtype=np.int64),
+                     np.full(m, -1, dtype=np.int64))
+    bounds = np.flatnonzero(np.r_[True, cycle[1:] != cycle[:-1], True]) if m else \
+        np.zeros(0, dtype=np.int64)
+    for start, stop in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        ms = MessageSet.from_pairs(src[start:stop].tolist(), dst[start:stop].tolist(),
+                                   int(net.payload_bits), payload=[0] * (stop - start))
+        res = tb.simulate(net, ms, tb.prepare(net, ms, list(range(stop - start))))
+        for j, o in res.outcomes.items():
+            if o.status == "delivered":
+                out.delivered[start + j] = True
+                port = tb.recv_port(net, (*o.path[-1].channel, o.path[-1].wire))
+                out.recv_wire[start + j] = -1 if port is None else port[1]
+            if o.ack_time is not None:
+                out.ack_time[start + j] = o.ack_time
+    return out

@@ -12,6 +12,10 @@ and the call that replays it. The vectorised generators equal :func:`draw` draw 
 
 from __future__ import annotations
 
+import json
+import os
+import zlib
+
 import numpy as np
 import pytest
 
@@ -20,7 +24,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E
 
 from fatnet.golden import bist as gb  # noqa: E402
 from fatnet.golden.errors import ParameterError  # noqa: E402
-from fatnet.sim import bist  # noqa: E402
+from fatnet.sim import bist, bisttable  # noqa: E402
 from fatnet.sim.bist import predict, run_counters, unpredicted  # noqa: E402
 from test_bist import NETWORKS, STUCK_LINKS, plan_of, stuck_cases  # noqa: E402
 
@@ -152,3 +156,213 @@ def test_the_engine_is_checked_in_one_line():
         with pytest.raises(ParameterError, match="engine must be one of batched, scalar, "
                                                  "got 'fast'"):
             call()
+
+
+# ------------------------------------------------------------------ the outcome table
+#: Small networks (4 terminals: tables of 81 or 256 patterns), one per family and kind.
+SMALL = {
+    "butterfly-4": "butterfly --inputs 4 --payload-bits 8",
+    "dilated-4": "dilated-butterfly --inputs 4 --payload-bits 8",
+    "multibutterfly-4": "multibutterfly --inputs 4 --payload-bits 8",
+    "fat-tree-4": "fat-tree --leaves 4 --root-capacity 3 --mode online --payload-bits 8",
+    "hypercube-2": "hypercube --dimension 2 --message-bits 10",
+}
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path, monkeypatch):
+    """Every test keeps its tables in its own cache directory, not the user's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
+def small_plan(name: str, **kw):
+    from fatnet.api.registry import family_of, get_family
+    from fatnet.cli.board import parse_stuck_wire
+    from fatnet.cli.main import build_parser
+    argv = ["gen", *SMALL[name].split(), "-o", "unused"]
+    net = get_family(argv[1]).commands.network_from_args(
+        argv[1], build_parser(argv).parse_args(argv))
+    if isinstance(kw.get("stuck_wire"), str):
+        kw["stuck_wire"] = parse_stuck_wire(kw["stuck_wire"])
+    return bist.make_plan(net, family_of(net), baud_divisor=2, **kw)
+
+
+def built_table(plan):
+    table = bisttable.OutcomeTable(plan, bist._stuck_view(plan), bisttable.pattern_space(plan))
+    table.complete()
+    return table
+
+
+#: Every stuck terminal wire the model predicts, at terminal 1.
+PREDICTED = [None] + [f"1:{k}" for k in STUCK_KINDS if k != "send:data:1"]
+
+
+@pytest.mark.parametrize("stuck", PREDICTED)
+@pytest.mark.parametrize("load", [1.0, 0.5])
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_the_table_computed_in_bulk_is_the_model_pattern_for_pattern(name, load, stuck):
+    """Every entry of a table computed on the family's batched model (the hypercube:
+    one by one) equals the cycle of its pattern run alone through the model, as the
+    prediction counts it."""
+    plan = small_plan(name, load=load, stuck_wire=stuck)
+    table, view = built_table(plan), bist._stuck_view(plan)
+    space = table.space
+    assert space.size == (3 if load == 1.0 else 4) ** 4 and table.is_complete
+    bits_of = [tuple(s for s in range(4) if m >> s & 1) for m in range(16)]
+    for code, dests in enumerate(space.decode(np.arange(space.size)).tolist()):
+        assert space.code(dests) == code
+        want = bist._pattern_outcome(plan, view, dests, [0] * 4, -1)
+        got = bisttable.decode_entry(int(table.entries[code]), bits_of)
+        assert got == want, f"{name} load {load} stuck {stuck}: pattern {dests}"
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_the_prediction_on_a_table_is_the_scalar_one(name):
+    plan = small_plan(name, load=1.0, bist_seed=8)
+    scalar = run_counters(plan, "scalar")
+    batched = run_counters(plan, "batched", table="fill")
+    for c in range(CYCLES):
+        want, got = dict(next(scalar)), dict(next(batched))
+        assert got == want, f"{name}: cycle {c + 1}: table {got}, scalar {want}; replay: " \
+                            f"python -m pytest {HERE} -k 'on_a_table and {name}'"
+
+
+def random_small_plan(seed: int):
+    """A plan of a small network drawn from ``seed``: pattern, load, generator seed, maybe
+    a flipped bit and a predicted stuck wire."""
+    rng = np.random.default_rng(seed)
+    name = sorted(SMALL)[int(rng.integers(len(SMALL)))]
+    kw = {"load": float(rng.choice([1.0, 0.9, 0.5, 0.2, 0.0])),
+          "bist_seed": int(rng.integers(2 ** 32)), "pattern": str(rng.choice(gb.PATTERNS))}
+    if rng.random() < 0.3:
+        kw["flip_cycle"] = int(rng.integers(CYCLES))
+    if rng.random() < 0.5:
+        kw["stuck_wire"] = str(rng.choice(PREDICTED[1:])).replace("1:", f"{rng.integers(4)}:", 1)
+    try:
+        return name, small_plan(name, **kw)
+    except ParameterError:   # a network that takes permutations only: its own pattern
+        del kw["pattern"]
+        return name, small_plan(name, **kw)
+
+
+def check_random_small_plan(seed: int) -> None:
+    name, plan = random_small_plan(seed)
+    assert_same_counters_on_table(plan, f"seed {seed} ({name}, {plan.pattern}, load "
+                                        f"{plan.load}, stuck {plan.stuck_wire}, flip "
+                                        f"{plan.flip_cycle}); replay: python -c 'import sys; "
+                                        f"sys.path.insert(0, \"tests\"); import "
+                                        f"test_bist_engines as t; "
+                                        f"t.check_random_small_plan({seed})'")
+
+
+def assert_same_counters_on_table(plan, where: str) -> None:
+    scalar = run_counters(plan, "scalar")
+    batched = run_counters(plan, "batched", table="fill")
+    for c in range(CYCLES):
+        want, got = dict(next(scalar)), dict(next(batched))
+        assert got == want, f"{where}: cycle {c + 1}: table {got}, scalar {want}"
+
+
+@PROPERTY
+@given(SEEDS)
+def test_the_prediction_of_random_small_plans_on_a_table_is_the_scalar_one(seed):
+    check_random_small_plan(seed)
+
+
+def test_the_table_is_kept_on_disk_and_read_back_without_the_model(monkeypatch):
+    plan = small_plan("butterfly-4", load=0.5)
+    first = built_table(plan)
+    assert first.path.is_file() and first.path.parent == bisttable.cache_dir()
+    assert str(bisttable.cache_dir()).startswith(os.environ["XDG_CACHE_HOME"])
+
+    def no_model(*args):
+        raise AssertionError("a kept table ran the model")
+    monkeypatch.setattr(bisttable, "pattern_entries", no_model)
+    again = bisttable.OutcomeTable(plan, bist._stuck_view(plan), first.space)
+    assert again.is_complete and np.array_equal(again.entries, first.entries)
+    # the prediction takes a kept table by default
+    assert bist._Patterns(plan, bist._stuck_view(plan), "cached").table is not None
+
+
+def test_everything_that_determines_the_table_keys_it():
+    paths = {bisttable.OutcomeTable(p, bist._stuck_view(p), bisttable.pattern_space(p)).path
+             for p in (small_plan("butterfly-4"), small_plan("butterfly-4", load=0.5),
+                       small_plan("butterfly-4", stuck_wire="2:recv:ack:0"),
+                       small_plan("multibutterfly-4"), small_plan("fat-tree-4"))}
+    assert len(paths) == 5
+    # the generators' seed does not change any pattern's cycle: one table
+    assert len({bisttable.cache_key(p, bisttable.pattern_space(p)) for p in (
+        small_plan("butterfly-4", bist_seed=1), small_plan("butterfly-4", bist_seed=2))}) == 1
+
+
+@pytest.mark.parametrize("damage", ["corrupt", "truncated", "stale", "tampered"])
+def test_a_corrupt_or_stale_table_is_said_and_computed_again(damage, capsys):
+    plan = small_plan("dilated-4")
+    table = built_table(plan)
+    data = table.path.read_bytes()
+    if damage == "corrupt":
+        table.path.write_bytes(b"not a table")
+    elif damage == "truncated":
+        table.path.write_bytes(data[:len(data) // 2])
+    else:
+        entries = table.entries.copy()
+        key = table.key
+        if damage == "stale":
+            key = key.replace('"version": 1', '"version": 0')
+        else:
+            entries[5] ^= 1
+        meta = json.dumps({"key": key, "crc32": zlib.crc32(table.entries.tobytes())})
+        np.savez(table.path, entries=entries, meta=np.array(meta))
+    capsys.readouterr()
+    again = bisttable.OutcomeTable(plan, bist._stuck_view(plan), table.space)
+    said = capsys.readouterr().err
+    want = "stale" if damage == "stale" else "corrupt"
+    assert f"is {want}" in said and "computing it again" in said and str(table.path) in said
+    assert again.filled == 0
+    again.complete()
+    assert np.array_equal(again.entries, table.entries)
+
+
+def test_a_miss_computes_the_block_of_its_high_digits(monkeypatch):
+    monkeypatch.setattr(bisttable, "BLOCK_ENTRIES", 9)
+    plan = small_plan("butterfly-4", load=1.0)
+    whole = built_table(plan).entries.copy()
+    bisttable.cache_path(bisttable.cache_key(plan, bisttable.pattern_space(plan))).unlink()
+    lazy = bisttable.OutcomeTable(plan, bist._stuck_view(plan), bisttable.pattern_space(plan))
+    assert lazy.block == 9 and lazy.filled == 0
+    assert lazy.entry(40) == whole[40]
+    assert np.flatnonzero(lazy.entries).tolist() == list(range(36, 45))
+    assert lazy.path.is_file()      # kept: 9 of 81 is more than 1 / SAVE_FRACTION
+
+
+def test_a_filling_table_is_kept_from_a_fraction_on_then_as_it_doubles(monkeypatch):
+    monkeypatch.setattr(bisttable, "BLOCK_ENTRIES", 9)
+    monkeypatch.setattr(bisttable, "SAVE_FRACTION", 4)
+    plan = small_plan("butterfly-4", load=1.0)
+    table = bisttable.OutcomeTable(plan, bist._stuck_view(plan), bisttable.pattern_space(plan))
+    kept = []
+    monkeypatch.setattr(table, "save", lambda: kept.append(table.filled) or
+                        setattr(table, "saved", table.filled))
+    for code in range(0, 81, 9):
+        table.entry(code)
+    assert kept == [27, 54, 81]     # 81 / 4 reached, doubled, complete
+
+
+def test_no_table_where_it_does_not_serve(monkeypatch):
+    """A stuck link, a space above the limit, and ``table="off"``: no table."""
+    stuck = plan_of("butterfly-stuck-link", load=1.0)
+    assert bist._Patterns(stuck, bist._stuck_view(stuck), "fill").table is None
+    plan = small_plan("butterfly-4")
+    assert bist._Patterns(plan, bist._stuck_view(plan), "off").table is None
+    # the iCEBreaker's 8 terminals: 7^8 patterns at load 1, 8^8 (the limit) below
+    assert bisttable.pattern_space(plan_of("butterfly")).size == 7 ** 8
+    assert bisttable.pattern_space(plan_of("butterfly", load=0.5)).size == 8 ** 8
+    monkeypatch.setattr(bisttable, "MAX_ENTRIES", 80)
+    assert bisttable.pattern_space(plan) is None
+    assert bist._Patterns(plan, bist._stuck_view(plan), "fill").table is None
+
+
+def test_the_table_mode_is_checked_in_one_line():
+    with pytest.raises(ParameterError, match="table must be one of off, cached, fill, "
+                                             "got 'always'"):
+        run_counters(small_plan("butterfly-4"), table="always")

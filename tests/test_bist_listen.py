@@ -16,10 +16,21 @@ import pytest
 from fatnet.cli.listen import check_capture, field_marks, listen
 from fatnet.cli.main import main
 from fatnet.golden import bist as gb
+from fatnet.sim import bisttable
 from fatnet.sim.bist import predict
 from test_bist import plan_of
 
 HERE = "tests/test_bist_listen.py"
+
+
+@pytest.fixture(autouse=True)
+def small_tables_only(tmp_path, monkeypatch):
+    """The listener computes the plan's outcome table first: a minute or two for the 8
+    terminals of these plans, so they run without one (the model's speed is not what
+    they test), except where a test raises the limit; tables go to a cache of the
+    test's own."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(bisttable, "MAX_ENTRIES", 3 ** 4)
 
 
 def board_lines(plan, count, *, alter=None, garble=None):
@@ -105,12 +116,18 @@ def test_reports_counts_reports_not_lines():
         out[-1].endswith("FAIL"), out
 
 
+def listen_shown(plan, reports):
+    """Listen to ``reports`` true report lines: the status and every progress text."""
+    shown = []
+    status = listen(plan, "fake", baud=115200, reports=reports, out=lambda ln: None,
+                    open_port=lambda name, rate: FakePort(board_lines(plan, reports)),
+                    progress=shown.append)
+    return status, shown
+
+
 def test_the_model_shows_its_progress_while_it_catches_up():
     plan = plan_of("butterfly", load=0.7, bist_seed=8, report_cycles=600)
-    shown = []
-    status = listen(plan, "fake", baud=115200, reports=1, out=lambda ln: None,
-                    open_port=lambda name, rate: FakePort(board_lines(plan, 1)),
-                    progress=shown.append)
+    status, shown = listen_shown(plan, 1)
     assert status == 0
     texts = [t for t in shown if t is not None]
     assert texts[0] == "model: predicting report 1 (cycle 256 of 600)", shown
@@ -216,3 +233,13 @@ def test_without_listen_the_output_directory_is_required(capsys):
     cap = capsys.readouterr()
     assert status == 2 and cap.out == "" and cap.err.count("\n") == 1, cap
     assert "output is required (-o DIR) unless --listen PORT" in cap.err
+
+
+def test_the_listener_fills_the_outcome_table_and_keeps_it():
+    from test_bist_engines import small_plan
+    plan = small_plan("butterfly-4", load=1.0, bist_seed=5, report_cycles=150)
+    space = bisttable.pattern_space(plan)
+    kept = bisttable.cache_path(bisttable.cache_key(plan, space))
+    assert not kept.exists()
+    status, _ = listen_shown(plan, 3)
+    assert status == 0 and kept.is_file()

@@ -26,7 +26,7 @@ from ..family import BuildParams
 from ..masks import mask_refusal
 
 __all__ = ["port_name", "label", "recv_port", "ack_port", "destination_acknowledges", "site",
-           "prepare", "simulate",
+           "prepare", "simulate", "run_cycles",
            "mask_width", "mask_bits", "mask_int", "masked_circuit", "expected_status",
            "status_settle_clocks", "status_paths", "status_signals", "status_site",
            "build_params"]
@@ -175,6 +175,21 @@ def prepare(net, ms, idx, mask=None):
 def simulate(net, ms, prepared):
     circ, idx = prepared
     return simulate_cycle(circ, ms, idx)
+
+
+def run_cycles(net, cycle, src, dst):
+    """Many delivery cycles at once on the batched engine
+    (:func:`fatnet.golden.butterfly.cyclebatch.run_cycles_streamed`), as
+    :class:`~fatnet.sim.family.CycleBatch`."""
+    from ...golden.butterfly.cyclebatch import DELIVERED, BatchedCircuit, run_cycles_streamed
+    from ..family import CycleBatch
+    bc = net.__dict__.get("_batched_circuit")
+    if bc is None:
+        bc = net.__dict__["_batched_circuit"] = BatchedCircuit(net)
+    arrays = run_cycles_streamed(bc, cycle, src, dst)
+    delivered = arrays.status == DELIVERED
+    return CycleBatch(delivered, np.where(delivered, arrays.wires[:, net.depth], -1),
+                      arrays.ack_time)
 
 
 def build_params(net) -> BuildParams:

@@ -19,7 +19,8 @@ from ...hdl.signatures import endpoint_name as port
 from ..family import BuildParams
 
 __all__ = ["port_name", "label", "recv_port", "ack_port", "destination_acknowledges", "site",
-           "prepare", "simulate", "build_params", "boundary_node", "cycle_injections"]
+           "prepare", "simulate", "run_cycles", "build_params", "boundary_node",
+           "cycle_injections"]
 
 
 def port_name(net, endpoint: int) -> str:
@@ -103,6 +104,30 @@ def prepare(net, ms, idx, mask=None):
 
 def simulate(net, ms, prepared):
     return simulate_cycle(net, ms, *prepared)
+
+
+def run_cycles(net, cycle, src, dst):
+    """Many delivery cycles at once (:class:`~fatnet.sim.family.CycleBatch`): on-line on
+    the batched engine (:func:`fatnet.golden.fattree.batch.run_batch`, each source's
+    one message on wire 0); off-line, whose switch settings depend on the whole cycle,
+    one cycle at a time."""
+    import importlib
+
+    import numpy as np
+
+    from ...golden.fattree.batch import geometry, run_batch
+    from ..family import CycleBatch, cycles_one_by_one
+    if net.spec.mode == "offline" or np.any(src == dst):
+        return cycles_one_by_one(importlib.import_module(__package__), net, cycle, src, dst)
+    if src.size and np.unique(cycle * (int(src.max()) + 1) + src).size != src.size:
+        raise FatnetInputError("a source sends at most one message in a cycle here")
+    cycles = int(cycle.max()) + 1 if cycle.size else 0
+    m = src.size
+    st = run_batch(geometry(net), cycles, cycle, np.arange(m), src, dst,
+                   np.zeros(m, dtype=np.int64))
+    delivered = st.status[:m] == 1
+    last = st.path[np.arange(m), st.path_len[:m] - 1]
+    return CycleBatch(delivered, np.where(delivered, last[:, 2], -1), st.ack[:m].copy())
 
 
 def build_params(net) -> BuildParams:
