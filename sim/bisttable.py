@@ -240,7 +240,7 @@ class OutcomeTable:
         if stuck_wires(plan.net):
             raise ValueError("a network with a stuck link has no outcome table")
         self.plan, self.view, self.space = plan, view, space
-        self.batched = has_cycle_batches(plan.family)
+        self.batched = has_cycle_batches(plan.family, plan.net)
         self.block = space.block_size(BLOCK_ENTRIES) if self.batched else 1
         self.key = key or cache_key(plan, space)
         self.path = cache_path(self.key)

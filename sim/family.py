@@ -214,6 +214,12 @@ class CycleBatch:
 class CycleBatches(Protocol):
     """Optional: many independent delivery cycles through the family's batched model."""
 
+    def batches_cycles(self, net) -> bool:
+        """Whether :meth:`run_cycles` runs ``net``'s cycles in batches (a network whose
+        model has no batched engine, e.g. one whose switch settings depend on the whole
+        cycle, runs one cycle at a time through :class:`ModelStepping` instead)."""
+        ...
+
     def run_cycles(self, net, cycle, src, dst) -> CycleBatch:
         """Every message ``src[i] -> dst[i]`` of delivery cycle ``cycle[i]`` (int arrays,
         ``cycle`` sorted; at most one message per source and cycle; messages of
@@ -280,19 +286,21 @@ def fault_mask_width(net, family: SimFamily) -> int:
     return 0 if faults is None else faults.mask_width(net)
 
 
-def has_cycle_batches(family: SimFamily) -> bool:
-    """Whether the family runs many cycles at once (:class:`CycleBatches`)."""
-    return isinstance(family.testbench, CycleBatches)
+def has_cycle_batches(family: SimFamily, net) -> bool:
+    """Whether the family runs many cycles of ``net`` at once (:class:`CycleBatches`)."""
+    tb = family.testbench
+    return isinstance(tb, CycleBatches) and tb.batches_cycles(net)
 
 
 def run_cycle_batch(family: SimFamily, net, cycle, src, dst) -> CycleBatch:
     """:meth:`CycleBatches.run_cycles` on the family's batched model, or, for a family
-    without one, each cycle through :class:`ModelStepping` in turn (the same result)."""
+    or a network without one, each cycle through :class:`ModelStepping` in turn (the
+    same result)."""
     import numpy as np
     tb = family.testbench
     cycle, src, dst = (np.asarray(a, dtype=np.int64) for a in (cycle, src, dst))
-    if isinstance(tb, CycleBatches):
-        return tb.run_cycles(net, cycle, src, dst)
+    if has_cycle_batches(family, net):
+        return tb.run_cycles(net, cycle, src, dst)  # type: ignore[attr-defined]
     return cycles_one_by_one(tb, net, cycle, src, dst)
 
 

@@ -201,8 +201,8 @@ PREDICTED = [None] + [f"1:{k}" for k in STUCK_KINDS if k != "send:data:1"]
 @pytest.mark.parametrize("load", [1.0, 0.5])
 @pytest.mark.parametrize("name", sorted(SMALL))
 def test_the_table_computed_in_bulk_is_the_model_pattern_for_pattern(name, load, stuck):
-    """Every entry of a table computed on the family's batched model (the hypercube:
-    one by one) equals the cycle of its pattern run alone through the model, as the
+    """Every entry of a table computed on the family's batched model (the hypercube's
+    Algorithm 1 too) equals the cycle of its pattern run alone through the model, as the
     prediction counts it."""
     plan = small_plan(name, load=load, stuck_wire=stuck)
     table, view = built_table(plan), bist._stuck_view(plan)
@@ -360,6 +360,28 @@ def test_no_table_where_it_does_not_serve(monkeypatch):
     monkeypatch.setattr(bisttable, "MAX_ENTRIES", 80)
     assert bisttable.pattern_space(plan) is None
     assert bist._Patterns(plan, bist._stuck_view(plan), "fill").table is None
+
+
+@pytest.mark.parametrize("options, pattern, batched", [
+    ("hypercube --dimension 2 --message-bits 10", "random", True),
+    ("hypercube --dimension 2 --algorithm alg2 --message-bits 10", "complement", False),
+    ("fat-tree --leaves 4 --root-capacity 3 --mode online --payload-bits 8", "random", True),
+    ("butterfly --inputs 4 --payload-bits 8", "random", True),
+])
+def test_a_table_fills_in_blocks_only_where_the_model_batches_cycles(options, pattern,
+                                                                     batched, monkeypatch):
+    """A network whose model runs cycles one at a time (the hypercube's Algorithm 2)
+    fills its table a pattern at a time (a block would cost a block of model runs); the
+    entries are the model's either way."""
+    monkeypatch.setitem(SMALL, "case", options)
+    plan = small_plan("case", load=1.0, pattern=pattern)
+    table = bisttable.OutcomeTable(plan, bist._stuck_view(plan), bisttable.pattern_space(plan))
+    assert table.batched is batched and (table.block > 1) is batched
+    bits_of = [tuple(s for s in range(4) if m >> s & 1) for m in range(16)]
+    for code in sorted({0, table.space.size // 2, table.space.size - 1}):
+        dests = table.space.decode(np.array([code])).tolist()[0]
+        want = bist._pattern_outcome(plan, bist._stuck_view(plan), dests, [0] * 4, -1)
+        assert bisttable.decode_entry(int(table.entry(code)), bits_of) == want, dests
 
 
 def test_the_table_mode_is_checked_in_one_line():

@@ -26,7 +26,7 @@ from ..family import BuildParams
 from ..masks import mask_refusal
 
 __all__ = ["port_name", "label", "recv_port", "ack_port", "destination_acknowledges", "site",
-           "prepare", "simulate", "run_cycles",
+           "prepare", "simulate", "batches_cycles", "run_cycles",
            "mask_width", "mask_bits", "mask_int", "masked_circuit", "expected_status",
            "status_settle_clocks", "status_paths", "status_signals", "status_site",
            "build_params"]
@@ -175,6 +175,11 @@ def prepare(net, ms, idx, mask=None):
 def simulate(net, ms, prepared):
     circ, idx = prepared
     return simulate_cycle(circ, ms, idx)
+
+
+def batches_cycles(net) -> bool:
+    """Every butterfly-family network runs independent cycles in batches."""
+    return True
 
 
 def run_cycles(net, cycle, src, dst):

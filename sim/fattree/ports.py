@@ -19,8 +19,8 @@ from ...hdl.signatures import endpoint_name as port
 from ..family import BuildParams
 
 __all__ = ["port_name", "label", "recv_port", "ack_port", "destination_acknowledges", "site",
-           "prepare", "simulate", "run_cycles", "build_params", "boundary_node",
-           "cycle_injections"]
+           "prepare", "simulate", "batches_cycles", "run_cycles", "build_params",
+           "boundary_node", "cycle_injections"]
 
 
 def port_name(net, endpoint: int) -> str:
@@ -106,18 +106,23 @@ def simulate(net, ms, prepared):
     return simulate_cycle(net, ms, *prepared)
 
 
+def batches_cycles(net) -> bool:
+    """On-line trees run independent cycles in batches; an off-line tree's switch
+    settings depend on the whole cycle."""
+    return net.spec.mode != "offline"
+
+
 def run_cycles(net, cycle, src, dst):
-    """Many delivery cycles at once (:class:`~fatnet.sim.family.CycleBatch`): on-line on
+    """Many on-line delivery cycles at once (:class:`~fatnet.sim.family.CycleBatch`) on
     the batched engine (:func:`fatnet.golden.fattree.batch.run_batch`, each source's
-    one message on wire 0); off-line, whose switch settings depend on the whole cycle,
-    one cycle at a time."""
+    one message on wire 0)."""
     import importlib
 
     import numpy as np
 
     from ...golden.fattree.batch import geometry, run_batch
     from ..family import CycleBatch, cycles_one_by_one
-    if net.spec.mode == "offline" or np.any(src == dst):
+    if np.any(src == dst):
         return cycles_one_by_one(importlib.import_module(__package__), net, cycle, src, dst)
     if src.size and np.unique(cycle * (int(src.max()) + 1) + src).size != src.size:
         raise FatnetInputError("a source sends at most one message in a cycle here")

@@ -22,8 +22,8 @@ from ..waves import WaveGroup, controller_group, terminal_group
 from ..family import BuildParams
 
 __all__ = ["port_name", "label", "recv_port", "ack_port", "destination_acknowledges", "site",
-           "prepare", "simulate", "build_params", "wave_groups", "hop_field_labels",
-           "interior_wires"]
+           "prepare", "simulate", "batches_cycles", "run_cycles", "build_params",
+           "wave_groups", "hop_field_labels", "interior_wires"]
 
 
 def port_name(net, endpoint) -> str:
@@ -62,6 +62,29 @@ def prepare(net, ms, idx, mask=None):
 
 def simulate(net, ms, prepared):
     return net.simulate_cycle(ms, prepared)
+
+
+def batches_cycles(net) -> bool:
+    """Algorithm 1's router chains run independent cycles in batches; the other
+    algorithms' batched runs plan whole on-line runs instead."""
+    return isinstance(net, Alg1Circuit)
+
+
+def run_cycles(net, cycle, src, dst):
+    """Many delivery cycles of Algorithm 1 at once (:class:`~fatnet.sim.family.CycleBatch`)
+    on the batched engine (:func:`fatnet.golden.hypercube.cyclebatch.run_cycles_streamed`:
+    a node's one ``recv`` wire, its acknowledgment at ``3f``)."""
+    import importlib
+
+    import numpy as np
+
+    from ...golden.hypercube.cyclebatch import DELIVERED, run_cycles_streamed
+    from ..family import CycleBatch, cycles_one_by_one
+    if np.any(src == dst):
+        return cycles_one_by_one(importlib.import_module(__package__), net, cycle, src, dst)
+    arrays = run_cycles_streamed(net.chain, cycle, src, dst)
+    delivered = arrays.status == DELIVERED
+    return CycleBatch(delivered, np.where(delivered, 0, -1), arrays.ack_time)
 
 
 def build_params(net) -> BuildParams:
