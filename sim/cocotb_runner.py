@@ -66,7 +66,7 @@ try:
     from cocotb.triggers import Timer
 
     from .masks import mask_refusal
-    from .rows import join_rows, split_rows
+    from .rows import join_rows, split_cycles, split_rows
     CLOCK_ACTION = {"immediate": Immediate, "deposit": Deposit}
 except ImportError:  # the runner side works without the simulator
     cocotb = None  # type: ignore[assignment]
@@ -79,89 +79,156 @@ if cocotb is not None:
             h = getattr(h, part)
         return h
 
+    class _Bench:
+        """What both loops of the test share: the plan, the clock, the fault mask and
+        status registers, and the timing of the test's own Python code."""
+
+        def __init__(self, dut, plan):
+            self.dut, self.plan = dut, plan
+            self.port = getattr(dut, "fault_mask", None)  # held at 0 unless masks are set
+            self.mask_port = None
+            if any(mk is not None for mk in plan.get("masks") or []):
+                why = mask_refusal(None if self.port is None else len(self.port),
+                                   plan["mask_width"])
+                if why:
+                    raise AssertionError(why)
+                self.mask_port = self.port
+            self.status = ([_handle(dut, p) for p in plan.get("status", [])]
+                           if self.mask_port is not None else [])
+            self.settle = PERIOD_NS * plan.get("settle", 1)
+            self.current = None
+            self.python = 0.0   # seconds in this coroutine's own code
+            self.reported = time.perf_counter()
+
+        async def begin(self):
+            """Start the clock and reset the inputs; wait for the placed faults' status."""
+            # cocotb's C-level clock; Immediate writes take effect at once, so Verilator
+            # evaluates the design once per clock edge (an inertial write would cost an
+            # extra evaluation of every input-driven process per edge).
+            Clock(self.dut.clk, PERIOD_NS, unit="ns", impl="gpi",
+                  set_action=CLOCK_ACTION.get(os.environ.get(CLOCK_ENV, "immediate"))).start()
+            self.dut.rst.value = 0
+            self.dut.start.value = 0
+            if self.port is not None:
+                self.port.value = 0
+            await Timer(7, "ns")  # act in the clock's low half, away from both edges
+            if self.port is not None and self.mask_port is None:
+                await Timer(self.settle, "ns")  # after reset the placed faults settle
+
+        async def apply_mask(self, mk):
+            """Set a changed fault mask, let the status registers settle, read them."""
+            if self.mask_port is None or (self.current is not None
+                                          and int(mk or "0", 16) == self.current):
+                return None
+            self.current = int(mk or "0", 16)
+            self.mask_port.value = self.current
+            await Timer(self.settle, "ns")  # the status registers settle, level by level
+            return "".join(str(int(h.value)) for h in self.status)
+
+        async def strobe(self, clocks: int):
+            """Pulse start for one clock and wait ``clocks`` clocks from its clock."""
+            self.dut.start.value = 1
+            await Timer(PERIOD_NS, "ns")
+            self.dut.start.value = 0
+            await Timer(PERIOD_NS * (clocks - 1), "ns")
+
+        def report(self, done: int):
+            """The cycles done, for the runner's progress display (about 2 a second)."""
+            t = time.perf_counter()
+            if self.plan.get("progress") and t - self.reported > 0.5:
+                Path(self.plan["progress"]).write_text(str(done))
+                self.reported = t
+
     @cocotb.test()
     async def network_cycles(dut):
-        """Drive every planned delivery cycle and capture every output wire.
+        """Drive every planned delivery cycle; the checking harness compares every
+        output wire (the packed harness, with waves, captures them per cycle).
 
-        Per cycle: writes of the ``stim`` memory's rows (those that differ from the last
-        cycle's; one row for a small network), a one-clock ``start`` pulse, one timer to
-        the cycle's end, reads of the capture memories' rows (and, when the cycle's
-        fault mask differs
-        from the last one, a write of the mask, the settling clocks and a read of the
-        status registers before the start). The clock is cocotb's C-level clock.
+        Checking harness: per batch of cycles (:mod:`fatnet.hdl.checker`), writes of the
+        rows of its stimulus and expected-word memories that changed, the batch's cycle
+        count, one start strobe, one timer to the batch's end and a read of ``errors``;
+        only a batch with errors has its first difference and its captures read. A
+        changed fault mask is written before its batch, the settling clocks waited and
+        the status registers read. The clock is cocotb's C-level clock.
         """
         plan = json.loads(Path(os.environ[PLAN_ENV]).read_text())
+        bench = _Bench(dut, plan)
+        await bench.begin()
+        t0, cpu0 = time.perf_counter(), time.process_time()
+        if plan["harness"] == "checker":
+            out = await _run_batches(dut, plan, bench)
+        else:
+            out = await _run_packed(dut, plan, bench)
+        out.update(seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - cpu0,
+                   python_seconds=bench.python)
+        Path(plan["observed"]).write_text(json.dumps(out))
+
+    async def _run_batches(dut, plan, bench) -> dict:
+        """The checking harness's batches (see :func:`network_cycles`)."""
+        import numpy as np
+        T, D, W, Wr, k = (plan[x] for x in ("length", "start_latency", "W", "Wr", "k"))
+        with np.load(plan["rows_file"]) as f:
+            rows = {name: f[name] for name in f.files}
+        mems = {name: [getattr(dut, name)[r] for r in range(plan["rows"])]
+                for name in ("stim", "expect_recv", "expect_ack", "recv_cap", "ack_cap")}
+        written = {name: [None] * plan["rows"] for name in rows}
+        clock = time.perf_counter
+        batches, statuses, done = [], [], 0
+        for b in plan["batches"]:
+            statuses.append(await bench.apply_mask(b["mask"]))
+            t = clock()
+            for name in rows:  # only the rows that differ from what is there
+                for r, row in enumerate(rows[name][b["row0"]:b["row0"] + b["rows"]]):
+                    data = row.tobytes()
+                    if data != written[name][r]:
+                        mems[name][r].value = int.from_bytes(data, "little")
+                        written[name][r] = data
+            dut.cycles.value = n = b["cycles"]
+            bench.python += clock() - t
+            await bench.strobe(n * (T + 1 + D))
+            t = clock()
+            errors = dut.errors.value.to_unsigned()
+            got = {"errors": errors}
+            if errors:  # the first difference and every captured cycle of the batch
+                got["first"] = [dut.first_cycle.value.to_unsigned(),
+                                dut.first_bit_time.value.to_unsigned(),
+                                f"{dut.first_recv_diff.value.to_unsigned():x}",
+                                f"{dut.first_ack_diff.value.to_unsigned():x}"]
+                got["captures"] = [
+                    [f"{x:x}" for x in split_cycles(
+                        join_rows([h.value.to_unsigned() for h in mems[cap][:b["rows"]]],
+                                  width, k, n * T), width, n, T)]
+                    for cap, width in (("recv_cap", Wr), ("ack_cap", W))]
+            batches.append(got)
+            done += n
+            bench.report(done)
+            bench.python += clock() - t
+        return {"batches": batches, "status": statuses,
+                "clocks": done * (T + 1 + D)}
+
+    async def _run_packed(dut, plan, bench) -> dict:
+        """The packed harness, one cycle per strobe, captures read after each (the
+        waves' dump lines its strobes up with the model's cycles)."""
         T, W, Wr, k, n_rows = (plan[x] for x in ("length", "W", "Wr", "k", "rows"))
-        D = plan["start_latency"]   # clocks from the strobe's to bit-time 0's, less one
-        # each cycle's stimulus as the stim memory's rows (see fatnet.hdl.harness)
+        D = plan["start_latency"]
         words = [split_rows(int(x, 16), W, k, n_rows) for x in plan["stim"]]
         masks = plan.get("masks") or [None] * len(words)
-        port = getattr(dut, "fault_mask", None)  # held at 0 unless the plan sets masks
-        mask_port = None
-        if any(mk is not None for mk in masks):
-            why = mask_refusal(None if port is None else len(port), plan["mask_width"])
-            if why:
-                raise AssertionError(why)
-            mask_port = port
-        status = ([_handle(dut, p) for p in plan.get("status", [])]
-                  if mask_port is not None else [])
-        # cocotb's C-level clock; Immediate writes take effect at once, so Verilator
-        # evaluates the design once per clock edge (an inertial write would cost an
-        # extra evaluation of every input-driven process per edge). Rising edges at 10k ns.
-        Clock(dut.clk, PERIOD_NS, unit="ns", impl="gpi",
-              set_action=CLOCK_ACTION.get(os.environ.get(CLOCK_ENV, "immediate"))).start()
-        start = dut.start
-        # the memories' rows, written and read in place (no clock): one handle per row
         stim = [dut.stim[r] for r in range(n_rows)]
         recv_cap = [dut.recv_cap[r] for r in range(n_rows)]
         ack_cap = [dut.ack_cap[r] for r in range(n_rows)]
-        dut.rst.value = 0
-        start.value = 0
         written = [None] * n_rows
-        if port is not None:
-            port.value = 0
-        await Timer(7, "ns")
-        settle = PERIOD_NS * plan.get("settle", 1)
-        if port is not None and mask_port is None:
-            await Timer(settle, "ns")  # after reset too, the placed faults' status settles
-        current = None
         captured, statuses = [], []
-        clock = time.perf_counter
-        python = 0.0  # time in this coroutine's own code (the rest is the simulator's)
-        t0, cpu0 = clock(), time.process_time()
-        report = plan.get("progress")  # the runner shows the cycles done (about 2 a second)
-        reported = t0
         for word, mk in zip(words, masks):
-            got_status = None
-            if mask_port is not None and (current is None or int(mk or "0", 16) != current):
-                current = int(mk or "0", 16)
-                mask_port.value = current
-                await Timer(settle, "ns")  # the status registers settle, level by level
-                got_status = "".join(str(int(h.value)) for h in status)
-            statuses.append(got_status)
-            t = clock()
+            statuses.append(await bench.apply_mask(mk))
             for r, row in enumerate(word):  # only the rows that differ from the last cycle's
                 if row != written[r]:
                     stim[r].value = written[r] = row
-            start.value = 1
-            python += clock() - t
-            await Timer(PERIOD_NS, "ns")  # the start strobe's clock: stim is loaded
-            t = clock()
-            start.value = 0
-            python += clock() - t
-            await Timer(PERIOD_NS * (D + T), "ns")  # the start tree, bit-times 0 .. T-1
-            t = clock()
+            await bench.strobe(1 + D + T)
             captured.append((join_rows([h.value.to_unsigned() for h in recv_cap], Wr, k, T),
                              join_rows([h.value.to_unsigned() for h in ack_cap], W, k, T)))
-            if report and t - reported > 0.5:
-                Path(report).write_text(str(len(captured)))
-                reported = t
-            python += clock() - t
-        seconds, cpu = clock() - t0, time.process_time() - cpu0
-        Path(plan["observed"]).write_text(json.dumps(
-            {"cycles": [[f"{r:x}", f"{a:x}"] for r, a in captured], "status": statuses,
-             "seconds": seconds, "cpu_seconds": cpu, "python_seconds": python,
-             "clocks": len(words) * (T + 1 + D)}))
+            bench.report(len(captured))
+        return {"cycles": [[f"{r:x}", f"{a:x}"] for r, a in captured], "status": statuses,
+                "clocks": len(words) * (T + 1 + D)}
 
 
 # ---------------------------------------------------------------------------- runner side
@@ -352,25 +419,38 @@ class _BuildLock:
             self._fd = None
 
 
-def failure_report(plans_, observed, seed, replay, limit: int = 20) -> list[str]:
+def failure_report(plans_, observed, seed, replay, limit: int = 20,
+                   found: list[str] | None = None) -> list[str]:
     """Compare every captured cycle with its plan (:func:`~fatnet.sim.plan.compare_cycle`);
-    one line per differing wire (its first differing bit-time), then the seed and replay."""
-    from .plan import compare_cycle
-    lines, total = [], 0
+    one line per differing wire (its first differing bit-time), then the seed and replay.
+    A cycle observed as ``(None, None, status)`` is one the checking harness found equal
+    on every wire: only its status is compared. ``found``: lines the harness itself
+    reported (its first difference per batch), put first."""
+    from .plan import compare_cycle, compare_status
+    lines, total = list(found or []), 0
     for i, (plan, got) in enumerate(zip(plans_, observed)):
         if got is None:
             lines.append(f"cycle {i}: not captured (the simulation stopped early)")
             total += 1
             continue
-        for mm in compare_cycle(plan, *got):
+        diffs = (compare_status(plan, got[2]) if got[0] is None
+                 else compare_cycle(plan, *got))
+        for mm in diffs:
             total += 1
             if len(lines) < limit:
                 lines.append(f"cycle {i}: {mm}")
-    if not total:
+    if not total and not found:
         return []
     more = f" ({total - limit} more)" if total > limit else ""
     return ["RTL differs from the golden model:\n  " + "\n  ".join(lines) + more
             + f"\n  seed {seed}; replay: {replay}"]
+
+
+def differing_wires(diff: int, layout, kind: str) -> list[str]:
+    """The wires (``leaf__3.recv[0]``) of the set bits of a packed word ``diff``
+    (``layout``: the harness's (port, first bit, width) list)."""
+    return [f"{port}.{kind}[{w}]" for port, first, width in layout for w in range(width)
+            if diff >> (first + w) & 1]
 
 
 def run(net, ms, cycles, *, family: SimFamily, sim: str | None = None,
@@ -419,8 +499,9 @@ def run(net, ms, cycles, *, family: SimFamily, sim: str | None = None,
     key = build_key(net, family=family) + ("-waves" if waves else "")
     build_dir = Path(build_root).resolve() / sim / key
     build_dir.mkdir(parents=True, exist_ok=True)
-    job = _write_plan(net, plans_, layouts[0], family, build_dir, log=log,
-                      watched=progress is not None)
+    harness = "packed" if waves else "checker"
+    job = _write_plan(net, plans_, layouts, family, build_dir, log=log,
+                      watched=progress is not None, harness=harness)
     width = fault_mask_width(net, family)
     build_s, run_s, crash = _build_and_test(
         net, net.family, sim, build_dir, family.hardware, waves=waves,
@@ -442,25 +523,38 @@ class _Job:
     progress: Path | None  # None: nobody watches the cycles done
 
 
-def _write_plan(net, plans_, layout, family: SimFamily, build_dir: Path, *, log: bool,
-                watched: bool) -> _Job:
-    """Write the cocotb test's plan file (the stimulus words, the masks and the status
-    registers to read, the harness's geometry) for ``plans_``; its run's files."""
+def _write_plan(net, plans_, layouts, family: SimFamily, build_dir: Path, *, log: bool,
+                watched: bool, harness: str) -> _Job:
+    """Write the cocotb test's plan file (the masks and the status registers to read,
+    the harness's geometry, and for the packed harness the stimulus words; for the
+    checking harness its batches, whose memory rows go to ``rows_<tag>.npz``) for
+    ``plans_``; its run's files."""
     from ..hdl.harness import harness_geometry
     from .plan import pack_words
     T = net.cycle_length
-    stim = [f"{pack_words(p.drive, layout, T):x}" for p in plans_]
+    geo = harness_geometry(net, hardware=family.hardware)
     mask_list = [None if p.mask is None else f"{p.mask:x}" for p in plans_]
-    tag = hashlib.sha1(json.dumps([stim, mask_list]).encode()).hexdigest()[:10]
+    doc = {"length": T, "start_latency": start_latency(net), "harness": harness,
+           "W": geo["W"], "Wr": geo["Wr"]}
+    if harness == "checker":
+        batches, rows, geo = _batches(plans_, layouts, mask_list, geo)
+        digest = hashlib.sha1(b"".join(a.tobytes() for a in rows.values()))
+        doc.update(batches=batches, k=geo["k"], rows=geo["rows"])
+    else:
+        stim = [f"{pack_words(p.drive, layouts[0], T):x}" for p in plans_]
+        digest = hashlib.sha1("".join(stim).encode())
+        doc.update(stim=stim, masks=mask_list, k=geo["k"], rows=geo["rows"])
+    digest.update(json.dumps(mask_list).encode())
+    tag = digest.hexdigest()[:10]
     job = _Job(build_dir / f"plan_{tag}.json", build_dir / f"observed_{tag}.json",
                build_dir / f"results_{tag}.xml",
                build_dir / f"sim_{tag}.log" if log else None,
                build_dir / f"progress_{tag}.txt" if watched else None)
     job.observed.unlink(missing_ok=True)
-    geo = harness_geometry(net, hardware=family.hardware)
-    doc = {"length": T, "start_latency": start_latency(net), "stim": stim,
-           "observed": str(job.observed), "progress": job.progress and str(job.progress),
-           **{x: geo[x] for x in ("W", "Wr", "k", "rows")}}
+    if harness == "checker":
+        doc["rows_file"] = str(build_dir / f"rows_{tag}.npz")
+        np.savez(doc["rows_file"], **rows)
+    doc.update(observed=str(job.observed), progress=job.progress and str(job.progress))
     faults = runtime_faults(family)
     if faults is not None:
         has_status = any(p.expect_status is not None for p in plans_)
@@ -471,27 +565,90 @@ def _write_plan(net, plans_, layout, family: SimFamily, build_dir: Path, *, log:
     return job
 
 
+def _batches(plans_, layouts, mask_list, geo) -> tuple[list[dict], dict, dict]:
+    """The checking harness's batches of ``plans_``: runs of at most ``B`` cycles under
+    one fault mask, each with its first cycle, cycle count, mask and memory rows (``row0``
+    .. ``row0 + rows - 1`` of the arrays); the rows of the three written memories (uint8
+    arrays [row, byte], little-endian); the checker's geometry."""
+    from ..hdl.checker import checker_geometry
+    from .plan import stream_rows
+    T = geo["T"]
+    geo = checker_geometry(T, geo["W"], geo["Wr"])
+    send, recv = layouts
+    batches, parts, first = [], {"stim": [], "expect_recv": [], "expect_ack": []}, 0
+    while first < len(plans_):
+        n = 1
+        while (first + n < len(plans_) and n < geo["B"]
+               and mask_list[first + n] == mask_list[first]):
+            n += 1
+        group = plans_[first:first + n]
+        for name, layout, which in (("stim", send, "drive"), ("expect_recv", recv, "expect_recv"),
+                                    ("expect_ack", send, "expect_send_ack")):
+            parts[name].append(stream_rows([getattr(p, which) for p in group], layout, T,
+                                           geo["k"]))
+        row0 = sum(len(x) for x in parts["stim"][:-1])
+        batches.append({"first": first, "cycles": n, "mask": mask_list[first],
+                        "row0": row0, "rows": len(parts["stim"][-1])})
+        first += n
+    return batches, {name: np.concatenate(x) for name, x in parts.items()}, geo
+
+
 def _result(job: _Job, plans_, layouts, T: int, crash: list[str], build_s: float,
             run_s: float, seed: int, replay: str, wave_dir: Path | None) -> CocotbResult:
-    """The run's :class:`CocotbResult`: the captures of ``T`` bit-times a cycle compared
-    with the plans, the failures of the simulator and of the cocotb test, the timings
-    and the dump (found in ``wave_dir``, None without waves)."""
+    """The run's :class:`CocotbResult`: what the harness found (the checking harness's
+    counts, or the packed harness's captures of ``T`` bit-times a cycle) compared with the
+    plans, the failures of the simulator and of the cocotb test, the timings and the
+    dump (found in ``wave_dir``, None without waves)."""
     # runner.test() does not fail on a failing cocotb test outside pytest: the XML says.
     failures = crash + _failures(job.results_xml)
     obs = json.loads(job.observed.read_text()) if job.observed.exists() else {}
     if not obs and job.log is not None:
         failures.append(f"the tools' output is in {job.log}")
-    layout, rlayout = layouts
-    failures += failure_report(plans_, _captured(obs, plans_, layout, rlayout, T), seed,
-                               replay)
+    if "batches" in obs or not obs and "batches" in json.loads(job.plan.read_text()):
+        got, found = _checked(obs, json.loads(job.plan.read_text())["batches"], plans_,
+                              layouts, T)
+    else:
+        got, found = _captured(obs, plans_, *layouts, T), []
+    failures += failure_report(plans_, got, seed, replay, found=found)
     wave_file = None
     if wave_dir is not None:
-        found = sorted(wave_dir.glob("*.fst")) + sorted(wave_dir.glob("*.vcd"))
-        wave_file = str(found[-1]) if found else None
+        found_dumps = sorted(wave_dir.glob("*.fst")) + sorted(wave_dir.glob("*.vcd"))
+        wave_file = str(found_dumps[-1]) if found_dumps else None
     return CocotbResult(not failures, failures, len(plans_), len(plans_) * (T + 1), build_s,
                         obs.get("seconds", run_s), wave_file, obs.get("clocks", 0), run_s,
                         obs.get("python_seconds", 0.0), obs.get("cpu_seconds", 0.0),
                         log=job.log, ran=bool(obs))
+
+
+def _checked(obs: dict, batches: list, plans_, layouts, T: int) -> tuple[list, list[str]]:
+    """Per planned cycle, what the checking harness found: ``(None, None, status)`` for a
+    cycle of a batch without errors, the unpacked captures (and status) for a cycle of a
+    batch with errors, None for a cycle not reached; and one line per batch with errors
+    naming its first difference (cycle, bit-time, the differing wires)."""
+    from .plan import unpack_words
+    send, recv = layouts
+    got: list = [None] * len(plans_)
+    found = []
+    shape = next((p.expect_status.shape for p in plans_ if p.expect_status is not None), None)
+    for b, seen, status in zip(batches, obs.get("batches", []), obs.get("status", [])):
+        first = b["first"]
+        status = (None if status is None or shape is None
+                  else np.array([int(ch) for ch in status], dtype=np.uint8).reshape(shape))
+        for c in range(b["cycles"]):
+            got[first + c] = (None, None, status if c == 0 else None)
+        if not seen["errors"]:
+            continue
+        cycle, bit, rdiff, adiff = seen["first"]
+        wires = (differing_wires(int(rdiff, 16), recv, "recv")
+                 + differing_wires(int(adiff, 16), send, "send_ack"))
+        found.append(f"harness: {seen['errors']} differing bit-times in cycles {first} .. "
+                     f"{first + b['cycles'] - 1}; the first at cycle {first + cycle}, "
+                     f"bit-time {bit}: {', '.join(wires[:8])}"
+                     + (f" (and {len(wires) - 8} more wires)" if len(wires) > 8 else ""))
+        for c, (r, a) in enumerate(zip(*seen["captures"])):
+            got[first + c] = (unpack_words(int(r, 16), recv, T),
+                              unpack_words(int(a, 16), send, T), status if c == 0 else None)
+    return got, found
 
 
 #: What each simulator's build step does, for the progress display.
@@ -522,8 +679,10 @@ def _build_and_test(net, top, sim, build_dir, hw, *, waves, status_module, job: 
                 log.write_text(f"fatnet: {sim} build and run in {build_dir}\n")
             if not (build_dir / f"{top}.json").exists():  # the manifest is written last
                 generate(net, build_dir, top=top, harness=True, hardware=hw,
-                         progress=progress)
-            sources = harness_sources(build_dir, top)
+                         progress=progress, checker=not waves)
+            # waves: the packed harness, whose start strobes the decoder lines up
+            toplevel = f"{top}_harness" if waves else f"{top}_checker"
+            sources = harness_sources(build_dir, top, "harness" if waves else "checker")
             if sim == "verilator":
                 runner = _verilator_runner(public_all=False, status_module=status_module)
             else:
@@ -534,7 +693,7 @@ def _build_and_test(net, top, sim, build_dir, hw, *, waves, status_module, job: 
                           else [])
             progress(0, None, BUILD_STEP[sim])
             try:
-                runner.build(sources=sources, hdl_toplevel=f"{top}_harness",
+                runner.build(sources=sources, hdl_toplevel=toplevel,
                              build_dir=build_dir, always=False, timescale=("1ns", "1ps"),
                              waves=waves, build_args=build_args)
             except RuntimeError as e:   # cocotb's runner: "Command failed with ..."
@@ -548,7 +707,7 @@ def _build_and_test(net, top, sim, build_dir, hw, *, waves, status_module, job: 
             t1 = time.perf_counter()
             watch = _Watch(job.progress, cycles, what, progress)
             try:
-                runner.test(hdl_toplevel=f"{top}_harness",
+                runner.test(hdl_toplevel=toplevel,
                             test_module="fatnet.sim.cocotb_runner", build_dir=build_dir,
                             test_dir=build_dir, results_xml=str(results_xml),
                             extra_env={PLAN_ENV: str(job.plan)}, waves=waves,
@@ -607,15 +766,16 @@ def _captured(obs: dict, plans_, layout, rlayout, T) -> list:
     return got + [None] * (len(plans_) - len(got))
 
 
-def harness_sources(build_dir: Path, top: str) -> list[Path]:
+def harness_sources(build_dir: Path, top: str, which: str = "harness") -> list[Path]:
     """The Verilog files the harness needs, in compile order: the manifest's list when
-    it gives one (``harness.sources``), else ``<top>.v`` too when the harness
-    instantiates a separately emitted ``<top>`` module instead of containing it."""
+    it gives one (``harness.sources``; ``which="checker"``: ``checker.sources``, the
+    checking harness's), else ``<top>.v`` too when the harness instantiates a
+    separately emitted ``<top>`` module instead of containing it."""
     import re
     build_dir = Path(build_dir)
     manifest = build_dir / f"{top}.json"
     if manifest.exists():
-        listed = json.loads(manifest.read_text()).get("harness", {}).get("sources")
+        listed = json.loads(manifest.read_text()).get(which, {}).get("sources")
         if listed:
             return [build_dir / f for f in listed]
     harness_v = build_dir / f"{top}_harness.v"

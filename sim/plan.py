@@ -28,7 +28,8 @@ from .family import SimFamily, fault_mask_width, runtime_faults
 
 __all__ = ["CyclePlan", "plan_cycle", "plan_result", "plans", "endpoint_layouts", "Mismatch",
            "compare_cycle",
-           "compare_status", "describe_wire", "pack_words", "unpack_words"]
+           "compare_status", "describe_wire", "pack_words", "unpack_words", "packed_bits",
+           "stream_rows"]
 
 
 @dataclass
@@ -155,16 +156,37 @@ def plans(net, ms, cycles, masks=None, *, family: SimFamily) -> list[CyclePlan]:
 
 
 # ------------------------------------------------------------------ packed words
-def pack_words(arrays: dict, layout, length: int) -> int:
-    """Per-port [bit-time, wire] arrays -> one integer of ``length`` packed words:
-    bit ``t * W + first + wire`` is port's ``wire`` at bit-time ``t`` (``layout`` is
-    the harness's (port, first bit, width) list, ``W`` its total width)."""
+def packed_bits(arrays: dict, layout, length: int) -> np.ndarray:
+    """Per-port [bit-time, wire] arrays -> one uint8 array [bit-time, bit] of the packed
+    words (``layout``: the harness's (port, first bit, width) list)."""
     W = sum(w for _, _, w in layout)
     packed = np.zeros((length, W), dtype=np.uint8)
     for port, first, w in layout:
         packed[:, first:first + w] = arrays[port]
+    return packed
+
+
+def pack_words(arrays: dict, layout, length: int) -> int:
+    """Per-port [bit-time, wire] arrays -> one integer of ``length`` packed words:
+    bit ``t * W + first + wire`` is port's ``wire`` at bit-time ``t`` (``layout`` is
+    the harness's (port, first bit, width) list, ``W`` its total width)."""
+    packed = packed_bits(arrays, layout, length)
     return int.from_bytes(np.packbits(packed.ravel(), bitorder="little").tobytes(),
                           "little")
+
+
+def stream_rows(cycles: list, layout, length: int, k: int) -> np.ndarray:
+    """Several cycles' per-port arrays as the checking harness's rows
+    (:mod:`fatnet.hdl.checker`): the cycles' packed words one after the other, ``k``
+    words a row, each row little-endian bytes (uint8 array [row, byte]; row ``r`` is
+    the integer ``int.from_bytes(rows[r], "little")``)."""
+    W = sum(w for _, _, w in layout)
+    words = np.concatenate([packed_bits(a, layout, length) for a in cycles]) if cycles \
+        else np.zeros((0, W), dtype=np.uint8)
+    rows = -(-len(words) // k)
+    padded = np.zeros((rows * k, W), dtype=np.uint8)
+    padded[:len(words)] = words
+    return np.packbits(padded.reshape(rows, k * W), axis=1, bitorder="little")
 
 
 def unpack_words(value: int, layout, length: int) -> dict:
