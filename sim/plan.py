@@ -15,7 +15,7 @@ the endpoints (the network top's signature, the one port map).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -26,7 +26,7 @@ from ..golden.errors import FatnetInputError
 from ..hdl.harness import packed_layout
 from .family import SimFamily, fault_mask_width, runtime_faults
 
-__all__ = ["CyclePlan", "plan_cycle", "plan_result", "plans", "endpoint_layouts", "Mismatch",
+__all__ = ["CyclePlan", "Sites", "TerminalWires", "terminal_wires", "plan_cycle", "plan_result", "plans", "endpoint_layouts", "Mismatch",
            "compare_cycle",
            "compare_status", "describe_wire", "pack_words", "unpack_words", "packed_bits",
            "stream_rows"]
@@ -54,11 +54,34 @@ class CyclePlan:
     result: CycleResult
     owner: dict = field(default_factory=dict)
     label: dict = field(default_factory=dict)
-    site: dict = field(default_factory=dict)
+    site: Mapping = field(default_factory=dict)
     mask: int | None = None
     mask_width: int = 0
     expect_status: np.ndarray | None = None
     status_site: Callable[[tuple], str] | None = None
+
+
+class Sites(Mapping):
+    """``(port, kind, wire) -> `` the node or switch that drives an output wire (the
+    family's ``site`` hook), for every ``recv`` and ``send_ack`` wire of a plan; each
+    named only when a report asks for it (most plans are never reported on)."""
+
+    def __init__(self, net, testbench, arrays: dict):
+        self._net, self._tb = net, testbench
+        self._keys = [(p, kind, w) for kind, by_port in arrays.items()
+                      for p, a in by_port.items() for w in range(a.shape[1])]
+        self._known = set(self._keys)
+
+    def __getitem__(self, key):
+        if key not in self._known:
+            raise KeyError(key)
+        return self._tb.site(self._net, *key)
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __len__(self):
+        return len(self._keys)
 
 
 def describe_wire(plan: "CyclePlan", port: str, kind: str, wire: int) -> str:
@@ -87,14 +110,41 @@ def endpoint_layouts(net, family: SimFamily) -> tuple[list, list]:
             packed_layout(net, "recv", hardware=family.hardware))
 
 
+class TerminalWires:
+    """The model's waveform keys that are terminals' wires: ``key in wires`` says
+    whether a key ``(*channel, wire)`` is one, ``wires[key]`` its ``(port, wire)``; each
+    key is looked up once through the family's hook (``recv_port`` or ``ack_port``)."""
+
+    def __init__(self, net, to_port):
+        self._net, self._to_port, self._seen = net, to_port, {}
+
+    def __contains__(self, key) -> bool:
+        hit = self._seen.get(key, False)
+        if hit is False:
+            hit = self._seen[key] = self._to_port(self._net, key)
+        return hit is not None
+
+    def __getitem__(self, key) -> tuple[str, int]:
+        if key not in self:
+            raise KeyError(key)
+        return self._seen[key]
+
+
+def terminal_wires(net, family: SimFamily) -> tuple[TerminalWires, TerminalWires]:
+    """The terminals' ``recv`` and ``send_ack`` wires among the model's waveform keys."""
+    tb = family.testbench
+    return TerminalWires(net, tb.recv_port), TerminalWires(net, tb.ack_port)
+
+
 def plan_result(net, ms, res: CycleResult, mask=None, *, family: SimFamily,
-                layouts: tuple | None = None) -> CyclePlan:
+                layouts: tuple | None = None, ports: tuple | None = None) -> CyclePlan:
     """The testbench's view of a cycle the model has already run: what every source
     drives (the result's injections) and what every endpoint's ``recv`` and ``send_ack``
     wires carry (its waveforms). Nothing is simulated again. ``mask``: the run-time
     fault mask the cycle ran under (the model ``res`` came from must be the network
     with that mask's faults, e.g. :func:`fatnet.sim.butterfly.ports.masked_circuit`).
-    ``layouts``: :func:`endpoint_layouts`, when the caller plans many cycles."""
+    ``layouts``: :func:`endpoint_layouts`, and ``ports``: :func:`terminal_wires`, when
+    the caller plans many cycles."""
     tb = family.testbench
     T = res.length
     send_layout, recv_layout = layouts or endpoint_layouts(net, family)
@@ -106,21 +156,19 @@ def plan_result(net, ms, res: CycleResult, mask=None, *, family: SimFamily,
         p = tb.port_name(net, int(ms.src[m]))
         drive[p][:len(bits), w] = bits[:T]
         owner[(p, "send", w)] = m
-    for waveforms, into, to_port in ((res.waveforms(), recv, tb.recv_port),
-                                     (res.ack_waveforms(), ack, tb.ack_port)):
+    recv_at, ack_at = ports or terminal_wires(net, family)
+    for waveforms, into, at in ((res.waveforms(recv_at), recv, recv_at),
+                                (res.ack_waveforms(ack_at), ack, ack_at)):
         for key, wave in waveforms.items():
-            hit = to_port(net, key)
-            if hit is not None:
-                into[hit[0]][:, hit[1]] = wave
+            port, wire = at[key]
+            into[port][:, wire] = wave
     for m, o in res.outcomes.items():
         if o.path and o.status == "delivered":
             last = o.path[-1]
             hit = tb.recv_port(net, (*last.channel, last.wire))
             if hit is not None:
                 owner[(hit[0], "recv", hit[1])] = m
-    site = {(p, kind, w): tb.site(net, p, kind, w)
-            for kind, arrays in (("recv", recv), ("send_ack", ack))
-            for p, a in arrays.items() for w in range(a.shape[1])}
+    site = Sites(net, tb, {"recv": recv, "send_ack": ack})
     faults = runtime_faults(family)
     if faults is None:
         if mask is not None:
@@ -149,9 +197,10 @@ def plans(net, ms, cycles, masks=None, *, family: SimFamily) -> list[CyclePlan]:
         raise FatnetInputError(f"a {net.family} network has no run-time fault mask")
     runs = [c if isinstance(c, CycleResult) else tb.prepare(net, ms, c, mk)
             for c, mk in zip(cycles, masks)]
-    layouts = endpoint_layouts(net, family)
+    layouts, ports = endpoint_layouts(net, family), terminal_wires(net, family)
     return [plan_result(net, ms, c if isinstance(c, CycleResult)
-                        else tb.simulate(net, ms, c), mk, family=family, layouts=layouts)
+                        else tb.simulate(net, ms, c), mk, family=family, layouts=layouts,
+                        ports=ports)
             for c, mk in zip(runs, masks)]
 
 
