@@ -507,8 +507,12 @@ def run(net, ms, cycles, *, family: SimFamily, sim: str | None = None,
         net, net.family, sim, build_dir, family.hardware, waves=waves,
         status_module=net.family if width else None, job=job,
         progress=progress or (lambda done, total, what: None), cycles=len(plans_))
-    return _result(job, plans_, layouts, net.cycle_length, crash, build_s, run_s, seed,
-                   replay, build_dir if waves else None)
+    result = _result(job, plans_, layouts, net.cycle_length, crash, build_s, run_s, seed,
+                     replay, build_dir if waves else None)
+    if result.passed:  # the batches' rows are the run's largest file: kept on a failure
+        job.plan.with_name(job.plan.name.replace("plan_", "rows_")).with_suffix(
+            ".npz").unlink(missing_ok=True)
+    return result
 
 
 @dataclass(frozen=True)
