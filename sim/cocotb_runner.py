@@ -216,7 +216,7 @@ if cocotb is not None:
         stim = [dut.stim[r] for r in range(n_rows)]
         recv_cap = [dut.recv_cap[r] for r in range(n_rows)]
         ack_cap = [dut.ack_cap[r] for r in range(n_rows)]
-        written = [None] * n_rows
+        written: list = [None] * n_rows
         captured, statuses = [], []
         for word, mk in zip(words, masks):
             statuses.append(await bench.apply_mask(mk))
@@ -579,7 +579,8 @@ def _batches(plans_, layouts, mask_list, geo) -> tuple[list[dict], dict, dict]:
     T = geo["T"]
     geo = checker_geometry(T, geo["W"], geo["Wr"])
     send, recv = layouts
-    batches, parts, first = [], {"stim": [], "expect_recv": [], "expect_ack": []}, 0
+    parts: dict[str, list] = {"stim": [], "expect_recv": [], "expect_ack": []}
+    batches, first = [], 0
     while first < len(plans_):
         n = 1
         while (first + n < len(plans_) and n < geo["B"]
@@ -612,7 +613,7 @@ def _result(job: _Job, plans_, layouts, T: int, crash: list[str], build_s: float
         got, found = _checked(obs, json.loads(job.plan.read_text())["batches"], plans_,
                               layouts, T)
     else:
-        got, found = _captured(obs, plans_, *layouts, T), []
+        got, found = _captured(obs, plans_, layouts[0], layouts[1], T), []
     failures += failure_report(plans_, got, seed, replay, found=found)
     wave_file = None
     if wave_dir is not None:

@@ -220,7 +220,7 @@ def runtime_faults(family: SimFamily) -> RuntimeFaults | None:
     known = _HAS_FAULTS.get(id(tb))
     if known is None or known[0] is not tb:
         known = _HAS_FAULTS[id(tb)] = (tb, isinstance(tb, RuntimeFaults))
-    return tb if known[1] else None
+    return tb if known[1] else None  # type: ignore[return-value]  # checked above
 
 
 def waves_of(family: SimFamily) -> Waves | None:

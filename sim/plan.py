@@ -26,8 +26,8 @@ from ..golden.errors import FatnetInputError
 from ..hdl.harness import packed_layout
 from .family import SimFamily, fault_mask_width, runtime_faults
 
-__all__ = ["CyclePlan", "Sites", "TerminalWires", "terminal_wires", "plan_cycle", "plan_result", "plans", "endpoint_layouts", "Mismatch",
-           "compare_cycle",
+__all__ = ["CyclePlan", "Sites", "TerminalWires", "terminal_wires", "plan_cycle",
+           "plan_result", "plans", "endpoint_layouts", "Mismatch", "compare_cycle",
            "compare_status", "describe_wire", "pack_words", "unpack_words", "packed_bits",
            "stream_rows"]
 
