@@ -256,12 +256,16 @@ class CheckingHarness(wiring.Component):
                             m.d.comb += lane.eq(1 << i)
 
     def _compare(self, m, dut, recv_diff, ack_diff) -> None:
-        """Count the bit-times whose words differ; latch the first one."""
+        """Count the bit-times whose words differ; latch the first one. The count adds
+        the comparison's bit itself, not 1 under a condition, so that on a four-state
+        simulator an X on a compared wire makes the count X, where a condition would
+        read it as false."""
         differs = dut.busy & (recv_diff.any() | ack_diff.any())
         with m.If(self.start):
             m.d.sync += self.errors.eq(0)
-        with m.Elif(differs):
-            m.d.sync += self.errors.eq(self.errors + 1)
+        with m.Else():
+            m.d.sync += self.errors.eq(self.errors + differs)
+        with m.If(~self.start & differs):
             with m.If(self.errors == 0):
                 m.d.sync += [self.first_cycle.eq(self._cycle), self.first_bit_time.eq(self._bit),
                              self.first_recv_diff.eq(recv_diff),

@@ -93,7 +93,9 @@ if cocotb is not None:
                 if why:
                     raise AssertionError(why)
                 self.mask_port = self.port
-            self.status = ([_handle(dut, p) for p in plan.get("status", [])]
+            # the checking harness is the bench top's instance "dut"
+            self.inner = dut.dut if plan.get("bench_top") else dut
+            self.status = ([_handle(self.inner, p) for p in plan.get("status", [])]
                            if self.mask_port is not None else [])
             self.settle = PERIOD_NS * plan.get("settle", 1)
             self.current = None
@@ -105,8 +107,10 @@ if cocotb is not None:
             # cocotb's C-level clock; Immediate writes take effect at once, so Verilator
             # evaluates the design once per clock edge (an inertial write would cost an
             # extra evaluation of every input-driven process per edge).
-            Clock(self.dut.clk, PERIOD_NS, unit="ns", impl="gpi",
-                  set_action=CLOCK_ACTION.get(os.environ.get(CLOCK_ENV, "immediate"))).start()
+            if not self.plan.get("bench_top"):  # else the bench top makes its own clock
+                Clock(self.dut.clk, PERIOD_NS, unit="ns", impl="gpi",
+                      set_action=CLOCK_ACTION.get(os.environ.get(CLOCK_ENV,
+                                                                 "immediate"))).start()
             self.dut.rst.value = 0
             self.dut.start.value = 0
             if self.port is not None:
@@ -169,7 +173,7 @@ if cocotb is not None:
         T, D, W, Wr, k = (plan[x] for x in ("length", "start_latency", "W", "Wr", "k"))
         with np.load(plan["rows_file"]) as f:
             rows = {name: f[name] for name in f.files}
-        mems = {name: [getattr(dut, name)[r] for r in range(plan["rows"])]
+        mems = {name: [getattr(bench.inner, name)[r] for r in range(plan["rows"])]
                 for name in ("stim", "expect_recv", "expect_ack", "recv_cap", "ack_cap")}
         written = {name: [None] * plan["rows"] for name in rows}
         clock = time.perf_counter
@@ -187,7 +191,11 @@ if cocotb is not None:
             bench.python += clock() - t
             await bench.strobe(n * (T + 1 + D))
             t = clock()
-            errors = dut.errors.value.to_unsigned()
+            value = dut.errors.value
+            if not value.is_resolvable:  # an X or Z reached a compared wire (Icarus)
+                batches.append({"errors": None})
+                break
+            errors = value.to_unsigned()
             got = {"errors": errors}
             if errors:  # the first difference and every captured cycle of the batch
                 got["first"] = [dut.first_cycle.value.to_unsigned(),
@@ -307,6 +315,42 @@ VERILATOR_STATUS = """public_flat_rd -module "{core}" -var "bad_*"
 """
 
 
+#: The bench top around the checking harness: the clock made in the design (a delay,
+#: PERIOD_NS, high first as cocotb's clock is), so no simulator callback runs per
+#: clock edge; the harness's inputs as registers the test writes, its outputs as wires.
+BENCH_TOP = """`timescale 1ns/1ps
+module {top}_bench;
+  reg clk = 1'b1;
+  always #{half} clk = ~clk;
+{decls}
+  {top}_checker dut ({conns});
+endmodule
+"""
+
+
+def _toplevel(top: str, sim: str, waves: bool) -> str:
+    """The simulated top module: with waves the packed harness (the decoder lines its
+    start strobes up with the model's cycles); else the checking harness, on Verilator
+    inside the bench top that makes the clock (Icarus takes cocotb's clock: its
+    four-state values show an X reaching a compared wire, which poisons ``errors``)."""
+    if waves:
+        return f"{top}_harness"
+    return f"{top}_bench" if sim == "verilator" else f"{top}_checker"
+
+
+def _write_bench_top(build_dir: Path, top: str) -> Path:
+    """Write ``<top>_bench.v`` (:data:`BENCH_TOP`) for the checking harness of the
+    manifest in ``build_dir``; its path."""
+    ports = json.loads((build_dir / f"{top}.json").read_text())["checker"]["ports"]
+    decls = [f"  {'reg' if p['dir'] == 'in' else 'wire'} [{p['width'] - 1}:0] {p['name']}"
+             + (" = 0;" if p["dir"] == "in" else ";") for p in ports if p["name"] != "clk"]
+    conns = ", ".join(f".{p['name']}({p['name']})" for p in ports)
+    path = build_dir / f"{top}_bench.v"
+    path.write_text(BENCH_TOP.format(top=top, half=PERIOD_NS // 2, decls="\n".join(decls),
+                                     conns=conns))
+    return path
+
+
 class SimulatorError(RuntimeError):
     """The simulator's build failed; ``log`` is the file that holds its output (None
     when it went to the terminal)."""
@@ -363,10 +407,11 @@ class _AppendHandler(logging.Handler):
             f.write(self.format(record) + "\n")
 
 
-def _verilator_runner(public_all: bool, status_module: str | None = None):
+def _verilator_runner(public_all: bool, status_module: str | None = None,
+                      inner: str | None = None):
     """cocotb's Verilator runner (its output as :class:`_Logged` says), with
-    --public-flat-rw limited to the top's ports (and the status registers of
-    ``status_module``)."""
+    --public-flat-rw limited to the top's ports (and those of module ``inner``, the
+    harness inside a bench top, and the status registers of ``status_module``)."""
     from cocotb_tools.runner import Verilator
 
     class _Runner(_Logged, Verilator):
@@ -375,6 +420,8 @@ def _verilator_runner(public_all: bool, status_module: str | None = None):
             if not public_all:
                 vlt = Path(self.build_dir) / "public.vlt"
                 vlt.write_text(VERILATOR_PUBLIC.format(top=self.hdl_toplevel)
+                               + (VERILATOR_PUBLIC.format(top=inner).split("\n", 1)[1]
+                                  if inner else "")
                                + (VERILATOR_STATUS.format(core=status_module)
                                   if status_module else ""))
                 cmds[0] = [a for a in cmds[0] if a != "--public-flat-rw"]
@@ -430,8 +477,9 @@ def failure_report(plans_, observed, seed, replay, limit: int = 20,
     lines, total = list(found or []), 0
     for i, (plan, got) in enumerate(zip(plans_, observed)):
         if got is None:
-            lines.append(f"cycle {i}: not captured (the simulation stopped early)")
             total += 1
+            if len(lines) < limit:
+                lines.append(f"cycle {i}: not captured (the simulation stopped early)")
             continue
         diffs = (compare_status(plan, got[2]) if got[0] is None
                  else compare_cycle(plan, *got))
@@ -501,7 +549,8 @@ def run(net, ms, cycles, *, family: SimFamily, sim: str | None = None,
     build_dir.mkdir(parents=True, exist_ok=True)
     harness = "packed" if waves else "checker"
     job = _write_plan(net, plans_, layouts, family, build_dir, log=log,
-                      watched=progress is not None, harness=harness)
+                      watched=progress is not None, harness=harness,
+                      bench_top=_toplevel(net.family, sim, waves).endswith("_bench"))
     width = fault_mask_width(net, family)
     build_s, run_s, crash = _build_and_test(
         net, net.family, sim, build_dir, family.hardware, waves=waves,
@@ -528,7 +577,7 @@ class _Job:
 
 
 def _write_plan(net, plans_, layouts, family: SimFamily, build_dir: Path, *, log: bool,
-                watched: bool, harness: str) -> _Job:
+                watched: bool, harness: str, bench_top: bool) -> _Job:
     """Write the cocotb test's plan file (the masks and the status registers to read,
     the harness's geometry, and for the packed harness the stimulus words; for the
     checking harness its batches, whose memory rows go to ``rows_<tag>.npz``) for
@@ -539,6 +588,7 @@ def _write_plan(net, plans_, layouts, family: SimFamily, build_dir: Path, *, log
     geo = harness_geometry(net, hardware=family.hardware)
     mask_list = [None if p.mask is None else f"{p.mask:x}" for p in plans_]
     doc = {"length": T, "start_latency": start_latency(net), "harness": harness,
+           "bench_top": bench_top,
            "W": geo["W"], "Wr": geo["Wr"]}
     if harness == "checker":
         batches, rows, geo = _batches(plans_, layouts, mask_list, geo)
@@ -639,6 +689,11 @@ def _checked(obs: dict, batches: list, plans_, layouts, T: int) -> tuple[list, l
         first = b["first"]
         status = (None if status is None or shape is None
                   else np.array([int(ch) for ch in status], dtype=np.uint8).reshape(shape))
+        if seen["errors"] is None:  # the count is X: the cycles stay "not captured"
+            found.append(f"harness: the error count is X in cycles {first} .. "
+                         f"{first + b['cycles'] - 1}: a recv or send_ack wire carried X "
+                         f"or Z")
+            continue
         for c in range(b["cycles"]):
             got[first + c] = (None, None, status if c == 0 else None)
         if not seen["errors"]:
@@ -685,17 +740,26 @@ def _build_and_test(net, top, sim, build_dir, hw, *, waves, status_module, job: 
             if not (build_dir / f"{top}.json").exists():  # the manifest is written last
                 generate(net, build_dir, top=top, harness=True, hardware=hw,
                          progress=progress, checker=not waves)
-            # waves: the packed harness, whose start strobes the decoder lines up
-            toplevel = f"{top}_harness" if waves else f"{top}_checker"
+            # waves: the packed harness, whose start strobes the decoder lines up;
+            # else the checking harness inside a bench top that makes the clock
+            toplevel = _toplevel(top, sim, waves)
             sources = harness_sources(build_dir, top, "harness" if waves else "checker")
+            if toplevel == f"{top}_bench":
+                sources.append(_write_bench_top(build_dir, top))
             if sim == "verilator":
-                runner = _verilator_runner(public_all=False, status_module=status_module)
+                runner = _verilator_runner(public_all=False, status_module=status_module,
+                                           inner=f"{top}_checker" if toplevel.endswith(
+                                               "_bench") else None)
             else:
                 runner = _icarus_runner()
             runner.log_into(log)
-            # Amaranth's Verilog is linted separately (tests/test_verilog.py).
-            build_args = (["-Wno-fatal", "-Wno-lint", "-Wno-style"] if sim == "verilator"
-                          else [])
+            # Amaranth's Verilog is linted separately (tests/test_verilog.py); the bench
+            # top's clock is a delay (--timing)
+            build_args = (["-Wno-fatal", "-Wno-lint", "-Wno-style"]
+                          # the wheel's make flags name no coroutine option for g++
+                          + (["--timing", "-CFLAGS", "-std=c++20 -fcoroutines"]
+                             if toplevel == f"{top}_bench" else [])
+                          if sim == "verilator" else [])
             progress(0, None, BUILD_STEP[sim])
             try:
                 runner.build(sources=sources, hdl_toplevel=toplevel,
