@@ -16,6 +16,7 @@ from fatnet.golden.fattree.spec import FatTreeSpec
 from fatnet.golden.hypercube.api import circuit
 from fatnet.hdl.gen import generate
 from fatnet.api.registry import families, family_of, get_family
+from manifest_checks import module_matches_entry
 
 SEED = 7
 
@@ -214,20 +215,12 @@ def test_the_checking_harness_is_what_its_manifest_entry_states(kind, tmp_path):
     """generate(..., checker=True) writes the checking harness and documents it: every
     port the manifest lists is the module's, with its width; every memory is declared
     with the stated rows and row width; the batch's clocks are the timing's."""
-    import re
     net = NETS[kind]()
     doc = generate(net, tmp_path, hardware=family_of(net).hardware, checker=True)
     c = doc["checker"]
     assert doc["fields"]["checker"] and f"{doc['top']}_checker.v" in doc["files"]
-    text = (tmp_path / f"{doc['top']}_checker.v").read_text()
-    header = re.search(rf"^module {c['top']}\((.*?)\);", text, re.S | re.M).group(1)
-    assert {p.strip() for p in header.split(",")} == {p["name"] for p in c["ports"]}
-    for p in c["ports"]:
-        decl = re.search(rf"^\s*(input|output)\s*(\[(\d+):0\])?\s*{p['name']};", text, re.M)
-        assert decl and (int(decl.group(3)) + 1 if decl.group(2) else 1) == p["width"], p
+    module_matches_entry(c, (tmp_path / f"{doc['top']}_checker.v").read_text())
     for mem in c["memories"]:
-        assert re.search(rf"^\s*reg \[{mem['row_bits'] - 1}:0\] {mem['name']} "
-                         rf"\[{mem['rows'] - 1}:0\];", text, re.M), mem
         width = sum(p["width"] for p in doc["harness"]["packed" if mem["words"] == "send"
                                                           else "recv_packed"])
         assert mem["row_bits"] == c["bit_times_per_row"] * width == \
