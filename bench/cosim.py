@@ -7,25 +7,28 @@ only, ``--sizes N ...`` for some sizes only, ``--quick`` for the quick case alon
 (:attr:`~fatnet.cli.family.Bench.cosim`: the 16- and 64-leaf smallest universal
 fat-trees, off-line, seed 0; the 64-input butterfly; the 6-cube's Algorithm 1 router
 chains), it builds the workload's network (:attr:`~fatnet.cli.family.Bench.workload`)
-and its packed harness (:class:`fatnet.hdl.harness.PackedHarness`) and measures, in
+and its checking harness (:class:`fatnet.hdl.checker.CheckingHarness`) and measures, in
 one run:
 
-* native: ``verilator --cc --exe --build`` of the harness with a small C++ main that
-  puts random bits into the rows of the harness's stimulus memory, strobes ``start``
-  every T + 1 clocks and reads the rows of both capture memories at each cycle's end,
-  for a fixed number of clocks;
+* native: ``verilator --cc --exe --build`` of the checking harness with a small C++ main
+  that puts random bits into the rows of its stimulus and expected-word memories, sets
+  ``cycles`` to a whole batch, strobes ``start`` once a batch and reads ``errors`` at
+  each batch's end, for a fixed number of clocks;
 * cocotb on Verilator and on Icarus: the family's real, checked workload
   (:attr:`~fatnet.cli.family.Bench.traffic`; e.g. fat-trees: random-destinations
   message sets scheduled off-line; the butterfly: full-load random destinations with
   losses retried), many delivery cycles, every ``recv`` and ``send_ack`` wire compared
-  with the model at every bit-time. Where the family compares the first cycle's
+  with the model at every bit-time by the harness (:mod:`fatnet.sim.cocotb_runner`: on
+  Verilator inside the bench top that makes the clock and reads each batch's rows from
+  files). Where the family compares the first cycle's
   acceptance with its theory (:attr:`~fatnet.cli.family.Bench.acceptance`: the
   butterfly, beside Patel's recursion), that line follows the table.
 
-Both Verilator builds use the same compiler flags (``simulator_env``). Rates are clocks
-per second of simulation loop: the cocotb figure is timed inside the test, from the
-first cycle's write to the last cycle's read, so start-up is not in it (it is printed
-separately, as is the runner-side check).
+Both Verilator builds use the same make flags (``simulator_env``); the cocotb build adds
+``--timing`` (C++20 coroutines) for the bench top's clock. Rates are clocks per second of
+simulation loop: the cocotb figure is timed inside the test, from the first batch's
+rows to the last batch's count, so start-up is not in it (it is printed separately, as
+is the runner-side planning and check).
 
 The hypercube's RTL studies (Algorithm 2 on every permutation, Kuszmaul's comparison)
 are ``bench/hypercube_rtl.py``.
@@ -121,8 +124,8 @@ def bench_network(kind: str, size: int):
 
 
 def native_row(net, build_root: Path, clocks: int) -> dict:
-    """Build the harness natively with Verilator and run ``clocks`` clocks of random
-    stimulus; returns build seconds and clocks/s."""
+    """Build the checking harness natively with Verilator and run ``clocks`` clocks of
+    random batches; returns build seconds and clocks/s."""
     from fatnet.hdl.gen import generate
     from fatnet.sim.cocotb_runner import VERILATOR_PUBLIC, build_key, harness_sources, simulator_env
     T = net.cycle_length

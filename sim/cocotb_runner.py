@@ -1,20 +1,28 @@
 """cocotb co-simulation of a network against the golden model (test and runner), for
 every family with hardware (the fat-tree, splitter networks).
 
-The runner (:func:`run`) builds the network's packed harness once per parameter set
-(one build directory each, keyed by the spec and the generator's sources; a file lock
-lets parallel processes share it), turns the model's cycle results into plans
-(:mod:`fatnet.sim.plan`) and writes each cycle's whole stimulus, packed into one wide
-word, to a file. The cocotb test (:func:`network_cycles`) only drives and captures: per
-delivery cycle it writes that word into the harness's ``stim`` memory (one row per
-``k`` bit-times, :mod:`fatnet.sim.rows`; a small network's cycle is one row), pulses
-``start``, waits for the cycle's end with one timer and reads the rows of the two
-capture memories (:class:`fatnet.hdl.harness.PackedHarness`); Python never runs per
-clock, and never waits for the simulator between a cycle's row accesses. Back on the
-runner side the captures are unpacked into per-port [bit-time, wire] arrays and compared
-with the plan by :func:`fatnet.sim.plan.compare_cycle`, the same comparison the
-Amaranth-simulator bench uses. A mismatch names the port, wire, node, bit-time and
-message, with the seed and the command that replays the case.
+The runner (:func:`run`) builds the network's checking harness
+(:class:`fatnet.hdl.checker.CheckingHarness`) once per parameter set (one build
+directory each, keyed by the spec and the generator's sources; a file lock lets parallel
+processes share it), turns the model's cycle results into plans (:mod:`fatnet.sim.plan`)
+and packs their stimulus and expected ``recv`` and ``send_ack`` words into the harness's
+rows, batch by batch (up to its ``B`` cycles, a batch ending where the fault mask
+changes). The cocotb test (:func:`network_cycles`) puts a batch's rows into the
+harness's memories, sets the cycle count, pulses ``start`` once, waits for the batch's
+end with one timer and reads the count of differing bit-times: the harness compares
+every wire at every bit-time, and Python never runs per clock or per cycle. On Verilator
+the harness sits in a bench top (:data:`BENCH_TOP`) that makes the clock itself, so no
+simulator callback runs per clock edge, and reads the rows with ``$readmemh`` from files
+the test writes; on Icarus the test writes the rows through VPI and cocotb's clock
+drives the harness. Only a batch with differences has its first difference and its
+captures read; the runner unpacks those into per-port [bit-time, wire] arrays and
+compares them with the plans by :func:`fatnet.sim.plan.compare_cycle`, the same
+comparison the Amaranth-simulator bench uses. A mismatch names the harness's first
+difference (cycle, bit-time, wires), then the port, wire, node, bit-time and message of
+every difference, with the seed and the command that replays the case. With waves the
+runner drives the packed harness (:class:`fatnet.hdl.harness.PackedHarness`) instead, a
+cycle per strobe, its captures read after each, so that the dump's strobes line up with
+the model's cycles.
 
 Run-time fault masks (splitter networks): a plan may carry one mask per cycle. The test
 refuses a mask whose width is not the harness's ``fault_mask`` width, sets a changed
