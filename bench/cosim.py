@@ -19,8 +19,7 @@ one run:
   message sets scheduled off-line; the butterfly: full-load random destinations with
   losses retried), many delivery cycles, every ``recv`` and ``send_ack`` wire compared
   with the model at every bit-time by the harness (:mod:`fatnet.sim.cocotb_runner`: on
-  Verilator inside the bench top that makes the clock and reads each batch's rows from
-  files). Where the family compares the first cycle's
+  Verilator inside the bench top that makes the clock). Where the family compares the first cycle's
   acceptance with its theory (:attr:`~fatnet.cli.family.Bench.acceptance`: the
   butterfly, beside Patel's recursion), that line follows the table.
 
