@@ -165,24 +165,31 @@ if cocotb is not None:
         plan = json.loads(Path(os.environ[PLAN_ENV]).read_text())
         bench = _Bench(dut, plan)
         await bench.begin()
+        # the rows and the memories' row handles before the timed loop
+        ready = _batch_rows(plan, bench) if plan["harness"] == "checker" else None
         t0, cpu0 = time.perf_counter(), time.process_time()
-        if plan["harness"] == "checker":
-            out = await _run_batches(dut, plan, bench)
+        if ready is not None:
+            out = await _run_batches(dut, plan, bench, *ready)
         else:
             out = await _run_packed(dut, plan, bench)
         out.update(seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - cpu0,
                    python_seconds=bench.python)
         Path(plan["observed"]).write_text(json.dumps(out))
 
-    async def _run_batches(dut, plan, bench) -> dict:
-        """The checking harness's batches (see :func:`network_cycles`)."""
+    def _batch_rows(plan, bench) -> tuple[dict, dict]:
+        """The batches' rows of the three written memories (from the plan's file) and
+        the handles of those memories' rows that the batches use."""
         import numpy as np
-        T, D, W, Wr, k = (plan[x] for x in ("length", "start_latency", "W", "Wr", "k"))
         with np.load(plan["rows_file"]) as f:
             rows = {name: f[name] for name in f.files}
-        mems = {name: [getattr(bench.inner, name)[r] for r in range(plan["rows"])]
-                for name in ("stim", "expect_recv", "expect_ack", "recv_cap", "ack_cap")}
-        written = {name: [None] * plan["rows"] for name in rows}
+        used = max((b["rows"] for b in plan["batches"]), default=0)
+        return rows, {name: [getattr(bench.inner, name)[r] for r in range(used)]
+                      for name in rows}
+
+    async def _run_batches(dut, plan, bench, rows, mems) -> dict:
+        """The checking harness's batches (see :func:`network_cycles`)."""
+        T, D, W, Wr, k = (plan[x] for x in ("length", "start_latency", "W", "Wr", "k"))
+        written = {name: [None] * len(mems[name]) for name in rows}
         clock = time.perf_counter
         batches, statuses, done = [], [], 0
         for b in plan["batches"]:
@@ -207,8 +214,8 @@ if cocotb is not None:
                                 f"{dut.first_ack_diff.value.to_unsigned():x}"]
                 got["captures"] = [
                     [f"{x:x}" for x in split_cycles(
-                        join_rows([h.value.to_unsigned() for h in mems[cap][:b["rows"]]],
-                                  width, k, n * T), width, n, T)]
+                        join_rows([getattr(bench.inner, cap)[r].value.to_unsigned()
+                                   for r in range(b["rows"])], width, k, n * T), width, n, T)]
                     for cap, width in (("recv_cap", Wr), ("ack_cap", W))]
             batches.append(got)
             done += n
