@@ -503,9 +503,9 @@ def failure_report(plans_, observed, seed, replay, limit: int = 20,
     one line per differing wire (its first differing bit-time), then the seed and replay.
     A cycle observed as ``(None, None, status)`` is one the checking harness found equal
     on every wire: only its status is compared. ``found``: lines the harness itself
-    reported (its first difference per batch), put first."""
+    reported (its first difference per batch), put after the wires."""
     from .plan import compare_cycle, compare_status
-    lines, total = list(found or []), 0
+    lines, total = [], 0
     for i, (plan, got) in enumerate(zip(plans_, observed)):
         if got is None:
             total += 1
@@ -522,6 +522,7 @@ def failure_report(plans_, observed, seed, replay, limit: int = 20,
         return []
     more = f" ({total - limit} more)" if total > limit else ""
     return ["RTL differs from the golden model:\n  " + "\n  ".join(lines) + more
+            + "".join(f"\n  {line}" for line in found or [])
             + f"\n  seed {seed}; replay: {replay}"]
 
 

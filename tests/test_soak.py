@@ -42,5 +42,5 @@ def test_a_mismatch_stops_the_soak_with_its_replay(soak_builds):
             pytest.raises(RuntimeError, match=r"seed 3; replay: python bench/soak.py") as e:
         soak_module.soak("butterfly", 100, 20, seed=3, build_root=soak_builds)
     assert re.search(r"harness: 1 differing bit-times in cycles 0 \.\. 19; the first at "
-                     r"cycle 19, bit-time 5: term__0\.recv\[0\]\n", str(e.value)), e.value
+                     r"cycle 19, bit-time 5: term__0\.recv\[0\]\n  seed 3", str(e.value)), e.value
     assert re.search(r"cycle 19: term__0\.recv\[0\] .* at bit-time 5: expected", str(e.value))
