@@ -505,7 +505,8 @@ def failure_report(plans_, observed, seed, replay, limit: int = 20,
     on every wire: only its status is compared. ``found``: lines the harness itself
     reported (its first difference per batch), put after the wires."""
     from .plan import compare_cycle, compare_status
-    lines, total = [], 0
+    lines: list[str] = []
+    total = 0
     for i, (plan, got) in enumerate(zip(plans_, observed)):
         if got is None:
             total += 1
