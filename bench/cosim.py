@@ -7,25 +7,27 @@ only, ``--sizes N ...`` for some sizes only, ``--quick`` for the quick case alon
 (:attr:`~fatnet.cli.family.Bench.cosim`: the 16- and 64-leaf smallest universal
 fat-trees, off-line, seed 0; the 64-input butterfly; the 6-cube's Algorithm 1 router
 chains), it builds the workload's network (:attr:`~fatnet.cli.family.Bench.workload`)
-and its packed harness (:class:`fatnet.hdl.harness.PackedHarness`) and measures, in
+and its checking harness (:class:`fatnet.hdl.checker.CheckingHarness`) and measures, in
 one run:
 
-* native: ``verilator --cc --exe --build`` of the harness with a small C++ main that
-  puts random bits into the rows of the harness's stimulus memory, strobes ``start``
-  every T + 1 clocks and reads the rows of both capture memories at each cycle's end,
-  for a fixed number of clocks;
+* native: ``verilator --cc --exe --build`` of the checking harness with a small C++ main
+  that puts random bits into the rows of its stimulus and expected-word memories, sets
+  ``cycles`` to a whole batch, strobes ``start`` once a batch and reads ``errors`` at
+  each batch's end, for a fixed number of clocks;
 * cocotb on Verilator and on Icarus: the family's real, checked workload
   (:attr:`~fatnet.cli.family.Bench.traffic`; e.g. fat-trees: random-destinations
   message sets scheduled off-line; the butterfly: full-load random destinations with
   losses retried), many delivery cycles, every ``recv`` and ``send_ack`` wire compared
-  with the model at every bit-time. Where the family compares the first cycle's
+  with the model at every bit-time by the harness (:mod:`fatnet.sim.cocotb_runner`: on
+  Verilator inside the bench top that makes the clock). Where the family compares the first cycle's
   acceptance with its theory (:attr:`~fatnet.cli.family.Bench.acceptance`: the
   butterfly, beside Patel's recursion), that line follows the table.
 
-Both Verilator builds use the same compiler flags (``simulator_env``). Rates are clocks
-per second of simulation loop: the cocotb figure is timed inside the test, from the
-first cycle's write to the last cycle's read, so start-up is not in it (it is printed
-separately, as is the runner-side check).
+Both Verilator builds use the same make flags (``simulator_env``); the cocotb build adds
+``--timing`` (C++20 coroutines) for the bench top's clock. Rates are clocks per second of
+simulation loop: the cocotb figure is timed inside the test, from the first batch's
+rows to the last batch's count, so start-up is not in it (it is printed separately, as
+is the runner-side planning and check).
 
 The hypercube's RTL studies (Algorithm 2 on every permutation, Kuszmaul's comparison)
 are ``bench/hypercube_rtl.py``.
@@ -45,13 +47,15 @@ import numpy as np
 from fatnet import api
 from fatnet.api import family_of
 from fatnet.cli.family import CosimCase, bench_families
+from fatnet.golden.cycle import start_latency
+from fatnet.hdl.checker import checker_geometry
 from fatnet.hdl.harness import harness_geometry, packed_layout
 
 __all__ = ["native_row", "cocotb_row", "checked_workload", "cases", "main", "bench_network"]
 
 NATIVE_MAIN = r"""
-#include "V%(top)s_harness.h"
-#include "V%(top)s_harness___024root.h"
+#include "V%(top)s_checker.h"
+#include "V%(top)s_checker___024root.h"
 #include "verilated.h"
 #include <chrono>
 #include <cstdio>
@@ -68,37 +72,34 @@ template <std::size_t N> static void fill(VlWide<N>& x, std::mt19937& rng, int b
     for (std::size_t i = 0; i < N; ++i) x[i] = rng();
     if (bits %% 32) x[N - 1] &= (1u << (bits %% 32)) - 1;
 }
-template <typename T> static unsigned long fold(const T& x) { return (unsigned long)x; }
-template <std::size_t N> static unsigned long fold(const VlWide<N>& x) {
-    unsigned long s = 0;
-    for (std::size_t i = 0; i < N; ++i) s += x[i];
-    return s;
-}
 
 int main(int argc, char** argv) {
     const long clocks = std::atol(argv[1]);
-    const int T = %(T)d, rows = %(rows)d;
+    // a batch: B delivery cycles of T + 1 + D clocks each, from one start strobe
+    const long batch = %(B)dL * (%(T)d + 1 + %(D)d);
+    const int rows = %(rows)d;
     VerilatedContext* ctx = new VerilatedContext;
-    V%(top)s_harness* top = new V%(top)s_harness{ctx};
+    V%(top)s_checker* top = new V%(top)s_checker{ctx};
     auto* root = top->rootp;
     std::mt19937 rng(1);
-    top->rst = 0; top->start = 0; top->clk = 0;
+    top->rst = 0; top->start = 0; top->clk = 0; top->cycles = %(B)d;
     top->eval();
     unsigned long sink = 0;
     auto t0 = std::chrono::steady_clock::now();
     const std::clock_t cpu0 = std::clock();
     for (long c = 0; c < clocks; ++c) {
-        const bool strobe = (c %% (T + 1)) == 0;
-        if (strobe)  // the cycle's stimulus, written into the memory's rows
-            for (int r = 0; r < rows; ++r)
-                fill(root->%(top)s_harness__DOT__stim[r], rng, %(row_bits)d);
-        top->start = strobe;
+        const long phase = c %% batch;
+        if (phase == 0)  // the batch's stimulus and expected words, into the memories' rows
+            for (int r = 0; r < rows; ++r) {
+                fill(root->%(top)s_checker__DOT__stim[r], rng, %(send_bits)d);
+                fill(root->%(top)s_checker__DOT__expect_recv[r], rng, %(recv_bits)d);
+                fill(root->%(top)s_checker__DOT__expect_ack[r], rng, %(send_bits)d);
+            }
+        top->start = phase == 0;
         top->clk = 1; top->eval();
         top->clk = 0; top->eval();
-        if ((c %% (T + 1)) == T)
-            for (int r = 0; r < rows; ++r)
-                sink += fold(root->%(top)s_harness__DOT__recv_cap[r])
-                        ^ fold(root->%(top)s_harness__DOT__ack_cap[r]);
+        if (phase == batch - 1)
+            sink += top->errors;
     }
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     double cpu = double(std::clock() - cpu0) / CLOCKS_PER_SEC;
@@ -122,8 +123,8 @@ def bench_network(kind: str, size: int):
 
 
 def native_row(net, build_root: Path, clocks: int) -> dict:
-    """Build the harness natively with Verilator and run ``clocks`` clocks of random
-    stimulus; returns build seconds and clocks/s."""
+    """Build the checking harness natively with Verilator and run ``clocks`` clocks of
+    random batches; returns build seconds and clocks/s."""
     from fatnet.hdl.gen import generate
     from fatnet.sim.cocotb_runner import VERILATOR_PUBLIC, build_key, harness_sources, simulator_env
     T = net.cycle_length
@@ -131,23 +132,26 @@ def native_row(net, build_root: Path, clocks: int) -> dict:
     d = Path(build_root).resolve() / "native" / build_key(net, family=family_of(net))
     d.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    if not (d / f"{top}_harness.v").exists():
-        generate(net, d, top=top, harness=True, hardware=family_of(net).hardware)
+    if not (d / f"{top}_checker.v").exists():
+        generate(net, d, top=top, harness=True, hardware=family_of(net).hardware,
+                 checker=True)
     geo = harness_geometry(net, hardware=family_of(net).hardware)
-    main_cpp = NATIVE_MAIN % {"T": T, "rows": geo["rows"], "row_bits": geo["k"] * geo["W"],
-                              "top": top}
+    check = checker_geometry(T, geo["W"], geo["Wr"])
+    main_cpp = NATIVE_MAIN % {"T": T, "D": start_latency(net), "B": check["B"],
+                              "rows": check["rows"], "send_bits": check["k"] * check["W"],
+                              "recv_bits": check["k"] * check["Wr"], "top": top}
     fresh = not (d / "main.cpp").exists() or (d / "main.cpp").read_text() != main_cpp
     if fresh:
         (d / "main.cpp").write_text(main_cpp)
-    sources = [p.name for p in harness_sources(d, top)]
+    sources = [p.name for p in harness_sources(d, top, "checker")]
     # the memories stay in the model, under their names, as for the cocotb build
-    (d / "public.vlt").write_text(VERILATOR_PUBLIC.format(top=f"{top}_harness"))
+    (d / "public.vlt").write_text(VERILATOR_PUBLIC.format(top=f"{top}_checker"))
     env = dict(os.environ)
     env.update(simulator_env("verilator"))
     exe = d / "obj" / "native"
     if fresh or not exe.exists():
         subprocess.run(["verilator", "--cc", "--exe", "--build", "-j", "2", "-Mdir", "obj",
-                        "--top-module", f"{top}_harness", "-Wno-fatal", "-Wno-lint",
+                        "--top-module", f"{top}_checker", "-Wno-fatal", "-Wno-lint",
                         "-Wno-style", "-o", "native", "public.vlt", *sources, "main.cpp"],
                        cwd=d, env=env, check=True, stdout=subprocess.DEVNULL)
     build_s = time.perf_counter() - t0

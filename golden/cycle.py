@@ -256,13 +256,18 @@ class CycleResult:
     def lost(self) -> list[int]:
         return self.with_status("lost")
 
-    def waveforms(self) -> dict:
+    def waveforms(self, keys=None) -> dict:
         """Forward bits of every wire that carries anything: (*channel, wire) -> uint8
-        array of ``length`` bit-times (a stuck wire: 0, or its phantom's ones)."""
-        out = {key: np.zeros(self.length, dtype=np.uint8) for key in self.stuck}
+        array of ``length`` bit-times (a stuck wire: 0, or its phantom's ones).
+        ``keys`` (anything ``in`` answers for): only those wires (a testbench wants the
+        terminals' alone)."""
+        out = {key: np.zeros(self.length, dtype=np.uint8) for key in self.stuck
+               if keys is None or key in keys}
         for o in self._streams():
             for q, occ in enumerate(o.path):
                 key = occ.key
+                if keys is not None and key not in keys:
+                    continue
                 if key in self.stuck and not (o.message < 0 and q == 0):
                     continue      # the fed switch sees the stuck value, not this stream
                 bits = [1] + o.stream[occ.offset + 1:]
@@ -271,9 +276,10 @@ class CycleResult:
                 wave[occ.time:end] = bits[:end - occ.time]
         return out
 
-    def ack_waveforms(self) -> dict:
+    def ack_waveforms(self, keys=None) -> dict:
         """Reverse (acknowledgment) bits of every wire whose ack rises: same keys. Hop q
-        of a path sees it ``sum(hop_registers[:q])`` before the source."""
+        of a path sees it ``sum(hop_registers[:q])`` before the source. ``keys``: only
+        those wires, as in :meth:`waveforms`."""
         out = {}
         for o in self._streams():
             if o.ack_time is None:
@@ -281,6 +287,8 @@ class CycleResult:
             # a stream lost on a wire stuck at 1: that wire's reverse is the phantom's
             path = o.path if o.status == "delivered" else o.path[:-1]
             for q, occ in enumerate(path):
+                if keys is not None and occ.key not in keys:
+                    continue
                 wave = np.zeros(self.length, dtype=np.uint8)
                 wave[o.ack_time - sum(o.hop_registers[:q]):] = 1
                 out[occ.key] = wave

@@ -21,6 +21,7 @@ from pathlib import Path
 from amaranth.back import rtlil
 
 from ..golden.cycle import start_latency
+from .checker import CheckingHarness, checker_manifest
 from .family import HardwareFamily
 from .harness import PackedHarness, harness_manifest
 from .modules import ModuleInstance, ModuleLibrary, rtlil_to_verilog
@@ -234,9 +235,28 @@ def check_generable(net, *, hardware: HardwareFamily) -> None:
     check_size(net, hardware=hardware)
 
 
+#: What the ``checker`` key means (present when the checking harness was written).
+CHECKER_FIELD = ("the checking harness (written with generate(..., checker=True), as the "
+                 "cocotb runner does): its top module, sources, ports, the batch's five "
+                 "memories (stimulus, expected recv and send_ack words, captures), their "
+                 "row layout and the timing of a batch; the words are packed as in the "
+                 "harness's packed and recv_packed")
+
+
+def _write_checker(net, out: Path, top: str, dut) -> str:
+    """Write ``<top>_checker.v`` (instantiating module ``<top>``); its file name."""
+    stand_in = ModuleInstance(dut.signature, top)
+    c = rtlil.convert(CheckingHarness(net, core=stand_in), name=f"{top}_checker",
+                      emit_src=False)
+    (out / f"{top}_checker.v").write_text(TIMESCALE + rtlil_to_verilog(c))
+    return f"{top}_checker.v"
+
+
 def generate(net, out_dir, top: str | None = None, harness: bool = True, *,
-             hardware: HardwareFamily, progress=None) -> dict:
-    """Write ``<top>.v`` (and ``<top>_harness.v``), ``lint.vlt`` and ``<top>.json``.
+             hardware: HardwareFamily, progress=None, checker: bool = False) -> dict:
+    """Write ``<top>.v`` (and ``<top>_harness.v``), ``lint.vlt`` and ``<top>.json``;
+    with ``checker``, also the checking harness ``<top>_checker.v``
+    (:class:`~fatnet.hdl.checker.CheckingHarness`, the manifest's ``checker`` entry).
 
     ``<top>_harness.v`` holds only the harness, which instantiates module ``<top>``:
     simulate it with both files (the manifest's ``harness.sources``). Returns the
@@ -262,6 +282,8 @@ def generate(net, out_dir, top: str | None = None, harness: bool = True, *,
                           emit_src=False)
         (out / f"{top}_harness.v").write_text(TIMESCALE + rtlil_to_verilog(h))
         files.append(f"{top}_harness.v")
+    if checker:
+        files.append(_write_checker(net, out, top, dut))
     progress(4, len(STEPS), STEPS[4])
     (out / "lint.vlt").write_text(LINT_WAIVERS)
     files.append("lint.vlt")
@@ -271,6 +293,9 @@ def generate(net, out_dir, top: str | None = None, harness: bool = True, *,
     doc["generation_seconds"] = round(time.perf_counter() - t0, 3)
     doc["generation_phases"] = timings
     doc["fields"].update(GENERATED_FIELDS)
+    if checker:
+        doc["checker"] = checker_manifest(net, top, dut)
+        doc["fields"]["checker"] = CHECKER_FIELD
     (out / f"{top}.json").write_text(json.dumps(doc, indent=2) + "\n")
     progress(len(STEPS), len(STEPS), STEPS[-1])
     return doc

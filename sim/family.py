@@ -254,10 +254,18 @@ class Hooks:
     testbench: TestbenchFamily
 
 
+#: id(testbench) -> (testbench, whether it has RuntimeFaults): a Protocol's isinstance
+#: check inspects every member, and the planner asks once per cycle.
+_HAS_FAULTS: dict[int, tuple[Any, bool]] = {}
+
+
 def runtime_faults(family: SimFamily) -> RuntimeFaults | None:
     """The family's run-time fault hooks, or None for a family without them."""
     tb = family.testbench
-    return tb if isinstance(tb, RuntimeFaults) else None
+    known = _HAS_FAULTS.get(id(tb))
+    if known is None or known[0] is not tb:
+        known = _HAS_FAULTS[id(tb)] = (tb, isinstance(tb, RuntimeFaults))
+    return tb if known[1] else None  # type: ignore[return-value]  # checked above
 
 
 def waves_of(family: SimFamily) -> Waves | None:

@@ -15,7 +15,7 @@ the endpoints (the network top's signature, the one port map).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -26,9 +26,10 @@ from ..golden.errors import FatnetInputError
 from ..hdl.harness import packed_layout
 from .family import SimFamily, fault_mask_width, runtime_faults
 
-__all__ = ["CyclePlan", "plan_cycle", "plan_result", "plans", "endpoint_layouts", "Mismatch",
-           "compare_cycle",
-           "compare_status", "describe_wire", "pack_words", "unpack_words"]
+__all__ = ["CyclePlan", "Sites", "TerminalWires", "terminal_wires", "plan_cycle",
+           "plan_result", "plans", "endpoint_layouts", "Mismatch", "compare_cycle",
+           "compare_status", "describe_wire", "pack_words", "unpack_words", "packed_bits",
+           "stream_rows"]
 
 
 @dataclass
@@ -53,11 +54,34 @@ class CyclePlan:
     result: CycleResult
     owner: dict = field(default_factory=dict)
     label: dict = field(default_factory=dict)
-    site: dict = field(default_factory=dict)
+    site: Mapping = field(default_factory=dict)
     mask: int | None = None
     mask_width: int = 0
     expect_status: np.ndarray | None = None
     status_site: Callable[[tuple], str] | None = None
+
+
+class Sites(Mapping):
+    """``(port, kind, wire) -> `` the node or switch that drives an output wire (the
+    family's ``site`` hook), for every ``recv`` and ``send_ack`` wire of a plan; each
+    named only when a report asks for it (most plans are never reported on)."""
+
+    def __init__(self, net, testbench, arrays: dict):
+        self._net, self._tb = net, testbench
+        self._keys = [(p, kind, w) for kind, by_port in arrays.items()
+                      for p, a in by_port.items() for w in range(a.shape[1])]
+        self._known = set(self._keys)
+
+    def __getitem__(self, key):
+        if key not in self._known:
+            raise KeyError(key)
+        return self._tb.site(self._net, *key)
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __len__(self):
+        return len(self._keys)
 
 
 def describe_wire(plan: "CyclePlan", port: str, kind: str, wire: int) -> str:
@@ -86,14 +110,41 @@ def endpoint_layouts(net, family: SimFamily) -> tuple[list, list]:
             packed_layout(net, "recv", hardware=family.hardware))
 
 
+class TerminalWires:
+    """The model's waveform keys that are terminals' wires: ``key in wires`` says
+    whether a key ``(*channel, wire)`` is one, ``wires[key]`` its ``(port, wire)``; each
+    key is looked up once through the family's hook (``recv_port`` or ``ack_port``)."""
+
+    def __init__(self, net, to_port):
+        self._net, self._to_port, self._seen = net, to_port, {}
+
+    def __contains__(self, key) -> bool:
+        hit = self._seen.get(key, False)
+        if hit is False:
+            hit = self._seen[key] = self._to_port(self._net, key)
+        return hit is not None
+
+    def __getitem__(self, key) -> tuple[str, int]:
+        if key not in self:
+            raise KeyError(key)
+        return self._seen[key]
+
+
+def terminal_wires(net, family: SimFamily) -> tuple[TerminalWires, TerminalWires]:
+    """The terminals' ``recv`` and ``send_ack`` wires among the model's waveform keys."""
+    tb = family.testbench
+    return TerminalWires(net, tb.recv_port), TerminalWires(net, tb.ack_port)
+
+
 def plan_result(net, ms, res: CycleResult, mask=None, *, family: SimFamily,
-                layouts: tuple | None = None) -> CyclePlan:
+                layouts: tuple | None = None, ports: tuple | None = None) -> CyclePlan:
     """The testbench's view of a cycle the model has already run: what every source
     drives (the result's injections) and what every endpoint's ``recv`` and ``send_ack``
     wires carry (its waveforms). Nothing is simulated again. ``mask``: the run-time
     fault mask the cycle ran under (the model ``res`` came from must be the network
     with that mask's faults, e.g. :func:`fatnet.sim.butterfly.ports.masked_circuit`).
-    ``layouts``: :func:`endpoint_layouts`, when the caller plans many cycles."""
+    ``layouts``: :func:`endpoint_layouts`, and ``ports``: :func:`terminal_wires`, when
+    the caller plans many cycles."""
     tb = family.testbench
     T = res.length
     send_layout, recv_layout = layouts or endpoint_layouts(net, family)
@@ -105,21 +156,19 @@ def plan_result(net, ms, res: CycleResult, mask=None, *, family: SimFamily,
         p = tb.port_name(net, int(ms.src[m]))
         drive[p][:len(bits), w] = bits[:T]
         owner[(p, "send", w)] = m
-    for waveforms, into, to_port in ((res.waveforms(), recv, tb.recv_port),
-                                     (res.ack_waveforms(), ack, tb.ack_port)):
+    recv_at, ack_at = ports or terminal_wires(net, family)
+    for waveforms, into, at in ((res.waveforms(recv_at), recv, recv_at),
+                                (res.ack_waveforms(ack_at), ack, ack_at)):
         for key, wave in waveforms.items():
-            hit = to_port(net, key)
-            if hit is not None:
-                into[hit[0]][:, hit[1]] = wave
+            port, wire = at[key]
+            into[port][:, wire] = wave
     for m, o in res.outcomes.items():
         if o.path and o.status == "delivered":
             last = o.path[-1]
             hit = tb.recv_port(net, (*last.channel, last.wire))
             if hit is not None:
                 owner[(hit[0], "recv", hit[1])] = m
-    site = {(p, kind, w): tb.site(net, p, kind, w)
-            for kind, arrays in (("recv", recv), ("send_ack", ack))
-            for p, a in arrays.items() for w in range(a.shape[1])}
+    site = Sites(net, tb, {"recv": recv, "send_ack": ack})
     faults = runtime_faults(family)
     if faults is None:
         if mask is not None:
@@ -148,23 +197,45 @@ def plans(net, ms, cycles, masks=None, *, family: SimFamily) -> list[CyclePlan]:
         raise FatnetInputError(f"a {net.family} network has no run-time fault mask")
     runs = [c if isinstance(c, CycleResult) else tb.prepare(net, ms, c, mk)
             for c, mk in zip(cycles, masks)]
-    layouts = endpoint_layouts(net, family)
+    layouts, ports = endpoint_layouts(net, family), terminal_wires(net, family)
     return [plan_result(net, ms, c if isinstance(c, CycleResult)
-                        else tb.simulate(net, ms, c), mk, family=family, layouts=layouts)
+                        else tb.simulate(net, ms, c), mk, family=family, layouts=layouts,
+                        ports=ports)
             for c, mk in zip(runs, masks)]
 
 
 # ------------------------------------------------------------------ packed words
-def pack_words(arrays: dict, layout, length: int) -> int:
-    """Per-port [bit-time, wire] arrays -> one integer of ``length`` packed words:
-    bit ``t * W + first + wire`` is port's ``wire`` at bit-time ``t`` (``layout`` is
-    the harness's (port, first bit, width) list, ``W`` its total width)."""
+def packed_bits(arrays: dict, layout, length: int) -> np.ndarray:
+    """Per-port [bit-time, wire] arrays -> one uint8 array [bit-time, bit] of the packed
+    words (``layout``: the harness's (port, first bit, width) list)."""
     W = sum(w for _, _, w in layout)
     packed = np.zeros((length, W), dtype=np.uint8)
     for port, first, w in layout:
         packed[:, first:first + w] = arrays[port]
+    return packed
+
+
+def pack_words(arrays: dict, layout, length: int) -> int:
+    """Per-port [bit-time, wire] arrays -> one integer of ``length`` packed words:
+    bit ``t * W + first + wire`` is port's ``wire`` at bit-time ``t`` (``layout`` is
+    the harness's (port, first bit, width) list, ``W`` its total width)."""
+    packed = packed_bits(arrays, layout, length)
     return int.from_bytes(np.packbits(packed.ravel(), bitorder="little").tobytes(),
                           "little")
+
+
+def stream_rows(cycles: list, layout, length: int, k: int) -> np.ndarray:
+    """Several cycles' per-port arrays as the checking harness's rows
+    (:mod:`fatnet.hdl.checker`): the cycles' packed words one after the other, ``k``
+    words a row, each row little-endian bytes (uint8 array [row, byte]; row ``r`` is
+    the integer ``int.from_bytes(rows[r], "little")``)."""
+    W = sum(w for _, _, w in layout)
+    words = np.concatenate([packed_bits(a, layout, length) for a in cycles]) if cycles \
+        else np.zeros((0, W), dtype=np.uint8)
+    rows = -(-len(words) // k)
+    padded = np.zeros((rows * k, W), dtype=np.uint8)
+    padded[:len(words)] = words
+    return np.packbits(padded.reshape(rows, k * W), axis=1, bitorder="little")
 
 
 def unpack_words(value: int, layout, length: int) -> dict:

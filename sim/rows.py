@@ -5,7 +5,7 @@ Pure Python without imports, so that the cocotb test, which runs inside the simu
 starts fast.
 """
 
-__all__ = ["split_rows", "join_rows"]
+__all__ = ["split_rows", "join_rows", "split_cycles"]
 
 
 def split_rows(vector: int, word_width: int, k: int, rows: int) -> list[int]:
@@ -24,3 +24,12 @@ def join_rows(rows: list[int], word_width: int, k: int, length: int) -> int:
     for r in reversed(rows):
         out = (out << bits) | r
     return out & ((1 << (length * word_width)) - 1)
+
+
+def split_cycles(vector: int, word_width: int, cycles: int, length: int) -> list[int]:
+    """A batch's packed stream of ``cycles`` cycles of ``length`` words (word ``c *
+    length + t`` at bit ``(c * length + t) * word_width``) as one packed vector per
+    cycle (:mod:`fatnet.hdl.checker`)."""
+    bits = length * word_width
+    mask = (1 << bits) - 1
+    return [(vector >> (c * bits)) & mask for c in range(cycles)]

@@ -102,7 +102,7 @@ def test_a_failed_build_shows_the_logs_last_lines_and_one_error_line(tmp_path, c
     argv = [*SIM, "--build-dir", str(tmp_path)]
     assert main(argv) == 0
     capfd.readouterr()
-    (harness,) = tmp_path.glob("icarus/*/butterfly_harness.v")
+    (harness,) = tmp_path.glob("icarus/*/butterfly_checker.v")   # the harness it builds
     with harness.open("a") as f:      # the next build compiles this and fails
         f.write("\nthis is not verilog;\n")
     assert main(argv) == 1

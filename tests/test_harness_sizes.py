@@ -6,7 +6,6 @@ large to convert.
 """
 
 import multiprocessing
-import re
 
 import numpy as np
 import pytest
@@ -22,6 +21,7 @@ from fatnet.sim.amaranth_bench import run_cycles_harness_amaranth
 from fatnet.sim.rows import join_rows, split_rows
 from fatnet.api.registry import family_of, get_family
 from fatnet.sim import cocotb_runner
+from manifest_checks import module_matches_entry
 from simulators import SIMS, expected_bit_flipped, require as require_simulator
 
 
@@ -80,14 +80,7 @@ def _manifest_harness_matches_verilog(doc, text):
     """The manifest's harness ports are the harness module's header, and its memories
     are declared with the manifest's rows and row width."""
     h = doc["harness"]
-    header = re.search(rf"^module {h['top']}\((.*?)\);", text, re.S | re.M).group(1)
-    assert {p.strip() for p in header.split(",")} == {p["name"] for p in h["ports"]}
-    for p in h["ports"]:
-        decl = re.search(rf"^\s*(input|output)\s*(\[(\d+):0\])?\s*{p['name']};", text, re.M)
-        assert decl and (int(decl.group(3)) + 1 if decl.group(2) else 1) == p["width"], p
-    for mem in h["memories"]:
-        assert re.search(rf"^\s*reg \[{mem['row_bits'] - 1}:0\] {mem['name']} "
-                         rf"\[{mem['rows'] - 1}:0\];", text, re.M), mem
+    module_matches_entry(h, text)
     assert sum(p["width"] for p in h["packed"]) == h["memories"][0]["word_bits"]
     assert sum(p["width"] for p in h["recv_packed"]) == h["memories"][1]["word_bits"]
     assert h["rows"] == -(-doc["cycle_length_bits"] // h["bit_times_per_row"])

@@ -16,6 +16,7 @@ from fatnet.golden.fattree.spec import FatTreeSpec
 from fatnet.golden.hypercube.api import circuit
 from fatnet.hdl.gen import generate
 from fatnet.api.registry import families, family_of, get_family
+from manifest_checks import module_matches_entry
 
 SEED = 7
 
@@ -207,3 +208,23 @@ def test_a_declared_faulty_input_keeps_routing_on_its_good_direction():
     ms = MessageSet.from_pairs([0, 0], [down[0], ups[0]], c.payload_bits, 1)
     rep = run_circuit(m, ms, max_cycles=3)
     assert rep.delivered == 1 and [mm for mm, _ in rep.lost] == [1]
+
+
+@pytest.mark.parametrize("kind", ["butterfly", "fat-tree", "hypercube", "butterfly-start-tree"])
+def test_the_checking_harness_is_what_its_manifest_entry_states(kind, tmp_path):
+    """generate(..., checker=True) writes the checking harness and documents it: every
+    port the manifest lists is the module's, with its width; every memory is declared
+    with the stated rows and row width; the batch's clocks are the timing's."""
+    net = NETS[kind]()
+    doc = generate(net, tmp_path, hardware=family_of(net).hardware, checker=True)
+    c = doc["checker"]
+    assert doc["fields"]["checker"] and f"{doc['top']}_checker.v" in doc["files"]
+    module_matches_entry(c, (tmp_path / f"{doc['top']}_checker.v").read_text())
+    for mem in c["memories"]:
+        width = sum(p["width"] for p in doc["harness"]["packed" if mem["words"] == "send"
+                                                          else "recv_packed"])
+        assert mem["row_bits"] == c["bit_times_per_row"] * width == \
+            c["bit_times_per_row"] * mem["word_bits"]
+    T, D = doc["cycle_length_bits"], doc["start_latency_clocks"]
+    assert c["rows"] * c["bit_times_per_row"] >= c["batch_cycles"] * T
+    assert f"n*{T + 1 + D} - 1 more clocks" in c["timing"]

@@ -1,6 +1,9 @@
-"""The soak's machinery on a short run (``make soak`` runs a million messages a family):
-chunks of checked cycles on Verilator, deliveries counted once each, a mismatch stops
-it with the seed and the command to replay the chunk."""
+"""The soak's machinery on a short run (``make soak`` runs 10^8 messages a family):
+chunks of cycles checked by the checking harness on Verilator, deliveries counted once
+each, a mismatch stops it with the harness's first difference (cycle, bit-time, wire),
+the seed and the command to replay the chunk."""
+
+import re
 
 import pytest
 
@@ -33,7 +36,11 @@ def test_a_short_soak_counts_every_delivery_once(soak_builds):
 @pytest.mark.skipif("verilator" not in SIMS, reason="SIM selects another simulator")
 def test_a_mismatch_stops_the_soak_with_its_replay(soak_builds):
     require("verilator")
-    # the comparison must catch one wrong expected bit
-    with expected_bit_flipped(0, "recv", 5), \
-            pytest.raises(RuntimeError, match=r"seed 3; replay: python bench/soak.py"):
+    # the harness must catch one wrong expected bit in the last cycle of the chunk, and
+    # name its cycle, bit-time and wire; the runner's report names the same
+    with expected_bit_flipped(-1, "recv", 5), \
+            pytest.raises(RuntimeError, match=r"seed 3; replay: python bench/soak.py") as e:
         soak_module.soak("butterfly", 100, 20, seed=3, build_root=soak_builds)
+    assert re.search(r"harness: 1 differing bit-times in cycles 0 \.\. 19; the first at "
+                     r"cycle 19, bit-time 5: term__0\.recv\[0\]\n  seed 3", str(e.value)), e.value
+    assert re.search(r"cycle 19: term__0\.recv\[0\] .* at bit-time 5: expected", str(e.value))
