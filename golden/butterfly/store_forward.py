@@ -375,15 +375,17 @@ class _InputQueues:
         msgs.keep(np.argsort(msgs.msg_id, kind="stable"))
         return msgs
 
-    def refill(self, msgs: _Messages, left: np.ndarray, in_order: bool) -> _Messages:
+    def refill(self, msgs: _Messages, left: np.ndarray, left_rank: np.ndarray,
+               in_order: bool) -> _Messages:
         """Replace each message that ``left`` its queue by the queue's next one;
-        ``in_order``: keep the active messages in message order."""
+        ``left_rank``: the leavers' ranks in their queues (a queue's leavers are its
+        first ``k``, ranks ``0 .. k - 1``, and the ``r``-th is replaced by the queue's
+        ``r``-th next message: no sort to group them); ``in_order``: keep the active
+        messages in message order."""
         if left.size == 0 or self.pending == 0:
             return msgs
-        left = np.sort(left)
-        # the k-th of a queue's leavers is replaced by the queue's k-th next message
-        positions = self.next[left] + np.arange(left.size) - np.searchsorted(left, left)
-        inside = positions < self.end[left]
+        positions = self.next.take(left) + left_rank
+        inside = positions < self.end.take(left)
         if not inside.any():
             return msgs
         positions = positions[inside]
@@ -450,7 +452,7 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
         step += 1
         if step > max_steps:
             raise RuntimeError(f"store-and-forward routing did not finish in {max_steps} steps")
-        left = _route_step(fabric, msgs, rules, rng, step, qmin, waits, counts)
+        left, left_rank = _route_step(fabric, msgs, rules, rng, step, qmin, waits, counts)
         done = msgs.level == fabric.depth
         if done.any():
             fin = np.flatnonzero(done)
@@ -463,7 +465,7 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
             progress(finished, total, "store-and-forward")
         if inputs is not None:
             waits[0] += inputs.pending
-            msgs = inputs.refill(msgs, left, rules.tie == "random")
+            msgs = inputs.refill(msgs, left, left_rank, rules.tie == "random")
     delivery = delivery.reshape(prob.shape)
     present_count = present.reshape(trials, -1).sum(1)
     delivered = ((delivery > 0) & present).reshape(trials, -1).sum(1)
@@ -475,7 +477,8 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
 
 
 def _route_step(fabric: _Fabric, msgs: _Messages, rules: Rules, rng, step: int,
-                qmin: np.ndarray, waits: np.ndarray, counts: np.ndarray) -> np.ndarray:
+                qmin: np.ndarray, waits: np.ndarray,
+                counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """One step: every queue's front messages move along the edges available to them
     (``msgs`` updated in place, ``waits`` counts the messages that stay, per level,
     ``counts`` the messages per (trial, level, row) as :meth:`_Messages.occupancy`).
@@ -486,7 +489,7 @@ def _route_step(fabric: _Fabric, msgs: _Messages, rules: Rules, rng, step: int,
     of available edges reaches, so it stays.
 
     Returns the input queue (:meth:`_InputQueues.queue_of`) of every message that
-    left an input in this step.
+    left an input in this step, and its rank in that queue.
     """
     d_max, n_groups = fabric.d_max, fabric.n_groups
     group = (msgs.dest >> fabric.shift.take(msgs.level)) & fabric.mask.take(msgs.level)
@@ -513,12 +516,13 @@ def _route_step(fabric: _Fabric, msgs: _Messages, rules: Rules, rng, step: int,
     here = msgs.pos.take(mv)
     from_input = np.flatnonzero(lvl_mv == 0)
     left = fabric.input_index(here.take(from_input)) * n_groups
-    left += group.take(mv.take(from_input))
+    mv_input = mv.take(from_input)
+    left += group.take(mv_input)
     np.subtract.at(counts, here, 1)
     np.add.at(counts, new_pos, 1)
     msgs.pos[mv] = new_pos
     msgs.level[mv] = lvl_mv + 1
-    return left
+    return left, rank.take(mv_input)
 
 
 def _priorities(rules: Rules, msgs: _Messages, rng) -> np.ndarray:
@@ -539,16 +543,20 @@ def _queue_ranks(queue_id, prio, d_here, d_max: int, qmin: np.ndarray) -> np.nda
     one initial message per problem), which is much cheaper than sorting every waiting
     message. ``qmin`` (every entry ``_NO_PRIO``) is scratch space, left as it was.
     """
-    rank = np.full(queue_id.size, d_max, dtype=np.int64)
-    cand = np.arange(queue_id.size)       # the candidates of round r (a group has d >= 1)
-    for r in range(d_max):
+    # round 0: every message a candidate (no gather, no index of the candidates)
+    np.minimum.at(qmin, queue_id, prio)
+    is_first = prio == qmin.take(queue_id)
+    qmin[queue_id] = _NO_PRIO             # reset only what was touched
+    rank = np.where(is_first, 0, d_max)
+    is_first |= d_here <= 1
+    cand = np.flatnonzero(~is_first)      # the candidates of round 1
+    for r in range(1, d_max):
         if cand.size == 0:
             break
-        # round 0's candidates are every message: no gather
-        q_c, p_c = (queue_id, prio) if r == 0 else (queue_id.take(cand), prio.take(cand))
+        q_c, p_c = queue_id.take(cand), prio.take(cand)
         np.minimum.at(qmin, q_c, p_c)
         is_first = p_c == qmin.take(q_c)
-        qmin[q_c] = _NO_PRIO          # reset only what was touched
+        qmin[q_c] = _NO_PRIO
         rank[cand.compress(is_first)] = r
         cand = cand.compress(~is_first)
         cand = cand.compress(d_here.take(cand) > r + 1)
