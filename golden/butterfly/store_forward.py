@@ -503,7 +503,7 @@ def _route_step(fabric: _Fabric, msgs: _Messages, rules: Rules, rng, step: int,
     msgs.clean &= moves                     # who stays has been delayed
     mv = np.flatnonzero(moves)
     # (slot offset, message) of every mover, flat in the (d_max, M) arrays
-    taken = chosen.take(mv) * moves.size + mv
+    taken = chosen.take(mv) * np.intp(moves.size) + mv
     lvl_mv = msgs.level.take(mv)
     # the messages that stay, per level: all of them less the movers
     waits += (np.bincount(msgs.level, minlength=fabric.levels)
@@ -547,7 +547,9 @@ def _queue_ranks(queue_id, prio, d_here, d_max: int, qmin: np.ndarray) -> np.nda
     np.minimum.at(qmin, queue_id, prio)
     is_first = prio == qmin.take(queue_id)
     qmin[queue_id] = _NO_PRIO             # reset only what was touched
-    rank = np.where(is_first, 0, d_max)
+    # one byte a rank (d_max, a group's edges, is at most the multiplicity, 64): the
+    # passes over ranks move less
+    rank = np.where(is_first, np.int8(0), np.int8(d_max))
     is_first |= d_here <= 1
     cand = np.flatnonzero(~is_first)      # the candidates of round 1
     for r in range(1, d_max):
@@ -620,18 +622,19 @@ def _choose_edges(rules: Rules, rng, fabric: _Fabric, avail, rows, rank, queue_i
                                  fabric.edge_head(edge), counts, d_max), avail.sum(0))
     # The r-th available slot in slot order: where the running count hits r + 1.
     # (one j hits it where the message moves: the sum of j over hits is that j)
-    chosen = np.zeros(rank.size, dtype=np.int64)
-    running = avail[0].astype(np.int64)
+    # (one byte each, as the ranks)
+    chosen = np.zeros(rank.size, dtype=np.int8)
+    running = avail[0].astype(np.int8)
     target = rank + 1
     for j in range(1, d_max):
         at = rows[j]
         if at is None:
             running += avail[j]
-            chosen += j * (avail[j] & (running == target))
+            chosen += (avail[j] & (running == target)) * np.int8(j)
             continue
         now = running.take(at) + avail[j].take(at)
         running[at] = now
-        chosen[at] += j * (avail[j].take(at) & (now == target.take(at)))
+        chosen[at] += (avail[j].take(at) & (now == target.take(at))) * np.int8(j)
     return chosen, running
 
 
