@@ -501,28 +501,40 @@ def _route_step(fabric: _Fabric, msgs: _Messages, rules: Rules, rng, step: int,
                                     counts, d_max)
     moves = rank < n_avail
     msgs.clean &= moves                     # who stays has been delayed
-    mv = np.flatnonzero(moves)
-    # (slot offset, message) of every mover, flat in the (d_max, M) arrays
-    taken = chosen.take(mv) * np.intp(moves.size) + mv
-    lvl_mv = msgs.level.take(mv)
-    # the messages that stay, per level: all of them less the movers
-    waits += (np.bincount(msgs.level, minlength=fabric.levels)
-              - np.bincount(lvl_mv, minlength=fabric.levels))
-    used = edge.take(taken)
+    # the messages that stay, per level
+    waits += np.bincount(msgs.level.compress(~moves), minlength=fabric.levels)
+    leaving = moves & (msgs.level == 0)
+    left = fabric.input_index(msgs.pos.compress(leaving)) * n_groups
+    left += group.compress(leaving)
+    _move(fabric, msgs, moves, _taken_edges(edge, chosen, d_max), rules, rng, step, counts)
+    return left, rank.compress(leaving)
+
+
+def _taken_edges(edge: np.ndarray, chosen: np.ndarray, d_max: int) -> np.ndarray:
+    """Each message's edge at its chosen slot offset (meaningful where it moves): one
+    masked copy per offset, sequential passes rather than a gather."""
+    used = edge[0].copy()
+    for j in range(1, d_max):
+        np.copyto(used, edge[j], where=chosen == j)
+    return used
+
+
+def _move(fabric: _Fabric, msgs: _Messages, moves, used, rules: Rules, rng, step: int,
+          counts: np.ndarray) -> None:
+    """Move the messages where ``moves`` along their ``used`` edges: masked copies over
+    every message (sequential passes, cheaper than scattering to the movers' indices),
+    the occupancy ``counts`` updated."""
     new_pos = fabric.edge_head(used)
-    tie = (fabric.edge_rank(used) if rules.tie == "in-edge"
-           else rng.integers(0, 1 << 8, size=mv.size))
-    msgs.prio[mv] = np.int64(step << _TIE_BITS) + tie     # int64 whatever tie's type
-    here = msgs.pos.take(mv)
-    from_input = np.flatnonzero(lvl_mv == 0)
-    left = fabric.input_index(here.take(from_input)) * n_groups
-    mv_input = mv.take(from_input)
-    left += group.take(mv_input)
-    np.subtract.at(counts, here, 1)
-    np.add.at(counts, new_pos, 1)
-    msgs.pos[mv] = new_pos
-    msgs.level[mv] = lvl_mv + 1
-    return left, rank.take(mv_input)
+    if rules.tie == "in-edge":
+        tie = fabric.edge_rank(used)
+    else:                                   # one draw per mover, in message order
+        tie = np.zeros(used.size, dtype=np.int64)
+        tie[moves] = rng.integers(0, 1 << 8, size=np.count_nonzero(moves))
+    np.subtract.at(counts, msgs.pos.compress(moves), 1)
+    np.add.at(counts, new_pos.compress(moves), 1)
+    np.copyto(msgs.prio, np.int64(step << _TIE_BITS) + tie, where=moves)
+    np.copyto(msgs.pos, new_pos, where=moves)
+    msgs.level += moves
 
 
 def _priorities(rules: Rules, msgs: _Messages, rng) -> np.ndarray:
