@@ -512,18 +512,19 @@ def _route_step(fabric: _Fabric, msgs: _Messages, rules: Rules, rng, step: int,
 
 def _taken_edges(edge: np.ndarray, chosen: np.ndarray, d_max: int) -> np.ndarray:
     """Each message's edge at its chosen slot offset (meaningful where it moves): one
-    masked copy per offset, sequential passes rather than a gather."""
-    used = edge[0].copy()
+    selection per offset, sequential passes rather than a gather."""
+    used = edge[0]
     for j in range(1, d_max):
-        np.copyto(used, edge[j], where=chosen == j)
+        used = np.where(chosen == j, edge[j], used)
     return used
 
 
 def _move(fabric: _Fabric, msgs: _Messages, moves, used, rules: Rules, rng, step: int,
           counts: np.ndarray) -> None:
-    """Move the messages where ``moves`` along their ``used`` edges: masked copies over
-    every message (sequential passes, cheaper than scattering to the movers' indices),
-    the occupancy ``counts`` updated."""
+    """Move the messages where ``moves`` along their ``used`` edges: selections over
+    every message (sequential passes, cheaper than scattering to the movers' indices;
+    ``np.where`` is also about twice as fast as ``np.copyto(..., where=)``), the
+    occupancy ``counts`` updated."""
     new_pos = fabric.edge_head(used)
     if rules.tie == "in-edge":
         tie = fabric.edge_rank(used)
@@ -532,8 +533,9 @@ def _move(fabric: _Fabric, msgs: _Messages, moves, used, rules: Rules, rng, step
         tie[moves] = rng.integers(0, 1 << 8, size=np.count_nonzero(moves))
     np.subtract.at(counts, msgs.pos.compress(moves), 1)
     np.add.at(counts, new_pos.compress(moves), 1)
-    np.copyto(msgs.prio, np.int64(step << _TIE_BITS) + tie, where=moves)
-    np.copyto(msgs.pos, new_pos, where=moves)
+    tie += np.int64(step << _TIE_BITS)
+    msgs.prio = np.where(moves, tie, msgs.prio)
+    msgs.pos = np.where(moves, new_pos, msgs.pos)
     msgs.level += moves
 
 
@@ -561,7 +563,7 @@ def _queue_ranks(queue_id, prio, d_here, d_max: int, qmin: np.ndarray) -> np.nda
     qmin[queue_id] = _NO_PRIO             # reset only what was touched
     # one byte a rank (d_max, a group's edges, is at most the multiplicity, 64): the
     # passes over ranks move less
-    rank = np.where(is_first, np.int8(0), np.int8(d_max))
+    rank = (~is_first).view(np.int8) * np.int8(d_max)    # 0 or d_max
     is_first |= d_here <= 1
     cand = np.flatnonzero(~is_first)      # the candidates of round 1
     for r in range(1, d_max):
