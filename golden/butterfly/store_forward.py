@@ -44,8 +44,11 @@ Vectorisation
 Many trials (networks of one shape, each with its own wiring, faults and problems) are
 simulated at once as one disjoint union. Every step finds the first ``d`` messages of
 every queue (switch, group) by repeated per-queue minima of their priorities
-(``np.minimum.at``), looks up the available edges of those front messages only, and
-moves them. The occupancy counts are kept up to date as messages move.
+(``np.minimum.at``), looks up the available edges of every message's group (most
+messages are at the front of their queue; one behind it never moves), and moves the
+front messages that have an edge, by selections over every message (``np.where``)
+rather than scatters to the movers. The occupancy counts are counted afresh every
+step (one ``np.bincount``, cheaper than updating them at every mover's two switches).
 
 Streaming
 ---------
@@ -439,7 +442,9 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
               if stream_inputs and rules.queue != "random" else None)
     if inputs is not None:
         msgs = inputs.first_window()
-    counts = msgs.occupancy(fabric)
+    # messages absorbed per output: an output's count, which the least-loaded edge
+    # choice compares (the messages are gone from ``msgs``)
+    absorbed = np.zeros(fabric.nowhere + 1, dtype=np.int64)
     present = prob >= 0
     delivery: np.ndarray = np.zeros(prob.size, dtype=np.int64)
     undelayed_flat = np.zeros(prob.size, dtype=bool)
@@ -452,13 +457,14 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
         step += 1
         if step > max_steps:
             raise RuntimeError(f"store-and-forward routing did not finish in {max_steps} steps")
-        left, left_rank = _route_step(fabric, msgs, rules, rng, step, qmin, waits, counts)
+        left, left_rank = _route_step(fabric, msgs, rules, rng, step, qmin, waits, absorbed)
         done = msgs.level == fabric.depth
         if done.any():
             fin = np.flatnonzero(done)
             finished_ids = msgs.msg_id.take(fin)
             delivery[finished_ids] = step
             undelayed_flat[finished_ids] = msgs.clean.take(fin)
+            np.add.at(absorbed, msgs.pos.take(fin), 1)
             msgs.keep(np.flatnonzero(~done))
             finished += fin.size
         if progress is not None and step % PROGRESS_STEPS == 0:
@@ -478,10 +484,10 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
 
 def _route_step(fabric: _Fabric, msgs: _Messages, rules: Rules, rng, step: int,
                 qmin: np.ndarray, waits: np.ndarray,
-                counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                absorbed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """One step: every queue's front messages move along the edges available to them
-    (``msgs`` updated in place, ``waits`` counts the messages that stay, per level,
-    ``counts`` the messages per (trial, level, row) as :meth:`_Messages.occupancy`).
+    (``msgs`` updated in place, ``waits`` counts the messages that stay, per level;
+    ``absorbed``: the messages each output has absorbed).
 
     Every message's edges are looked at, not only the front messages' (most messages
     are at the front of their queue, and one selection of them cost more than the
@@ -492,6 +498,9 @@ def _route_step(fabric: _Fabric, msgs: _Messages, rules: Rules, rng, step: int,
     left an input in this step, and its rank in that queue.
     """
     d_max, n_groups = fabric.d_max, fabric.n_groups
+    counts = msgs.occupancy(fabric)          # (at the inputs: the active ones alone,
+    if rules.edge_choice == "least-loaded":  # which no edge enters)
+        counts += absorbed
     group = (msgs.dest >> fabric.shift.take(msgs.level)) & fabric.mask.take(msgs.level)
     d_here = fabric.per_group.take(msgs.level)
     queue_id = msgs.pos * n_groups + group
@@ -506,7 +515,7 @@ def _route_step(fabric: _Fabric, msgs: _Messages, rules: Rules, rng, step: int,
     leaving = moves & (msgs.level == 0)
     left = fabric.input_index(msgs.pos.compress(leaving)) * n_groups
     left += group.compress(leaving)
-    _move(fabric, msgs, moves, _taken_edges(edge, chosen, d_max), rules, rng, step, counts)
+    _move(fabric, msgs, moves, _taken_edges(edge, chosen, d_max), rules, rng, step)
     return left, rank.compress(leaving)
 
 
@@ -519,20 +528,17 @@ def _taken_edges(edge: np.ndarray, chosen: np.ndarray, d_max: int) -> np.ndarray
     return used
 
 
-def _move(fabric: _Fabric, msgs: _Messages, moves, used, rules: Rules, rng, step: int,
-          counts: np.ndarray) -> None:
+def _move(fabric: _Fabric, msgs: _Messages, moves, used, rules: Rules, rng,
+          step: int) -> None:
     """Move the messages where ``moves`` along their ``used`` edges: selections over
     every message (sequential passes, cheaper than scattering to the movers' indices;
-    ``np.where`` is also about twice as fast as ``np.copyto(..., where=)``), the
-    occupancy ``counts`` updated."""
+    ``np.where`` is also about twice as fast as ``np.copyto(..., where=)``)."""
     new_pos = fabric.edge_head(used)
     if rules.tie == "in-edge":
         tie = fabric.edge_rank(used)
     else:                                   # one draw per mover, in message order
         tie = np.zeros(used.size, dtype=np.int64)
         tie[moves] = rng.integers(0, 1 << 8, size=np.count_nonzero(moves))
-    np.subtract.at(counts, msgs.pos.compress(moves), 1)
-    np.add.at(counts, new_pos.compress(moves), 1)
     tie += np.int64(step << _TIE_BITS)
     msgs.prio = np.where(moves, tie, msgs.prio)
     msgs.pos = np.where(moves, new_pos, msgs.pos)
