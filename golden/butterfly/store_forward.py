@@ -604,9 +604,9 @@ def _group_edges(fabric: _Fabric, msgs: _Messages, group, d_here, counts, thresh
     enterable &= ~fabric.blocked_flat
     first = msgs.pos * n_slots
     first += group * d_here               # the flat (trial, level, row, group's slot 0)
-    edge = np.empty((d_max, first.size), dtype=np.int64)
+    edge = np.empty((d_max, first.size), dtype=fabric.edges.dtype)   # (no cast in take)
     avail = np.zeros((d_max, first.size), dtype=bool)
-    edge[0] = fabric.edges.take(first)    # every group has a slot 0
+    fabric.edges.take(first, out=edge[0])   # every group has a slot 0
     avail[0] = enterable.take(fabric.edge_head(edge[0]))
     rows: list = [None]
     at = None
@@ -616,7 +616,7 @@ def _group_edges(fabric: _Fabric, msgs: _Messages, group, d_here, counts, thresh
             if 2 * np.count_nonzero(has) > has.size:
                 # past a group's last slot: another group's or the next switch's
                 # (no message is at an output, the last positions), masked below
-                edge[j] = fabric.edges.take(first + j)
+                fabric.edges.take(first + j, out=edge[j])
                 avail[j] = enterable.take(fabric.edge_head(edge[j]))
                 avail[j] &= has
                 rows.append(None)
