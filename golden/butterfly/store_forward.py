@@ -257,6 +257,12 @@ class _Messages:
         for name in _MESSAGE_FIELDS:
             setattr(self, name, getattr(self, name).take(keep))
 
+    def keep_where(self, mask: np.ndarray) -> None:
+        """Keep the messages where ``mask`` is True, in their order (``compress``: no
+        index array)."""
+        for name in _MESSAGE_FIELDS:
+            setattr(self, name, getattr(self, name).compress(mask))
+
 
 def prepare_networks(networks, trials: int = 1) -> _Fabric:
     """The arrays :func:`route_store_forward` reads of ``networks`` (one per trial; a
@@ -465,7 +471,7 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
             delivery[finished_ids] = step
             undelayed_flat[finished_ids] = msgs.clean.take(fin)
             np.add.at(absorbed, msgs.pos.take(fin), 1)
-            msgs.keep(np.flatnonzero(~done))
+            msgs.keep_where(~done)
             finished += fin.size
         if progress is not None and step % PROGRESS_STEPS == 0:
             progress(finished, total, "store-and-forward")
