@@ -44,8 +44,11 @@ Vectorisation
 Many trials (networks of one shape, each with its own wiring, faults and problems) are
 simulated at once as one disjoint union. Every step finds the first ``d`` messages of
 every queue (switch, group) by repeated per-queue minima of their priorities
-(``np.minimum.at``), looks up the available edges of those front messages only, and
-moves them. The occupancy counts are kept up to date as messages move.
+(``np.minimum.at``), looks up the available edges of every message's group (most
+messages are at the front of their queue; one behind it never moves), and moves the
+front messages that have an edge, by selections over every message (``np.where``)
+rather than scatters to the movers. The occupancy counts are counted afresh every
+step (one ``np.bincount``, cheaper than updating them at every mover's two switches).
 
 Streaming
 ---------
@@ -185,11 +188,12 @@ class _Fabric:
     depth: int
     inputs: int
     #: the position of the head of (trial, level, row, slot), levels 0 .. depth (a
-    #: switch's position is its flat (trial, level, row); no edge: :attr:`nowhere`)
-    heads_pos: np.ndarray
+    #: switch's position is its flat (trial, level, row); no edge: :attr:`nowhere`),
+    #: with that edge's in-edge order (:meth:`edge_head`, :meth:`edge_rank`)
+    edges: np.ndarray
+    rank_bits: int              #: the low bits of :attr:`edges` holding the in-edge order
     blocked_flat: np.ndarray    #: per position, faulty or declared faulty (nowhere: True)
     output_flat: np.ndarray     #: per position, an output (the last level)
-    in_rank_flat: np.ndarray    #: the in-edge order of (trial, level, row, slot)
     shift: np.ndarray           #: per level, the destination's group bits' shift
     mask: np.ndarray            #: per level, their mask
     per_group: np.ndarray       #: per level, the edges of a group (d)
@@ -198,6 +202,15 @@ class _Fabric:
     @property
     def levels(self) -> int:
         return self.depth + 1
+
+    def edge_head(self, edge: np.ndarray) -> np.ndarray:
+        """The head positions of entries of :attr:`edges` (one lookup gives both the head
+        and the in-edge order a mover's priority needs)."""
+        return edge >> self.rank_bits
+
+    def edge_rank(self, edge: np.ndarray) -> np.ndarray:
+        """The in-edge orders of entries of :attr:`edges`."""
+        return edge & ((1 << self.rank_bits) - 1)
 
     @property
     def nowhere(self) -> int:
@@ -244,6 +257,12 @@ class _Messages:
         for name in _MESSAGE_FIELDS:
             setattr(self, name, getattr(self, name).take(keep))
 
+    def keep_where(self, mask: np.ndarray) -> None:
+        """Keep the messages where ``mask`` is True, in their order (``compress``: no
+        index array)."""
+        for name in _MESSAGE_FIELDS:
+            setattr(self, name, getattr(self, name).compress(mask))
+
 
 def prepare_networks(networks, trials: int = 1) -> _Fabric:
     """The arrays :func:`route_store_forward` reads of ``networks`` (one per trial; a
@@ -259,14 +278,12 @@ def prepare_networks(networks, trials: int = 1) -> _Fabric:
         in_rank = np.broadcast_to(in_rank, (trials,) + in_rank.shape[1:])
     trials, depth, inputs, _ = heads.shape
     nowhere = trials * (depth + 1) * inputs
+    edges, rank_bits = _edge_entries(heads, in_rank, nowhere)
     return _Fabric(
-        trials=trials, depth=depth, inputs=inputs,
-        heads_pos=_head_positions(heads, nowhere),
+        trials=trials, depth=depth, inputs=inputs, edges=edges, rank_bits=rank_bits,
         blocked_flat=np.append(blocked.reshape(-1), True),
         output_flat=np.append(np.broadcast_to(np.arange(depth + 1)[None, :, None] == depth,
                                               blocked.shape).reshape(-1), False),
-        in_rank_flat=np.concatenate([in_rank, np.full((trials, 1) + in_rank.shape[2:], -1,
-                                                      dtype=in_rank.dtype)], 1).reshape(-1),
         shift=arrays["group_shift"], mask=arrays["group_mask"],
         per_group=arrays["edges_per_group"], n_slots=heads.shape[3])
 
@@ -288,17 +305,21 @@ def _fabric_and_problems(networks, problems) -> tuple[_Fabric, np.ndarray]:
     return fabric, prob
 
 
-def _head_positions(heads: np.ndarray, nowhere: int) -> np.ndarray:
-    """The flat position (trial, level + 1, row) of every edge's head, ``nowhere`` for
-    a slot without an edge, a last level (the outputs') of such slots added: a
-    switch's slot ``k`` is entry ``position * slots + k``."""
+def _edge_entries(heads: np.ndarray, in_rank: np.ndarray, nowhere: int) -> tuple[np.ndarray, int]:
+    """Every edge as ``head << rank_bits | in-edge order`` and ``rank_bits``: ``head``
+    the flat position (trial, level + 1, row) of its head, ``nowhere`` (order 0) for a
+    slot without an edge, a last level (the outputs') of such slots added: a switch's
+    slot ``k`` is entry ``position * slots + k``."""
     trials, depth, inputs, slots = heads.shape
-    dtype = np.int32 if nowhere < 2 ** 31 else np.int64   # half the memory where it fits
+    rank_bits = max(int(in_rank.max(initial=0)).bit_length(), 1)
+    # half the memory where it fits
+    dtype = np.int32 if (nowhere + 1) << rank_bits <= 2 ** 31 else np.int64
     level_base = ((np.arange(trials)[:, None] * (depth + 1) + np.arange(1, depth + 1)[None, :])
                   * inputs).astype(dtype)
-    out = np.full((trials, depth + 1, inputs, slots), nowhere, dtype=dtype)
-    out[:, :depth] = np.where(heads >= 0, heads + level_base[:, :, None, None], nowhere)
-    return out.reshape(-1)
+    out = np.full((trials, depth + 1, inputs, slots), nowhere << rank_bits, dtype=dtype)
+    out[:, :depth] = np.where(heads >= 0, ((heads + level_base[:, :, None, None]) << rank_bits)
+                              + np.maximum(in_rank, 0), nowhere << rank_bits)
+    return out.reshape(-1), rank_bits
 
 
 def _initial_messages(fabric: _Fabric, prob: np.ndarray) -> _Messages:
@@ -363,15 +384,17 @@ class _InputQueues:
         msgs.keep(np.argsort(msgs.msg_id, kind="stable"))
         return msgs
 
-    def refill(self, msgs: _Messages, left: np.ndarray, in_order: bool) -> _Messages:
+    def refill(self, msgs: _Messages, left: np.ndarray, left_rank: np.ndarray,
+               in_order: bool) -> _Messages:
         """Replace each message that ``left`` its queue by the queue's next one;
-        ``in_order``: keep the active messages in message order."""
+        ``left_rank``: the leavers' ranks in their queues (a queue's leavers are its
+        first ``k``, ranks ``0 .. k - 1``, and the ``r``-th is replaced by the queue's
+        ``r``-th next message: no sort to group them); ``in_order``: keep the active
+        messages in message order."""
         if left.size == 0 or self.pending == 0:
             return msgs
-        left = np.sort(left)
-        # the k-th of a queue's leavers is replaced by the queue's k-th next message
-        positions = self.next[left] + np.arange(left.size) - np.searchsorted(left, left)
-        inside = positions < self.end[left]
+        positions = self.next.take(left) + left_rank
+        inside = positions < self.end.take(left)
         if not inside.any():
             return msgs
         positions = positions[inside]
@@ -425,7 +448,9 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
               if stream_inputs and rules.queue != "random" else None)
     if inputs is not None:
         msgs = inputs.first_window()
-    counts = msgs.occupancy(fabric)
+    # messages absorbed per output: an output's count, which the least-loaded edge
+    # choice compares (the messages are gone from ``msgs``)
+    absorbed = np.zeros(fabric.nowhere + 1, dtype=np.int64)
     present = prob >= 0
     delivery: np.ndarray = np.zeros(prob.size, dtype=np.int64)
     undelayed_flat = np.zeros(prob.size, dtype=bool)
@@ -438,20 +463,21 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
         step += 1
         if step > max_steps:
             raise RuntimeError(f"store-and-forward routing did not finish in {max_steps} steps")
-        left = _route_step(fabric, msgs, rules, rng, step, qmin, waits, counts)
+        left, left_rank = _route_step(fabric, msgs, rules, rng, step, qmin, waits, absorbed)
         done = msgs.level == fabric.depth
         if done.any():
             fin = np.flatnonzero(done)
             finished_ids = msgs.msg_id.take(fin)
             delivery[finished_ids] = step
             undelayed_flat[finished_ids] = msgs.clean.take(fin)
-            msgs.keep(np.flatnonzero(~done))
+            np.add.at(absorbed, msgs.pos.take(fin), 1)
+            msgs.keep_where(~done)
             finished += fin.size
         if progress is not None and step % PROGRESS_STEPS == 0:
             progress(finished, total, "store-and-forward")
         if inputs is not None:
             waits[0] += inputs.pending
-            msgs = inputs.refill(msgs, left, rules.tie == "random")
+            msgs = inputs.refill(msgs, left, left_rank, rules.tie == "random")
     delivery = delivery.reshape(prob.shape)
     present_count = present.reshape(trials, -1).sum(1)
     delivered = ((delivery > 0) & present).reshape(trials, -1).sum(1)
@@ -463,51 +489,66 @@ def route_store_forward(networks, problems, rules: Rules | None = None,
 
 
 def _route_step(fabric: _Fabric, msgs: _Messages, rules: Rules, rng, step: int,
-                qmin: np.ndarray, waits: np.ndarray, counts: np.ndarray) -> np.ndarray:
+                qmin: np.ndarray, waits: np.ndarray,
+                absorbed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """One step: every queue's front messages move along the edges available to them
-    (``msgs`` updated in place, ``waits`` counts the messages that stay, per level,
-    ``counts`` the messages per (trial, level, row) as :meth:`_Messages.occupancy`).
+    (``msgs`` updated in place, ``waits`` counts the messages that stay, per level;
+    ``absorbed``: the messages each output has absorbed).
+
+    Every message's edges are looked at, not only the front messages' (most messages
+    are at the front of their queue, and one selection of them cost more than the
+    lookups it saved): a message behind the front has rank ``d_max``, which no count
+    of available edges reaches, so it stays.
 
     Returns the input queue (:meth:`_InputQueues.queue_of`) of every message that
-    left an input in this step.
+    left an input in this step, and its rank in that queue.
     """
     d_max, n_groups = fabric.d_max, fabric.n_groups
+    counts = msgs.occupancy(fabric)          # (at the inputs: the active ones alone,
+    if rules.edge_choice == "least-loaded":  # which no edge enters)
+        counts += absorbed
     group = (msgs.dest >> fabric.shift.take(msgs.level)) & fabric.mask.take(msgs.level)
     d_here = fabric.per_group.take(msgs.level)
     queue_id = msgs.pos * n_groups + group
     rank = _queue_ranks(queue_id, _priorities(rules, msgs, rng), d_here, d_max, qmin)
-    front = np.flatnonzero(rank < d_here)
-    f_rank = rank.take(front)
-    head, slot, avail, base, rows = _front_edges(fabric, msgs, front, group.take(front),
-                                                 d_here.take(front), counts, rules.threshold)
-    chosen, n_avail = _choose_edges(rules, rng, avail, rows, f_rank, queue_id.take(front),
-                                    head, counts, d_max)
-    moves = f_rank < n_avail
-    is_moving = np.zeros(msgs.msg_id.size, dtype=bool)
-    mv_f = np.flatnonzero(moves)
-    mv = front.take(mv_f)
-    is_moving[mv] = True
-    msgs.clean &= is_moving                 # who stays has been delayed
-    # (slot offset, front) of every mover, flat in the (d_max, F) arrays
-    taken = chosen.take(mv_f) * front.size + mv_f
-    lvl_mv = msgs.level.take(mv)
-    # the messages that stay, per level: all of them less the movers
-    waits += (np.bincount(msgs.level, minlength=fabric.levels)
-              - np.bincount(lvl_mv, minlength=fabric.levels))
-    new_pos = head.take(taken)
-    used_slot = slot.take(taken)
-    tie = (fabric.in_rank_flat.take(base.take(mv_f) + used_slot)
-           if rules.tie == "in-edge" else rng.integers(0, 1 << 8, size=mv.size))
-    msgs.prio[mv] = np.int64(step << _TIE_BITS) + tie     # int64 whatever tie's type
-    here = msgs.pos.take(mv)
-    from_input = np.flatnonzero(lvl_mv == 0)
-    left = fabric.input_index(here.take(from_input)) * n_groups
-    left += group.take(mv.take(from_input))
-    np.subtract.at(counts, here, 1)
-    np.add.at(counts, new_pos, 1)
-    msgs.pos[mv] = new_pos
-    msgs.level[mv] = lvl_mv + 1
-    return left
+    edge, avail, rows = _group_edges(fabric, msgs, group, d_here, counts, rules.threshold)
+    chosen, n_avail = _choose_edges(rules, rng, fabric, avail, rows, rank, queue_id, edge,
+                                    counts, d_max)
+    moves = rank < n_avail
+    msgs.clean &= moves                     # who stays has been delayed
+    # the messages that stay, per level
+    waits += np.bincount(msgs.level.compress(~moves), minlength=fabric.levels)
+    leaving = moves & (msgs.level == 0)
+    left = fabric.input_index(msgs.pos.compress(leaving)) * n_groups
+    left += group.compress(leaving)
+    _move(fabric, msgs, moves, _taken_edges(edge, chosen, d_max), rules, rng, step)
+    return left, rank.compress(leaving)
+
+
+def _taken_edges(edge: np.ndarray, chosen: np.ndarray, d_max: int) -> np.ndarray:
+    """Each message's edge at its chosen slot offset (meaningful where it moves): one
+    selection per offset, sequential passes rather than a gather."""
+    used = edge[0]
+    for j in range(1, d_max):
+        used = np.where(chosen == j, edge[j], used)
+    return used
+
+
+def _move(fabric: _Fabric, msgs: _Messages, moves, used, rules: Rules, rng,
+          step: int) -> None:
+    """Move the messages where ``moves`` along their ``used`` edges: selections over
+    every message (sequential passes, cheaper than scattering to the movers' indices;
+    ``np.where`` is also about twice as fast as ``np.copyto(..., where=)``)."""
+    new_pos = fabric.edge_head(used)
+    if rules.tie == "in-edge":
+        tie = fabric.edge_rank(used)
+    else:                                   # one draw per mover, in message order
+        tie = np.zeros(used.size, dtype=np.int64)
+        tie[moves] = rng.integers(0, 1 << 8, size=np.count_nonzero(moves))
+    tie += np.int64(step << _TIE_BITS)
+    msgs.prio = np.where(moves, tie, msgs.prio)
+    msgs.pos = np.where(moves, new_pos, msgs.pos)
+    msgs.level += moves
 
 
 def _priorities(rules: Rules, msgs: _Messages, rng) -> np.ndarray:
@@ -528,109 +569,112 @@ def _queue_ranks(queue_id, prio, d_here, d_max: int, qmin: np.ndarray) -> np.nda
     one initial message per problem), which is much cheaper than sorting every waiting
     message. ``qmin`` (every entry ``_NO_PRIO``) is scratch space, left as it was.
     """
-    rank = np.full(queue_id.size, d_max, dtype=np.int64)
-    cand = np.arange(queue_id.size)       # the candidates of round r (a group has d >= 1)
-    for r in range(d_max):
+    # round 0: every message a candidate (no gather, no index of the candidates)
+    np.minimum.at(qmin, queue_id, prio)
+    is_first = prio == qmin.take(queue_id)
+    qmin[queue_id] = _NO_PRIO             # reset only what was touched
+    # one byte a rank (d_max, a group's edges, is at most the multiplicity, 64): the
+    # passes over ranks move less
+    rank = (~is_first).view(np.int8) * np.int8(d_max)    # 0 or d_max
+    is_first |= d_here <= 1
+    cand = np.flatnonzero(~is_first)      # the candidates of round 1
+    for r in range(1, d_max):
         if cand.size == 0:
             break
-        # round 0's candidates are every message: no gather
-        q_c, p_c = (queue_id, prio) if r == 0 else (queue_id.take(cand), prio.take(cand))
+        q_c, p_c = queue_id.take(cand), prio.take(cand)
         np.minimum.at(qmin, q_c, p_c)
         is_first = p_c == qmin.take(q_c)
-        qmin[q_c] = _NO_PRIO          # reset only what was touched
+        qmin[q_c] = _NO_PRIO
         rank[cand.compress(is_first)] = r
         cand = cand.compress(~is_first)
         cand = cand.compress(d_here.take(cand) > r + 1)
     return rank
 
 
-def _front_edges(fabric: _Fabric, msgs: _Messages, front, f_group, f_d, counts,
-                 threshold: int):
-    """The edges of the front messages' groups: ``(head, slot, avail, base, rows)``,
-    the first three ``(d_max, F)`` (the position of the edge's head, its slot, whether
-    it is available), ``base`` the flat (trial, level, row, slot 0) of each front
-    message's switch, ``rows[j]`` None where every front's slot offset j was looked at,
-    else the fronts whose group has a slot j, the only ones looked at (``head`` and
-    ``slot`` are unset elsewhere in that row, ``avail`` False).
+def _group_edges(fabric: _Fabric, msgs: _Messages, group, d_here, counts, threshold: int):
+    """The edges of every message's group: ``(edge, avail, rows)``, the first two
+    ``(d_max, M)`` (the entry of :attr:`_Fabric.edges`, whether the edge is available),
+    ``rows[j]`` None where every message's slot offset j was looked at, else the
+    messages whose group has a slot j, the only ones looked at (``edge`` is unset
+    elsewhere in that row, ``avail`` False).
 
-    One pass per slot offset j (arrays of length F, not (F, d): numpy is slow on tiny
-    inner axes); where most fronts have a slot j, every front (past a group's last slot
-    an edge is unavailable), else those alone (the 4 matchings of "*"'s level -1).
+    One pass per slot offset j (arrays of length M, not (M, d): numpy is slow on tiny
+    inner axes); where most messages have a slot j, every message (past a group's last
+    slot an edge is unavailable), else those alone (the 4 matchings of "*"'s level -1).
     """
     n_slots, d_max = fabric.n_slots, fabric.d_max
-    base = msgs.pos.take(front) * n_slots
     # whether a message may enter each switch: not blocked, and an output or holding
     # at most ``threshold`` (one pass over the switches, not one per edge; nowhere is
     # blocked)
     enterable = (counts <= threshold) | fabric.output_flat
     enterable &= ~fabric.blocked_flat
-    first = f_group * f_d
-    head = np.empty((d_max, front.size), dtype=np.int64)
-    slot = np.empty((d_max, front.size), dtype=np.int64)
-    avail = np.zeros((d_max, front.size), dtype=bool)
-    slot[0] = first                       # every group has a slot 0
-    head[0] = fabric.heads_pos.take(base + first)
-    avail[0] = enterable.take(head[0])
+    first = msgs.pos * n_slots
+    first += group * d_here               # the flat (trial, level, row, group's slot 0)
+    edge = np.empty((d_max, first.size), dtype=fabric.edges.dtype)   # (no cast in take)
+    avail = np.zeros((d_max, first.size), dtype=bool)
+    fabric.edges.take(first, out=edge[0])   # every group has a slot 0
+    avail[0] = enterable.take(fabric.edge_head(edge[0]))
     rows: list = [None]
     at = None
     for j in range(1, d_max):
         if at is None:
-            has = f_d > j
+            has = d_here > j
             if 2 * np.count_nonzero(has) > has.size:
-                np.minimum(first + j, n_slots - 1, out=slot[j])
-                head[j] = fabric.heads_pos.take(base + slot[j])
-                avail[j] = enterable.take(head[j])
+                # past a group's last slot: another group's or the next switch's
+                # (no message is at an output, the last positions), masked below
+                fabric.edges.take(first + j, out=edge[j])
+                avail[j] = enterable.take(fabric.edge_head(edge[j]))
                 avail[j] &= has
                 rows.append(None)
                 continue
             at = np.flatnonzero(has)
         else:                             # a group with a slot j has every slot before
-            at = at.compress(f_d.take(at) > j)
-        s = first.take(at) + j
-        slot[j, at] = s
-        h = fabric.heads_pos.take(base.take(at) + s)
-        head[j, at] = h
-        avail[j, at] = enterable.take(h)
+            at = at.compress(d_here.take(at) > j)
+        e = fabric.edges.take(first.take(at) + j)
+        edge[j, at] = e
+        avail[j, at] = enterable.take(fabric.edge_head(e))
         rows.append(at)
-    return head, slot, avail, base, rows
+    return edge, avail, rows
 
 
-def _choose_edges(rules: Rules, rng, avail, rows, f_rank, front_queue, head, counts,
-                  d_max: int) -> tuple[np.ndarray, np.ndarray]:
-    """The slot offset each front message takes (meaningful where it moves): the
-    ``f_rank``-th available edge in the rule's preference, identical for every message
-    of one queue; and the available edges of each front's group (``rows``: as
-    :func:`_front_edges` returns them)."""
+def _choose_edges(rules: Rules, rng, fabric: _Fabric, avail, rows, rank, queue_id, edge,
+                  counts, d_max: int) -> tuple[np.ndarray, np.ndarray]:
+    """The slot offset each message takes (meaningful where it moves): the ``rank``-th
+    available edge in the rule's preference, identical for every message of one queue;
+    and the available edges of each message's group (``rows``: as
+    :func:`_group_edges` returns them)."""
     if rules.edge_choice != "first":
-        return (_preferred_edges(rules, rng, avail, f_rank, front_queue, head, counts,
-                                 d_max), avail.sum(0))
+        return (_preferred_edges(rules, rng, avail, rank, queue_id,
+                                 fabric.edge_head(edge), counts, d_max), avail.sum(0))
     # The r-th available slot in slot order: where the running count hits r + 1.
     # (one j hits it where the message moves: the sum of j over hits is that j)
-    chosen = np.zeros(f_rank.size, dtype=np.int64)
-    running = avail[0].astype(np.int64)
-    target = f_rank + 1
+    # (one byte each, as the ranks)
+    chosen = np.zeros(rank.size, dtype=np.int8)
+    running = avail[0].astype(np.int8)
+    target = rank + 1
     for j in range(1, d_max):
         at = rows[j]
         if at is None:
             running += avail[j]
-            chosen += j * (avail[j] & (running == target))
+            chosen += (avail[j] & (running == target)) * np.int8(j)
             continue
         now = running.take(at) + avail[j].take(at)
         running[at] = now
-        chosen[at] += j * (avail[j].take(at) & (now == target.take(at)))
+        chosen[at] += (avail[j].take(at) & (now == target.take(at))) * np.int8(j)
     return chosen, running
 
 
-def _preferred_edges(rules: Rules, rng, avail, f_rank, front_queue, head, counts,
+def _preferred_edges(rules: Rules, rng, avail, rank, queue_id, head, counts,
                      d_max: int) -> np.ndarray:
     """:func:`_choose_edges` under the ``"random"`` and ``"least-loaded"`` edge choices."""
     if rules.edge_choice == "random":
         # One random order per queue: key the draw by the queue's id.
-        _, inverse = np.unique(front_queue, return_inverse=True)
+        # (every queue with a message has a front message: the queues of the fronts')
+        _, inverse = np.unique(queue_id, return_inverse=True)
         pref = rng.random((inverse.max() + 1, d_max))[inverse]
     else:                                  # (a head unset where no edge is available)
         pref = (counts[np.where(avail, head, 0)] * d_max
                 + np.arange(d_max)[:, None]).T.astype(float)
     pref = np.where(avail.T, pref, np.inf)
     by_pref = np.argsort(pref, axis=1, kind="stable")
-    return by_pref[np.arange(f_rank.size), np.minimum(f_rank, d_max - 1)]
+    return by_pref[np.arange(rank.size), np.minimum(rank, d_max - 1)]

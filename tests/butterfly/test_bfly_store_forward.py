@@ -67,7 +67,8 @@ def reference_route(net, problems, threshold=4):
 @pytest.mark.parametrize("kind, d, modified, faults", [
     ("butterfly", 1, False, 0), ("dilated-butterfly", 2, False, 0),
     ("multibutterfly", 2, False, 0), ("multibutterfly", 2, True, 0),
-    ("multibutterfly", 2, True, 12), ("multibutterfly", 3, False, 0)])
+    ("multibutterfly", 2, True, 12), ("multibutterfly", 3, False, 0),
+    ("dilated-butterfly", 64, False, 0)])       # the largest multiplicity: ranks up to 64
 @pytest.mark.parametrize("pattern, problems", [("random-destinations", 3), ("transpose", 2),
                                                ("hot-spot", 2)])
 def test_matches_reference_and_conserves(kind, d, modified, faults, pattern, problems):
