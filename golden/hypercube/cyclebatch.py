@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..allocator import keep_freed_memory
-from ..bitstream import int_to_bits
+from ..bitstream import bits_array
 from ..cycle import CycleResult, Occupancy, Outcome
 from ..errors import ParameterError
 from ..messages import MessageSet
@@ -236,12 +236,7 @@ def _stream_bits(net, src: np.ndarray, dst: np.ndarray, payload) -> np.ndarray:
     P = net.payload_bits
     dims = np.asarray(net.chain.dims, dtype=np.int64)
     rel = (src ^ dst)[:, None]
-    if P <= 62:
-        pay = np.asarray(payload, dtype=np.int64)[:, None]
-        payload_bits = (pay >> np.arange(P - 1, -1, -1, dtype=np.int64)) & 1
-    else:
-        payload_bits = np.array([int_to_bits(int(p), P) for p in payload],
-                                dtype=np.int64).reshape(len(payload), P)
+    payload_bits = bits_array(payload, P)
     ones = np.ones((src.size, 1), dtype=np.int64)
     return np.concatenate([ones, (rel >> dims) & 1, payload_bits], axis=1).astype(np.uint8)
 

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E
 from fatnet.golden.butterfly import api as bf  # noqa: E402
 from fatnet.golden.butterfly import faults as fl  # noqa: E402
 from fatnet.golden.butterfly.cyclebatch import (  # noqa: E402
-    BatchedCircuit, cycle_result, run_cycles_streamed)
+    BatchedCircuit, cycle_result, run_cycles_streamed, terminal_waves)
 from fatnet.golden.butterfly.cyclemodel import run_circuit, run_masked, simulate_cycle  # noqa: E402
 from fatnet.golden.butterfly.patterns import PATTERNS, make_problems  # noqa: E402
 from fatnet.golden.butterfly.store_forward import (  # noqa: E402
@@ -148,6 +148,42 @@ def check_independent_cycles(seed: int) -> None:
                           simulate_cycle(circuit, ms, idx[at]), f"{where}, cycle {c}")
 
 
+def assert_same_terminal_waves(waves, results, ms, where: str) -> None:
+    """Bulk terminal waves (cycle ``c`` of ``waves``) == the scalar ``results[c]``'s
+    injections and waveforms at every terminal wire (zeros where it has no key)."""
+    assert waves.drive.shape[0] == len(results), where
+    for c, res in enumerate(results):
+        drive = np.zeros(waves.drive.shape[1:], dtype=np.uint8)
+        for m, (w, bits) in res.injections.items():
+            drive[:len(bits), int(ms.src[m]), w] = bits[:drive.shape[0]]
+        assert np.array_equal(waves.drive[c], drive), f"{where}, cycle {c}, drive"
+        for name, got, channel, scalar in (
+                ("recv", waves.recv[c], waves.recv_channel, res.waveforms()),
+                ("send_ack", waves.send_ack[c], waves.send_channel, res.ack_waveforms())):
+            for x in range(got.shape[1]):
+                for w in range(got.shape[2]):
+                    want = scalar.get((*channel, x, w), np.zeros(got.shape[0], np.uint8))
+                    assert np.array_equal(got[:, x, w], want), \
+                        f"{where}, cycle {c}, {name} of terminal {x} wire {w}"
+
+
+def check_terminal_waves(seed: int) -> None:
+    """Independent cycles (some inputs idle, stuck wires, link stages) in bulk: every
+    terminal wire of every cycle equals the scalar engine's run of that cycle alone."""
+    rng = np.random.default_rng(seed)
+    circuit = _circuit(rng)
+    n = circuit.n_inputs
+    cycles = int(rng.integers(1, 6))
+    ms = bf.pattern_messages(circuit, "random-destinations", cycles,
+                             seed=int(rng.integers(1000)))
+    idx = np.flatnonzero(rng.random(len(ms)) < 0.8)
+    label = idx // n * 3 + 1                    # any labels, in order
+    waves = terminal_waves(BatchedCircuit(circuit), label, ms.src[idx], ms.dst[idx],
+                           [ms.payload[i] for i in idx.tolist()])
+    results = [simulate_cycle(circuit, ms, idx[label == c]) for c in np.unique(label)]
+    assert_same_terminal_waves(waves, results, ms, _replay("check_terminal_waves", seed))
+
+
 def check_store_forward(seed: int) -> None:
     """Random network, faults, problems (some inputs idle) and rules: streaming the
     inputs' queues == routing every message every step."""
@@ -239,6 +275,12 @@ def test_masked_runs_alike(seed):
 @given(SEEDS)
 def test_independent_cycles_run_alike(seed):
     check_independent_cycles(seed)
+
+
+@PROPERTY
+@given(SEEDS)
+def test_terminal_waves_equal_the_scalar_cycles(seed):
+    check_terminal_waves(seed)
 
 
 @PROPERTY
