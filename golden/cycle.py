@@ -242,6 +242,8 @@ class TerminalWaves:
     send_channel, recv_channel : tuple
         The model's key of terminal ``x``'s wire ``w`` is ``(*send_channel, x, w)``
         (``send_ack``) or ``(*recv_channel, x, w)`` (``recv``).
+    delivered : (messages,) bool
+        Whether each message (in the order given) was delivered.
     """
 
     drive: np.ndarray
@@ -249,6 +251,7 @@ class TerminalWaves:
     send_ack: np.ndarray
     send_channel: tuple
     recv_channel: tuple
+    delivered: np.ndarray
 
 
 @dataclass

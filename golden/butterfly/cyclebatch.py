@@ -289,9 +289,10 @@ def terminal_waves(bc: BatchedCircuit, cycle, src, dst, payload) -> TerminalWave
     """Every terminal wire of many independent delivery cycles of one network, in bulk
     (:class:`~fatnet.golden.cycle.TerminalWaves`; cycles numbered in the order of their
     labels): the sources' injections and acknowledgments, the outputs' delivery wires
-    (the phantoms of wires stuck at 1 included). ``cycle``, ``src``, ``dst``: as
-    :func:`run_cycles`; ``payload``: every message's payload. Memory: ``length x inputs``
-    bytes per cycle and wire, besides :func:`run_cycles_streamed`'s."""
+    (the phantoms of wires stuck at 1 included), which messages were delivered.
+    ``cycle``, ``src``, ``dst``: as :func:`run_cycles`; ``payload``: every message's
+    payload. Memory: ``length x inputs`` bytes per cycle and wire, besides
+    :func:`run_cycles_streamed`'s."""
     cycle, src, dst = (np.asarray(a, dtype=np.int64) for a in (cycle, src, dst))
     labels, cyc = np.unique(cycle, return_inverse=True)
     order = np.argsort(cyc, kind="stable")
@@ -306,7 +307,9 @@ def terminal_waves(bc: BatchedCircuit, cycle, src, dst, payload) -> TerminalWave
     heard = np.flatnonzero(arrays.ack_time >= 0)
     ack[cyc[heard], :, src[heard], 0] = np.arange(T) >= arrays.ack_time[heard, None]
     recv = _delivered_waves(bc, C, cyc, dst, streams, arrays)
-    return TerminalWaves(drive, recv, ack, (0,), (bc.depth,))
+    delivered = np.empty(order.size, dtype=bool)
+    delivered[order] = arrays.status == DELIVERED
+    return TerminalWaves(drive, recv, ack, (0,), (bc.depth,), delivered)
 
 
 def _delivered_waves(bc: BatchedCircuit, cycles: int, cyc, dst, streams,

@@ -148,10 +148,14 @@ def check_independent_cycles(seed: int) -> None:
                           simulate_cycle(circuit, ms, idx[at]), f"{where}, cycle {c}")
 
 
-def assert_same_terminal_waves(waves, results, ms, where: str) -> None:
-    """Bulk terminal waves (cycle ``c`` of ``waves``) == the scalar ``results[c]``'s
-    injections and waveforms at every terminal wire (zeros where it has no key)."""
+def assert_same_terminal_waves(waves, results, ms, idx, where: str) -> None:
+    """Bulk terminal waves (cycle ``c`` of ``waves``; messages ``idx`` in order) == the
+    scalar ``results[c]``'s injections and waveforms at every terminal wire (zeros where
+    it has no key) and deliveries."""
     assert waves.drive.shape[0] == len(results), where
+    delivered = [m for res in results for m in sorted(res.outcomes)
+                 if res.outcomes[m].status == "delivered"]
+    assert sorted(idx[waves.delivered]) == sorted(delivered), where
     for c, res in enumerate(results):
         drive = np.zeros(waves.drive.shape[1:], dtype=np.uint8)
         for m, (w, bits) in res.injections.items():
@@ -181,7 +185,7 @@ def check_terminal_waves(seed: int) -> None:
     waves = terminal_waves(BatchedCircuit(circuit), label, ms.src[idx], ms.dst[idx],
                            [ms.payload[i] for i in idx.tolist()])
     results = [simulate_cycle(circuit, ms, idx[label == c]) for c in np.unique(label)]
-    assert_same_terminal_waves(waves, results, ms, _replay("check_terminal_waves", seed))
+    assert_same_terminal_waves(waves, results, ms, idx, _replay("check_terminal_waves", seed))
 
 
 def check_store_forward(seed: int) -> None:
