@@ -2,29 +2,37 @@
 every cycle compared with the model in hardware.
 
 ``python bench/soak.py [--messages 100000000] [--networks fat-tree butterfly
-hypercube] [--chunk-cycles 8000] [--seed 1]`` (``make soak``). Per network (the 16-leaf
-universal fat-tree, off-line; the 16-input butterfly, full load with losses retried;
-Algorithm 1 on the 4-cube), the co-simulation benchmark's checked workload
-(:func:`cosim.checked_workload`) runs chunk after chunk through cocotb on Verilator, the
-checking harness built once (:mod:`fatnet.hdl.checker`): the model's expected ``recv``
-and ``send_ack`` words of every bit-time of every cycle go into the harness's memories
-with the stimulus, a batch of cycles at a time, and the harness compares every wire in
-hardware; Python runs per batch, never per clock. The model works on the next chunk
-while the simulator runs this one (a thread: the simulator is another process), so the
-two cores overlap. Memory is bounded by the chunk: one chunk is simulated while at most
-one more is modelled, each held whole (its messages, the model's cycle results and the
-packed rows), then dropped.
+hypercube] [--chunk-cycles 8000] [--seed 1] [--reference]`` (``make soak``). Per network
+(the 16-input butterfly, Algorithm 1 on the 4-cube, the 16-leaf universal fat-tree,
+off-line) the cycles run chunk after chunk through cocotb on Verilator, the checking
+harness built once (:mod:`fatnet.hdl.checker`): the model's expected ``recv`` and
+``send_ack`` words of every bit-time of every cycle go into the harness's memories with
+the stimulus, a batch of cycles at a time, and the harness compares every wire in
+hardware; Python runs per batch, never per clock.
 
-The model's run delivers every message exactly once (losses are retried), and since the
-RTL equals the model on every wire, the RTL does too; the soak also counts the
-deliveries in the model's results and checks each message is delivered once and none
-lost. It stops at the first mismatch, printing the harness's first difference (cycle,
-bit-time, wires), every differing wire of the failing cycles, the seed, the command to
-replay the chunk and the simulator's log, and prints per network the messages, the
-cycles, the clocks, the wall time and the CPU time (this process and the simulator's).
-On a terminal a progress bar on stderr counts the messages of the network under way;
-``-v`` prints each chunk as a line and lets the simulator's output through instead of
-into its log.
+Where the family's benchmarks' record has a soak model
+(:class:`fatnet.cli.family.SoakModel`), a chunk's cycles are independent and at full
+load, every terminal offering a fresh random message each cycle except where a message
+lost in an earlier chunk is offered again (:func:`bulk_chunks`); the family's batched
+engine gives every terminal wire of the whole chunk in one call, packed straight into
+the harness's words: no Python per message or per cycle. Otherwise, and with
+``--reference``, the co-simulation benchmark's checked workload
+(:func:`cosim.checked_workload`) runs, every cycle planned from the model's cycle results
+(:func:`planned_chunks`). The model works on the next chunk while the simulator runs
+this one (a thread: the simulator is another process), so the two cores overlap. Memory
+is bounded by the chunk: one chunk is simulated while at most one more is modelled, each
+held whole, then dropped.
+
+Every message is delivered exactly once (losses are offered again), and since the RTL
+equals the model on every wire, the RTL does too; the soak counts the deliveries of the
+model (a message is in one chunk's cycles at a time, its lost copies carried to the
+next; the reference path checks its results deliver none twice). It stops at the first
+mismatch, printing the harness's first difference (cycle, bit-time, wires), on the
+reference path every differing wire of the failing cycles, the seed, the command to
+replay it and the simulator's log, and prints per network the messages, the cycles, the
+clocks, the wall time and the CPU time (this process and the simulator's). On a terminal
+a progress bar on stderr counts the messages of the network under way; ``-v`` prints
+each chunk as a line and lets the simulator's output through instead of into its log.
 """
 
 from __future__ import annotations
@@ -48,14 +56,16 @@ from fatnet.cli.family import SoakModel, bench_families
 # a sibling script of bench/ (on sys.path as the running script's folder)
 from cosim import bench_network, checked_workload
 
-__all__ = ["NETWORKS", "DEFAULT_MESSAGES", "CHUNK_CYCLES", "soak_network", "soak", "main"]
+__all__ = ["NETWORKS", "DEFAULT_MESSAGES", "CHUNK_CYCLES", "Chunk", "soak_network",
+           "planned_chunks", "bulk_chunks", "soak", "main"]
 
 #: ``make soak``'s messages per network.
 DEFAULT_MESSAGES = 100_000_000
 
 #: Delivery cycles per chunk (one cocotb run): the memory bound. A chunk of the soaked
-#: networks holds its messages, the model's cycle results and plans and the checking
-#: harness's rows, a few hundred MB at most, two chunks at a time.
+#: networks holds its messages, the model's arrays (the reference path: its cycle
+#: results and plans) and the checking harness's words and rows, a few hundred MB at
+#: most, two chunks at a time.
 CHUNK_CYCLES = 8000
 
 #: The soaked networks: per kind of a family with the benchmarks' record

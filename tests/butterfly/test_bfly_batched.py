@@ -126,21 +126,25 @@ def check_masked(seed: int) -> None:
                        run_masked(circuit, ms, masks, 30, engine="scalar"), where)
 
 
+def _independent_cycles(rng) -> tuple:
+    """A random network and a few full-load cycles of random destinations, some inputs
+    idle in some cycles: (circuit, cycles, messages, the indices of those sent)."""
+    circuit = _circuit(rng)
+    cycles = int(rng.integers(1, 6))
+    ms = bf.pattern_messages(circuit, "random-destinations", cycles,
+                             seed=int(rng.integers(1000)))
+    return circuit, cycles, ms, np.flatnonzero(rng.random(len(ms)) < 0.8)
+
+
 def check_independent_cycles(seed: int) -> None:
     """Many independent cycles in batches of a few messages: each cycle equals the
     scalar engine's run of it alone."""
     rng = np.random.default_rng(seed)
-    circuit = _circuit(rng)
-    n = circuit.n_inputs
-    cycles = int(rng.integers(1, 6))
-    ms = bf.pattern_messages(circuit, "random-destinations", cycles,
-                             seed=int(rng.integers(1000)))
-    keep = rng.random(len(ms)) < 0.8            # some inputs idle in some cycles
-    idx = np.flatnonzero(keep)
-    label = idx // n
+    circuit, cycles, ms, idx = _independent_cycles(rng)
+    label = idx // circuit.n_inputs
     bc = BatchedCircuit(circuit)
     arrays = run_cycles_streamed(bc, label, ms.src[idx], ms.dst[idx],
-                                 batch=int(rng.integers(1, 2 * n)))
+                                 batch=int(rng.integers(1, 2 * circuit.n_inputs)))
     where = _replay("check_independent_cycles", seed)
     for c in range(cycles):
         at = np.flatnonzero(label == c)
@@ -174,14 +178,8 @@ def assert_same_terminal_waves(waves, results, ms, idx, where: str) -> None:
 def check_terminal_waves(seed: int) -> None:
     """Independent cycles (some inputs idle, stuck wires, link stages) in bulk: every
     terminal wire of every cycle equals the scalar engine's run of that cycle alone."""
-    rng = np.random.default_rng(seed)
-    circuit = _circuit(rng)
-    n = circuit.n_inputs
-    cycles = int(rng.integers(1, 6))
-    ms = bf.pattern_messages(circuit, "random-destinations", cycles,
-                             seed=int(rng.integers(1000)))
-    idx = np.flatnonzero(rng.random(len(ms)) < 0.8)
-    label = idx // n * 3 + 1                    # any labels, in order
+    circuit, _, ms, idx = _independent_cycles(np.random.default_rng(seed))
+    label = idx // circuit.n_inputs * 3 + 1     # any labels, in order
     waves = terminal_waves(BatchedCircuit(circuit), label, ms.src[idx], ms.dst[idx],
                            [ms.payload[i] for i in idx.tolist()])
     results = [simulate_cycle(circuit, ms, idx[label == c]) for c in np.unique(label)]
