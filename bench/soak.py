@@ -89,7 +89,7 @@ class Chunk:
     cycles: int
     #: The messages the model delivered in it (each once).
     delivered: int
-    #: ``simulate(net, build_root, replay, log)`` -> the runner's result.
+    #: ``simulate(build_root, replay, log)`` -> the runner's result (a simulator run).
     simulate: Callable[..., Any]
 
 

@@ -47,3 +47,30 @@ def check_bulk_words(kind: str, size: int, seed: int) -> None:
 @pytest.mark.parametrize("seed", range(6))
 def test_bulk_words_equal_the_planned_cycles(kind, size, seed):
     check_bulk_words(kind, size, seed)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_lost_messages_are_offered_again_at_their_sources(seed):
+    """The soak's bulk workload: a carried (lost) message takes its source's next free
+    cycle of the next chunk, in order; what does not fit stays carried, none is dropped
+    or duplicated."""
+    from bench_scripts import bench_script
+    soak = bench_script("soak")
+    rng = np.random.default_rng(seed)
+    terminals, cycles = int(rng.integers(1, 6)), int(rng.integers(1, 5))
+    src = np.tile(np.arange(terminals), cycles)
+    dst = np.full(src.size, -1, dtype=np.int64)
+    payload = np.full(src.size, -1, dtype=np.int64)
+    lost = int(rng.integers(0, 3 * terminals * cycles))
+    carried = [rng.integers(0, terminals, lost), np.arange(lost), 1000 + np.arange(lost)]
+    left = soak._offer_again(src, dst, payload, carried, cycles)
+    where = f"seed {seed}"
+    placed = dst[dst >= 0]
+    assert sorted([*placed.tolist(), *left[1].tolist()]) == list(range(lost)), where
+    assert np.array_equal(payload[dst >= 0], 1000 + placed), where
+    for s in range(terminals):
+        mine = carried[1][carried[0] == s]               # in their order of loss
+        here = dst[src == s]                             # the source's cycles in order
+        n = min(len(mine), cycles)
+        assert np.array_equal(here[:n], mine[:n]) and (here[n:] == -1).all(), where
+        assert np.array_equal(left[1][left[0] == s], mine[n:]), where

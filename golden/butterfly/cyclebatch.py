@@ -297,7 +297,9 @@ def terminal_waves(bc: BatchedCircuit, cycle, src, dst, payload) -> TerminalWave
     labels, cyc = np.unique(cycle, return_inverse=True)
     order = np.argsort(cyc, kind="stable")
     cyc, src, dst = cyc[order], src[order], dst[order]
-    streams = encode_streams(bc.circuit, dst, [payload[i] for i in order.tolist()])
+    wide = bc.circuit.payload_bits > 62     # beyond int64: Python integers
+    streams = encode_streams(bc.circuit, dst, np.asarray(
+        payload, dtype=object if wide else np.int64).reshape(-1)[order])
     arrays = run_cycles_streamed(bc, cyc, src, dst)
     T, n, C = bc.circuit.cycle_length, bc.inputs, labels.size
     drive = np.zeros((C, T, n, 1), dtype=np.uint8)
