@@ -2,29 +2,37 @@
 every cycle compared with the model in hardware.
 
 ``python bench/soak.py [--messages 100000000] [--networks fat-tree butterfly
-hypercube] [--chunk-cycles 8000] [--seed 1]`` (``make soak``). Per network (the 16-leaf
-universal fat-tree, off-line; the 16-input butterfly, full load with losses retried;
-Algorithm 1 on the 4-cube), the co-simulation benchmark's checked workload
-(:func:`cosim.checked_workload`) runs chunk after chunk through cocotb on Verilator, the
-checking harness built once (:mod:`fatnet.hdl.checker`): the model's expected ``recv``
-and ``send_ack`` words of every bit-time of every cycle go into the harness's memories
-with the stimulus, a batch of cycles at a time, and the harness compares every wire in
-hardware; Python runs per batch, never per clock. The model works on the next chunk
-while the simulator runs this one (a thread: the simulator is another process), so the
-two cores overlap. Memory is bounded by the chunk: one chunk is simulated while at most
-one more is modelled, each held whole (its messages, the model's cycle results and the
-packed rows), then dropped.
+hypercube] [--chunk-cycles 8000] [--seed 1] [--reference]`` (``make soak``). Per network
+(the 16-input butterfly, Algorithm 1 on the 4-cube, the 16-leaf universal fat-tree,
+off-line) the cycles run chunk after chunk through cocotb on Verilator, the checking
+harness built once (:mod:`fatnet.hdl.checker`): the model's expected ``recv`` and
+``send_ack`` words of every bit-time of every cycle go into the harness's memories with
+the stimulus, a batch of cycles at a time, and the harness compares every wire in
+hardware; Python runs per batch, never per clock.
 
-The model's run delivers every message exactly once (losses are retried), and since the
-RTL equals the model on every wire, the RTL does too; the soak also counts the
-deliveries in the model's results and checks each message is delivered once and none
-lost. It stops at the first mismatch, printing the harness's first difference (cycle,
-bit-time, wires), every differing wire of the failing cycles, the seed, the command to
-replay the chunk and the simulator's log, and prints per network the messages, the
-cycles, the clocks, the wall time and the CPU time (this process and the simulator's).
-On a terminal a progress bar on stderr counts the messages of the network under way;
-``-v`` prints each chunk as a line and lets the simulator's output through instead of
-into its log.
+Where the family's benchmarks' record has a soak model
+(:class:`fatnet.cli.family.SoakModel`), a chunk's cycles are independent and at full
+load, every terminal offering a fresh random message each cycle except where a message
+lost in an earlier chunk is offered again (:func:`bulk_chunks`); the family's batched
+engine gives every terminal wire of the whole chunk in one call, packed straight into
+the harness's words: no Python per message or per cycle. Otherwise, and with
+``--reference``, the co-simulation benchmark's checked workload
+(:func:`cosim.checked_workload`) runs, every cycle planned from the model's cycle results
+(:func:`planned_chunks`). The model works on the next chunk while the simulator runs
+this one (a thread: the simulator is another process), so the two cores overlap. Memory
+is bounded by the chunk: one chunk is simulated while at most one more is modelled, each
+held whole, then dropped.
+
+Every message is delivered exactly once (losses are offered again), and since the RTL
+equals the model on every wire, the RTL does too; the soak counts the deliveries of the
+model (a message is in one chunk's cycles at a time, its lost copies carried to the
+next; the reference path checks its results deliver none twice). It stops at the first
+mismatch, printing the harness's first difference (cycle, bit-time, wires), on the
+reference path every differing wire of the failing cycles, the seed, the command to
+replay it and the simulator's log, and prints per network the messages, the cycles, the
+clocks, the wall time and the CPU time (this process and the simulator's). On a terminal
+a progress bar on stderr counts the messages of the network under way; ``-v`` prints
+each chunk as a line and lets the simulator's output through instead of into its log.
 """
 
 from __future__ import annotations
@@ -35,22 +43,29 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from fatnet import api
-from fatnet.cli.family import bench_families
+from fatnet.cli.family import SoakModel, bench_families
 
 # a sibling script of bench/ (on sys.path as the running script's folder)
 from cosim import bench_network, checked_workload
 
-__all__ = ["NETWORKS", "DEFAULT_MESSAGES", "CHUNK_CYCLES", "soak_network", "soak", "main"]
+__all__ = ["NETWORKS", "DEFAULT_MESSAGES", "CHUNK_CYCLES", "Chunk", "soak_network",
+           "planned_chunks", "bulk_chunks", "soak", "main"]
 
 #: ``make soak``'s messages per network.
 DEFAULT_MESSAGES = 100_000_000
 
 #: Delivery cycles per chunk (one cocotb run): the memory bound. A chunk of the soaked
-#: networks holds its messages, the model's cycle results and plans and the checking
-#: harness's rows, a few hundred MB at most, two chunks at a time.
+#: networks holds its messages, the model's arrays (the reference path: its cycle
+#: results and plans) and the checking harness's words and rows, a few hundred MB at
+#: most, two chunks at a time.
 CHUNK_CYCLES = 8000
 
 #: The soaked networks: per kind of a family with the benchmarks' record
@@ -64,10 +79,23 @@ def soak_network(name: str):
     return bench_network(name, NETWORKS[name])
 
 
-def _chunks(net, chunk_cycles: int, seed: int):
-    """The checked workload's chunks, chunk ``i`` drawn from seed ``seed + i``, made one
-    ahead on a thread (the model of the next chunk runs while the simulator, another
-    process, runs this one): yields (chunk seed, messages, the model's cycle results)."""
+@dataclass
+class Chunk:
+    """One chunk of the soak, modelled and ready to simulate."""
+
+    #: The seed it was drawn from.
+    seed: int
+    #: Its delivery cycles.
+    cycles: int
+    #: The messages the model delivered in it (each once).
+    delivered: int
+    #: ``simulate(build_root, replay, log)`` -> the runner's result (a simulator run).
+    simulate: Callable[..., Any]
+
+
+def _ahead(make: Callable[[int], Chunk]):
+    """``make(0)``, ``make(1)``, ... made one ahead on a thread (the model of the next
+    chunk runs while the simulator, another process, runs this one)."""
     import queue
     import threading
     ready: queue.Queue = queue.Queue(maxsize=1)   # one chunk ahead: memory stays bounded
@@ -77,8 +105,7 @@ def _chunks(net, chunk_cycles: int, seed: int):
         chunk = 0
         while not stop.is_set():
             try:
-                ms, results, _ = checked_workload(net, chunk_cycles, seed + chunk)
-                item = (seed + chunk, ms, results)
+                item: Chunk | Exception = make(chunk)
             except Exception as e:  # noqa: BLE001 - handed to the consumer, raised there
                 item = e
             while not stop.is_set():
@@ -102,35 +129,103 @@ def _chunks(net, chunk_cycles: int, seed: int):
         worker.join()
 
 
+def planned_chunks(name: str, net, chunk_cycles: int, seed: int):
+    """The reference path: chunk ``i`` is the checked workload
+    (:func:`cosim.checked_workload`) drawn from seed ``seed + i``, every cycle planned
+    from the model's :class:`~fatnet.golden.cycle.CycleResult` s."""
+    from fatnet.sim.cocotb_runner import run
+
+    def make(i: int) -> Chunk:
+        ms, results, _ = checked_workload(net, chunk_cycles, seed + i)
+        delivered = _count_once(name, i, seed + i, results)
+        return Chunk(seed + i, len(results), delivered, lambda build_root, replay, log: run(
+            net, ms, results, family=api.family_of(net), sim="verilator",
+            build_root=build_root, seed=seed + i, replay=replay, log=log))
+    return _ahead(make)
+
+
+def bulk_chunks(net, model: SoakModel, chunk_cycles: int, seed: int):
+    """The bulk path (the family's :class:`~fatnet.cli.family.SoakModel`): chunk ``i``'s
+    cycles are independent, every terminal offering a fresh random message in each
+    (drawn from seed ``seed + i``) but where a message lost in an earlier chunk is
+    offered again (its source's first cycles), so every message is delivered once; the
+    whole chunk's terminal wires come from one call of the batched engine and go
+    straight into the harness's packed words."""
+    from fatnet.sim.cocotb_runner import run_words
+    from fatnet.sim.plan import bulk_words, endpoint_layouts
+    family = api.family_of(net)
+    layouts = endpoint_layouts(net, family)
+    carried = [np.zeros(0, dtype=np.int64)] * 3
+
+    def make(i: int) -> Chunk:
+        nonlocal carried
+        src, dst, payload = (np.asarray(a, dtype=np.int64) for a in
+                             model.draw(net, chunk_cycles, np.random.default_rng(seed + i)))
+        carried = _offer_again(src, dst, payload, carried, chunk_cycles)
+        cycle = np.repeat(np.arange(chunk_cycles), src.size // chunk_cycles)
+        waves = model.waves(net, cycle, src, dst, payload)
+        lost = ~waves.delivered
+        carried = [np.concatenate([c, a[lost]]) for c, a in zip(carried, (src, dst, payload))]
+        words = bulk_words(net, waves, family=family, layouts=layouts)
+        return Chunk(seed + i, chunk_cycles, int(waves.delivered.sum()),
+                     lambda build_root, replay, log: run_words(
+                         net, words, family=family, sim="verilator", build_root=build_root,
+                         seed=seed + i, replay=replay, log=log))
+    return _ahead(make)
+
+
+def _offer_again(src, dst, payload, carried: list, cycles: int) -> list:
+    """Put the ``carried`` (src, dst, payload) messages in place of fresh ones (in
+    place): a source's ``r``-th carried message in its cycle ``r``. The ones that do
+    not fit (more than ``cycles`` at one source) stay carried: returned."""
+    c_src, c_dst, c_payload = carried
+    terminals = src.size // cycles
+    order = np.argsort(c_src, kind="stable")
+    by_src = c_src[order]
+    rank = np.empty(c_src.size, dtype=np.int64)
+    rank[order] = np.arange(c_src.size) - np.searchsorted(by_src, by_src, "left")
+    fits = rank < cycles
+    at = rank[fits] * terminals + c_src[fits]
+    dst[at], payload[at] = c_dst[fits], c_payload[fits]
+    return [a[~fits] for a in carried]
+
+
 def soak(name: str, messages: int, chunk_cycles: int, seed: int, build_root: Path,
-         progress=None, log: bool = True) -> dict:
+         progress=None, log: bool = True, reference: bool = False) -> dict:
     """At least ``messages`` delivered messages of network ``name`` through the RTL.
     ``progress(done, total, what)``, if given, is called before each chunk (messages
-    delivered so far, of ``messages``); ``log`` as in :func:`fatnet.sim.cocotb_runner.run`."""
+    delivered so far, of ``messages``); ``log`` as in :func:`fatnet.sim.cocotb_runner.run`;
+    ``reference``: the per-cycle path even where the family has the bulk one."""
     import resource
 
-    from fatnet.sim.cocotb_runner import run
     net = soak_network(name)
+    model = bench_families()[name].soak
     delivered = cycles = clocks = chunk = 0
     t0, cpu0 = time.perf_counter(), _cpu_seconds(resource)
-    chunks = _chunks(net, chunk_cycles, seed)
+    chunks = (bulk_chunks(net, model, chunk_cycles, seed) if model and not reference
+              else planned_chunks(name, net, chunk_cycles, seed))
+    path = " --reference" if reference or not model else ""
     try:
         while delivered < messages:
             if progress is not None:
                 progress(min(delivered, messages), messages,
                          f"{name}: chunk {chunk + 1}, {cycles:,} cycles so far")
-            chunk_seed, ms, results = next(chunks)
-            replay = (f"python bench/soak.py --networks {name} --seed {chunk_seed} "
-                      f"--messages 1 --chunk-cycles {chunk_cycles}")
-            res = run(net, ms, results, family=api.family_of(net), sim="verilator",
-                      build_root=build_root, seed=chunk_seed, replay=replay, log=log)
+            item = next(chunks)
+            # a chunk's messages follow from the chunks before (lost ones are offered
+            # again): the replay runs the soak up to this chunk
+            replay = (f"python bench/soak.py --networks {name} --seed {seed} "
+                      f"--messages {delivered + 1} --chunk-cycles {chunk_cycles}{path}"
+                      if model and not reference else
+                      f"python bench/soak.py --networks {name} --seed {item.seed} "
+                      f"--messages 1 --chunk-cycles {chunk_cycles}{path}")
+            res = item.simulate(build_root, replay, log)
             if not res.passed:
                 where = f"; log: {res.log}" if res.log else ""
                 raise RuntimeError(f"{name}: RTL differs from the model in chunk {chunk} "
-                                   f"(seed {chunk_seed}; replay: {replay}{where}):\n"
+                                   f"(seed {item.seed}; replay: {replay}{where}):\n"
                                    + "\n".join(res.failures[:10]))
-            delivered += _count_once(name, chunk, chunk_seed, results)
-            cycles += len(results)
+            delivered += item.delivered
+            cycles += item.cycles
             clocks += res.clocks
             chunk += 1
     finally:
@@ -170,6 +265,10 @@ def main(argv=None) -> int:
                          f"{CHUNK_CYCLES:,})")
     ap.add_argument("--seed", type=int, default=1, help="seed of the first chunk")
     ap.add_argument("--build-dir", default=None, help="builds (default a temporary one)")
+    ap.add_argument("--reference", action="store_true",
+                    help="plan every cycle from the model's cycle results (the reference "
+                         "path; default where the family has it: its batched engine's "
+                         "waves in bulk)")
     ap.add_argument("-v", "--verbose", action="store_true",
                     help="each chunk as a line, the simulator's output on the terminal")
     args = ap.parse_args(argv)
@@ -186,7 +285,7 @@ def main(argv=None) -> int:
         try:
             with Progress("soak", args.verbose, "messages") as progress:
                 r = soak(name, args.messages, args.chunk_cycles, args.seed, root,
-                         progress, log=not args.verbose)
+                         progress, log=not args.verbose, reference=args.reference)
         except RuntimeError as e:
             print(f"soak: FAIL: {e}", file=sys.stderr)
             return 1

@@ -37,7 +37,7 @@ from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, MAX_TRIALS,
 from ..api.outputs import staged_file
 from .plots import plot_sweep
 from .progress import Progress
-from .family import Bench, CosimCase, Experiment, Verb, WavesCase
+from .family import Bench, CosimCase, Experiment, SoakModel, Verb, WavesCase
 
 __all__ = ["FAMILY", "VERBS", "BENCH", "EXPERIMENTS", "add_arguments", "network_spec",
            "build_network", "make_messages", "run_network", "fault_masks_of",
@@ -407,6 +407,22 @@ def _bench_traffic(circuit: CircuitNetwork, rng) -> tuple:
     return ms, run_circuit(circuit, ms, keep_results=True)
 
 
+def _soak_draw(circuit: CircuitNetwork, cycles: int, rng) -> tuple:
+    """The soak's chunk at full load: every input, every cycle, a random output and
+    payload (at most 62 payload bits random, the rest 0)."""
+    n = circuit.n_inputs
+    src = np.tile(np.arange(n), cycles)
+    dst = rng.integers(0, n, src.size)
+    payload = rng.integers(0, 1 << min(circuit.payload_bits, 62), src.size)
+    return src, dst, payload
+
+
+def _soak_waves(circuit: CircuitNetwork, cycle, src, dst, payload):
+    """Every terminal wire of the soak's independent cycles, from the batched engine."""
+    from ..golden.butterfly.cyclebatch import BatchedCircuit, terminal_waves
+    return terminal_waves(BatchedCircuit(circuit), cycle, src, dst, payload)
+
+
 #: The benchmarks' butterflies (:class:`fatnet.cli.family.BenchCommands`): the ladder
 #: ends at a size that does not fit on the largest board, the ULX3S's ECP5-85F (256
 #: inputs did not).
@@ -431,7 +447,8 @@ BENCH = Bench(kind="butterfly", ladder=(4, 8, 16, 32, 64, 128, 256),
                       "destinations, losses retried)",
               cosim=(CosimCase(64, 2_000_000, 3000, 300),), acceptance=_bench_acceptance,
               waves=WavesCase("butterfly, 64 inputs", {"inputs": 64, "seed": 0},
-                              {"pattern": "random-destinations", "seed": 0}))
+                              {"pattern": "random-destinations", "seed": 0}),
+              soak=SoakModel(_soak_draw, _soak_waves))
 
 
 #: Model-only verbs: name -> (help, function(kind, args) -> exit status).

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 # does not import the command line); a family's command module provides them here
 from ..api.registry import ExperimentCommands, OfflineSchedule, experiments_of
 
-__all__ = ["Verb", "Experiment", "CosimCase", "WavesCase", "Bench", "CommandFamily",
+__all__ = ["Verb", "Experiment", "CosimCase", "WavesCase", "SoakModel", "Bench", "CommandFamily",
            "ExperimentCommands", "OfflineSchedule", "BoardCommands", "BenchCommands",
            "OPTIONAL", "bench_families", "experiments_of"]
 
@@ -82,6 +82,22 @@ class WavesCase(NamedTuple):
     traffic: dict
 
 
+class SoakModel(NamedTuple):
+    """The soak's model in bulk (``bench/soak.py``): a chunk of independent delivery
+    cycles at full load, every terminal wire of every cycle from one call of the
+    family's batched engine."""
+
+    #: ``draw(net, cycles, rng)`` -> (src, dst, payload) int arrays: every terminal
+    #: offers a fresh random message in each of ``cycles`` cycles, cycle ``c``'s
+    #: terminal ``s`` at index ``c * terminals + s``, drawn from the numpy Generator
+    #: ``rng``.
+    draw: Callable[[Any, int, Any], tuple]
+    #: ``waves(net, cycle, src, dst, payload)`` ->
+    #: :class:`~fatnet.golden.cycle.TerminalWaves`: every terminal wire of the cycles
+    #: (each message's ``cycle`` label, cycles independent) and the messages delivered.
+    waves: Callable[..., Any]
+
+
 class Bench(NamedTuple):
     """What the benchmarks (``bench/``) build of a family: one kind, in sizes.
 
@@ -120,6 +136,9 @@ class Bench(NamedTuple):
     acceptance: Callable[[int, Any], str] | None = None
     #: The network of ``bench/waves_decode.py`` (None leaves the family out of it).
     waves: WavesCase | None = None
+    #: The soak's model in bulk; None: the soak plans every cycle of :attr:`traffic`'s
+    #: results (the reference path, a few ms a cycle).
+    soak: SoakModel | None = None
 
 
 @runtime_checkable

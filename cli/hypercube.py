@@ -41,7 +41,7 @@ from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, add_pattern_opti
 from ..api.outputs import staged_file
 from .plots import plot_kuszmaul
 from .progress import Progress
-from .family import Bench, CosimCase, Experiment, Verb, WavesCase
+from .family import Bench, CosimCase, Experiment, SoakModel, Verb, WavesCase
 
 __all__ = ["FAMILY", "VERBS", "BENCH", "EXPERIMENTS", "add_arguments", "build_network",
            "make_messages", "run_network", "network_from_args",
@@ -502,6 +502,22 @@ def _bench_traffic(net: HypercubeCircuit, rng) -> tuple:
     return ms, net.run(ms, keep_results=True)
 
 
+def _soak_draw(net: HypercubeCircuit, cycles: int, rng) -> tuple:
+    """The soak's chunk at full load: a random permutation every cycle (every node
+    sends one message), random payloads (at most 62 payload bits random, the rest 0)."""
+    n = net.nodes
+    src = np.tile(np.arange(n), cycles)
+    dst = np.argsort(rng.random((cycles, n)), axis=1).reshape(-1)
+    payload = rng.integers(0, 1 << min(net.payload_bits, 62), src.size)
+    return src, dst, payload
+
+
+def _soak_waves(net: HypercubeCircuit, cycle, src, dst, payload):
+    """Every terminal wire of the soak's independent cycles, from the batched engine."""
+    from ..golden.hypercube.cyclebatch import terminal_waves
+    return terminal_waves(net, cycle, src, dst, payload)
+
+
 #: The benchmarks' hypercubes (:class:`fatnet.cli.family.BenchCommands`): the ladder
 #: ends at a size that does not fit on the largest board, the ULX3S's ECP5-85F (its
 #: dimension 8 fits in 87 % of its LUTs, 2.2 times dimension 7's, so 9 would not).
@@ -511,7 +527,8 @@ BENCH = Bench(kind="hypercube", ladder=(2, 3, 4, 5, 6, 7, 8, 9), options=_bench_
                       "random permutations, collisions retried)",
               cosim=(CosimCase(6, 2_000_000, 3000, 300),),
               waves=WavesCase("hypercube, k = 6", {"dimension": 6},
-                              {"pattern": "random-permutation", "seed": 0}))
+                              {"pattern": "random-permutation", "seed": 0}),
+              soak=SoakModel(_soak_draw, _soak_waves))
 
 
 #: Model-only verbs (:class:`fatnet.cli.family.Verb`).

@@ -17,10 +17,12 @@ testbenches drive and check streams made by them.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .errors import FatnetInputError
 
 __all__ = ["frame", "FieldReader", "decode_delivered", "int_to_bits", "bits_to_int",
-           "StreamError"]
+           "bits_array", "StreamError"]
 
 
 class StreamError(FatnetInputError):
@@ -32,6 +34,16 @@ def int_to_bits(value: int, width: int) -> list[int]:
     if value < 0 or value >> width:
         raise ValueError(f"value {value} does not fit in {width} bits")
     return [(value >> (width - 1 - i)) & 1 for i in range(width)]
+
+
+def bits_array(values, width: int) -> np.ndarray:
+    """:func:`int_to_bits` of many values at once: an int64 array ``(len(values),
+    width)``, MSB first (numpy shifts up to 62 bits, Python integers beyond)."""
+    if width <= 62:
+        column = np.asarray(values, dtype=np.int64).reshape(-1, 1)
+        return (column >> np.arange(width - 1, -1, -1, dtype=np.int64)) & 1
+    return np.array([int_to_bits(int(v), width) for v in values],
+                    dtype=np.int64).reshape(len(values), width)
 
 
 def bits_to_int(bits) -> int:

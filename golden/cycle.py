@@ -73,7 +73,7 @@ from .bitstream import bits_to_int
 
 __all__ = ["Fabric", "Network", "StartTree", "StuckWires", "stuck_wires", "Occupancy",
            "Outcome", "CycleResult", "run_cycle", "MAX_LINK_STAGES", "MAX_START_STAGES",
-           "start_latency"]
+           "start_latency", "TerminalWaves"]
 
 #: Most registers a pipelined link may hold each way (``--link-stages``, every family).
 MAX_LINK_STAGES = 8
@@ -222,6 +222,36 @@ class Outcome:
             return None
         last = self.path[-1]
         return bits_to_int(self.stream[last.offset + 1:])
+
+
+@dataclass
+class TerminalWaves:
+    """What the terminals' wires carry in many delivery cycles, bit-time for bit-time
+    (a batched engine's answer for a whole batch of cycles; each cycle equals its
+    :class:`CycleResult`'s injections, :meth:`~CycleResult.waveforms` and
+    :meth:`~CycleResult.ack_waveforms` at the terminals' wires, zeros where those have
+    no key).
+
+    Attributes
+    ----------
+    drive, send_ack : (cycles, length, terminals, wires) uint8
+        Every source terminal's injection wires and their acknowledgments;
+        ``drive[c, t, s, w]`` is source ``s``'s wire ``w`` at bit-time ``t``.
+    recv : (cycles, length, terminals, wires) uint8
+        Every destination terminal's delivery wires.
+    send_channel, recv_channel : tuple
+        The model's key of terminal ``x``'s wire ``w`` is ``(*send_channel, x, w)``
+        (``send_ack``) or ``(*recv_channel, x, w)`` (``recv``).
+    delivered : (messages,) bool
+        Whether each message (in the order given) was delivered.
+    """
+
+    drive: np.ndarray
+    recv: np.ndarray
+    send_ack: np.ndarray
+    send_channel: tuple
+    recv_channel: tuple
+    delivered: np.ndarray
 
 
 @dataclass

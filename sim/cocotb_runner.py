@@ -55,7 +55,7 @@ import numpy as np
 from ..golden.cycle import start_latency
 from .family import SimFamily, fault_mask_width, runtime_faults
 
-__all__ = ["run", "CocotbResult", "SimulatorError", "network_cycles", "simulator_env",
+__all__ = ["run", "run_words", "CocotbResult", "SimulatorError", "network_cycles", "simulator_env",
            "build_key", "harness_sources", "log_tail"]
 
 PLAN_ENV = "FATNET_PLAN"
@@ -610,21 +610,25 @@ class _Job:
 
 
 def _write_plan(net, plans_, layouts, family: SimFamily, build_dir: Path, *, log: bool,
-                watched: bool, harness: str, bench_top: bool) -> _Job:
+                watched: bool, harness: str, bench_top: bool, words: dict | None = None
+                ) -> _Job:
     """Write the cocotb test's plan file (the masks and the status registers to read,
     the harness's geometry, and for the packed harness the stimulus words; for the
     checking harness its batches, whose memory rows go to ``rows_<tag>.npz``) for
-    ``plans_``; its run's files."""
+    ``plans_`` (or, with ``plans_`` empty, for the cycles of the packed ``words`` of
+    :func:`fatnet.sim.plan.bulk_words`, no fault mask); its run's files."""
     from ..hdl.harness import harness_geometry
     from .plan import pack_words
     T = net.cycle_length
     geo = harness_geometry(net, hardware=family.hardware)
-    mask_list = [None if p.mask is None else f"{p.mask:x}" for p in plans_]
+    mask_list = ([None if p.mask is None else f"{p.mask:x}" for p in plans_] if words is None
+                 else [None] * (len(words["stim"]) // T))
     doc = {"length": T, "start_latency": start_latency(net), "harness": harness,
            "bench_top": bench_top,
            "W": geo["W"], "Wr": geo["Wr"]}
     if harness == "checker":
-        batches, rows, geo = _batches(plans_, layouts, mask_list, geo)
+        batches, rows, geo = (_batches(plans_, layouts, mask_list, geo) if words is None
+                              else _word_batches(words, T, geo))
         digest = hashlib.sha1(b"".join(a.tobytes() for a in rows.values()))
         doc.update(batches=batches, k=geo["k"], rows=geo["rows"])
     else:
@@ -658,27 +662,55 @@ def _batches(plans_, layouts, mask_list, geo) -> tuple[list[dict], dict, dict]:
     .. ``row0 + rows - 1`` of the arrays); the rows of the three written memories (uint8
     arrays [row, byte], little-endian); the checker's geometry."""
     from ..hdl.checker import checker_geometry
-    from .plan import stream_rows
+    from .plan import packed_bits
     T = geo["T"]
     geo = checker_geometry(T, geo["W"], geo["Wr"])
     send, recv = layouts
+    batches: list[dict] = []
     parts: dict[str, list] = {"stim": [], "expect_recv": [], "expect_ack": []}
-    batches, first = [], 0
+    first = 0
     while first < len(plans_):
         n = 1
         while (first + n < len(plans_) and n < geo["B"]
                and mask_list[first + n] == mask_list[first]):
             n += 1
         group = plans_[first:first + n]
-        for name, layout, which in (("stim", send, "drive"), ("expect_recv", recv, "expect_recv"),
-                                    ("expect_ack", send, "expect_send_ack")):
-            parts[name].append(stream_rows([getattr(p, which) for p in group], layout, T,
-                                           geo["k"]))
-        row0 = sum(len(x) for x in parts["stim"][:-1])
-        batches.append({"first": first, "cycles": n, "mask": mask_list[first],
-                        "row0": row0, "rows": len(parts["stim"][-1])})
+        words = {name: np.concatenate([packed_bits(getattr(p, which), layout, T)
+                                       for p in group])
+                 for name, layout, which in (("stim", send, "drive"),
+                                             ("expect_recv", recv, "expect_recv"),
+                                             ("expect_ack", send, "expect_send_ack"))}
+        _add_batch(batches, parts, words, first, n, mask_list[first], geo["k"])
         first += n
     return batches, {name: np.concatenate(x) for name, x in parts.items()}, geo
+
+
+def _word_batches(words: dict, T: int, geo: dict) -> tuple[list[dict], dict, dict]:
+    """:func:`_batches` of cycles given as packed words (:func:`fatnet.sim.plan.bulk_words`:
+    every cycle's ``T`` words one after the other, no fault mask): ``B`` cycles a batch."""
+    from ..hdl.checker import checker_geometry
+    geo = checker_geometry(T, geo["W"], geo["Wr"])
+    cycles = len(words["stim"]) // T
+    batches: list[dict] = []
+    parts: dict[str, list] = {name: [] for name in words}
+    for first in range(0, cycles, geo["B"]):
+        n = min(geo["B"], cycles - first)
+        _add_batch(batches, parts, {name: w[first * T:(first + n) * T]
+                                    for name, w in words.items()},
+                   first, n, None, geo["k"])
+    return batches, {name: np.concatenate(x) for name, x in parts.items()}, geo
+
+
+def _add_batch(batches: list, parts: dict, words: dict, first: int, n: int, mask,
+               k: int) -> None:
+    """One batch of ``n`` cycles from ``first``: its memory rows appended to ``parts``
+    (``k`` words a row) and its entry to ``batches``."""
+    from .plan import word_rows
+    row0 = sum(len(x) for x in parts["stim"])
+    for name, w in words.items():
+        parts[name].append(word_rows(w, k))
+    batches.append({"first": first, "cycles": n, "mask": mask, "row0": row0,
+                    "rows": len(parts["stim"][-1])})
 
 
 def _result(job: _Job, plans_, layouts, T: int, crash: list[str], build_s: float,
@@ -722,26 +754,82 @@ def _checked(obs: dict, batches: list, plans_, layouts, T: int) -> tuple[list, l
         first = b["first"]
         status = (None if status is None or shape is None
                   else np.array([int(ch) for ch in status], dtype=np.uint8).reshape(shape))
+        line = _found_line(b, seen, layouts)
+        if line:
+            found.append(line)
         if seen["errors"] is None:  # the count is X: the cycles stay "not captured"
-            found.append(f"harness: the error count is X in cycles {first} .. "
-                         f"{first + b['cycles'] - 1}: a recv or send_ack wire carried X "
-                         f"or Z")
             continue
         for c in range(b["cycles"]):
             got[first + c] = (None, None, status if c == 0 else None)
         if not seen["errors"]:
             continue
-        cycle, bit, rdiff, adiff = seen["first"]
-        wires = (differing_wires(int(rdiff, 16), recv, "recv")
-                 + differing_wires(int(adiff, 16), send, "send_ack"))
-        found.append(f"harness: {seen['errors']} differing bit-times in cycles {first} .. "
-                     f"{first + b['cycles'] - 1}; the first at cycle {first + cycle}, "
-                     f"bit-time {bit}: {', '.join(wires[:8])}"
-                     + (f" (and {len(wires) - 8} more wires)" if len(wires) > 8 else ""))
         for c, (r, a) in enumerate(zip(*seen["captures"])):
             got[first + c] = (unpack_words(int(r, 16), recv, T),
                               unpack_words(int(a, 16), send, T), status if c == 0 else None)
     return got, found
+
+
+def _found_line(b: dict, seen: dict, layouts) -> str:
+    """What the checking harness found in batch ``b`` (``seen``: its observations): its
+    first difference (cycle, bit-time, the differing wires), the X in its error count,
+    or nothing for a batch without errors."""
+    first, last = b["first"], b["first"] + b["cycles"] - 1
+    if seen["errors"] is None:
+        return (f"harness: the error count is X in cycles {first} .. {last}: a recv or "
+                f"send_ack wire carried X or Z")
+    if not seen["errors"]:
+        return ""
+    send, recv = layouts
+    cycle, bit, rdiff, adiff = seen["first"]
+    wires = (differing_wires(int(rdiff, 16), recv, "recv")
+             + differing_wires(int(adiff, 16), send, "send_ack"))
+    return (f"harness: {seen['errors']} differing bit-times in cycles {first} .. {last}; "
+            f"the first at cycle {first + cycle}, bit-time {bit}: {', '.join(wires[:8])}"
+            + (f" (and {len(wires) - 8} more wires)" if len(wires) > 8 else ""))
+
+
+def run_words(net, words: dict, *, family: SimFamily, sim: str | None = None,
+              build_root="build/cocotb", seed: int = 0, replay: str = "",
+              log: bool = True) -> CocotbResult:
+    """:func:`run` of delivery cycles given in bulk: the packed words of every bit-time
+    (:func:`fatnet.sim.plan.bulk_words` of a batched engine's terminal waves; no fault
+    mask, no waves), compared in the checking harness. A mismatch is reported as the
+    harness finds it: per failing batch, the first differing cycle, bit-time and wires,
+    then the seed and ``replay`` (:func:`run` on the model's cycle results gives the
+    account of every differing wire)."""
+    from .plan import endpoint_layouts
+    layouts = endpoint_layouts(net, family)
+    sim = sim or os.environ.get("SIM", "icarus")
+    build_dir = Path(build_root).resolve() / sim / build_key(net, family=family)
+    build_dir.mkdir(parents=True, exist_ok=True)
+    job = _write_plan(net, [], layouts, family, build_dir, log=log, watched=False,
+                      harness="checker", words=words,
+                      bench_top=_toplevel(net.family, sim, False).endswith("_bench"))
+    T = net.cycle_length
+    cycles = len(words["stim"]) // T
+    build_s, run_s, crash = _build_and_test(
+        net, net.family, sim, build_dir, family.hardware, waves=False, status_module=None,
+        job=job, progress=lambda done, total, what: None, cycles=cycles)
+    failures = crash + _failures(job.results_xml)
+    obs = json.loads(job.observed.read_text()) if job.observed.exists() else {}
+    if not obs and job.log is not None:
+        failures.append(f"the tools' output is in {job.log}")
+    batches = json.loads(job.plan.read_text())["batches"]
+    seen = list(zip(batches, obs.get("batches", [])))
+    found = [line for b, got in seen if (line := _found_line(b, got, layouts))]
+    checked = sum(b["cycles"] for b, got in seen if got["errors"] is not None)
+    if checked < cycles and not crash:
+        found.append(f"cycles {checked} .. {cycles - 1}: not checked (the simulation "
+                     f"stopped early)")
+    if found:
+        failures.append("RTL differs from the golden model:\n  " + "\n  ".join(found)
+                        + f"\n  seed {seed}; replay: {replay}")
+    elif not failures:
+        (build_dir / f"rows_{job.plan.stem.removeprefix('plan_')}.npz").unlink(missing_ok=True)
+    return CocotbResult(not failures, failures, cycles, cycles * (T + 1), build_s,
+                        obs.get("seconds", run_s), None, obs.get("clocks", 0), run_s,
+                        obs.get("python_seconds", 0.0), obs.get("cpu_seconds", 0.0),
+                        log=job.log, ran=bool(obs))
 
 
 #: What each simulator's build step does, for the progress display.

@@ -29,7 +29,7 @@ from .family import SimFamily, fault_mask_width, runtime_faults
 __all__ = ["CyclePlan", "Sites", "TerminalWires", "terminal_wires", "plan_cycle",
            "plan_result", "plans", "endpoint_layouts", "Mismatch", "compare_cycle",
            "compare_status", "describe_wire", "pack_words", "unpack_words", "packed_bits",
-           "stream_rows"]
+           "stream_rows", "word_rows", "bulk_words"]
 
 
 @dataclass
@@ -232,10 +232,52 @@ def stream_rows(cycles: list, layout, length: int, k: int) -> np.ndarray:
     W = sum(w for _, _, w in layout)
     words = np.concatenate([packed_bits(a, layout, length) for a in cycles]) if cycles \
         else np.zeros((0, W), dtype=np.uint8)
+    return word_rows(words, k)
+
+
+def word_rows(words: np.ndarray, k: int) -> np.ndarray:
+    """Packed words (uint8 array [word, bit], one word a bit-time) as the checking
+    harness's rows: ``k`` words a row, little-endian bytes (see :func:`stream_rows`)."""
+    W = words.shape[1]
     rows = -(-len(words) // k)
     padded = np.zeros((rows * k, W), dtype=np.uint8)
     padded[:len(words)] = words
     return np.packbits(padded.reshape(rows, k * W), axis=1, bitorder="little")
+
+
+def bulk_words(net, waves, *, family: SimFamily, layouts: tuple | None = None) -> dict:
+    """A batched engine's :class:`~fatnet.golden.cycle.TerminalWaves` as the packed
+    words of every bit-time of every cycle, the cycles one after the other: uint8
+    arrays [cycle x bit-time, bit] of the ``stim``, ``expect_recv`` and ``expect_ack``
+    memories (what :func:`stream_rows` makes of the plans of the same cycles). Each
+    terminal wire goes where the family's hooks put it (``port_name``, ``recv_port``,
+    ``ack_port``); a wire no hook names must carry nothing."""
+    tb = family.testbench
+    send, recv = layouts or endpoint_layouts(net, family)
+    cycles, T = waves.drive.shape[:2]
+    out = {}
+    for name, wave, layout, to_port in (
+            ("stim", waves.drive, send, lambda x, w: (tb.port_name(net, x), w)),
+            ("expect_recv", waves.recv, recv,
+             lambda x, w: tb.recv_port(net, (*waves.recv_channel, x, w))),
+            ("expect_ack", waves.send_ack, send,
+             lambda x, w: tb.ack_port(net, (*waves.send_channel, x, w)))):
+        first = {port: (at, width) for port, at, width in layout}
+        words = np.zeros((cycles * T, sum(w for _, _, w in layout)), dtype=np.uint8)
+        flat = wave.reshape(cycles * T, -1)
+        terminals, wires = wave.shape[2:]
+        for x in range(terminals):
+            for w in range(wires):
+                hit = to_port(x, w)
+                column = flat[:, x * wires + w]
+                if hit is None or hit[0] not in first or hit[1] >= first[hit[0]][1]:
+                    if column.any():
+                        raise FatnetInputError(f"terminal {x} wire {w} of the model's "
+                                               f"{name} waves is no port of the network")
+                    continue
+                words[:, first[hit[0]][0] + hit[1]] = column
+        out[name] = words
+    return out
 
 
 def unpack_words(value: int, layout, length: int) -> dict:

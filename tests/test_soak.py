@@ -1,8 +1,10 @@
 """The soak's machinery on a short run (``make soak`` runs 10^8 messages a family):
 chunks of cycles checked by the checking harness on Verilator, deliveries counted once
 each, a mismatch stops it with the harness's first difference (cycle, bit-time, wire),
-the seed and the command to replay the chunk."""
+the seed and the command to replay the chunk; on the bulk path (the batched engine's
+waves) and on the reference path (every cycle planned)."""
 
+import contextlib
 import re
 
 import pytest
@@ -24,9 +26,11 @@ def soak_builds(tmp_path_factory):
 
 
 @pytest.mark.skipif("verilator" not in SIMS, reason="SIM selects another simulator")
-def test_a_short_soak_counts_every_delivery_once(soak_builds):
+@pytest.mark.parametrize("reference", [False, True])
+def test_a_short_soak_counts_every_delivery_once(soak_builds, reference):
     require("verilator")
-    r = soak_module.soak("butterfly", 300, 40, seed=3, build_root=soak_builds)
+    r = soak_module.soak("butterfly", 300, 20, seed=3, build_root=soak_builds,
+                         reference=reference)
     assert r["messages"] >= 300 and r["chunks"] >= 2
     # a 16-input butterfly delivers at most 16 messages a cycle
     assert r["messages"] <= 16 * r["cycles"]
@@ -40,7 +44,38 @@ def test_a_mismatch_stops_the_soak_with_its_replay(soak_builds):
     # name its cycle, bit-time and wire; the runner's report names the same
     with expected_bit_flipped(-1, "recv", 5), \
             pytest.raises(RuntimeError, match=r"seed 3; replay: python bench/soak.py") as e:
-        soak_module.soak("butterfly", 100, 20, seed=3, build_root=soak_builds)
+        soak_module.soak("butterfly", 100, 20, seed=3, build_root=soak_builds,
+                         reference=True)
     assert re.search(r"harness: 1 differing bit-times in cycles 0 \.\. 19; the first at "
                      r"cycle 19, bit-time 5: term__0\.recv\[0\]\n  seed 3", str(e.value)), e.value
     assert re.search(r"cycle 19: term__0\.recv\[0\] .* at bit-time 5: expected", str(e.value))
+
+
+@contextlib.contextmanager
+def _bulk_bit_flipped(cycle: int, bit_time: int, column: int):
+    """Within the block, the bulk path's expected recv words have one bit flipped: cycle
+    ``cycle`` (negative: from the end), ``bit_time``, packed column ``column``."""
+    from fatnet.sim import plan as planning
+    real = planning.bulk_words
+
+    def flipped(net, *args, **kwargs):
+        words = real(net, *args, **kwargs)
+        T = net.cycle_length
+        row = (cycle % (len(words["expect_recv"]) // T)) * T + bit_time
+        words["expect_recv"][row, column] ^= 1
+        return words
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(planning, "bulk_words", flipped)
+        yield
+
+
+@pytest.mark.skipif("verilator" not in SIMS, reason="SIM selects another simulator")
+def test_a_mismatch_on_the_bulk_path_stops_the_soak_with_its_replay(soak_builds):
+    require("verilator")
+    with _bulk_bit_flipped(-1, 5, 0), pytest.raises(RuntimeError) as e:
+        soak_module.soak("butterfly", 100, 20, seed=3, build_root=soak_builds)
+    assert re.search(r"harness: 1 differing bit-times in cycles 0 \.\. 19; the first at "
+                     r"cycle 19, bit-time 5: term__0\.recv\[0\]\n  seed 3; replay: python "
+                     r"bench/soak.py --networks butterfly --seed 3 --messages 1 "
+                     r"--chunk-cycles 20", str(e.value)), e.value

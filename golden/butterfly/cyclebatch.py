@@ -38,13 +38,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..allocator import keep_freed_memory
-from ..cycle import CycleResult, Occupancy, Outcome, run_cycle
+from ..bitstream import bits_array
+from ..cycle import CycleResult, Occupancy, Outcome, TerminalWaves, run_cycle
 from ..errors import ParameterError
 from ..messages import MessageSet
 from ..runner import ChannelUsage, RunReport, SourceQueues, check_max_cycles
 
 __all__ = ["MAX_BATCH_MESSAGES", "BatchedCircuit", "CycleArrays", "run_cycles",
-           "run_cycles_streamed", "run_online"]
+           "run_cycles_streamed", "run_online", "encode_streams", "terminal_waves"]
 
 #: Messages one :func:`run_cycles` call holds at most (about 100 bytes of arrays each
 #: per level: 2^20 messages of a 1024-input network take well under 1 GiB).
@@ -266,6 +267,71 @@ def run_cycles_streamed(bc: BatchedCircuit, cycle, src, dst,
         return run_cycles(bc, cycle, src, dst)
     return CycleArrays(*(np.concatenate([getattr(p, f) for p in parts])
                          for f in ("status", "hops", "rows", "wires", "groups", "ack_time")))
+
+
+# ---------------------------------------------------------------------- waves
+def encode_streams(circuit, dst: np.ndarray, payload) -> np.ndarray:
+    """Every message's stream (:meth:`~.cyclemodel.CircuitNetwork.encode`) as the rows
+    of a uint8 array: the M bit, each level's group field MSB first, the payload."""
+    dst = np.asarray(dst, dtype=np.int64)
+    net = circuit.network
+    if dst.size and (dst.min() < 0 or dst.max() >= circuit.n_inputs):
+        raise ParameterError(f"destination must be an output in [0, "
+                             f"{circuit.n_inputs - 1}]")
+    fields = [bits_array((dst >> int(net.group_shift[i])) & int(net.group_mask[i]), w)
+              for i, w in enumerate(circuit.field_widths)]
+    ones = np.ones((dst.size, 1), dtype=np.int64)
+    return np.concatenate([ones, *fields, bits_array(payload, circuit.payload_bits)],
+                          axis=1).astype(np.uint8)
+
+
+def terminal_waves(bc: BatchedCircuit, cycle, src, dst, payload) -> TerminalWaves:
+    """Every terminal wire of many independent delivery cycles of one network, in bulk
+    (:class:`~fatnet.golden.cycle.TerminalWaves`; cycles numbered in the order of their
+    labels): the sources' injections and acknowledgments, the outputs' delivery wires
+    (the phantoms of wires stuck at 1 included), which messages were delivered.
+    ``cycle``, ``src``, ``dst``: as :func:`run_cycles`; ``payload``: every message's
+    payload. Memory: ``length x inputs`` bytes per cycle and wire, besides
+    :func:`run_cycles_streamed`'s."""
+    cycle, src, dst = (np.asarray(a, dtype=np.int64) for a in (cycle, src, dst))
+    labels, cyc = np.unique(cycle, return_inverse=True)
+    order = np.argsort(cyc, kind="stable")
+    cyc, src, dst = cyc[order], src[order], dst[order]
+    wide = bc.circuit.payload_bits > 62     # beyond int64: Python integers
+    streams = encode_streams(bc.circuit, dst, np.asarray(
+        payload, dtype=object if wide else np.int64).reshape(-1)[order])
+    arrays = run_cycles_streamed(bc, cyc, src, dst)
+    T, n, C = bc.circuit.cycle_length, bc.inputs, labels.size
+    drive = np.zeros((C, T, n, 1), dtype=np.uint8)
+    length = min(streams.shape[1], T)
+    drive[cyc[:, None], np.arange(length), src[:, None], 0] = streams[:, :length]
+    ack = np.zeros_like(drive)
+    heard = np.flatnonzero(arrays.ack_time >= 0)
+    ack[cyc[heard], :, src[heard], 0] = np.arange(T) >= arrays.ack_time[heard, None]
+    recv = _delivered_waves(bc, C, cyc, dst, streams, arrays)
+    delivered = np.empty(order.size, dtype=bool)
+    delivered[order] = arrays.status == DELIVERED
+    return TerminalWaves(drive, recv, ack, (0,), (bc.depth,), delivered)
+
+
+def _delivered_waves(bc: BatchedCircuit, cycles: int, cyc, dst, streams,
+                     arrays: CycleArrays) -> np.ndarray:
+    """The outputs' delivery wires: each delivered stream from the last level's M bit
+    on (a fresh M bit, then what the switches left of it), over the phantoms' waves."""
+    depth, T = bc.depth, bc.circuit.cycle_length
+    wires = max(1, int(bc.circuit.in_degree[depth].max()))
+    recv = np.zeros((cycles, T, bc.inputs, wires), dtype=np.uint8)
+    for (level, row, wire), wave in bc.phantom_run.waveforms().items():
+        if level == depth:
+            recv[:, :, row, wire] = wave
+    done = np.flatnonzero(arrays.status == DELIVERED)
+    start, first = int(bc.time[depth]), int(bc.offset[depth])
+    length = max(0, min(streams.shape[1] - first, T - start))
+    wave = streams[done, first:first + length].copy()
+    wave[:, :1] = 1
+    recv[cyc[done, None], start + np.arange(length), dst[done, None],
+         arrays.wires[done, depth, None]] = wave
+    return recv
 
 
 # ---------------------------------------------------------------------- results

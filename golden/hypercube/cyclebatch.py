@@ -41,15 +41,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..allocator import keep_freed_memory
-from ..bitstream import int_to_bits
-from ..cycle import CycleResult, Occupancy, Outcome
+from ..bitstream import bits_array
+from ..cycle import CycleResult, Occupancy, Outcome, TerminalWaves
 from ..errors import ParameterError
 from ..messages import MessageSet
 from ..runner import ChannelUsage, RunReport, SourceQueues, account_cycle, check_max_cycles
 
 __all__ = ["MAX_BATCH_MESSAGES", "DELIVERED", "LOST", "ChainArrays", "chain_nodes",
            "run_cycles", "run_cycles_streamed", "cycle_result", "expected_waves",
-           "run_online"]
+           "terminal_waves", "run_online"]
 
 #: Messages one :func:`run_cycles` call holds at most (about ``16 (f + 1)`` bytes of
 #: arrays each: 2^20 messages of the 20-cube take well under 1 GiB).
@@ -236,12 +236,7 @@ def _stream_bits(net, src: np.ndarray, dst: np.ndarray, payload) -> np.ndarray:
     P = net.payload_bits
     dims = np.asarray(net.chain.dims, dtype=np.int64)
     rel = (src ^ dst)[:, None]
-    if P <= 62:
-        pay = np.asarray(payload, dtype=np.int64)[:, None]
-        payload_bits = (pay >> np.arange(P - 1, -1, -1, dtype=np.int64)) & 1
-    else:
-        payload_bits = np.array([int_to_bits(int(p), P) for p in payload],
-                                dtype=np.int64).reshape(len(payload), P)
+    payload_bits = bits_array(payload, P)
     ones = np.ones((src.size, 1), dtype=np.int64)
     return np.concatenate([ones, (rel >> dims) & 1, payload_bits], axis=1).astype(np.uint8)
 
@@ -256,6 +251,23 @@ def expected_waves(net, cycle, src, dst, payload) -> tuple[np.ndarray, np.ndarra
     :meth:`CycleResult.ack_waveforms` (zeros where those have no key). ``cycle``,
     ``src``, ``dst``: as :func:`run_cycles`; ``payload``: every message's payload. Memory:
     ``2 (f + 1) 2**k cycle_length`` bytes per cycle (1,040 for the 4-cube at M = 8)."""
+    forward, ack, _ = _waves(net, cycle, src, dst, payload)
+    return forward, ack
+
+
+def terminal_waves(net, cycle, src, dst, payload) -> TerminalWaves:
+    """The terminals' wires of :func:`expected_waves` (rank 0's ``send`` and
+    ``send_ack``, rank ``f``'s ``recv``) as :class:`~fatnet.golden.cycle.TerminalWaves`,
+    with the messages delivered."""
+    forward, ack, delivered = _waves(net, cycle, src, dst, payload)
+    f = net.chain.ranks
+    drive, recv, send_ack = (np.ascontiguousarray(a.transpose(0, 2, 1)[..., None])
+                             for a in (forward[:, 0], forward[:, f], ack[:, 0]))
+    return TerminalWaves(drive, recv, send_ack, ("rank", 0), ("rank", f), delivered)
+
+
+def _waves(net, cycle, src, dst, payload) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`expected_waves` and whether each message was delivered."""
     src, dst, cycle = (np.asarray(a, dtype=np.int64) for a in (src, dst, cycle))
     chain, f, n, T = net.chain, net.chain.ranks, net.nodes, net.cycle_length
     cyc = _cycle_numbers(cycle, src, n)
@@ -273,7 +285,7 @@ def expected_waves(net, cycle, src, dst, payload) -> tuple[np.ndarray, np.ndarra
         forward[cyc[on], r, arrays.nodes[on, r], 2 * r:2 * r + length] = wave
         back = np.flatnonzero(delivered)
         ack[cyc[back], r, arrays.nodes[back, r], 3 * f - r:] = 1
-    return forward, ack
+    return forward, ack, delivered
 
 
 # ---------------------------------------------------------------------- on-line

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E
 from fatnet.golden.butterfly import api as bf  # noqa: E402
 from fatnet.golden.butterfly import faults as fl  # noqa: E402
 from fatnet.golden.butterfly.cyclebatch import (  # noqa: E402
-    BatchedCircuit, cycle_result, run_cycles_streamed)
+    BatchedCircuit, cycle_result, run_cycles_streamed, terminal_waves)
 from fatnet.golden.butterfly.cyclemodel import run_circuit, run_masked, simulate_cycle  # noqa: E402
 from fatnet.golden.butterfly.patterns import PATTERNS, make_problems  # noqa: E402
 from fatnet.golden.butterfly.store_forward import (  # noqa: E402
@@ -126,26 +126,64 @@ def check_masked(seed: int) -> None:
                        run_masked(circuit, ms, masks, 30, engine="scalar"), where)
 
 
+def _independent_cycles(rng) -> tuple:
+    """A random network and a few full-load cycles of random destinations, some inputs
+    idle in some cycles: (circuit, cycles, messages, the indices of those sent)."""
+    circuit = _circuit(rng)
+    cycles = int(rng.integers(1, 6))
+    ms = bf.pattern_messages(circuit, "random-destinations", cycles,
+                             seed=int(rng.integers(1000)))
+    return circuit, cycles, ms, np.flatnonzero(rng.random(len(ms)) < 0.8)
+
+
 def check_independent_cycles(seed: int) -> None:
     """Many independent cycles in batches of a few messages: each cycle equals the
     scalar engine's run of it alone."""
     rng = np.random.default_rng(seed)
-    circuit = _circuit(rng)
-    n = circuit.n_inputs
-    cycles = int(rng.integers(1, 6))
-    ms = bf.pattern_messages(circuit, "random-destinations", cycles,
-                             seed=int(rng.integers(1000)))
-    keep = rng.random(len(ms)) < 0.8            # some inputs idle in some cycles
-    idx = np.flatnonzero(keep)
-    label = idx // n
+    circuit, cycles, ms, idx = _independent_cycles(rng)
+    label = idx // circuit.n_inputs
     bc = BatchedCircuit(circuit)
     arrays = run_cycles_streamed(bc, label, ms.src[idx], ms.dst[idx],
-                                 batch=int(rng.integers(1, 2 * n)))
+                                 batch=int(rng.integers(1, 2 * circuit.n_inputs)))
     where = _replay("check_independent_cycles", seed)
     for c in range(cycles):
         at = np.flatnonzero(label == c)
         assert_same_cycle(cycle_result(bc, ms, idx[at], arrays, at),
                           simulate_cycle(circuit, ms, idx[at]), f"{where}, cycle {c}")
+
+
+def assert_same_terminal_waves(waves, results, ms, idx, where: str) -> None:
+    """Bulk terminal waves (cycle ``c`` of ``waves``; messages ``idx`` in order) == the
+    scalar ``results[c]``'s injections and waveforms at every terminal wire (zeros where
+    it has no key) and deliveries."""
+    assert waves.drive.shape[0] == len(results), where
+    delivered = [m for res in results for m in sorted(res.outcomes)
+                 if res.outcomes[m].status == "delivered"]
+    assert sorted(idx[waves.delivered]) == sorted(delivered), where
+    for c, res in enumerate(results):
+        drive = np.zeros(waves.drive.shape[1:], dtype=np.uint8)
+        for m, (w, bits) in res.injections.items():
+            drive[:len(bits), int(ms.src[m]), w] = bits[:drive.shape[0]]
+        assert np.array_equal(waves.drive[c], drive), f"{where}, cycle {c}, drive"
+        for name, got, channel, scalar in (
+                ("recv", waves.recv[c], waves.recv_channel, res.waveforms()),
+                ("send_ack", waves.send_ack[c], waves.send_channel, res.ack_waveforms())):
+            for x in range(got.shape[1]):
+                for w in range(got.shape[2]):
+                    want = scalar.get((*channel, x, w), np.zeros(got.shape[0], np.uint8))
+                    assert np.array_equal(got[:, x, w], want), \
+                        f"{where}, cycle {c}, {name} of terminal {x} wire {w}"
+
+
+def check_terminal_waves(seed: int) -> None:
+    """Independent cycles (some inputs idle, stuck wires, link stages) in bulk: every
+    terminal wire of every cycle equals the scalar engine's run of that cycle alone."""
+    circuit, _, ms, idx = _independent_cycles(np.random.default_rng(seed))
+    label = idx // circuit.n_inputs * 3 + 1     # any labels, in order
+    waves = terminal_waves(BatchedCircuit(circuit), label, ms.src[idx], ms.dst[idx],
+                           [ms.payload[i] for i in idx.tolist()])
+    results = [simulate_cycle(circuit, ms, idx[label == c]) for c in np.unique(label)]
+    assert_same_terminal_waves(waves, results, ms, idx, _replay("check_terminal_waves", seed))
 
 
 def check_store_forward(seed: int) -> None:
@@ -239,6 +277,12 @@ def test_masked_runs_alike(seed):
 @given(SEEDS)
 def test_independent_cycles_run_alike(seed):
     check_independent_cycles(seed)
+
+
+@PROPERTY
+@given(SEEDS)
+def test_terminal_waves_equal_the_scalar_cycles(seed):
+    check_terminal_waves(seed)
 
 
 @PROPERTY
