@@ -46,7 +46,8 @@ def assert_same_runs(k, src, dst, where: str, **options) -> None:
         b = batched.crossings[key]
         assert b.dtype == s.dtype and np.array_equal(b, s), f"{where}: crossings {key}"
     for bits, hop_delay in ((1, 1), (8, 3)):
-        bb, bs = batched.bit_times(bits, hop_delay=hop_delay), scalar.bit_times(bits, hop_delay=hop_delay)
+        bb = batched.bit_times(bits, hop_delay=hop_delay)
+        bs = scalar.bit_times(bits, hop_delay=hop_delay)
         assert (bb.store_forward, bb.cut_through) == (bs.store_forward, bs.cut_through), where
         assert np.array_equal(bb.per_message_cut_through, bs.per_message_cut_through), where
     assert batched.summary() == scalar.summary(), where
