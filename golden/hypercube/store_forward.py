@@ -780,7 +780,7 @@ class _QueueRun(_Run):
 
     def _heads(self) -> tuple[np.ndarray, np.ndarray]:
         c = np.flatnonzero(self.fifo.size[:self.links.size])
-        return self.fifo.head[c], self.links[c]
+        return self.fifo.heads(c), self.links[c]
 
     def _occupancy(self, links: np.ndarray) -> np.ndarray:
         return self.fifo.size[self.link_id.take(links)]
@@ -826,14 +826,21 @@ def _numbering(used: np.ndarray) -> np.ndarray:
 
 
 class _Fifos:
-    """FIFO lists of messages, each message in at most one: ``head``, ``tail`` and
-    ``size`` per list, ``nxt`` per message (the next in its list, -1 at the tail)."""
+    """FIFO lists of messages, each message in at most one: ``nxt`` holds the next
+    message of every message's list (the last one's is unset) and, at ``messages +
+    list``, each list's first message, so that an empty list's ``tail`` is that entry
+    and joining a tail is one assignment whether the list is empty or not; ``size`` per
+    list."""
 
     def __init__(self, lists: int, messages: int):
-        self.head = np.full(lists, -1, dtype=np.int64)
-        self.tail = np.full(lists, -1, dtype=np.int64)
+        self.base = messages
+        self.nxt = np.full(messages + lists, -1, dtype=np.int64)
+        self.tail = messages + np.arange(lists, dtype=np.int64)
         self.size = np.zeros(lists, dtype=np.int64)
-        self.nxt = np.full(messages, -1, dtype=np.int64)
+
+    def heads(self, lists: np.ndarray) -> np.ndarray:
+        """The first message of each of ``lists`` (non-empty)."""
+        return self.nxt[self.base + lists]
 
     def append(self, lists: np.ndarray, items: np.ndarray) -> None:
         """``items[j]`` joins the tail of list ``lists[j]``, in the order given."""
@@ -845,27 +852,30 @@ class _Fifos:
         starts = np.concatenate(([0], cuts))
         ends = np.concatenate((cuts, [it.size]))
         self.nxt[it[:-1]] = it[1:]
-        self.nxt[it[ends - 1]] = -1
         self._attach(ls[starts], it[starts], it[ends - 1], ends - starts)
 
     def _attach(self, lists: np.ndarray, first: np.ndarray, last: np.ndarray,
                 counts: np.ndarray) -> None:
         """Chains ``first .. last`` (``counts`` long, distinct lists) join the tails."""
-        empty = self.size[lists] == 0
-        self.head[lists[empty]] = first[empty]
-        self.nxt[self.tail[lists[~empty]]] = first[~empty]
+        self.nxt[self.tail[lists]] = first
         self.tail[lists] = last
         self.size[lists] += counts
 
+    def _emptied(self, lists: np.ndarray) -> None:
+        """Of ``lists``, the empty ones' tails back at their own entries."""
+        self.tail[lists] = np.where(self.size[lists] > 0, self.tail[lists], self.base + lists)
+
     def pop(self, lists: np.ndarray) -> None:
         """The heads of ``lists`` (distinct, non-empty) leave them."""
-        self.head[lists] = self.nxt[self.head[lists]]
+        at = self.base + lists
+        self.nxt[at] = self.nxt[self.nxt[at]]
         self.size[lists] -= 1
+        self._emptied(lists)
 
     def splice(self, src: np.ndarray, dst: np.ndarray, counts: np.ndarray) -> None:
         """The first ``counts[j]`` (>= 1) items of list ``src[j]`` move to the tail of
         list ``dst[j]``, in order (lists distinct)."""
-        first = self.head[src]
+        first = self.heads(src)
         cut = self.tail[src]
         part = np.flatnonzero(counts < self.size[src])
         if part.size:
@@ -874,9 +884,9 @@ class _Fifos:
                 go = need > j
                 at[go] = self.nxt[at[go]]
             cut[part] = at
-        self.head[src] = self.nxt[cut]
-        self.nxt[cut] = -1
+        self.nxt[self.base + src] = self.nxt[cut]
         self.size[src] -= counts
+        self._emptied(src)
         self._attach(dst, first, cut, counts)
 
 
