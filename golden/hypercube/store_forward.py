@@ -545,7 +545,11 @@ class _Run:
         self._phase2(sm)
         self.phase1[sm] = False
         self.target[sm] = self.dst[sm]
-        order = mv[np.argsort(hop.dim[mv], kind="stable")]
+        self._place(hop, mv[np.argsort(hop.dim[mv], kind="stable")])
+
+    def _place(self, hop: _Hops, order: np.ndarray) -> None:
+        """The heads ``order`` (by arrival dimension) that were not delivered go to their
+        node buffers or holds, or into their next queues."""
         bm = order[hop.to_buffer[order]]
         if bm.size:
             if self.barrier:
@@ -795,6 +799,19 @@ class _QueueRun(_Run):
     def _enter(self, idx: np.ndarray, links: np.ndarray) -> None:
         self.fifo.append(self.link_id.take(links), idx)
 
+    def _place(self, hop: _Hops, order: np.ndarray) -> None:
+        """Without a barrier, one append: the buffers' lists and the queues' are apart,
+        and a head that waits at its intermediate node waits for ``next_q``."""
+        if self.barrier:
+            super()._place(hop, order)
+            return
+        go = order[~hop.done[order]]
+        if go.size:
+            c = self.link_id.take(hop.next_q[go])
+            waits = hop.to_buffer[go]
+            self.fifo.append(c + self.links.size * waits, hop.heads[go])
+            _tally(self.buf, self.link_node[c[waits]])
+
 
 def _tally(counts: np.ndarray, ids: np.ndarray, by=1) -> None:
     """``counts[ids[j]] += by`` (``by`` an int or per entry), ids repeating: a loop
@@ -863,7 +880,8 @@ class _Fifos:
 
     def _emptied(self, lists: np.ndarray) -> None:
         """Of ``lists``, the empty ones' tails back at their own entries."""
-        self.tail[lists] = np.where(self.size[lists] > 0, self.tail[lists], self.base + lists)
+        empty = lists[self.size.take(lists) == 0]
+        self.tail[empty] = self.base + empty
 
     def pop(self, lists: np.ndarray) -> None:
         """The heads of ``lists`` (distinct, non-empty) leave them."""
@@ -908,8 +926,9 @@ class _Hops:
         ntarget = np.where(self.switch, run.dst[heads], tgt)
         self.to_buffer = self.switch & (run.barrier | run.inter_buf)
         self.transit = ~self.done & ~self.to_buffer
+        # the next link: of the queue a transit head enters, of the buffer one waits in
         self.next_q = np.zeros(heads.size, dtype=np.int64)
-        t = self.transit
+        t = ~self.done
         self.next_q[t] = self.y[t] * k + _lowdim(self.y[t] ^ ntarget[t])
 
 
