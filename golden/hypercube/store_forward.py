@@ -130,8 +130,8 @@ Two engines run these rules and give the same run (``engine``, as every family's
   6,456) take about 0.3 s and 0.8 s of CPU in :func:`route`.
 * ``"scalar"``: the reference. Every message has its queue or buffer and the order it
   joined it in; each step sorts the queued messages by (queue, order) to find the heads,
-  and the admissions and refills by (queue, rank): the same 100,000 messages take 12 s
-  and 49 s, a random permutation of the 16-cube (65,536 messages, 17 steps) 0.15 s for
+  and the admissions and refills by (queue, rank): the same 100,000 messages take about
+  9 s and 38 s, a random permutation of the 16-cube (65,536 messages, 17 steps) 0.15 s for
   e-cube (0.2 s on the batched engine) and 0.3 s for Valiant (0.5 s).
 
 ``tests/hypercube/test_hc_store_forward_engines.py`` compares them field by field.
