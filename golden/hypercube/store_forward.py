@@ -131,8 +131,8 @@ Two engines run these rules and give the same run (``engine``, as every family's
 * ``"scalar"``: the reference. Every message has its queue or buffer and the order it
   joined it in; each step sorts the queued messages by (queue, order) to find the heads,
   and the admissions and refills by (queue, rank): the same 100,000 messages take about
-  9 s and 38 s, a random permutation of the 16-cube (65,536 messages, 17 steps) 0.15 s for
-  e-cube (0.2 s on the batched engine) and 0.3 s for Valiant (0.5 s).
+  9 s and 38 s, a random permutation of the 16-cube (65,536 messages, 17 steps) 0.12 s for
+  e-cube (0.16 s on the batched engine) and 0.26 s for Valiant (0.39 s).
 
 ``tests/hypercube/test_hc_store_forward_engines.py`` compares them field by field.
 """
