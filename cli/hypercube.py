@@ -35,7 +35,7 @@ from ..golden.hypercube.cube import MAX_DIMENSION, MIN_DIMENSION, Hypercube, che
 from ..golden.hypercube.patterns import MAX_PROBLEMS, PATTERNS, make_pattern
 from ..golden.hypercube.store_forward import MAX_BUFFER, check_buffer
 from ..golden.messages import (MessageSet, json_excerpt, message_entries,
-                                read_message_file)
+                                plain_node_pairs, read_message_file)
 from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, add_pattern_option,
                       add_seed_option,
                       add_unused_seed_option, bounded_int, comma_ints, fraction,
@@ -310,7 +310,7 @@ def load_messages(path, n: int, payload_bits: int | None = None):
     that is not a pair of nodes in ``[0, n - 1]``, is one line naming the file, the entry
     and the accepted range."""
     doc = read_message_file(path)
-    pairs = _node_pairs(doc, n)
+    pairs = plain_node_pairs(doc, n)
     if pairs is not None:
         return pairs[0], pairs[1], None
     src, dst, payload = [], [], []
@@ -329,22 +329,6 @@ def load_messages(path, n: int, payload_bits: int | None = None):
                                        f"2^{payload_bits} - 1], got {json_excerpt(v)}")
             payload.append(v)
     return src, dst, (payload if payload and len(payload) == len(src) else None)
-
-
-def _node_pairs(doc, n: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """(src, dst) of a document whose every entry is a pair of nodes in ``[0, n - 1]``,
-    read a column at a time (a 100,000-message file in a few tens of milliseconds); None
-    for anything else, which the entry-by-entry reading then names."""
-    entries = doc.get("messages") if isinstance(doc, dict) else None
-    if (not isinstance(entries, list) or not entries
-            or not all(type(e) is list and len(e) == 2 for e in entries)):
-        return None
-    flat = [x for e in entries for x in e]
-    # type(x) is int: never a bool, never a float
-    if not all(type(x) is int and 0 <= x < n for x in flat):
-        return None
-    ends = np.asarray(flat, dtype=np.int64)
-    return ends[0::2], ends[1::2]
 
 
 def make_messages(net: Hypercube, *, messages=None, pattern: str = DEFAULT_PATTERN,

@@ -425,6 +425,10 @@ def _rank_in_groups(keys: np.ndarray) -> np.ndarray:
     return np.arange(keys.size) - np.repeat(start, np.diff(np.r_[start, keys.size]))
 
 
+# (the steps' one-dimensional index arrays come from ``.nonzero()[0]``: the same as
+# ``np.flatnonzero`` without its Python wrapper, thousands of times a run)
+
+
 class _Run:
     """One store-and-forward run, step by step (the module docstring's rules): what both
     engines share. Every message's place ``pos``, its current ``target``, whether it has
@@ -507,7 +511,7 @@ class _Run:
         if not heads.size:
             return False
         hop = _Hops(self, heads, links)
-        mv = np.flatnonzero(self._admitted(hop))
+        mv = self._admitted(hop).nonzero()[0]
         if not mv.size:
             return False
         self._move(hop, mv)
@@ -517,7 +521,7 @@ class _Run:
         """Rule 2: which heads cross (delivered, to a buffer, or admitted to their next
         queue, lowest arrival dimension first, into the room at the step's start)."""
         moves = ~hop.transit
-        ti = np.flatnonzero(hop.transit)
+        ti = hop.transit.nonzero()[0]
         if self.B is None:
             moves[ti] = True
         elif ti.size:
@@ -767,7 +771,7 @@ class _QueueRun(_Run):
         link's queue."""
         L = self.links.size
         size = self.fifo.size
-        c = np.flatnonzero(size[L:])
+        c = size[L:].nonzero()[0]
         if not c.size:
             return
         counts = size[L + c]
@@ -783,7 +787,7 @@ class _QueueRun(_Run):
         self.max_buf = max(self.max_buf, int(self.buf.max(initial=0)))
 
     def _heads(self) -> tuple[np.ndarray, np.ndarray]:
-        c = np.flatnonzero(self.fifo.size[:self.links.size])
+        c = self.fifo.size[:self.links.size].nonzero()[0]
         return self.fifo.heads(c), self.links[c]
 
     def _occupancy(self, links: np.ndarray) -> np.ndarray:
@@ -865,7 +869,7 @@ class _Fifos:
             return
         o = np.argsort(lists, kind="stable")
         ls, it = lists[o], items[o]
-        cuts = np.flatnonzero(ls[1:] != ls[:-1]) + 1
+        cuts = (ls[1:] != ls[:-1]).nonzero()[0] + 1
         starts = np.concatenate(([0], cuts))
         ends = np.concatenate((cuts, [it.size]))
         self.nxt[it[:-1]] = it[1:]
@@ -895,7 +899,7 @@ class _Fifos:
         list ``dst[j]``, in order (lists distinct)."""
         first = self.heads(src)
         cut = self.tail[src]
-        part = np.flatnonzero(counts < self.size[src])
+        part = (counts < self.size[src]).nonzero()[0]
         if part.size:
             at, need = first[part], counts[part]
             for j in range(1, int(need.max())):
@@ -919,11 +923,11 @@ class _Hops:
         self.heads, self.links = heads, links
         self.dim = links % k
         self.y = run.pos[heads] ^ (np.int64(1) << self.dim)
-        tgt = run.target[heads]
+        tgt, dst = run.target[heads], run.dst[heads]
         reached = self.y == tgt
-        self.done = reached & (tgt == run.dst[heads])
+        self.done = reached & (tgt == dst)
         self.switch = reached & ~self.done            # Valiant: reached inter != dst
-        ntarget = np.where(self.switch, run.dst[heads], tgt)
+        ntarget = np.where(self.switch, dst, tgt)
         self.to_buffer = self.switch & (run.barrier | run.inter_buf)
         self.transit = ~self.done & ~self.to_buffer
         # the next link: of the queue a transit head enters, of the buffer one waits in
