@@ -820,7 +820,7 @@ class _QueueRun(_Run):
 def _tally(counts: np.ndarray, ids: np.ndarray, by=1) -> None:
     """``counts[ids[j]] += by`` (``by`` an int or per entry), ids repeating: a loop
     over few ids (``ufunc.at``), a ``bincount`` over many."""
-    if ids.size < 64:
+    if ids.size < 1024:
         np.add.at(counts, ids, by)
         return
     # (weights are float64: exact for counts below 2**53)
