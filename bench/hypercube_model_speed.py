@@ -14,6 +14,13 @@ each figure with the work that produces it and its goal, in CPU seconds of this 
   delivery cycles of random destinations through the 10-cube, and the bulk waveforms
   of the 4-cube (:func:`fatnet.golden.hypercube.cyclebatch.expected_waves`) on 100,000
   cycles, in cycles per second (goal 10^6 hops/s);
+* ``fatnet route hypercube --dimension 4 --algorithm ecube|valiant --messages FILE``,
+  CPU time of the whole command, on a file of 100,000 messages with random sources and
+  destinations (the ``traffic`` stream of ``--seed``; ``--messages FILE`` keeps it):
+  one store-and-forward run of thousands of steps on the batched engine
+  (:func:`fatnet.golden.hypercube.store_forward.route`); goal 2 s. With ``--full`` also
+  :func:`~fatnet.golden.hypercube.store_forward.route` on the scalar engine on the same
+  messages (a minute);
 * ``fatnet experiment kuszmaul --seed 0`` (the tables at their defaults), CPU time of
   the command; ``--skip-experiment`` leaves it out.
 
@@ -24,10 +31,13 @@ each figure with the work that produces it and its goal, in CPU seconds of this 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import resource
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -35,6 +45,7 @@ import numpy as np
 
 from fatnet.golden.hypercube.api import circuit
 from fatnet.golden.hypercube.cyclebatch import expected_waves, run_cycles_streamed
+from fatnet.golden.hypercube.store_forward import ALGORITHMS as BASELINES, route
 from fatnet.golden.messages import MessageSet
 from fatnet.golden.seeds import generator
 
@@ -114,15 +125,54 @@ def wave_cycles(cycles: int = 100_000, seed: int = 0) -> float:
     return rate
 
 
+def _command_cpu(argv: list) -> float:
+    """CPU seconds (user + system) of the command ``argv``, run to its end."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def experiment_figure() -> float:
     """CPU seconds of ``fatnet experiment kuszmaul --seed 0`` (its children's)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([_fatnet(), "experiment", "kuszmaul", "--seed", "0"], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    cpu = _command_cpu([_fatnet(), "experiment", "kuszmaul", "--seed", "0"])
     print(f"  fatnet experiment kuszmaul --seed 0: {cpu:.1f} s CPU")
     return cpu
+
+
+def random_messages(k: int, count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` messages with random sources and destinations on the k-cube, from the
+    ``traffic`` stream of ``seed``."""
+    rng = generator(seed, "traffic")
+    return rng.integers(0, 1 << k, count), rng.integers(0, 1 << k, count)
+
+
+def write_message_file(path: str, k: int, count: int, seed: int) -> None:
+    """:func:`random_messages` as a message file ``{"messages": [[src, dst], ...]}``."""
+    src, dst = random_messages(k, count, seed)
+    with open(path, "w") as f:
+        json.dump({"messages": np.stack([src, dst], 1).tolist()}, f)
+
+
+def route_command_figures(path: str, full: bool, seed: int) -> dict:
+    """CPU seconds of ``fatnet route hypercube --dimension 4 --algorithm A --messages
+    FILE`` per store-and-forward algorithm, and with ``full`` of the scalar engine's
+    run of the same messages (``{engine: {algorithm: seconds}}``)."""
+    out: dict = {"batched": {}, "scalar": {}}
+    for algorithm in BASELINES:
+        argv = [_fatnet(), "route", "hypercube", "--dimension", "4", "--algorithm",
+                algorithm, "--messages", path]
+        cpu = out["batched"][algorithm] = _command_cpu(argv)
+        print(f"  fatnet route hypercube --dimension 4 --algorithm {algorithm} --messages "
+              f"FILE ({MESSAGES:,} messages): {cpu:.2f} s CPU (goal 2 s)")
+        if full:
+            src, dst = random_messages(4, MESSAGES, seed)
+            start = time.process_time()
+            run = route(4, src, dst, algorithm=algorithm, engine="scalar")
+            cpu = out["scalar"][algorithm] = time.process_time() - start
+            print(f"    the same run on the scalar engine ({run.steps:,} steps): "
+                  f"{cpu:.2f} s CPU")
+    return out
 
 
 def _record(entry: str, figure: str, command: str, values: dict) -> None:
@@ -140,6 +190,11 @@ def main(argv=None) -> int:
                    help="also run the scalar engine on the 100,000 messages (minutes)")
     p.add_argument("--skip-experiment", action="store_true",
                    help="leave out fatnet experiment kuszmaul")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the 100,000-message file (default 0)")
+    p.add_argument("--messages", metavar="FILE",
+                   help="the 100,000-message file to write and route (default: a temporary "
+                   "file)")
     p.add_argument("--record", action="store_true",
                    help="write the figures into bench/results/hypercube_model_speed.json")
     args = p.parse_args(argv)
@@ -147,6 +202,10 @@ def main(argv=None) -> int:
     engines = ("batched", "scalar") if args.full else ("batched",)
     runs = {e: {a: online_run(a, e) for a in ALGORITHMS} for e in engines}
     hops, waves = chain_hops(), wave_cycles()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = args.messages or os.path.join(tmp, "messages.json")
+        write_message_file(path, 4, MESSAGES, args.seed)
+        routes = route_command_figures(path, args.full, args.seed)
     experiment = None if args.skip_experiment else experiment_figure()
     if args.record:
         for engine, cpus in runs.items():
@@ -158,6 +217,16 @@ def main(argv=None) -> int:
                 "(Algorithm 1, 10-cube); bulk waveforms, 4-cube cycles per second",
                 "python bench/hypercube_model_speed.py",
                 {"alg1_chains_10_cube": int(hops), "waves_4_cube_cycles": int(waves)})
+        command = ("fatnet route hypercube --dimension 4 --algorithm ecube|valiant "
+                   "--messages FILE (python bench/hypercube_model_speed.py writes FILE)")
+        for engine, cpus in routes.items():
+            if cpus:
+                _record(f"route-file-4-cube-{engine}", f"store-and-forward route of "
+                        f"{MESSAGES:,} random messages from a file, 4-cube, {engine} engine "
+                        f"(CPU s{', whole command' if engine == 'batched' else ', the run'})",
+                        command if engine == "batched"
+                        else "python bench/hypercube_model_speed.py --full",
+                        {a: round(v, 2) for a, v in cpus.items()})
         if experiment is not None:
             _record("kuszmaul", "the Kuszmaul tables at their defaults (CPU s)",
                     "fatnet experiment kuszmaul --seed 0", {"cpu_s": round(experiment, 1)})

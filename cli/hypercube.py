@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -33,7 +34,8 @@ from ..golden.hypercube.circuit import (DEFAULT_HW_BUFFER, MAX_HW_BUFFER, MAX_HW
 from ..golden.hypercube.cube import MAX_DIMENSION, MIN_DIMENSION, Hypercube, check_dimension
 from ..golden.hypercube.patterns import MAX_PROBLEMS, PATTERNS, make_pattern
 from ..golden.hypercube.store_forward import MAX_BUFFER, check_buffer
-from ..golden.messages import MessageSet, json_excerpt, read_message_entries
+from ..golden.messages import (MessageSet, json_excerpt, message_entries,
+                                plain_node_pairs, read_message_file)
 from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, add_pattern_option,
                       add_seed_option,
                       add_unused_seed_option, bounded_int, comma_ints, fraction,
@@ -307,8 +309,12 @@ def load_messages(path, n: int, payload_bits: int | None = None):
     passes None: it ignores payloads). A file that cannot be read or parsed, or an entry
     that is not a pair of nodes in ``[0, n - 1]``, is one line naming the file, the entry
     and the accepted range."""
+    doc = read_message_file(path)
+    pairs = plain_node_pairs(doc, n)
+    if pairs is not None:
+        return pairs[0], pairs[1], None
     src, dst, payload = [], [], []
-    for where, e in read_message_entries(path):
+    for where, e in message_entries(doc, f"messages file {os.fspath(path)!r}"):
         for v in e[:2]:
             if not is_integer(v, numpy=False) or not 0 <= v < n:
                 raise MessageFileError(f"{where}: node must be an integer in [0, {n - 1}], "

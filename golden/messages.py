@@ -21,7 +21,7 @@ from .seeds import generator
 __all__ = ["EXT", "MessageSet", "PATTERNS", "MAX_INPUT_FILE_BYTES", "MAX_INTEGER_DIGITS",
            "make_pattern", "load_message_file", "read_json_file", "read_message_file",
            "read_message_entries", "message_entries", "json_excerpt", "bit_reverse",
-           "message_set_to_json", "endpoint_name"]
+           "message_set_to_json", "endpoint_name", "plain_node_pairs"]
 
 #: Endpoint index of a network's external interface (the fat-tree root's channel).
 EXT = -1
@@ -200,17 +200,17 @@ def _check_payload(value, payload_bits: int | None, where: str) -> int:
     return value
 
 
-def _plain_pairs(doc, n: int) -> tuple[np.ndarray, np.ndarray] | None:
+def _plain_pairs(doc, n: int, ext: bool = True) -> tuple[np.ndarray, np.ndarray] | None:
     """(src, dst) of a document whose every entry is a valid ``[src, dst]`` pair (leaf
-    indices in range or "ext", never "ext" to "ext"), read a column at a time; None for
-    anything else, which the entry-by-entry reading then names."""
+    indices in range or, if ``ext``, "ext", never "ext" to "ext"), read a column at a
+    time; None for anything else, which the entry-by-entry reading then names."""
     entries = doc.get("messages") if isinstance(doc, dict) else None
     if (not isinstance(entries, list) or not entries
             or not all(type(e) is list and len(e) == 2 for e in entries)):
         return None
     flat = [x for e in entries for x in e]
     # type(x) is int: never a bool, never a float
-    if not all(x == "ext" if type(x) is str else type(x) is int and 0 <= x < n
+    if not all(ext and x == "ext" if type(x) is str else type(x) is int and 0 <= x < n
                for x in flat):
         return None
     ends = np.asarray([EXT if type(x) is str else x for x in flat], dtype=np.int64)
@@ -218,6 +218,13 @@ def _plain_pairs(doc, n: int) -> tuple[np.ndarray, np.ndarray] | None:
     if ((src == EXT) & (dst == EXT)).any():
         return None
     return src, dst
+
+
+def plain_node_pairs(doc, n: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(src, dst) of a document whose every entry is a pair of nodes in ``[0, n - 1]``
+    (no "ext": a network without an external interface), read a column at a time (a
+    100,000-message file in a few tens of milliseconds); None for anything else."""
+    return _plain_pairs(doc, n, ext=False)
 
 
 def parse_messages(doc, n: int, payload_bits: int | None, seed: int,

@@ -551,13 +551,16 @@ class StoreForwardCircuit(HypercubeCircuit):
     def simulate_cycle(self, ms, injections: dict) -> CycleResult:
         """One delivery cycle: :func:`.store_forward.route` with the hardware's options
         (``buffer``, Valiant straight on from the intermediate node taken from the
-        stream, ``max_steps = steps``), on the hardware's clock (module docstring)."""
+        stream, ``max_steps = steps``) on its scalar engine (the specification; the
+        batched cycles run on the batched one), on the hardware's clock (module
+        docstring)."""
         idx = sorted(injections)
         k = self.k
         src = np.array([int(ms.src[m]) for m in idx], dtype=np.int64)
         dst = np.array([int(ms.dst[m]) for m in idx], dtype=np.int64)
         run = store_forward_route(k, src, dst, algorithm=self.algorithm, buffer=self.buffer,
-                                  max_steps=self.steps, **self._route_options(injections, idx))
+                                  max_steps=self.steps, engine="scalar",
+                                  **self._route_options(injections, idx))
         return self.cycle_result(injections, src, dst, run)
 
     def cycle_result(self, injections: dict, src, dst, run) -> CycleResult:

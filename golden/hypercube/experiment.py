@@ -66,6 +66,8 @@ deterministic patterns run once.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..checks import is_integer
@@ -89,8 +91,9 @@ CYCLE_CHECK_DIMENSION = 8
 #: Batches in flight per k in the second formulation's table.
 BATCHES = 4
 #: The algorithms of the comparison: name -> (model, options).
-COMPARED = {"alg2": ("alg2", {}), "ecube": ("ecube", {}), "valiant": ("valiant", {}),
-            "valiant-phased": ("valiant", {"barrier": True})}
+COMPARED: dict[str, tuple[str, dict[str, Any]]] = {
+    "alg2": ("alg2", {}), "ecube": ("ecube", {}), "valiant": ("valiant", {}),
+    "valiant-phased": ("valiant", {"barrier": True})}
 _RANDOM_PATTERNS = {"random-permutation", "random-destinations", "hot-spot"}
 _PERMUTATIONS = {"random-permutation", "transpose", "bit-reversal", "complement"}
 MAX_TRIALS = 10_000

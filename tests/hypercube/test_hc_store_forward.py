@@ -12,6 +12,7 @@ import pytest
 from fatnet.golden.errors import ParameterError
 from fatnet.golden.hypercube.patterns import PATTERNS, make_pattern
 from fatnet.golden.hypercube.store_forward import ecube, next_dimension, route, valiant
+from fatnet.golden.runner import ENGINES
 
 
 def popcount(x: int) -> int:
@@ -137,14 +138,15 @@ def random_map(k, seed, per_source):
     return src, rng.integers(0, 2 ** k, size=src.size)
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("k", [1, 2, 3, 4])
-def test_matches_the_reference(k, hc_baseline, hc_baselines):
+def test_matches_the_reference(k, hc_baseline, hc_baselines, engine):
     kw = hc_baselines[hc_baseline]
     for seed in range(6 if k < 4 else 3):
         per_source = 1 + seed % 3
         print("seed", seed, "messages per source", per_source)
         src, dst = random_map(k, seed, per_source)
-        run = route(k, src, dst, seed=seed, **kw)
+        run = route(k, src, dst, seed=seed, engine=engine, **kw)
         ref = reference(k, src.tolist(), dst.tolist(),
                         None if run.intermediate is None else run.intermediate.tolist(),
                         kw.get("buffer"), kw.get("barrier", False),
