@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -36,9 +34,11 @@ from fatnet.golden.cycle import stuck_wires
 from fatnet.sim import bisttable
 from fatnet.sim.bist import _stuck_view, run_counters
 
+# a sibling script of bench/ (on sys.path as the running script's folder)
+from figures import record_entry
+
 __all__ = ["main"]
 
-ROOT = Path(__file__).resolve().parent.parent
 BOARD = "icebreaker"
 #: name -> the options of ``fatnet board`` after the kind's name and before --board.
 CASES = {
@@ -141,16 +141,12 @@ def measure(name: str, reports: int, scalar_cycles: int) -> dict:
 
 
 def _record(name: str, values: dict, reports: int, scalar_cycles: int) -> None:
-    argv = [sys.executable, str(ROOT / "bench" / "figures.py"), "record",
-            "bist_predict_speed", name,
-            "--figure", f"self-test prediction, {name} on the {BOARD} (delivery cycles per "
-                        f"CPU second: batched, scalar, ratio; the board's cycles per second)",
-            "--command", f"python bench/bist_predict_speed.py --reports {reports} "
-                         f"--scalar-cycles {scalar_cycles} (fatnet board {CASES[name]} "
-                         f"--board {BOARD} --listen PORT)"]
-    for key, value in values.items():
-        argv += ["--value", f"{key}={value}"]
-    subprocess.run(argv, check=True)
+    record_entry(
+        "bist_predict_speed", name, values,
+        figure=f"self-test prediction, {name} on the {BOARD} (delivery cycles per CPU "
+               f"second: batched, scalar, ratio; the board's cycles per second)",
+        command=f"python bench/bist_predict_speed.py --reports {reports} --scalar-cycles "
+                f"{scalar_cycles} (fatnet board {CASES[name]} --board {BOARD} --listen PORT)")
 
 
 def main(argv=None) -> int:

@@ -45,9 +45,11 @@ from fatnet.golden.butterfly.topology import make_network
 from fatnet.golden.messages import MessageSet
 from fatnet.golden.seeds import generator
 
+# a sibling script of bench/ (on sys.path as the running script's folder)
+from figures import record_entry
+
 __all__ = ["main"]
 
-ROOT = Path(__file__).resolve().parent.parent
 KINDS = ("butterfly", "dilated-butterfly", "multibutterfly")
 HOP_GOAL = 1e6
 
@@ -152,13 +154,8 @@ def store_forward_hops(trials: int = 50, problems: int = 10, inputs: int = 1024,
 
 def _record(entry: str, figure: str, command: str, values: dict,
             machine: str | None = None) -> None:
-    argv = [sys.executable, str(ROOT / "bench" / "figures.py"), "record",
-            "butterfly_model_speed", entry, "--figure", figure, "--command", command]
-    if machine is not None:
-        argv += ["--machine", machine]
-    for name, value in values.items():
-        argv += ["--value", f"{name}={value}"]
-    subprocess.run(argv, check=True)
+    record_entry("butterfly_model_speed", entry, values, figure=figure, command=command,
+                 machine=machine)
 
 
 def main(argv=None) -> int:

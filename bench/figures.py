@@ -233,17 +233,28 @@ def parse_value(text: str):
 
 
 def record(args) -> None:
-    """Set one entry's values (and its command, figure, machine) with today's date."""
-    path = RESULTS / f"{args.file}.json"
-    content = (json.loads(path.read_text(encoding="utf-8")) if path.exists()
-               else {"benchmark": args.file, "entries": {}})
-    found = content["entries"].setdefault(args.entry, {"figure": args.entry, "values": {}})
+    """``record`` on the command line: :func:`record_entry` of its arguments."""
+    values = {}
     for pair in args.value:
         name, _, value = pair.partition("=")
-        found["values"][name] = parse_value(value)
-    for field in ("figure", "command", "machine"):
-        if getattr(args, field):
-            found[field] = getattr(args, field)
+        values[name] = parse_value(value)
+    record_entry(args.file, args.entry, values, figure=args.figure, command=args.command,
+                 machine=args.machine)
+
+
+def record_entry(file: str, entry: str, values: dict, *, figure: str | None = None,
+                 command: str | None = None, machine: str | None = None) -> None:
+    """Set one entry of ``bench/results/<file>.json``: its values (and its figure,
+    command, machine where given) with today's date. The benchmarks call it with
+    ``--record``."""
+    path = RESULTS / f"{file}.json"
+    content = (json.loads(path.read_text(encoding="utf-8")) if path.exists()
+               else {"benchmark": file, "entries": {}})
+    found = content["entries"].setdefault(entry, {"figure": entry, "values": {}})
+    found["values"].update(values)
+    for field, text in (("figure", figure), ("command", command), ("machine", machine)):
+        if text:
+            found[field] = text
     found.setdefault("command", "")
     found.setdefault("machine", DEFAULT_MACHINE)
     found["date"] = datetime.date.today().isoformat()

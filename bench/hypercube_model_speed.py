@@ -49,9 +49,11 @@ from fatnet.golden.hypercube.store_forward import ALGORITHMS as BASELINES, route
 from fatnet.golden.messages import MessageSet
 from fatnet.golden.seeds import generator
 
+# a sibling script of bench/ (on sys.path as the running script's folder)
+from figures import record_entry
+
 __all__ = ["main"]
 
-ROOT = Path(__file__).resolve().parent.parent
 ALGORITHMS = ("alg1", "alg2", "ecube")
 HOP_GOAL = 1e6
 MESSAGES = 100_000
@@ -176,11 +178,7 @@ def route_command_figures(path: str, full: bool, seed: int) -> dict:
 
 
 def _record(entry: str, figure: str, command: str, values: dict) -> None:
-    argv = [sys.executable, str(ROOT / "bench" / "figures.py"), "record",
-            "hypercube_model_speed", entry, "--figure", figure, "--command", command]
-    for name, value in values.items():
-        argv += ["--value", f"{name}={value}"]
-    subprocess.run(argv, check=True)
+    record_entry("hypercube_model_speed", entry, values, figure=figure, command=command)
 
 
 def main(argv=None) -> int:
