@@ -636,7 +636,9 @@ def _write_plan(net, plans_, layouts, family: SimFamily, build_dir: Path, *, log
         digest = hashlib.sha1("".join(stim).encode())
         doc.update(stim=stim, masks=mask_list, k=geo["k"], rows=geo["rows"])
     digest.update(json.dumps(mask_list).encode())
-    tag = digest.hexdigest()[:10]
+    # the stimulus's hash, and the process: parallel runs of one build (pytest-xdist
+    # workers) never read or remove each other's plan, rows or results
+    tag = f"{digest.hexdigest()[:10]}-{os.getpid()}"
     job = _Job(build_dir / f"plan_{tag}.json", build_dir / f"observed_{tag}.json",
                build_dir / f"results_{tag}.xml",
                build_dir / f"sim_{tag}.log" if log else None,
