@@ -33,6 +33,7 @@ from fatnet.golden.hypercube.cyclebatch import (  # noqa: E402
     run_cycles_streamed)
 from fatnet.golden.hypercube.patterns import PATTERNS, make_pattern  # noqa: E402
 from fatnet.golden.messages import MessageSet  # noqa: E402
+from test_hc_hardware import CASES, _order, messages  # noqa: E402
 
 SEEDS = st.integers(0, 2 ** 32 - 1)
 PROPERTY = settings(max_examples=60, deadline=None, derandomize=True,
@@ -68,24 +69,15 @@ def assert_same_run(net, ms, where: str, max_cycles: int = 1000) -> None:
         assert_same_cycle(b, s, f"{where}, cycle {c}")
 
 
-def _messages(net, src, dst, seed):
-    return MessageSet.from_pairs(src, dst, net.payload_bits, seed)
-
-
-def _order(k, seed):
-    return tuple(int(d) for d in np.random.default_rng([seed, 7]).permutation(k))
-
-
 # ---------------------------------------------------------------------- the hardware tests' cases
-HW_CASES = [(k, seed) for k in (1, 2, 3, 4, 5) for seed in (0, 1)]
 
 
-@pytest.mark.parametrize("k,seed", HW_CASES, ids=[f"k{k}-seed{s}" for k, s in HW_CASES])
+@pytest.mark.parametrize("k,seed", CASES, ids=[f"k{k}-seed{s}" for k, s in CASES])
 def test_random_partial_permutations_as_the_hardware_tests_draw_them(k, seed):
     rng = np.random.default_rng(seed)
     net = circuit(k, message_bits=k + 1 + int(rng.integers(0, 2 * k)), order=_order(k, seed))
     src, dst = alg1.random_partial_permutation(k, int(rng.integers(1, (1 << k) + 1)), rng)
-    assert_same_run(net, _messages(net, src, dst, seed), f"k={k} seed {seed}")
+    assert_same_run(net, messages(net, src, dst, seed), f"k={k} seed {seed}")
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
@@ -95,7 +87,7 @@ def test_every_pattern_on_the_4_cube(pattern, algorithm):
     Algorithm 2 routes partial permutations only: its patterns one problem a cycle."""
     net = circuit(4, algorithm)
     src, dst = make_pattern(4, pattern, 5, problems=4)
-    ms = _messages(net, src, dst, 5)
+    ms = messages(net, src, dst, 5)
     if algorithm == "alg2" and pattern in ("random-destinations", "hot-spot"):
         with pytest.raises(ParameterError) as batched:
             net.run(ms, engine="batched")
@@ -110,7 +102,7 @@ def test_the_collision_worked_by_hand():
     """2-cube: node 0 -> 1 and node 1 -> 3 tie for node 1's rank-1 register; node 0's
     (bit 0 = 0) keeps it, node 1's is lost at rank 0 and retried alone."""
     net = circuit(2)
-    ms = _messages(net, [0, 1], [1, 3], 0)
+    ms = messages(net, [0, 1], [1, 3], 0)
     arrays = run_cycles(net.chain, [0, 0], ms.src, ms.dst)
     assert arrays.status.tolist() == [DELIVERED, 1] and arrays.hops.tolist() == [2, 0]
     assert arrays.ack_time.tolist() == [6, -1]
@@ -120,7 +112,7 @@ def test_the_collision_worked_by_hand():
 def test_max_cycles_leaves_the_rest_lost_in_the_scalar_drivers_order():
     net = circuit(3)
     src, dst = make_pattern(3, "hot-spot", 2, problems=8)
-    ms = _messages(net, src, dst, 2)
+    ms = messages(net, src, dst, 2)
     assert_same_run(net, ms, "hot-spot, 3 cycles", max_cycles=3)
     assert net.run(ms, max_cycles=3).lost
 
@@ -136,7 +128,7 @@ def test_bad_messages_are_refused_as_the_scalar_engine_refuses_them():
             net.run(ms, engine="scalar")
         assert str(batched.value) == str(scalar.value)
     with pytest.raises(ParameterError, match="engine must be one of batched, scalar"):
-        net.run(_messages(net, [0], [1], 0), engine="vector")
+        net.run(messages(net, [0], [1], 0), engine="vector")
 
 
 # ---------------------------------------------------------------------- random cases
@@ -150,7 +142,7 @@ def _alg1_case(seed: int):
     m = int(rng.integers(0, 6 * (1 << k) + 1))
     src, dst = rng.integers(0, 1 << k, size=(2, m))
     max_cycles = int(rng.integers(1, 40)) if rng.integers(4) == 0 else 1000
-    return net, _messages(net, src, dst, seed), max_cycles
+    return net, messages(net, src, dst, seed), max_cycles
 
 
 def _planned_case(seed: int):
@@ -175,7 +167,7 @@ def _planned_case(seed: int):
     if src.size and rng.integers(4) == 0:
         dst[int(rng.integers(src.size))] = dst[0]
     max_cycles = int(rng.integers(1, 30)) if rng.integers(3) == 0 else 200
-    return net, _messages(net, src, dst, seed), max_cycles
+    return net, messages(net, src, dst, seed), max_cycles
 
 
 def _same_run_or_error(net, ms, where: str, max_cycles: int) -> None:
