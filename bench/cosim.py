@@ -209,8 +209,10 @@ def cocotb_row(net, sim: str, build_root: Path, cycles: int) -> dict:
     from fatnet.sim.cocotb_runner import run
     ms, results, accept = checked_workload(net, cycles)
     t0 = time.perf_counter()
+    # Verilator: the native loop's shape (few, wide rows a batch); Icarus: one word a row
     res = run(net, ms, results, family=family_of(net), sim=sim, build_root=build_root,
-              seed=1, replay="python bench/cosim.py")
+              seed=1, replay="python bench/cosim.py",
+              shape="wide" if sim == "verilator" else "narrow")
     total = time.perf_counter() - t0
     if not res.passed:
         raise RuntimeError("\n".join(res.failures))

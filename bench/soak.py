@@ -140,7 +140,7 @@ def planned_chunks(name: str, net, chunk_cycles: int, seed: int):
         delivered = _count_once(name, i, seed + i, results)
         return Chunk(seed + i, len(results), delivered, lambda build_root, replay, log: run(
             net, ms, results, family=api.family_of(net), sim="verilator",
-            build_root=build_root, seed=seed + i, replay=replay, log=log))
+            build_root=build_root, seed=seed + i, replay=replay, log=log, shape="wide"))
     return _ahead(make)
 
 
@@ -170,7 +170,7 @@ def bulk_chunks(net, model: SoakModel, chunk_cycles: int, seed: int):
         return Chunk(seed + i, chunk_cycles, int(waves.delivered.sum()),
                      lambda build_root, replay, log: run_words(
                          net, words, family=family, sim="verilator", build_root=build_root,
-                         seed=seed + i, replay=replay, log=log))
+                         seed=seed + i, replay=replay, log=log, shape="wide"))
     return _ahead(make)
 
 

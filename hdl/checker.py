@@ -34,6 +34,8 @@ cycle's strobe).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from amaranth import Cat, Module, Signal, unsigned
 from amaranth.hdl import MemoryData
 from amaranth.lib import wiring
@@ -41,30 +43,52 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..golden.cycle import start_latency
-from .harness import ROW_BITS, endpoint_layout, endpoint_ports, extra_inputs, recv_layout
+from .harness import endpoint_layout, endpoint_ports, extra_inputs, recv_layout
 
-__all__ = ["CheckingHarness", "checker_geometry", "checker_manifest", "BATCH_BITS",
-           "CHECK_MEMORIES"]
+__all__ = ["CheckingHarness", "CheckerShape", "SHAPES", "DEFAULT_SHAPE",
+           "checker_geometry", "checker_manifest", "CHECK_MEMORIES"]
 
-#: Bits of one batch memory at most (the widest of the five memories, ``rows * k *
-#: width``): the batch holds as many whole cycles as fit, at least two, so a memory of a
-#: small network holds thousands of cycles and one of a large network a few.
-BATCH_BITS = 1 << 20
+class CheckerShape(NamedTuple):
+    """The sizes of the checking harness's memories."""
+
+    #: Widest row made of several bit-times' words (a word wider than this is a row of
+    #: its own).
+    row_bits: int
+    #: Bits of one batch memory at most (the widest of the five, ``rows * k * width``):
+    #: the batch holds as many whole cycles as fit, at least two.
+    batch_bits: int
+
+
+#: The checking harness's shapes. ``wide``: rows of up to 4,096 bits and batches of up to
+#: 2^20 bits, so a testbench writes a batch in few, wide rows (Verilator, where a write
+#: through the simulator costs more than the clocks it feeds; the co-simulation and the
+#: soak). ``narrow``: one word a row and batches of up to 2^16 bits, because an
+#: event-driven simulator evaluates a whole row at every bit-time (Icarus runs the
+#: 3-cube's 1,272 cycles in 1 s with narrow rows, 54 s with wide ones) and writes every
+#: row of the memories' initial values into its program.
+SHAPES = {"wide": CheckerShape(row_bits=4096, batch_bits=1 << 20),
+          "narrow": CheckerShape(row_bits=1, batch_bits=1 << 16)}
+
+#: The shape :func:`fatnet.hdl.gen.generate` writes unless told otherwise.
+DEFAULT_SHAPE = "wide"
+
 
 #: The checking harness's memories: name -> which words it holds ("send" or "recv").
 CHECK_MEMORIES = {"stim": "send", "expect_recv": "recv", "expect_ack": "send",
                   "recv_cap": "recv", "ack_cap": "send"}
 
 
-def checker_geometry(T: int, W: int, Wr: int) -> dict:
+def checker_geometry(T: int, W: int, Wr: int, shape: str = DEFAULT_SHAPE) -> dict:
     """The checking harness's batch for cycles of ``T`` words of ``W`` (send) and ``Wr``
-    (recv) bits: ``B`` cycles a batch (as many as :data:`BATCH_BITS` hold, at least two),
-    ``k`` words a row (as many as :data:`~fatnet.hdl.harness.ROW_BITS` hold, at least
-    one) and ``rows`` per memory (``ceil(B * T / k)``)."""
+    (recv) bits in memories of ``shape`` (:data:`SHAPES`): ``B`` cycles a batch (as many
+    as its ``batch_bits`` hold, at least two), ``k`` words a row (as many as its
+    ``row_bits`` hold, at least one) and ``rows`` per memory (``ceil(B * T / k)``)."""
+    row_bits, batch_bits = SHAPES[shape]
     widest = max(W, Wr, 1)
-    B = max(2, BATCH_BITS // (T * widest))
-    k = max(1, min(ROW_BITS // widest, B * T // 2))
-    return {"T": T, "W": W, "Wr": Wr, "B": B, "k": k, "rows": -(-(B * T) // k)}
+    B = max(2, batch_bits // (T * widest))
+    k = max(1, min(row_bits // widest, B * T // 2))
+    return {"T": T, "W": W, "Wr": Wr, "B": B, "k": k, "rows": -(-(B * T) // k),
+            "shape": shape}
 
 
 def _widths(core) -> tuple[int, int]:
@@ -72,11 +96,11 @@ def _widths(core) -> tuple[int, int]:
             sum(w for _, _, w in recv_layout(core)))
 
 
-def checker_manifest(net, top: str, core) -> dict:
+def checker_manifest(net, top: str, core, shape: str = DEFAULT_SHAPE) -> dict:
     """The manifest's ``checker`` entry: what a testbench needs to drive the checking
-    harness of ``core`` without reading the Verilog."""
+    harness of ``core`` (of ``shape``) without reading the Verilog."""
     T, D = net.cycle_length, start_latency(net)
-    geo = checker_geometry(T, *_widths(core))
+    geo = checker_geometry(T, *_widths(core), shape)
     B, k, W, Wr = geo["B"], geo["k"], geo["W"], geo["Wr"]
     name = f"{top}_checker"
     ports = [
@@ -113,7 +137,7 @@ def checker_manifest(net, top: str, core) -> dict:
                 for mem, which in CHECK_MEMORIES.items()]
     return {
         "top": name, "sources": [f"{top}.v", f"{name}.v"], "ports": ports,
-        "batch_cycles": B, "bit_times_per_row": k, "rows": geo["rows"],
+        "shape": shape, "batch_cycles": B, "bit_times_per_row": k, "rows": geo["rows"],
         "memories": memories,
         "row_layout": (f"the batch is one stream of words: word j = c*{T} + t is bit-time "
                        f"t of cycle c; row r holds words r*{k} .. r*{k}+{k - 1}, word j "
@@ -138,6 +162,8 @@ class CheckingHarness(wiring.Component):
         Gives the cycle length ``T`` and the start latency; names the top's instance.
     core : wiring.Component
         The network top to wrap (or the stand-in instance of Verilog generation).
+    shape : str
+        The memories' sizes, a key of :data:`SHAPES`.
 
     Attributes
     ----------
@@ -147,12 +173,14 @@ class CheckingHarness(wiring.Component):
         ``B``, ``k``, the memories' depth, ``W`` and ``Wr``.
     """
 
-    def __init__(self, net, core):
+    def __init__(self, net, core, shape: str = DEFAULT_SHAPE):
+        if shape not in SHAPES:
+            raise ValueError(f"shape must be one of {', '.join(SHAPES)}, not {shape!r}")
         self._core, self._core_name = core, net.family
         self.cycle_length = T = net.cycle_length
         self.start_latency = start_latency(net)
         self.word_width, self.recv_width = W, Wr = _widths(core)
-        geo = checker_geometry(T, W, Wr)
+        geo = checker_geometry(T, W, Wr, shape)
         self.batch_cycles, self.bit_times_per_row, self.rows = geo["B"], geo["k"], geo["rows"]
         self.extra = extra_inputs(core)
         B = self.batch_cycles

@@ -21,7 +21,7 @@ from pathlib import Path
 from amaranth.back import rtlil
 
 from ..golden.cycle import start_latency
-from .checker import CheckingHarness, checker_manifest
+from .checker import DEFAULT_SHAPE, CheckingHarness, checker_manifest
 from .family import HardwareFamily
 from .harness import PackedHarness, harness_manifest
 from .modules import ModuleInstance, ModuleLibrary, rtlil_to_verilog
@@ -243,20 +243,23 @@ CHECKER_FIELD = ("the checking harness (written with generate(..., checker=True)
                  "harness's packed and recv_packed")
 
 
-def _write_checker(net, out: Path, top: str, dut) -> str:
-    """Write ``<top>_checker.v`` (instantiating module ``<top>``); its file name."""
+def _write_checker(net, out: Path, top: str, dut, shape: str) -> str:
+    """Write ``<top>_checker.v`` (instantiating module ``<top>``) of ``shape``; its file
+    name."""
     stand_in = ModuleInstance(dut.signature, top)
-    c = rtlil.convert(CheckingHarness(net, core=stand_in), name=f"{top}_checker",
+    c = rtlil.convert(CheckingHarness(net, core=stand_in, shape=shape), name=f"{top}_checker",
                       emit_src=False)
     (out / f"{top}_checker.v").write_text(TIMESCALE + rtlil_to_verilog(c))
     return f"{top}_checker.v"
 
 
 def generate(net, out_dir, top: str | None = None, harness: bool = True, *,
-             hardware: HardwareFamily, progress=None, checker: bool = False) -> dict:
+             hardware: HardwareFamily, progress=None, checker: bool = False,
+             checker_shape: str = DEFAULT_SHAPE) -> dict:
     """Write ``<top>.v`` (and ``<top>_harness.v``), ``lint.vlt`` and ``<top>.json``;
     with ``checker``, also the checking harness ``<top>_checker.v``
-    (:class:`~fatnet.hdl.checker.CheckingHarness`, the manifest's ``checker`` entry).
+    (:class:`~fatnet.hdl.checker.CheckingHarness` with memories of ``checker_shape``, a
+    key of :data:`~fatnet.hdl.checker.SHAPES`; the manifest's ``checker`` entry).
 
     ``<top>_harness.v`` holds only the harness, which instantiates module ``<top>``:
     simulate it with both files (the manifest's ``harness.sources``). Returns the
@@ -283,7 +286,7 @@ def generate(net, out_dir, top: str | None = None, harness: bool = True, *,
         (out / f"{top}_harness.v").write_text(TIMESCALE + rtlil_to_verilog(h))
         files.append(f"{top}_harness.v")
     if checker:
-        files.append(_write_checker(net, out, top, dut))
+        files.append(_write_checker(net, out, top, dut, checker_shape))
     progress(4, len(STEPS), STEPS[4])
     (out / "lint.vlt").write_text(LINT_WAIVERS)
     files.append("lint.vlt")
@@ -294,7 +297,7 @@ def generate(net, out_dir, top: str | None = None, harness: bool = True, *,
     doc["generation_phases"] = timings
     doc["fields"].update(GENERATED_FIELDS)
     if checker:
-        doc["checker"] = checker_manifest(net, top, dut)
+        doc["checker"] = checker_manifest(net, top, dut, checker_shape)
         doc["fields"]["checker"] = CHECKER_FIELD
     (out / f"{top}.json").write_text(json.dumps(doc, indent=2) + "\n")
     progress(len(STEPS), len(STEPS), STEPS[-1])

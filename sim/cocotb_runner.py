@@ -357,6 +357,15 @@ def _plusargs(build_dir: Path, top: str, sim: str, waves: bool) -> list[str]:
     return []
 
 
+#: The checking harness's shape (:data:`fatnet.hdl.checker.SHAPES`) unless a run asks
+#: for another: one word a row, because Icarus evaluates a whole row at every bit-time
+#: and Verilator compiles narrow memories in a fraction of the time of wide ones (the
+#: 3-cube's checker: 8 s against 45 s), which is most of a short run. Long runs on
+#: Verilator (the soak, the co-simulation benchmark) ask for ``wide``: fewer writes a
+#: batch.
+DEFAULT_RUN_SHAPE = "narrow"
+
+
 def _toplevel(top: str, sim: str, waves: bool) -> str:
     """The simulated top module: with waves the packed harness (the decoder lines its
     start strobes up with the model's cycles); else the checking harness, on Verilator
@@ -536,7 +545,8 @@ def differing_wires(diff: int, layout, kind: str) -> list[str]:
 
 def run(net, ms, cycles, *, family: SimFamily, sim: str | None = None,
         build_root="build/cocotb", seed: int = 0, replay: str = "", waves: bool = False,
-        masks=None, log: bool = True, progress=None) -> CocotbResult:
+        masks=None, log: bool = True, progress=None,
+        shape: str = DEFAULT_RUN_SHAPE) -> CocotbResult:
     """Build (once per parameter set and simulator) and run the given delivery cycles.
 
     Parameters
@@ -565,6 +575,9 @@ def run(net, ms, cycles, *, family: SimFamily, sim: str | None = None,
     progress : callable, optional
         ``progress(done, total, what)``, called as each step (generation, build,
         simulation) starts.
+    shape : str
+        The checking harness's memories (:data:`fatnet.hdl.checker.SHAPES`; a build of
+        its own per shape); see :data:`DEFAULT_RUN_SHAPE`.
 
     Raises
     ------
@@ -577,18 +590,20 @@ def run(net, ms, cycles, *, family: SimFamily, sim: str | None = None,
     plans_ = planning.plans(net, ms, cycles, masks, family=family)
     layouts = planning.endpoint_layouts(net, family)  # the one port map: the top's signature
     sim = sim or os.environ.get("SIM", "icarus")
-    key = build_key(net, family=family) + ("-waves" if waves else "")
+    key = build_key(net, family=family) + ("-waves" if waves else f"-{shape}")
     build_dir = Path(build_root).resolve() / sim / key
     build_dir.mkdir(parents=True, exist_ok=True)
     harness = "packed" if waves else "checker"
     job = _write_plan(net, plans_, layouts, family, build_dir, log=log,
                       watched=progress is not None, harness=harness,
+                      shape=shape,
                       bench_top=_toplevel(net.family, sim, waves).endswith("_bench"))
     width = fault_mask_width(net, family)
     build_s, run_s, crash = _build_and_test(
         net, net.family, sim, build_dir, family.hardware, waves=waves,
         status_module=net.family if width else None, job=job,
-        progress=progress or (lambda done, total, what: None), cycles=len(plans_))
+        progress=progress or (lambda done, total, what: None), cycles=len(plans_),
+        shape=shape)
     result = _result(job, plans_, layouts, net.cycle_length, crash, build_s, run_s, seed,
                      replay, build_dir if waves else None)
     if result.passed:  # the batches' rows are the run's largest files: kept on a failure
@@ -610,8 +625,8 @@ class _Job:
 
 
 def _write_plan(net, plans_, layouts, family: SimFamily, build_dir: Path, *, log: bool,
-                watched: bool, harness: str, bench_top: bool, words: dict | None = None
-                ) -> _Job:
+                watched: bool, harness: str, bench_top: bool, shape: str,
+                words: dict | None = None) -> _Job:
     """Write the cocotb test's plan file (the masks and the status registers to read,
     the harness's geometry, and for the packed harness the stimulus words; for the
     checking harness its batches, whose memory rows go to ``rows_<tag>.npz``) for
@@ -627,8 +642,8 @@ def _write_plan(net, plans_, layouts, family: SimFamily, build_dir: Path, *, log
            "bench_top": bench_top,
            "W": geo["W"], "Wr": geo["Wr"]}
     if harness == "checker":
-        batches, rows, geo = (_batches(plans_, layouts, mask_list, geo) if words is None
-                              else _word_batches(words, T, geo))
+        batches, rows, geo = (_batches(plans_, layouts, mask_list, geo, shape)
+                              if words is None else _word_batches(words, T, geo, shape))
         digest = hashlib.sha1(b"".join(a.tobytes() for a in rows.values()))
         doc.update(batches=batches, k=geo["k"], rows=geo["rows"])
     else:
@@ -658,15 +673,16 @@ def _write_plan(net, plans_, layouts, family: SimFamily, build_dir: Path, *, log
     return job
 
 
-def _batches(plans_, layouts, mask_list, geo) -> tuple[list[dict], dict, dict]:
-    """The checking harness's batches of ``plans_``: runs of at most ``B`` cycles under
-    one fault mask, each with its first cycle, cycle count, mask and memory rows (``row0``
-    .. ``row0 + rows - 1`` of the arrays); the rows of the three written memories (uint8
-    arrays [row, byte], little-endian); the checker's geometry."""
+def _batches(plans_, layouts, mask_list, geo, shape: str) -> tuple[list[dict], dict, dict]:
+    """The checking harness's batches of ``plans_`` (memories of ``shape``): runs of at
+    most ``B`` cycles under one fault mask, each with its first cycle, cycle count, mask
+    and memory rows (``row0`` .. ``row0 + rows - 1`` of the arrays); the rows of the
+    three written memories (uint8 arrays [row, byte], little-endian); the checker's
+    geometry."""
     from ..hdl.checker import checker_geometry
     from .plan import packed_bits
     T = geo["T"]
-    geo = checker_geometry(T, geo["W"], geo["Wr"])
+    geo = checker_geometry(T, geo["W"], geo["Wr"], shape)
     send, recv = layouts
     batches: list[dict] = []
     parts: dict[str, list] = {"stim": [], "expect_recv": [], "expect_ack": []}
@@ -687,11 +703,12 @@ def _batches(plans_, layouts, mask_list, geo) -> tuple[list[dict], dict, dict]:
     return batches, {name: np.concatenate(x) for name, x in parts.items()}, geo
 
 
-def _word_batches(words: dict, T: int, geo: dict) -> tuple[list[dict], dict, dict]:
+def _word_batches(words: dict, T: int, geo: dict, shape: str
+                  ) -> tuple[list[dict], dict, dict]:
     """:func:`_batches` of cycles given as packed words (:func:`fatnet.sim.plan.bulk_words`:
     every cycle's ``T`` words one after the other, no fault mask): ``B`` cycles a batch."""
     from ..hdl.checker import checker_geometry
-    geo = checker_geometry(T, geo["W"], geo["Wr"])
+    geo = checker_geometry(T, geo["W"], geo["Wr"], shape)
     cycles = len(words["stim"]) // T
     batches: list[dict] = []
     parts: dict[str, list] = {name: [] for name in words}
@@ -792,7 +809,7 @@ def _found_line(b: dict, seen: dict, layouts) -> str:
 
 def run_words(net, words: dict, *, family: SimFamily, sim: str | None = None,
               build_root="build/cocotb", seed: int = 0, replay: str = "",
-              log: bool = True) -> CocotbResult:
+              log: bool = True, shape: str = DEFAULT_RUN_SHAPE) -> CocotbResult:
     """:func:`run` of delivery cycles given in bulk: the packed words of every bit-time
     (:func:`fatnet.sim.plan.bulk_words` of a batched engine's terminal waves; no fault
     mask, no waves), compared in the checking harness. A mismatch is reported as the
@@ -802,16 +819,16 @@ def run_words(net, words: dict, *, family: SimFamily, sim: str | None = None,
     from .plan import endpoint_layouts
     layouts = endpoint_layouts(net, family)
     sim = sim or os.environ.get("SIM", "icarus")
-    build_dir = Path(build_root).resolve() / sim / build_key(net, family=family)
+    build_dir = Path(build_root).resolve() / sim / f"{build_key(net, family=family)}-{shape}"
     build_dir.mkdir(parents=True, exist_ok=True)
     job = _write_plan(net, [], layouts, family, build_dir, log=log, watched=False,
-                      harness="checker", words=words,
+                      harness="checker", words=words, shape=shape,
                       bench_top=_toplevel(net.family, sim, False).endswith("_bench"))
     T = net.cycle_length
     cycles = len(words["stim"]) // T
     build_s, run_s, crash = _build_and_test(
         net, net.family, sim, build_dir, family.hardware, waves=False, status_module=None,
-        job=job, progress=lambda done, total, what: None, cycles=cycles)
+        job=job, progress=lambda done, total, what: None, cycles=cycles, shape=shape)
     failures = crash + _failures(job.results_xml)
     obs = json.loads(job.observed.read_text()) if job.observed.exists() else {}
     if not obs and job.log is not None:
@@ -840,7 +857,7 @@ BUILD_STEP = {"icarus": "Icarus compiling the harness",
 
 
 def _build_and_test(net, top, sim, build_dir, hw, *, waves, status_module, job: _Job,
-                    progress, cycles) -> tuple[float, float, list[str]]:
+                    progress, cycles, shape: str) -> tuple[float, float, list[str]]:
     """Generate (once), build (once) and run the cocotb test on ``job.plan``: the
     build's and the run's seconds, and why the simulator failed (empty if it did not;
     the results XML says which tests failed). The test writes the cycles it has run
@@ -862,7 +879,8 @@ def _build_and_test(net, top, sim, build_dir, hw, *, waves, status_module, job: 
                 log.write_text(f"fatnet: {sim} build and run in {build_dir}\n")
             if not (build_dir / f"{top}.json").exists():  # the manifest is written last
                 generate(net, build_dir, top=top, harness=True, hardware=hw,
-                         progress=progress, checker=not waves)
+                         progress=progress, checker=not waves,
+                         checker_shape=shape)
             # waves: the packed harness, whose start strobes the decoder lines up;
             # else the checking harness inside a bench top that makes the clock
             toplevel = _toplevel(top, sim, waves)

@@ -5,6 +5,7 @@ and checked by Verilator's lint and Icarus, and the one-line refusal of a networ
 large to convert.
 """
 
+import json
 import multiprocessing
 
 import numpy as np
@@ -140,20 +141,25 @@ def test_size_limits():
 
 
 @pytest.mark.parametrize("sim", SIMS)
-def test_cocotb_one_word_per_row(sim, tmp_path, monkeypatch):
-    """k = 1 (a row per bit-time, as the largest networks have): the testbench writes
-    and reads every row through the simulator's handles, and a flipped expected bit in
-    the last row is caught."""
+def test_cocotb_on_the_wide_checking_harness(sim, tmp_path):
+    """The checking harness's wide shape (several bit-times' words a row, the soak's and
+    the co-simulation benchmark's; every other cocotb test runs the narrow one): the
+    testbench writes and reads rows of many words through the simulator's handles, and
+    a flipped expected bit in the last bit-time is caught there."""
     require_simulator(sim)
-    monkeypatch.setattr(harness, "ROW_BITS", 1)
     net, ms, results = _fattree_case()
     T = net.cycle_length
-    res = cocotb_runner.run(net, ms, results, sim=sim, build_root=tmp_path, family=family_of(net))
+    res = cocotb_runner.run(net, ms, results, sim=sim, build_root=tmp_path,
+                            family=family_of(net), shape="wide")
     assert res.passed, "\n".join(res.failures)
     assert res.cycles == len(results)
+    (build,) = (tmp_path / sim).iterdir()
+    assert build.name.endswith("-wide")
+    assert json.loads((build / f"{net.family}.json").read_text())["checker"][
+        "bit_times_per_row"] > 1
     with expected_bit_flipped(-1, "recv", T - 1):
         res = cocotb_runner.run(net, ms, results, sim=sim, build_root=tmp_path,
-                                family=family_of(net))
+                                family=family_of(net), shape="wide")
     assert not res.passed and f"at bit-time {T - 1}" in res.failures[0]
 
 

@@ -210,14 +210,20 @@ def test_a_declared_faulty_input_keeps_routing_on_its_good_direction():
     assert rep.delivered == 1 and [mm for mm, _ in rep.lost] == [1]
 
 
-@pytest.mark.parametrize("kind", ["butterfly", "fat-tree", "hypercube", "butterfly-start-tree"])
-def test_the_checking_harness_is_what_its_manifest_entry_states(kind, tmp_path):
-    """generate(..., checker=True) writes the checking harness and documents it: every
-    port the manifest lists is the module's, with its width; every memory is declared
-    with the stated rows and row width; the batch's clocks are the timing's."""
+@pytest.mark.parametrize("kind, shape", [("butterfly", "wide"), ("fat-tree", "wide"),
+                                         ("hypercube", "wide"),
+                                         ("butterfly-start-tree", "wide"),
+                                         ("butterfly", "narrow"), ("fat-tree", "narrow")])
+def test_the_checking_harness_is_what_its_manifest_entry_states(kind, shape, tmp_path):
+    """generate(..., checker=True) writes the checking harness of either shape and
+    documents it: every port the manifest lists is the module's, with its width; every
+    memory is declared with the stated rows and row width (one word a row in the narrow
+    shape); the batch's clocks are the timing's."""
     net = NETS[kind]()
-    doc = generate(net, tmp_path, hardware=family_of(net).hardware, checker=True)
+    doc = generate(net, tmp_path, hardware=family_of(net).hardware, checker=True,
+                   checker_shape=shape)
     c = doc["checker"]
+    assert c["shape"] == shape and (c["bit_times_per_row"] == 1) == (shape == "narrow")
     assert doc["fields"]["checker"] and f"{doc['top']}_checker.v" in doc["files"]
     module_matches_entry(c, (tmp_path / f"{doc['top']}_checker.v").read_text())
     for mem in c["memories"]:
