@@ -56,7 +56,7 @@ from fatnet.cli.family import SoakModel, bench_families
 # a sibling script of bench/ (on sys.path as the running script's folder)
 from cosim import bench_network, checked_workload
 
-__all__ = ["NETWORKS", "DEFAULT_MESSAGES", "CHUNK_CYCLES", "Chunk", "soak_network",
+__all__ = ["NETWORKS", "DEFAULT_MESSAGES", "CHUNK_CYCLES", "SHAPE", "Chunk", "soak_network",
            "planned_chunks", "bulk_chunks", "soak", "main"]
 
 #: ``make soak``'s messages per network.
@@ -67,6 +67,10 @@ DEFAULT_MESSAGES = 100_000_000
 #: results and plans) and the checking harness's words and rows, a few hundred MB at
 #: most, two chunks at a time.
 CHUNK_CYCLES = 8000
+
+#: The checking harness's shape (:data:`fatnet.hdl.checker.SHAPES`): few, wide rows a
+#: batch, since a soak's time is its batches' writes, not its one build.
+SHAPE = "wide"
 
 #: The soaked networks: per kind of a family with the benchmarks' record
 #: (:class:`fatnet.cli.family.BenchCommands`), its soak size (the network and its
@@ -129,10 +133,11 @@ def _ahead(make: Callable[[int], Chunk]):
         worker.join()
 
 
-def planned_chunks(name: str, net, chunk_cycles: int, seed: int):
+def planned_chunks(name: str, net, chunk_cycles: int, seed: int, shape: str = SHAPE):
     """The reference path: chunk ``i`` is the checked workload
     (:func:`cosim.checked_workload`) drawn from seed ``seed + i``, every cycle planned
-    from the model's :class:`~fatnet.golden.cycle.CycleResult` s."""
+    from the model's :class:`~fatnet.golden.cycle.CycleResult` s; run on the checking
+    harness of ``shape``."""
     from fatnet.sim.cocotb_runner import run
 
     def make(i: int) -> Chunk:
@@ -140,11 +145,11 @@ def planned_chunks(name: str, net, chunk_cycles: int, seed: int):
         delivered = _count_once(name, i, seed + i, results)
         return Chunk(seed + i, len(results), delivered, lambda build_root, replay, log: run(
             net, ms, results, family=api.family_of(net), sim="verilator",
-            build_root=build_root, seed=seed + i, replay=replay, log=log, shape="wide"))
+            build_root=build_root, seed=seed + i, replay=replay, log=log, shape=shape))
     return _ahead(make)
 
 
-def bulk_chunks(net, model: SoakModel, chunk_cycles: int, seed: int):
+def bulk_chunks(net, model: SoakModel, chunk_cycles: int, seed: int, shape: str = SHAPE):
     """The bulk path (the family's :class:`~fatnet.cli.family.SoakModel`): chunk ``i``'s
     cycles are independent, every terminal offering a fresh random message in each
     (drawn from seed ``seed + i``) but where a message lost in an earlier chunk is
@@ -170,7 +175,7 @@ def bulk_chunks(net, model: SoakModel, chunk_cycles: int, seed: int):
         return Chunk(seed + i, chunk_cycles, int(waves.delivered.sum()),
                      lambda build_root, replay, log: run_words(
                          net, words, family=family, sim="verilator", build_root=build_root,
-                         seed=seed + i, replay=replay, log=log, shape="wide"))
+                         seed=seed + i, replay=replay, log=log, shape=shape))
     return _ahead(make)
 
 
@@ -191,19 +196,21 @@ def _offer_again(src, dst, payload, carried: list, cycles: int) -> list:
 
 
 def soak(name: str, messages: int, chunk_cycles: int, seed: int, build_root: Path,
-         progress=None, log: bool = True, reference: bool = False) -> dict:
+         progress=None, log: bool = True, reference: bool = False, shape: str = SHAPE
+         ) -> dict:
     """At least ``messages`` delivered messages of network ``name`` through the RTL.
     ``progress(done, total, what)``, if given, is called before each chunk (messages
     delivered so far, of ``messages``); ``log`` as in :func:`fatnet.sim.cocotb_runner.run`;
-    ``reference``: the per-cycle path even where the family has the bulk one."""
+    ``reference``: the per-cycle path even where the family has the bulk one; ``shape``:
+    the checking harness's (:data:`SHAPE` unless a short run builds faster on another)."""
     import resource
 
     net = soak_network(name)
     model = bench_families()[name].soak
     delivered = cycles = clocks = chunk = 0
     t0, cpu0 = time.perf_counter(), _cpu_seconds(resource)
-    chunks = (bulk_chunks(net, model, chunk_cycles, seed) if model and not reference
-              else planned_chunks(name, net, chunk_cycles, seed))
+    chunks = (bulk_chunks(net, model, chunk_cycles, seed, shape) if model and not reference
+              else planned_chunks(name, net, chunk_cycles, seed, shape))
     path = " --reference" if reference or not model else ""
     try:
         while delivered < messages:

@@ -14,6 +14,10 @@ from simulators import SIMS, expected_bit_flipped, require
 from bench_scripts import bench_script
 
 soak_module = bench_script("soak")
+#: The narrow checking harness, which Verilator builds in a fraction of the wide one's
+#: time: the soak's machinery does not depend on the shape (the wide harness under
+#: cocotb: tests/test_harness_sizes.py).
+SHAPE = "narrow"
 #: A Verilator build, which both tests share.
 pytestmark = pytest.mark.long
 
@@ -29,7 +33,7 @@ def soak_builds(tmp_path_factory):
 @pytest.mark.parametrize("reference", [False, True])
 def test_a_short_soak_counts_every_delivery_once(soak_builds, reference):
     require("verilator")
-    r = soak_module.soak("butterfly", 300, 20, seed=3, build_root=soak_builds,
+    r = soak_module.soak("butterfly", 300, 20, seed=3, build_root=soak_builds, shape=SHAPE,
                          reference=reference)
     assert r["messages"] >= 300 and r["chunks"] >= 2
     # a 16-input butterfly delivers at most 16 messages a cycle
@@ -44,7 +48,7 @@ def test_a_mismatch_stops_the_soak_with_its_replay(soak_builds):
     # name its cycle, bit-time and wire; the runner's report names the same
     with expected_bit_flipped(-1, "recv", 5), \
             pytest.raises(RuntimeError, match=r"seed 3; replay: python bench/soak.py") as e:
-        soak_module.soak("butterfly", 100, 20, seed=3, build_root=soak_builds,
+        soak_module.soak("butterfly", 100, 20, seed=3, build_root=soak_builds, shape=SHAPE,
                          reference=True)
     assert re.search(r"harness: 1 differing bit-times in cycles 0 \.\. 19; the first at "
                      r"cycle 19, bit-time 5: term__0\.recv\[0\]\n  seed 3", str(e.value)), e.value
@@ -74,7 +78,7 @@ def _bulk_bit_flipped(cycle: int, bit_time: int, column: int):
 def test_a_mismatch_on_the_bulk_path_stops_the_soak_with_its_replay(soak_builds):
     require("verilator")
     with _bulk_bit_flipped(-1, 5, 0), pytest.raises(RuntimeError) as e:
-        soak_module.soak("butterfly", 100, 20, seed=3, build_root=soak_builds)
+        soak_module.soak("butterfly", 100, 20, seed=3, build_root=soak_builds, shape=SHAPE)
     assert re.search(r"harness: 1 differing bit-times in cycles 0 \.\. 19; the first at "
                      r"cycle 19, bit-time 5: term__0\.recv\[0\]\n  seed 3; replay: python "
                      r"bench/soak.py --networks butterfly --seed 3 --messages 1 "
