@@ -257,11 +257,11 @@ def bulk_words(net, waves, *, family: SimFamily, layouts: tuple | None = None) -
     cycles, T = waves.drive.shape[:2]
     out = {}
     for name, wave, layout, to_port in (
-            ("stim", waves.drive, send, lambda x, w: (tb.port_name(net, x), w)),
-            ("expect_recv", waves.recv, recv,
-             lambda x, w: tb.recv_port(net, (*waves.recv_channel, x, w))),
+            ("stim", waves.drive, send, lambda x, w: (tb.port_name(net, waves.endpoint(x)),
+                                                      w)),
+            ("expect_recv", waves.recv, recv, lambda x, w: tb.recv_port(net, waves.recv_key(x, w))),
             ("expect_ack", waves.send_ack, send,
-             lambda x, w: tb.ack_port(net, (*waves.send_channel, x, w)))):
+             lambda x, w: tb.ack_port(net, waves.send_key(x, w)))):
         first = {port: (at, width) for port, at, width in layout}
         words = np.zeros((cycles * T, sum(w for _, _, w in layout)), dtype=np.uint8)
         flat = wave.reshape(cycles * T, -1)
