@@ -100,3 +100,20 @@ def test_a_scheduled_message_the_model_does_not_deliver_stops_the_soak(tmp_path,
                        r"python bench/soak.py --networks fat-tree --seed 5 --messages 1 "
                        r"--chunk-cycles 3"):
         soak.soak("fat-tree", 10, 3, seed=5, build_root=tmp_path)
+
+
+def test_a_wave_on_no_port_is_refused():
+    """A terminal wire no port carries must be silent in the model's waves (the
+    fat-tree's are as wide as its widest terminal, the external interface's; a leaf has
+    fewer wires): one that carries a bit is named in the error, not dropped."""
+    from fatnet.golden.errors import FatnetInputError
+    bench = bench_families()["fat-tree"]
+    net = api.network("fat-tree", **bench.workload(16))
+    src, dst, payload, cycle = bench.soak.draw(net, 1, np.random.default_rng(0))
+    waves = bench.soak.waves(net, cycle, src, dst, payload)
+    wires = waves.recv.shape[3]
+    assert net.spec.capacities[-1] < wires      # leaf 2's last wire is no port
+    waves.recv[0, 3, 2, wires - 1] = 1
+    with pytest.raises(FatnetInputError, match=f"terminal 2 wire {wires - 1} of the "
+                                               f"model's expect_recv waves is no port"):
+        planning.bulk_words(net, waves, family=api.family_of(net))

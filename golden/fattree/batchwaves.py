@@ -194,20 +194,21 @@ def _recv(g, recv, st, first: int, streams, N: int) -> None:
     last = st.path[i, st.path_len[i] - 1]
     heap, direction, wire, t, pos = last.T
     x = _terminal_index(g, direction, heap, DOWN)
-    T = g.length
-    k = np.arange(T)[None, :]
-    time = t[:, None] + k
-    at = pos[:, None] + k
+    T, (terminals, wires) = g.length, recv.shape[2:]
+    span = int((T - t).max(initial=0))
+    k = np.arange(span)
+    # flat index of (cycle, bit-time, terminal, wire): a bit-time is a fixed stride
+    at = ((((st.cycle[i] + first) * T + t) * terminals + x) * wires + wire)[:, None] \
+        + k * (terminals * wires)
+    value = np.ones(at.shape, dtype=np.uint8)
     message = i < N
-    rows = np.where(message, i, 0)
-    value = np.where(message[:, None] & (at < streams.shape[1]),
-                     streams[rows[:, None], np.minimum(at, streams.shape[1] - 1)],
-                     ~message[:, None])
-    value[:, 0] = 1
-    on = time < T
-    c = np.broadcast_to((st.cycle[i] + first)[:, None], on.shape)
-    recv[c[on], time[on], np.broadcast_to(x[:, None], on.shape)[on],
-         np.broadcast_to(wire[:, None], on.shape)[on]] = value[on]
+    padded = np.zeros((N, max(int(pos.max(initial=0)) + span, streams.shape[1])),
+                      dtype=np.uint8)
+    padded[:, :streams.shape[1]] = streams
+    value[message, 1:] = np.take_along_axis(padded[i[message]], pos[message, None]
+                                            + k[1:], axis=1)
+    on = t[:, None] + k < T
+    recv.reshape(-1)[at[on]] = value[on]
 
 
 def _acks(g, send_ack, st, first: int) -> None:
@@ -228,7 +229,8 @@ def one_cycle_sets(net, cycles: int, rng, offers: int | None = None):
     """Random one-cycle sets of ``net``'s effective capacities: per cycle, ``offers``
     random messages (default four per terminal; endpoints uniform over the leaves and
     the external interface, none local) are taken in turn, each kept if every channel
-    of its path still has room in that cycle.
+    of its path still has room in that cycle (the ``k``-th offer of every cycle at
+    once).
 
     Returns
     -------
@@ -237,26 +239,19 @@ def one_cycle_sets(net, cycles: int, rng, offers: int | None = None):
     """
     tree, n = net.tree, net.n
     offers = 4 * (n + 1) if offers is None else offers
-    src = rng.integers(EXT, n, cycles * offers)
-    other = rng.integers(EXT, n - 1, src.size)
+    src = rng.integers(EXT, n, (cycles, offers))
+    other = rng.integers(EXT, n - 1, src.shape)
     dst = other + (other >= src)                           # any endpoint but src
-    msg, direction, heap = tree.channel_incidence(src, dst)
-    channel = direction * tree.num_channels + heap
     cap = np.asarray(net.effective_cap, dtype=np.int64).reshape(-1)
     load = np.zeros((cycles, cap.size), dtype=np.int64)
-    kept = np.zeros(src.size, dtype=bool)
-    order = np.argsort(msg % offers, kind="stable")
-    turn = msg[order] % offers
-    bounds = np.searchsorted(turn, np.arange(offers + 1))
+    kept = np.zeros(src.shape, dtype=bool)
     for k in range(offers):
-        rows = order[bounds[k]:bounds[k + 1]]
-        m, ch = msg[rows], channel[rows]
-        c = m // offers
-        full = np.zeros(src.size, dtype=bool)
-        full[m[load[c, ch] >= cap[ch]]] = True
-        take = ~full[m]
-        load[c[take], ch[take]] += 1
-        kept[m[take]] = True
-    kept &= np.bincount(msg, minlength=src.size) > 0
-    index = np.flatnonzero(kept)
-    return index // offers, src[index], dst[index]
+        c, direction, heap = tree.channel_incidence(src[:, k], dst[:, k])
+        channel = direction * tree.num_channels + heap
+        full = np.zeros(cycles, dtype=bool)
+        full[c[load[c, channel] >= cap[channel]]] = True
+        take = ~full[c]
+        load[c[take], channel[take]] += 1
+        kept[:, k] = ~full
+    cycle, k = np.nonzero(kept)
+    return cycle, src[cycle, k], dst[cycle, k]
