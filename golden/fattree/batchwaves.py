@@ -253,5 +253,5 @@ def one_cycle_sets(net, cycles: int, rng, offers: int | None = None):
         take = ~full[c]
         load[c[take], channel[take]] += 1
         kept[:, k] = ~full
-    cycle, k = np.nonzero(kept)
-    return cycle, src[cycle, k], dst[cycle, k]
+    cycle, offer = np.nonzero(kept)
+    return cycle, src[cycle, offer], dst[cycle, offer]
