@@ -11,11 +11,13 @@ the stimulus, a batch of cycles at a time, and the harness compares every wire i
 hardware; Python runs per batch, never per clock.
 
 Where the family's benchmarks' record has a soak model
-(:class:`fatnet.cli.family.SoakModel`), a chunk's cycles are independent and at full
-load, every terminal offering a fresh random message each cycle except where a message
-lost in an earlier chunk is offered again (:func:`bulk_chunks`); the family's batched
-engine gives every terminal wire of the whole chunk in one call, packed straight into
-the harness's words: no Python per message or per cycle. Otherwise, and with
+(:class:`fatnet.cli.family.SoakModel`: every family), a chunk's cycles are independent:
+at full load (the butterfly, the hypercube), every terminal offering a fresh random
+message each cycle except where a message lost in an earlier chunk is offered again;
+scheduled (the off-line fat-tree), each cycle a random one-cycle set, delivered whole
+(:func:`bulk_chunks`). The family's batched engine gives every terminal wire of the
+whole chunk in one call, packed straight into the harness's words: no Python per
+message or per cycle. Otherwise, and with
 ``--reference``, the co-simulation benchmark's checked workload
 (:func:`cosim.checked_workload`) runs, every cycle planned from the model's cycle results
 (:func:`planned_chunks`). The model works on the next chunk while the simulator runs
@@ -23,7 +25,8 @@ this one (a thread: the simulator is another process), so the two cores overlap.
 is bounded by the chunk: one chunk is simulated while at most one more is modelled, each
 held whole, then dropped.
 
-Every message is delivered exactly once (losses are offered again), and since the RTL
+Every message is delivered exactly once (losses are offered again; a scheduled message
+the model does not deliver stops the soak), and since the RTL
 equals the model on every wire, the RTL does too; the soak counts the deliveries of the
 model (a message is in one chunk's cycles at a time, its lost copies carried to the
 next; the reference path checks its results deliver none twice). It stops at the first

@@ -246,10 +246,11 @@ class TerminalWaves:
     delivered : (messages,) bool
         Whether each message (in the order given) was delivered.
     terminals : tuple, optional
-        Per terminal ``x``, where its channels are not numbered by ``x`` (the
-        fat-tree's leaves and external interface): (its endpoint, as the family
-        numbers its sources, its send wires' channel, its recv wires' channel); the
-        keys are then ``(*channel, w)``. None: endpoint ``x``, keys as above.
+        Per terminal ``x``, where its channels are not numbered by ``x`` (terminals
+        of different kinds, at different places of the network): (its endpoint, as
+        the family numbers its sources, its send wires' channel, its recv wires'
+        channel); the keys are then ``(*channel, w)``. None: endpoint ``x``, keys as
+        above.
     """
 
     drive: np.ndarray

@@ -257,9 +257,10 @@ def bulk_words(net, waves, *, family: SimFamily, layouts: tuple | None = None) -
     cycles, T = waves.drive.shape[:2]
     out = {}
     for name, wave, layout, to_port in (
-            ("stim", waves.drive, send, lambda x, w: (tb.port_name(net, waves.endpoint(x)),
-                                                      w)),
-            ("expect_recv", waves.recv, recv, lambda x, w: tb.recv_port(net, waves.recv_key(x, w))),
+            ("stim", waves.drive, send,
+             lambda x, w: (tb.port_name(net, waves.endpoint(x)), w)),
+            ("expect_recv", waves.recv, recv,
+             lambda x, w: tb.recv_port(net, waves.recv_key(x, w))),
             ("expect_ack", waves.send_ack, send,
              lambda x, w: tb.ack_port(net, waves.send_key(x, w)))):
         first = {port: (at, width) for port, at, width in layout}

@@ -126,7 +126,7 @@ def terminal_waves(net, cycle, src, dst, payload) -> TerminalWaves:
     delivered (local ones are, without wires; a message the cycle cannot carry, past
     its source's wires or off-line with no path through a concentrator, is not).
 
-    Terminals ``0 .. n-1`` are the leaves, ``n`` the external interface. Memory: four
+    Terminals ``0 .. n-1`` are the leaves, ``n`` the external interface. Memory: three
     bytes per cycle, bit-time, terminal and wire, besides the engine's batches of at
     most :data:`~fatnet.golden.fattree.batch.BATCH_MESSAGES` streams.
     """
@@ -158,13 +158,13 @@ def _terminal_channels(g) -> tuple:
 
 def _batches(cyc: np.ndarray):
     """Slices of the (sorted) cycle labels: whole cycles, at most BATCH_MESSAGES
-    messages a slice unless one cycle has more."""
-    bounds = np.flatnonzero(np.r_[True, cyc[1:] != cyc[:-1]])
+    messages a slice unless one cycle has more (then that cycle alone)."""
+    ends = np.r_[np.flatnonzero(cyc[1:] != cyc[:-1]) + 1, cyc.size]
     start = 0
     while start < cyc.size:
-        room = bounds[(bounds > start) & (bounds <= start + BATCH_MESSAGES)]
-        stop = int(room[-1]) if room.size and start + BATCH_MESSAGES < cyc.size \
-            else cyc.size
+        after = ends[ends > start]
+        fit = after[after <= start + BATCH_MESSAGES]
+        stop = int(fit[-1] if fit.size else after[0])
         yield slice(start, stop)
         start = stop
 

@@ -166,3 +166,19 @@ def test_one_cycle_sets_fit_every_channel(seed):
     assert (src != dst).all() and set(src.tolist()) == set(range(EXT, net.n)), where
     assert set(dst.tolist()) == set(range(EXT, net.n)), where
     assert np.diff(label).min() >= 0, where
+
+
+@pytest.mark.parametrize("limit", [1, 5, 40])
+def test_terminal_waves_cut_into_batches_equal_one_batch(monkeypatch, limit):
+    """The engine's batches (at most BATCH_MESSAGES messages of whole cycles, a larger
+    cycle alone) change nothing: the same waves as one batch."""
+    import fatnet.golden.fattree.batchwaves as batchwaves
+    net = FatTreeNetwork(SPECS["n16-universal-links2-pip-off"][0]())
+    label, src, dst = one_cycle_sets(net, 12, np.random.default_rng(limit))
+    payload = np.random.default_rng(0).integers(0, 1 << net.spec.payload_bits, src.size)
+    whole = terminal_waves(net, label, src, dst, payload)
+    monkeypatch.setattr(batchwaves, "BATCH_MESSAGES", limit)
+    cut = terminal_waves(net, label, src, dst, payload)
+    for name in ("drive", "recv", "send_ack", "delivered"):
+        assert np.array_equal(getattr(cut, name), getattr(whole, name)), (limit, name)
+    assert whole.delivered.all()
