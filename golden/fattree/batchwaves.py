@@ -22,6 +22,7 @@ import numpy as np
 
 from ..bitstream import bits_array
 from ..cycle import TerminalWaves
+from ..errors import ParameterError
 from ..messages import EXT
 from .batch import BATCH_MESSAGES, geometry
 from .batchrun import inject
@@ -69,7 +70,9 @@ def encode_streams(net, src, dst, payload, choices=None) -> tuple[np.ndarray, np
     payload : array of int
         ``payload_bits`` bits each (Python integers beyond 62 bits).
     choices : ndarray of int, shape (messages, max_hops, stages), optional
-        Off-line: every hop's edge at every stage (as the switch setter gives them).
+        Off-line: every hop's edge at every stage (as the switch setter gives them);
+        needed where a hop has stages (:class:`~fatnet.golden.errors.ParameterError`
+        otherwise, as the encoder refuses it).
 
     Returns
     -------
@@ -90,7 +93,9 @@ def encode_streams(net, src, dst, payload, choices=None) -> tuple[np.ndarray, np
     streams[:, 0] = 1
     rows = np.broadcast_to(np.arange(M)[:, None], valid.shape)
     streams[rows[valid], start[valid]] = bit[valid]
-    if choices is not None and width.any():
+    if width.any():
+        if choices is None:
+            raise ParameterError("off-line mode needs the decision bits of every hop")
         _decision_bits(streams, rows, start + 1, width, np.asarray(choices, np.int64))
     if pb:
         streams[np.arange(M)[:, None], head[:, None] + np.arange(pb)] = bits_array(

@@ -182,3 +182,14 @@ def test_terminal_waves_cut_into_batches_equal_one_batch(monkeypatch, limit):
     for name in ("drive", "recv", "send_ack", "delivered"):
         assert np.array_equal(getattr(cut, name), getattr(whole, name)), (limit, name)
     assert whole.delivered.all()
+
+
+def test_offline_streams_need_their_decisions():
+    """As the encoder, the bulk encoder refuses off-line streams without decisions
+    (a ValueError; the bulk one's is a :class:`ParameterError`)."""
+    from fatnet.golden.errors import ParameterError
+    net = FatTreeNetwork(SPECS["n8-universal-pip-off"][0]())
+    with pytest.raises(ValueError, match="off-line mode needs the decision bits"):
+        encode(net, 0, 5, 0)
+    with pytest.raises(ParameterError, match="off-line mode needs the decision bits"):
+        encode_streams(net, [0], [5], [0])
