@@ -232,8 +232,9 @@ def soak(name: str, messages: int, chunk_cycles: int, seed: int, build_root: Pat
                       f"--messages 1 --chunk-cycles {chunk_cycles}{path}")
             try:
                 item = next(chunks)
-            except RuntimeError as e:
-                raise RuntimeError(f"{name}: {e}; replay: {replay}") from e
+            except RuntimeError as e:     # the model refused the chunk
+                why = str(e) if str(e).startswith(f"{name}:") else f"{name}: {e}"
+                raise RuntimeError(f"{why}; replay: {replay}") from e
             res = item.simulate(build_root, replay, log)
             if not res.passed:
                 where = f"; log: {res.log}" if res.log else ""
