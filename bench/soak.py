@@ -11,11 +11,13 @@ the stimulus, a batch of cycles at a time, and the harness compares every wire i
 hardware; Python runs per batch, never per clock.
 
 Where the family's benchmarks' record has a soak model
-(:class:`fatnet.cli.family.SoakModel`), a chunk's cycles are independent and at full
-load, every terminal offering a fresh random message each cycle except where a message
-lost in an earlier chunk is offered again (:func:`bulk_chunks`); the family's batched
-engine gives every terminal wire of the whole chunk in one call, packed straight into
-the harness's words: no Python per message or per cycle. Otherwise, and with
+(:class:`fatnet.cli.family.SoakModel`: every family), a chunk's cycles are independent:
+at full load (the butterfly, the hypercube), every terminal offering a fresh random
+message each cycle except where a message lost in an earlier chunk is offered again;
+scheduled (the off-line fat-tree), each cycle a random one-cycle set, delivered whole
+(:func:`bulk_chunks`). The family's batched engine gives every terminal wire of the
+whole chunk in one call, packed straight into the harness's words: no Python per
+message or per cycle. Otherwise, and with
 ``--reference``, the co-simulation benchmark's checked workload
 (:func:`cosim.checked_workload`) runs, every cycle planned from the model's cycle results
 (:func:`planned_chunks`). The model works on the next chunk while the simulator runs
@@ -23,7 +25,8 @@ this one (a thread: the simulator is another process), so the two cores overlap.
 is bounded by the chunk: one chunk is simulated while at most one more is modelled, each
 held whole, then dropped.
 
-Every message is delivered exactly once (losses are offered again), and since the RTL
+Every message is delivered exactly once (losses are offered again; a scheduled message
+the model does not deliver stops the soak), and since the RTL
 equals the model on every wire, the RTL does too; the soak counts the deliveries of the
 model (a message is in one chunk's cycles at a time, its lost copies carried to the
 next; the reference path checks its results deliver none twice). It stops at the first
@@ -151,11 +154,12 @@ def planned_chunks(name: str, net, chunk_cycles: int, seed: int, shape: str = SH
 
 def bulk_chunks(net, model: SoakModel, chunk_cycles: int, seed: int, shape: str = SHAPE):
     """The bulk path (the family's :class:`~fatnet.cli.family.SoakModel`): chunk ``i``'s
-    cycles are independent, every terminal offering a fresh random message in each
-    (drawn from seed ``seed + i``) but where a message lost in an earlier chunk is
-    offered again (its source's first cycles), so every message is delivered once; the
-    whole chunk's terminal wires come from one call of the batched engine and go
-    straight into the harness's packed words."""
+    cycles are independent, drawn from seed ``seed + i``. At full load every terminal
+    offers a fresh random message in each, but where a message lost in an earlier chunk
+    is offered again (its source's first cycles), so every message is delivered once;
+    scheduled cycles (an off-line network's) are delivered whole, a message the model
+    does not deliver stops the soak. The whole chunk's terminal wires come from one
+    call of the batched engine and go straight into the harness's packed words."""
     from fatnet.sim.cocotb_runner import run_words
     from fatnet.sim.plan import bulk_words, endpoint_layouts
     family = api.family_of(net)
@@ -164,15 +168,24 @@ def bulk_chunks(net, model: SoakModel, chunk_cycles: int, seed: int, shape: str 
 
     def make(i: int) -> Chunk:
         nonlocal carried
-        src, dst, payload = (np.asarray(a, dtype=np.int64) for a in
-                             model.draw(net, chunk_cycles, np.random.default_rng(seed + i)))
-        carried = _offer_again(src, dst, payload, carried, chunk_cycles)
-        cycle = np.repeat(np.arange(chunk_cycles), src.size // chunk_cycles)
+        drawn = model.draw(net, chunk_cycles, np.random.default_rng(seed + i))
+        src, dst, payload = (np.asarray(a, dtype=np.int64) for a in drawn[:3])
+        scheduled = len(drawn) > 3
+        if scheduled:
+            cycle = np.asarray(drawn[3], dtype=np.int64)
+        else:
+            carried = _offer_again(src, dst, payload, carried, chunk_cycles)
+            cycle = np.repeat(np.arange(chunk_cycles), src.size // chunk_cycles)
         waves = model.waves(net, cycle, src, dst, payload)
         lost = ~waves.delivered
+        if scheduled and lost.any():
+            m = int(np.flatnonzero(lost)[0])
+            raise RuntimeError(f"the model did not deliver message {src[m]} -> {dst[m]} "
+                               f"of scheduled cycle {cycle[m]} in chunk {i} (seed "
+                               f"{seed + i}; {int(lost.sum())} such messages)")
         carried = [np.concatenate([c, a[lost]]) for c, a in zip(carried, (src, dst, payload))]
         words = bulk_words(net, waves, family=family, layouts=layouts)
-        return Chunk(seed + i, chunk_cycles, int(waves.delivered.sum()),
+        return Chunk(seed + i, waves.drive.shape[0], int(waves.delivered.sum()),
                      lambda build_root, replay, log: run_words(
                          net, words, family=family, sim="verilator", build_root=build_root,
                          seed=seed + i, replay=replay, log=log, shape=shape))
@@ -217,14 +230,18 @@ def soak(name: str, messages: int, chunk_cycles: int, seed: int, build_root: Pat
             if progress is not None:
                 progress(min(delivered, messages), messages,
                          f"{name}: chunk {chunk + 1}, {cycles:,} cycles so far")
-            item = next(chunks)
             # a chunk's messages follow from the chunks before (lost ones are offered
             # again): the replay runs the soak up to this chunk
             replay = (f"python bench/soak.py --networks {name} --seed {seed} "
                       f"--messages {delivered + 1} --chunk-cycles {chunk_cycles}{path}"
                       if model and not reference else
-                      f"python bench/soak.py --networks {name} --seed {item.seed} "
+                      f"python bench/soak.py --networks {name} --seed {seed + chunk} "
                       f"--messages 1 --chunk-cycles {chunk_cycles}{path}")
+            try:
+                item = next(chunks)
+            except RuntimeError as e:     # the model refused the chunk
+                why = str(e) if str(e).startswith(f"{name}:") else f"{name}: {e}"
+                raise RuntimeError(f"{why}; replay: {replay}") from e
             res = item.simulate(build_root, replay, log)
             if not res.passed:
                 where = f"; log: {res.log}" if res.log else ""

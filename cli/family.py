@@ -84,13 +84,20 @@ class WavesCase(NamedTuple):
 
 class SoakModel(NamedTuple):
     """The soak's model in bulk (``bench/soak.py``): a chunk of independent delivery
-    cycles at full load, every terminal wire of every cycle from one call of the
-    family's batched engine."""
+    cycles, every terminal wire of every cycle from one call of the family's batched
+    engine.
 
-    #: ``draw(net, cycles, rng)`` -> (src, dst, payload) int arrays: every terminal
-    #: offers a fresh random message in each of ``cycles`` cycles, cycle ``c``'s
-    #: terminal ``s`` at index ``c * terminals + s``, drawn from the numpy Generator
-    #: ``rng``.
+    A chunk is one of two kinds, as ``draw`` returns it. At full load (three arrays),
+    every terminal offers a message in every cycle and the soak offers a lost one again
+    in a later chunk. Scheduled (four arrays: an off-line network's cycles), every
+    cycle is a set the network delivers whole (the fat-tree's one-cycle sets) and a
+    message the model does not deliver fails the soak."""
+
+    #: ``draw(net, cycles, rng)`` -> (src, dst, payload) int arrays, drawn from the
+    #: numpy Generator ``rng``: every terminal offers a fresh random message in each of
+    #: ``cycles`` cycles, cycle ``c``'s terminal ``s`` at index ``c * terminals + s``;
+    #: or (src, dst, payload, cycle): ``cycles`` scheduled cycles, each message's
+    #: cycle (0 .. ``cycles`` - 1, in order) in ``cycle``.
     draw: Callable[[Any, int, Any], tuple]
     #: ``waves(net, cycle, src, dst, payload)`` ->
     #: :class:`~fatnet.golden.cycle.TerminalWaves`: every terminal wire of the cycles

@@ -29,7 +29,7 @@ from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, add_pattern_opti
                       add_start_stages_option, add_unused_seed_option,
                       add_stuck_link_option, bounded_int, stuck_links,
                       comma_ints, fraction, power_of_two)
-from .family import Bench, CosimCase, Verb, WavesCase
+from .family import Bench, CosimCase, SoakModel, Verb, WavesCase
 
 __all__ = ["FAMILY", "VERBS", "BENCH", "add_arguments", "network_spec", "build_network",
            "make_messages", "run_network", "schedule_messages", "spec_from_args", "build",
@@ -327,6 +327,23 @@ def _bench_traffic(net: FatTreeNetwork, rng) -> tuple:
     return ms, run_offline(net, ms, keep_results=True)
 
 
+def _soak_draw(net: FatTreeNetwork, cycles: int, rng) -> tuple:
+    """The soak's chunk: the off-line tree's cycles, each a random one-cycle set
+    (:func:`fatnet.golden.fattree.batchwaves.one_cycle_sets`: four random messages a
+    terminal offered, each kept while its path has room) with random payloads (at most
+    62 bits random, the rest 0), and each message's cycle."""
+    from ..golden.fattree.batchwaves import one_cycle_sets
+    cycle, src, dst = one_cycle_sets(net, cycles, rng)
+    payload = rng.integers(0, 1 << min(net.spec.payload_bits, 62), src.size)
+    return src, dst, payload, cycle
+
+
+def _soak_waves(net: FatTreeNetwork, cycle, src, dst, payload):
+    """Every terminal wire of the soak's cycles, from the batched engine."""
+    from ..golden.fattree.batchwaves import terminal_waves
+    return terminal_waves(net, cycle, src, dst, payload)
+
+
 #: The benchmarks' fat-trees (:class:`fatnet.cli.family.BenchCommands`): the ladder
 #: ends at a size that does not fit on the largest board, the ULX3S's ECP5-85F (128
 #: leaves did not).
@@ -338,7 +355,8 @@ BENCH = Bench(kind="fat-tree", ladder=(4, 8, 16, 32, 64, 128), options=_bench_op
                      CosimCase(64, 400_000, 600, 60)),
               waves=WavesCase("fat-tree, 64 leaves",
                               {"leaves": 64, "root_capacity": 16, "seed": 0},
-                              {"pattern": "random-permutation", "seed": 0}))
+                              {"pattern": "random-permutation", "seed": 0}),
+              soak=SoakModel(_soak_draw, _soak_waves))
 
 
 #: Model-only verbs: name -> (help, function(kind, args) -> exit status).

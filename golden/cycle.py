@@ -241,9 +241,16 @@ class TerminalWaves:
         Every destination terminal's delivery wires.
     send_channel, recv_channel : tuple
         The model's key of terminal ``x``'s wire ``w`` is ``(*send_channel, x, w)``
-        (``send_ack``) or ``(*recv_channel, x, w)`` (``recv``).
+        (``send_ack``) or ``(*recv_channel, x, w)`` (``recv``), unless ``terminals``
+        names them.
     delivered : (messages,) bool
         Whether each message (in the order given) was delivered.
+    terminals : tuple, optional
+        Per terminal ``x``, where its channels are not numbered by ``x`` (terminals
+        of different kinds, at different places of the network): (its endpoint, as
+        the family numbers its sources, its send wires' channel, its recv wires'
+        channel); the keys are then ``(*channel, w)``. None: endpoint ``x``, keys as
+        above.
     """
 
     drive: np.ndarray
@@ -252,6 +259,21 @@ class TerminalWaves:
     send_channel: tuple
     recv_channel: tuple
     delivered: np.ndarray
+    terminals: tuple | None = None
+
+    def endpoint(self, x: int) -> int:
+        """Terminal ``x``'s endpoint (a source as the family's messages name it)."""
+        return x if self.terminals is None else self.terminals[x][0]
+
+    def send_key(self, x: int, w: int) -> tuple:
+        """The model's key of terminal ``x``'s send wire ``w`` (its ``send_ack``)."""
+        channel = (*self.send_channel, x) if self.terminals is None else self.terminals[x][1]
+        return (*channel, w)
+
+    def recv_key(self, x: int, w: int) -> tuple:
+        """The model's key of terminal ``x``'s delivery wire ``w``."""
+        channel = (*self.recv_channel, x) if self.terminals is None else self.terminals[x][2]
+        return (*channel, w)
 
 
 @dataclass

@@ -257,25 +257,29 @@ def bulk_words(net, waves, *, family: SimFamily, layouts: tuple | None = None) -
     cycles, T = waves.drive.shape[:2]
     out = {}
     for name, wave, layout, to_port in (
-            ("stim", waves.drive, send, lambda x, w: (tb.port_name(net, x), w)),
+            ("stim", waves.drive, send,
+             lambda x, w: (tb.port_name(net, waves.endpoint(x)), w)),
             ("expect_recv", waves.recv, recv,
-             lambda x, w: tb.recv_port(net, (*waves.recv_channel, x, w))),
+             lambda x, w: tb.recv_port(net, waves.recv_key(x, w))),
             ("expect_ack", waves.send_ack, send,
-             lambda x, w: tb.ack_port(net, (*waves.send_channel, x, w)))):
+             lambda x, w: tb.ack_port(net, waves.send_key(x, w)))):
         first = {port: (at, width) for port, at, width in layout}
-        words = np.zeros((cycles * T, sum(w for _, _, w in layout)), dtype=np.uint8)
         flat = wave.reshape(cycles * T, -1)
         terminals, wires = wave.shape[2:]
+        bit = np.full(terminals * wires, -1, dtype=np.int64)   # each column's, or -1
         for x in range(terminals):
             for w in range(wires):
                 hit = to_port(x, w)
-                column = flat[:, x * wires + w]
-                if hit is None or hit[0] not in first or hit[1] >= first[hit[0]][1]:
-                    if column.any():
-                        raise FatnetInputError(f"terminal {x} wire {w} of the model's "
-                                               f"{name} waves is no port of the network")
-                    continue
-                words[:, first[hit[0]][0] + hit[1]] = column
+                if hit is not None and hit[0] in first and hit[1] < first[hit[0]][1]:
+                    bit[x * wires + w] = first[hit[0]][0] + hit[1]
+        stray = np.flatnonzero((bit < 0) & (flat.max(axis=0, initial=0) > 0))
+        if stray.size:
+            x, w = divmod(int(stray[0]), wires)
+            raise FatnetInputError(f"terminal {x} wire {w} of the model's {name} waves "
+                                   f"is no port of the network")
+        words = np.zeros((cycles * T, sum(w for _, _, w in layout)), dtype=np.uint8)
+        mapped = np.flatnonzero(bit >= 0)
+        words[:, bit[mapped]] = np.take(flat, mapped, axis=1)
         out[name] = words
     return out
 

@@ -22,13 +22,15 @@ def check_bulk_words(kind: str, size: int, seed: int) -> None:
     net = api.network(kind, **bench.workload(size))
     family = api.family_of(net)
     cycles = 1 + seed % 4
-    src, dst, payload = bench.soak.draw(net, cycles, np.random.default_rng(seed))
-    terminals = len(src) // cycles
-    waves = bench.soak.waves(net, np.repeat(np.arange(cycles), terminals), src, dst, payload)
+    drawn = bench.soak.draw(net, cycles, np.random.default_rng(seed))
+    src, dst, payload = drawn[:3]
+    # full load: cycle c's terminal s at c * terminals + s; scheduled: each one's cycle
+    cycle = drawn[3] if len(drawn) > 3 else np.repeat(np.arange(cycles), len(src) // cycles)
+    waves = bench.soak.waves(net, cycle, src, dst, payload)
     words = planning.bulk_words(net, waves, family=family)
     ms = MessageSet(np.asarray(src), np.asarray(dst), [int(p) for p in payload])
-    plans = planning.plans(net, ms, [range(c * terminals, (c + 1) * terminals)
-                                     for c in range(cycles)], family=family)
+    plans = planning.plans(net, ms, [np.flatnonzero(cycle == c) for c in range(cycles)],
+                           family=family)
     send, recv = planning.endpoint_layouts(net, family)
     T = net.cycle_length
     where = (f"seed {seed}; replay: python -c 'import sys; sys.path.insert(0, \"tests\"); "
@@ -74,3 +76,44 @@ def test_lost_messages_are_offered_again_at_their_sources(seed):
         n = min(len(mine), cycles)
         assert np.array_equal(here[:n], mine[:n]) and (here[n:] == -1).all(), where
         assert np.array_equal(left[1][left[0] == s], mine[n:]), where
+
+
+def test_a_scheduled_message_the_model_does_not_deliver_stops_the_soak(tmp_path, monkeypatch):
+    """Scheduled cycles (the off-line fat-tree's) are delivered whole: a message the
+    model does not deliver stops the soak before anything is simulated, with the seed
+    and the replay."""
+    from bench_scripts import bench_script
+    import fatnet.cli.fattree as fattree
+    from fatnet.cli.family import SoakModel
+    soak = bench_script("soak")
+    model = fattree.BENCH.soak
+
+    def one_lost(net, cycle, src, dst, payload):
+        waves = model.waves(net, cycle, src, dst, payload)
+        waves.delivered[-1] = False
+        return waves
+
+    monkeypatch.setattr(fattree, "BENCH",
+                        fattree.BENCH._replace(soak=SoakModel(model.draw, one_lost)))
+    with pytest.raises(RuntimeError, match=r"fat-tree: the model did not deliver message .* "
+                       r"of scheduled cycle 2 in chunk 0 \(seed 5; 1 such messages\); replay: "
+                       r"python bench/soak.py --networks fat-tree --seed 5 --messages 1 "
+                       r"--chunk-cycles 3"):
+        soak.soak("fat-tree", 10, 3, seed=5, build_root=tmp_path)
+
+
+def test_a_wave_on_no_port_is_refused():
+    """A terminal wire no port carries must be silent in the model's waves (the
+    fat-tree's are as wide as its widest terminal, the external interface's; a leaf has
+    fewer wires): one that carries a bit is named in the error, not dropped."""
+    from fatnet.golden.errors import FatnetInputError
+    bench = bench_families()["fat-tree"]
+    net = api.network("fat-tree", **bench.workload(16))
+    src, dst, payload, cycle = bench.soak.draw(net, 1, np.random.default_rng(0))
+    waves = bench.soak.waves(net, cycle, src, dst, payload)
+    wires = waves.recv.shape[3]
+    assert net.spec.capacities[-1] < wires      # leaf 2's last wire is no port
+    waves.recv[0, 3, 2, wires - 1] = 1
+    with pytest.raises(FatnetInputError, match=f"terminal 2 wire {wires - 1} of the "
+                                               f"model's expect_recv waves is no port"):
+        planning.bulk_words(net, waves, family=api.family_of(net))

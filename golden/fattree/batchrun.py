@@ -30,8 +30,8 @@ from .bitstream import encode
 from .concentrator import follow, route_cascade
 from .topology import EXT
 
-__all__ = ["BATCH_MESSAGES", "ONLINE_MEMO", "ROUTE_MEMO", "run_cycles", "drive_offline_batched",
-           "drive_online_batched"]
+__all__ = ["BATCH_MESSAGES", "ONLINE_MEMO", "ROUTE_MEMO", "inject", "run_cycles",
+           "drive_offline_batched", "drive_online_batched"]
 
 #: Most on-line injection patterns whose outcomes are remembered (then forgotten).
 ONLINE_MEMO = 1 << 16
@@ -88,6 +88,38 @@ def _wires(cycle, message, src, width):
     return rank, rank < width
 
 
+def inject(g, cycles: int, cycle, message, src, dst):
+    """What the sources of ``cycles`` delivery cycles drive, run: each source's messages
+    on wires 0, 1, ... in message order, off-line with their switch settings.
+
+    Parameters
+    ----------
+    g : Geometry
+    cycles : int
+    cycle, message, src, dst : ndarray of int
+        The (non-local) messages: cycle in the batch, index, endpoints.
+
+    Returns
+    -------
+    (Streams, wire, deferred, choices)
+        The batch's streams (the injected messages in the order given, then the
+        phantoms); every message's wire; whether it was not injected (no wire left at
+        its source, or off-line no path through a concentrator); the injected ones'
+        decisions per hop and stage (None on-line).
+    """
+    wire, fits = _wires(cycle, message, src, _source_width(g, src))
+    deferred = ~fits
+    choices = None
+    if not g.online:
+        ch, routed = set_switches_batch(g, _router(g.net), cycle[fits], message[fits],
+                                        src[fits], dst[fits], wire[fits])
+        deferred[np.flatnonzero(fits)[~routed]] = True
+        choices = ch[routed]
+    go = ~deferred
+    st = run_batch(g, cycles, cycle[go], message[go], src[go], dst[go], wire[go], choices)
+    return st, wire, deferred, choices
+
+
 def run_cycles(net, ms, cycles: list, keep: bool = False) -> list[_Tally]:
     """Run delivery cycles (lists of message indices) as one batch; off-line cycles are
     set by the switch setter first, on-line ones arbitrate."""
@@ -99,16 +131,8 @@ def run_cycles(net, ms, cycles: list, keep: bool = False) -> list[_Tally]:
     src, dst = ms.src[message], ms.dst[message]
     local = src == dst
     c, m, s, d = cycle[~local], message[~local], src[~local], dst[~local]
-    wire, fits = _wires(c, m, s, _source_width(g, s))
-    deferred = ~fits
-    choices = None
-    if not g.online:
-        ch, routed = set_switches_batch(g, _router(net), c[fits], m[fits], s[fits],
-                                        d[fits], wire[fits])
-        deferred[np.flatnonzero(fits)[~routed]] = True
-        choices = ch[routed]
+    st, wire, deferred, choices = inject(g, len(cycles), c, m, s, d)
     go = ~deferred
-    st = run_batch(g, len(cycles), c[go], m[go], s[go], d[go], wire[go], choices)
     tallies = _tallies(g, st, len(cycles), cycle[local], c[deferred], m[deferred])
     if keep:
         _keep_results(g, ms, st, cycles, tallies, choices, c[go], m[go], wire[go],
