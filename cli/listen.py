@@ -1,6 +1,6 @@
 """``fatnet board <kind> [network options] --board B --listen PORT``: read the
 self-testing top's UART report lines from a serial port and print each beside the
-model's prediction for the same cycle count (:func:`fatnet.sim.bist.run_counters`);
+model's prediction for the same cycle count (:func:`fatnet.sim.bist.counter_run`);
 ``--check-capture FILE`` does the same for lines saved in a text file.
 
 The model (the batched engine, :func:`~fatnet.sim.bist.counter_run`) runs a block of

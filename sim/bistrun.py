@@ -8,8 +8,9 @@ next pattern depends on which messages this one acknowledged), so it stays a loo
 to the least Python a cycle can take: every offering terminal's offers become a stream
 of code changes, drawn in blocks (:func:`fatnet.golden.bist.draw_run`) and computed
 with numpy (:class:`_CodeStreams`), so an acknowledged terminal costs one call of its
-stream's ``__next__``; the loop records each cycle's table entry and nothing else. The
-counters follow from the entries of a block with numpy (:func:`block_counters`):
+stream's ``__next__``; the loop records each cycle's pattern code and nothing else. The
+counters follow from the entries of a block, gathered by those codes, with numpy
+(:func:`block_counters`):
 cumulative sums of the entries' fields, and the offers from the identity ``offered after
 cycle c = sent in c + acknowledged before c`` (a terminal's message waits from its offer
 until it is acknowledged, and every waiting message is sent).
@@ -36,8 +37,8 @@ FILL_BLOCK_CYCLES = 1 << 8
 DRAW_BLOCK = 1 << 14
 #: A refill draws for every terminal at most this many blocks ahead of its reading.
 AHEAD = 2
-#: Acknowledged terminals of every 16-bit mask.
-_POPCOUNT = np.bitwise_count(np.arange(1 << 16, dtype=np.uint32)).astype(np.int64)
+#: Acknowledged terminals of every 16-bit mask (numpy 1.26 has no ``bitwise_count``).
+_POPCOUNT = sum((np.arange(1 << 16, dtype=np.int64) >> b) & 1 for b in range(16))
 
 
 class _CodeStreams:
@@ -74,7 +75,6 @@ class _CodeStreams:
         self.skipped = [0] * N
         self.gapless = plan.threshold >= 1 << 16
         self.static = self.gapless and plan.pattern in gb.FIXED_PATTERNS
-        self.kinds = 1 if self.gapless else 3
         self.offering = [s for s in range(N) if s not in never]
         self.blocks: list[dict] = [{} for _ in range(N)]    # s -> block index -> lists
         self.drawn = [0] * N                                 # blocks drawn per terminal
@@ -134,11 +134,12 @@ class _CodeStreams:
                                   digits + (self.step_values.shape[1] // 2), axis=1)
 
     def _changes(self, t: int, offers: np.ndarray, dests: np.ndarray) -> list:
-        """The three streams' lists of terminal ``t``'s offers in one block of draws."""
+        """Where offers come after gaps: the three streams' lists of terminal ``t``'s
+        offers in one block of draws."""
         idx = np.flatnonzero(offers)
         if idx.size == 0:
             self.skipped[t] += offers.size
-            return [[], [], []][:self.kinds]
+            return [[], [], []]
         gaps = np.diff(idx, prepend=-1) - 1
         gaps[0] += self.skipped[t]
         self.skipped[t] = offers.size - 1 - int(idx[-1])
@@ -147,8 +148,6 @@ class _CodeStreams:
         self.last[t] = slot[-1]
         idle = self.place[t, -1]
         step = np.where(gaps == 0, slot, idle) - before
-        if self.gapless:
-            return [step.tolist()]
         return [step.tolist(), gaps.tolist(), (slot - idle)[gaps > 0].tolist()]
 
 
