@@ -38,7 +38,7 @@ DRAW_BLOCK = 1 << 14
 #: A refill draws for every terminal at most this many blocks ahead of its reading.
 AHEAD = 2
 #: Acknowledged terminals of every 16-bit mask (numpy 1.26 has no ``bitwise_count``).
-_POPCOUNT = sum((np.arange(1 << 16, dtype=np.int64) >> b) & 1 for b in range(16))
+_POPCOUNT = np.sum([(np.arange(1 << 16, dtype=np.int64) >> b) & 1 for b in range(16)], axis=0)
 
 
 class _CodeStreams:
