@@ -306,6 +306,21 @@ def test_the_prediction_on_a_table_is_the_scalar_one_across_blocks(name, load, m
     assert_same_counters_at(plan, [0, 1, 7, 7, 8, 50, 51, 199, 240], where)
 
 
+@pytest.mark.parametrize("name", ["butterfly-4", "fat-tree-4"])
+def test_a_fixed_pattern_at_load_1_runs_one_entry_and_is_the_scalar_one(name, monkeypatch):
+    """A fixed pattern at load 1 never changes its pattern: the table's run draws
+    nothing and repeats one entry, with the scalar engine's counters."""
+    short_blocks(monkeypatch, 3, 7)
+    plan = small_plan(name, load=1.0, pattern="complement", bist_seed=2)
+    run = bist._table_run(plan, bist._Patterns(plan, bist._stuck_view(plan), "fill"))
+    assert run is not None and run.streams.static
+    where = f"{name} complement; replay: python -m pytest {HERE} -k 'one_entry and {name}'"
+    assert_same_counters_on_table(plan, where)
+    assert_same_counters_at(plan, [0, 5, 6, 100, 240], where)
+    run.at(50)
+    assert not any(run.streams.drawn), "a fixed pattern at load 1 drew"
+
+
 def check_counts_at(seed: int) -> None:
     """A random small plan (:func:`random_small_plan`), random block sizes and random
     cycle counts asked of :func:`~fatnet.sim.bist.counter_run`, from ``seed``."""
