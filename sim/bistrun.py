@@ -65,13 +65,14 @@ class _CodeStreams:
         N = plan.terminals
         self.states = list(plan.states)
         self.place = np.asarray(space.place, dtype=np.int64)  # column -1 (N): idle
-        # every step a terminal can take, (digit change + most - 1) x its weight, as
-        # Python ints made once: a block's steps are references to them, none made anew
-        most = max(space.radix)
-        self.weights = np.asarray(space.weights, dtype=np.int64)
-        self.step_values = np.array([[(k - most + 1) * w for k in range(2 * most - 1)]
-                                     for w in space.weights], dtype=object)
-        self.last = self.place[:, -1].copy()    # the slot of each terminal's last offer
+        # every step a terminal can take, [s, a, b]: from waiting for a to waiting for b
+        # (N: idle), as Python ints made once: a block's steps are references to them,
+        # none made anew
+        self.step_values = np.array([[[row[b] - row[a] for b in range(N + 1)]
+                                      for a in range(N + 1)] for row in space.place],
+                                    dtype=object)
+        self.last = self.place[:, -1].copy()    # the slot of its last offer (with gaps)
+        self.last_dest = np.full(N, N, dtype=np.int64)   # its destination (no gap)
         self.skipped = [0] * N
         self.gapless = plan.threshold >= 1 << 16
         self.static = self.gapless and plan.pattern in gb.FIXED_PATTERNS
@@ -126,12 +127,10 @@ class _CodeStreams:
     def _steps(self, terminals: list, dests: np.ndarray) -> np.ndarray:
         """Where every draw offers: each row's step changes (gap 0 throughout), an
         object array of :attr:`step_values`."""
-        slot = np.take_along_axis(self.place[terminals], dests, axis=1)
-        before = np.concatenate([self.last[terminals, None], slot[:, :-1]], axis=1)
-        self.last[terminals] = slot[:, -1]
-        digits = (slot - before) // self.weights[terminals, None]
-        return np.take_along_axis(self.step_values[terminals],
-                                  digits + (self.step_values.shape[1] // 2), axis=1)
+        rows = np.asarray(terminals)[:, None]
+        before = np.concatenate([self.last_dest[rows], dests[:, :-1]], axis=1)
+        self.last_dest[terminals] = dests[:, -1]
+        return self.step_values[rows, before, dests]
 
     def _changes(self, t: int, offers: np.ndarray, dests: np.ndarray) -> list:
         """Where offers come after gaps: the three streams' lists of terminal ``t``'s
