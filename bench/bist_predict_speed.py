@@ -4,9 +4,10 @@ Run as ``python bench/bist_predict_speed.py`` from the repository's root. For th
 iCEBreaker builds of ``docs/boards.md`` (``fatnet board KIND SIZE --board icebreaker``,
 the board defaults, the default report period) and a few other traffic settings, it
 prints the delivery cycles per second of CPU time of this process that
-:func:`fatnet.sim.bist.run_counters` predicts from reset on the batched engine (the
-first ``--reports`` reports) and on the scalar engine (its first ``--scalar-cycles``
-cycles), their ratio measured in this one run, and the board's own rate (its clock
+:func:`fatnet.sim.bist.counter_run` predicts from reset, report by report as
+``--listen`` asks, on the batched engine (the reports of the board's first
+``--board-seconds``) and on the scalar engine (its first ``--scalar-cycles`` cycles),
+their ratio measured in this one run, and the board's own rate (its clock
 divided by the BIST period): the model's seconds per second of the board, which is
 what ``--listen`` needs to keep pace. The batched engine runs as ``--listen`` runs it,
 on the plan's outcome table where one serves the plan (:mod:`fatnet.sim.bisttable`),
@@ -23,6 +24,7 @@ later ``--listen`` finds it kept on disk).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import tempfile
 import time
@@ -32,7 +34,7 @@ from fatnet.api.board import plan_board
 from fatnet.cli.main import build_parser
 from fatnet.golden.cycle import stuck_wires
 from fatnet.sim import bisttable
-from fatnet.sim.bist import _stuck_view, run_counters
+from fatnet.sim.bist import _stuck_view, counter_run
 
 # a sibling script of bench/ (on sys.path as the running script's folder)
 from figures import record_entry
@@ -66,16 +68,14 @@ def board_plan(options: str):
 
 def rate(plan, engine: str, cycles: int, at: int,
          table: str = "fill") -> tuple[float, dict, dict | None]:
-    """Delivery cycles per second of CPU time over the first ``cycles`` from reset, the
+    """Delivery cycles per second of CPU time over the first ``cycles`` from reset, asked
+    report by report as ``--listen`` asks (:func:`fatnet.sim.bist.counter_run`), the
     counters after them and after ``at`` cycles (None past ``cycles``)."""
-    counts = run_counters(plan, engine, table=table)
-    seen = None
     start = time.process_time()
-    for c in range(1, cycles + 1):
-        last = next(counts)
-        if c == at:
-            seen = dict(last)
-    return cycles / (time.process_time() - start), dict(last), seen
+    run = counter_run(plan, engine, table=table)
+    asks = sorted({*range(plan.report_cycles, cycles, plan.report_cycles), cycles, at})
+    seen = {c: run.at(c) for c in asks if c <= cycles}
+    return cycles / (time.process_time() - start), seen[cycles], seen.get(at)
 
 
 def table_costs(plan, cycles: int) -> dict:
@@ -116,11 +116,13 @@ def table_costs(plan, cycles: int) -> dict:
             "lazy_s": round(lazy, 1), "lazy_filled": round(filled, 3)}
 
 
-def measure(name: str, reports: int, scalar_cycles: int) -> dict:
+def measure(name: str, reports: int, scalar_cycles: int, board_seconds: float) -> dict:
     """One case's figures, printed with its command."""
     plan, board = board_plan(CASES[name])
-    cycles = reports * plan.report_cycles
-    costs = table_costs(plan, cycles)
+    costs = table_costs(plan, reports * plan.report_cycles)
+    # the reports of the board's first seconds, as --listen asks for them
+    cycles = plan.report_cycles * max(reports, math.ceil(board_seconds * board /
+                                                         plan.report_cycles))
     batched, counts, seen = rate(plan, "batched", cycles, scalar_cycles)
     scalar, scalar_counts, _ = rate(plan, "scalar", scalar_cycles, scalar_cycles)
     if seen is not None and seen != scalar_counts:   # the tests' claim, seen here too
@@ -140,20 +142,26 @@ def measure(name: str, reports: int, scalar_cycles: int) -> dict:
     return values
 
 
-def _record(name: str, values: dict, reports: int, scalar_cycles: int) -> None:
+def _record(name: str, values: dict, reports: int, scalar_cycles: int,
+            board_seconds: float) -> None:
     record_entry(
         "bist_predict_speed", name, values,
         figure=f"self-test prediction, {name} on the {BOARD} (delivery cycles per CPU "
                f"second: batched, scalar, ratio; the board's cycles per second)",
-        command=f"python bench/bist_predict_speed.py --reports {reports} --scalar-cycles "
-                f"{scalar_cycles} (fatnet board {CASES[name]} --board {BOARD} --listen PORT)")
+        command=f"python bench/bist_predict_speed.py --reports {reports} --board-seconds "
+                f"{board_seconds:g} --scalar-cycles {scalar_cycles} (fatnet board "
+                f"{CASES[name]} --board {BOARD} --listen PORT)")
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python bench/bist_predict_speed.py",
                                 description=__doc__.splitlines()[0])
     p.add_argument("--reports", type=int, default=5,
-                   help="reports the batched engine predicts from reset (default 5)")
+                   help="reports predicted from reset on an outcome table filled from "
+                        "empty (default 5)")
+    p.add_argument("--board-seconds", type=float, default=2.0,
+                   help="the batched engine predicts the reports of the board's first "
+                        "seconds, at least --reports (default 2)")
     p.add_argument("--scalar-cycles", type=int, default=2000,
                    help="cycles the scalar engine predicts from reset (default 2000)")
     p.add_argument("--cases", nargs="*", choices=sorted(CASES), default=list(CASES),
@@ -164,9 +172,9 @@ def main(argv=None) -> int:
     print(f"self-test prediction speed, CPU time of one process, on the {BOARD}'s "
           f"plans (board defaults, default report period)", flush=True)
     for name in args.cases:
-        values = measure(name, args.reports, args.scalar_cycles)
+        values = measure(name, args.reports, args.scalar_cycles, args.board_seconds)
         if args.record:
-            _record(name, values, args.reports, args.scalar_cycles)
+            _record(name, values, args.reports, args.scalar_cycles, args.board_seconds)
     return 0
 
 

@@ -1,13 +1,13 @@
 """``fatnet board <kind> [network options] --board B --listen PORT``: read the
 self-testing top's UART report lines from a serial port and print each beside the
-model's prediction for the same cycle count (:func:`fatnet.sim.bist.run_counters`);
+model's prediction for the same cycle count (:func:`fatnet.sim.bist.counter_run`);
 ``--check-capture FILE`` does the same for lines saved in a text file.
 
-The model (the batched engine of :func:`~fatnet.sim.bist.run_counters`) runs about
-300,000 delivery cycles a second when the traffic repeats its injection patterns (a
-fixed pattern) or when the plan's outcome table serves it (random destinations; the
-table fills as the model meets its patterns where it is not kept on disk,
-:mod:`fatnet.sim.bisttable`), a few thousand where neither does. A board may report
+The model (the batched engine, :func:`~fatnet.sim.bist.counter_run`) runs a block of
+cycles at a time on the plan's outcome table where one serves it (:mod:`fatnet.sim.bistrun`;
+the table fills as the model meets its patterns where it is not kept on disk,
+:mod:`fatnet.sim.bisttable`), about a million delivery cycles a second once the table
+is filled, a few thousand to 300,000 a second where none serves it. A board may report
 faster than the model runs, so the model runs lazily, as far as the newest report asks,
 and may fall behind: lines wait in a queue (a reader thread keeps the port drained).
 The listener is never silent: each board line is printed when it is taken, and while
@@ -33,23 +33,22 @@ __all__ = ["ReportModel", "Comparison", "field_marks", "listen", "check_capture"
 READ_TIMEOUT = 0.2
 #: The indent of the model's line and the marks under the board's line.
 INDENT = " " * 8
-#: Delivery cycles between two progress updates while the model catches up.
-PROGRESS_EVERY = 256
 
 
 class ReportModel:
     """The model's counters at any cycle count, run lazily from reset (and again from
     reset when asked for a count below the one it has reached), on the plan's outcome
     table where one serves it (filled as the model meets its patterns where it is not
-    kept on disk whole)."""
+    kept on disk whole), a block of cycles at a time
+    (:func:`fatnet.sim.bist.counter_run`)."""
 
     def __init__(self, plan):
-        from ..sim.bist import run_counters
-        self._run_counters, self._plan = run_counters, plan
+        from ..sim.bist import counter_run
+        self._counter_run, self._plan = counter_run, plan
         self._restart()
 
     def _restart(self):
-        self._cycles = self._run_counters(self._plan, table="fill")
+        self._run = self._counter_run(self._plan, table="fill")
         self._counts = {name: 0 for name in COUNTERS}
 
     @property
@@ -59,13 +58,10 @@ class ReportModel:
 
     def at(self, cycles: int, on_cycle=None) -> dict:
         """The counters after ``cycles`` completed delivery cycles (a copy);
-        ``on_cycle(done)`` every :data:`PROGRESS_EVERY` cycles on the way."""
+        ``on_cycle(done)`` on the way (:func:`fatnet.sim.bist.counter_run`)."""
         if cycles < self.cycles:
             self._restart()
-        while self.cycles < cycles:
-            self._counts = next(self._cycles)
-            if on_cycle is not None and self.cycles % PROGRESS_EVERY == 0:
-                on_cycle(self.cycles)
+        self._counts = self._run.at(cycles, on_cycle)
         return dict(self._counts)
 
 

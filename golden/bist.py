@@ -108,26 +108,26 @@ def draw(x: int, s: int, n: int, thr: int, pattern: str) -> tuple[int, bool, int
     return x, offers, d
 
 
-def _byte_tables(images: np.ndarray) -> np.ndarray:
-    """The GF(2)-linear map whose image of bit ``b`` is ``images[b]`` as four tables
-    (4, 256): the images of every value of each byte of a 32-bit state."""
-    v = np.arange(256, dtype=np.uint64)
-    tables = np.zeros((4, 256), dtype=np.uint64)
-    for b in range(32):
-        tables[b // 8] ^= ((v >> np.uint64(b % 8)) & np.uint64(1)) * images[b]
+def _half_tables(images: np.ndarray) -> np.ndarray:
+    """The GF(2)-linear map whose image of bit ``b`` is ``images[b]`` as two tables
+    (2, 65536) of uint32: the images of every value of each 16-bit half of a 32-bit
+    state."""
+    tables = np.zeros((2, 1 << 16), dtype=np.uint32)
+    for b in range(32):   # the values with bit b set: those below it, and its image
+        half, low = tables[b // 16], 1 << (b % 16)
+        half[low:2 * low] = half[:low] ^ np.uint32(images[b])
     return tables
 
 
 def _jump(tables: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """The map of :func:`_byte_tables` applied to every 32-bit state of ``x`` (uint64):
-    a lookup a byte."""
-    out = tables[0][x & np.uint64(255)]
-    for k in range(1, 4):
-        out ^= tables[k][(x >> np.uint64(8 * k)) & np.uint64(255)]
+    """The map of :func:`_half_tables` applied to every 32-bit state of ``x`` (uint32):
+    a lookup a half."""
+    out = tables[0][x & np.uint32(0xFFFF)]
+    out ^= tables[1][x >> np.uint32(16)]
     return out
 
 
-#: The maps of 1, 2, 4, ... xorshift steps (:func:`_byte_tables`), computed once.
+#: The maps of 1, 2, 4, ... xorshift steps (:func:`_half_tables`), computed once.
 _STEPS: list[np.ndarray] = []
 
 
@@ -135,29 +135,32 @@ def _steps(level: int) -> np.ndarray:
     """The tables of 2^level xorshift steps."""
     while len(_STEPS) <= level:
         if not _STEPS:
-            images = np.array([xorshift32(1 << b) for b in range(32)], dtype=np.uint64)
+            images = np.array([xorshift32(1 << b) for b in range(32)], dtype=np.uint32)
         else:   # twice the steps: the last map applied to its own images
             last = _STEPS[-1]
-            images = _jump(last, _jump(last, np.uint64(1) << np.arange(32, dtype=np.uint64)))
-        _STEPS.append(_byte_tables(images))
+            images = _jump(last, _jump(last, np.uint32(1) << np.arange(32, dtype=np.uint32)))
+        _STEPS.append(_half_tables(images))
     return _STEPS[level]
 
 
 def xorshift32_run(states, count: int) -> np.ndarray:
     """The next ``count`` states of each generator in ``states``: a (len(states),
-    count) uint64 array whose column j is :func:`xorshift32` applied j + 1 times.
+    count) uint32 array whose column j is :func:`xorshift32` applied j + 1 times.
 
     A step is linear over GF(2) (a 32 x 32 bit matrix), so the block of the first m
     states gives the next m by one jump of m steps: the block doubles with a few array
-    operations (a jump is a table lookup per byte of the state), whatever the number of
-    generators."""
-    x = np.asarray(states, dtype=np.uint64).reshape(-1, 1)
-    block = _jump(_steps(0), x)
-    level = 0
-    while block.shape[1] < count:
-        block = np.concatenate([block, _jump(_steps(level), block)], axis=1)
+    operations (a jump is a table lookup per 16-bit half of the state), whatever the
+    number of generators."""
+    x = np.asarray(states, dtype=np.uint32).reshape(-1, 1)
+    out = np.empty((x.shape[0], max(count, 1)), dtype=np.uint32)
+    out[:, :1] = _jump(_steps(0), x)
+    done, level = 1, 0
+    while done < count:
+        more = min(done, count - done)
+        out[:, done:done + more] = _jump(_steps(level), out[:, :more])
+        done += more
         level += 1
-    return block[:, :count]
+    return out[:, :count]
 
 
 def draw_run(states, terminals, n: int, thr: int, pattern: str, count: int):
@@ -166,10 +169,11 @@ def draw_run(states, terminals, n: int, thr: int, pattern: str, count: int):
     array, column j the (j + 1)-th draw."""
     xs = xorshift32_run(states, count)
     s = np.asarray(terminals, dtype=np.int64).reshape(-1, 1)
-    offers = (xs & np.uint64(0xFFFF)) < np.uint64(thr)
+    offers = (xs & np.uint32(0xFFFF)) < thr
     if pattern == "random":
-        v = ((xs >> np.uint64(16)) & np.uint64((1 << n) - 1)).astype(np.int64)
-        d = s ^ np.where(v == 0, 1, v)
+        v = (xs >> np.uint32(16)) & np.uint32((1 << n) - 1)
+        v |= v == 0                      # a draw of 0 goes to the neighbour s ^ 1
+        d = (v ^ s.astype(np.uint32)).astype(np.int64)
     else:
         fixed = np.array([FIXED_PATTERNS[pattern](int(t), n) for t in s[:, 0]],
                          dtype=np.int64).reshape(-1, 1)

@@ -28,13 +28,15 @@ from ..golden.seeds import check_seed
 from ..hdl.signatures import endpoints
 from .bisttable import (TABLE_MODES, OutcomeTable, decode_entry, kept, open_table,
                         pattern_code, pattern_space)
+from . import bistrun
+from .bistrun import TableRun
 from .family import SimFamily, self_test_of
 
 #: Cycles the plan runs through the model to see that it takes the generators' traffic.
 TRIAL_CYCLES = 64
 
-__all__ = ["BistPlan", "make_plan", "predict", "run_counters", "unpredicted", "build_core",
-           "decode_uart", "line_clocks", "line_cycles", "terminal_count"]
+__all__ = ["BistPlan", "make_plan", "predict", "run_counters", "counter_run", "unpredicted",
+           "build_core", "decode_uart", "line_clocks", "line_cycles", "terminal_count"]
 
 
 @dataclass
@@ -165,28 +167,75 @@ def unpredicted(plan: BistPlan) -> str | None:
     return None if f is None else UNPREDICTED.get((f.direction, f.signal, f.value))
 
 
-#: Delivery cycles between two calls of :func:`predict`'s ``on_cycle``.
-PROGRESS_EVERY = 256
-
-
 def predict(plan: BistPlan, cycles: int, on_cycle=None, engine: str = "batched") -> list[dict]:
     """The reports of the first ``cycles`` completed delivery cycles: one dict of the
-    counters (:data:`fatnet.golden.bist.COUNTERS`) per report (:func:`run_counters`,
-    on ``engine``). ``on_cycle(done)``, if given, is called every
-    :data:`PROGRESS_EVERY` cycles and at the last (progress)."""
-    reports: list[dict] = []
+    counters (:data:`fatnet.golden.bist.COUNTERS`) per report (:func:`counter_run`, on
+    ``engine``). ``on_cycle(done)``, if given, is called on the way at least every
+    :data:`fatnet.sim.bistrun.BLOCK_CYCLES` cycles and at the last (progress)."""
+    run = counter_run(plan, engine)
+    reports = [run.at(k * plan.report_cycles, on_cycle)
+               for k in range(1, max(cycles, 0) // plan.report_cycles + 1)]
+    if cycles > 0:
+        run.at(cycles, on_cycle)
+    return reports
+
+
+class _CycleCounters:
+    """:func:`counter_run` a cycle at a time (:func:`run_counters`' generator)."""
+
+    def __init__(self, cycles):
+        self._cycles = cycles
+        self.counts = {name: 0 for name in gb.COUNTERS}
+
+    def at(self, cycles: int, on_cycle=None) -> dict:
+        """The counters after ``cycles`` completed cycles (a copy, not below those
+        reached); ``on_cycle(done)`` every :data:`PROGRESS_EVERY` cycles and at the last."""
+        if cycles < self.counts["cycles"]:
+            raise ValueError(f"the run has passed cycle {cycles}")
+        while self.counts["cycles"] < cycles:
+            self.counts = next(self._cycles)
+            done = self.counts["cycles"]
+            if on_cycle is not None and (done % PROGRESS_EVERY == 0 or done == cycles):
+                on_cycle(done)
+        return dict(self.counts)
+
+
+def counter_run(plan: BistPlan, engine: str = "batched", table: str = "cached"):
+    """:func:`run_counters`' counters at any cycle count, forward from reset: an object
+    whose ``at(cycles, on_cycle=None)`` gives the counters after ``cycles`` completed
+    cycles (a copy; ``cycles`` not below the last asked), calling ``on_cycle(done)`` on
+    the way at least every :data:`fatnet.sim.bistrun.BLOCK_CYCLES` cycles and at the
+    last. Where the plan's outcome table serves the batched engine (no stuck link, no
+    flipped bit) the cycles run a block at a time (:class:`fatnet.sim.bistrun.TableRun`),
+    else one at a time."""
+    _check_run(plan, engine, table)
+    if engine == "batched":
+        patterns = _Patterns(plan, _stuck_view(plan), table)
+        run = _table_run(plan, patterns)
+        return _CycleCounters(_batched_counters(plan, patterns)) if run is None else run
+    return _CycleCounters(_scalar_counters(plan))
+
+
+def _check_run(plan: BistPlan, engine: str, table: str) -> None:
+    """ParameterError, in one line, on what :func:`run_counters` cannot run."""
     check_engine(engine)
-    if cycles <= 0:
-        return reports
-    for counts in run_counters(plan, engine):
-        done = counts["cycles"]
-        if done % plan.report_cycles == 0:
-            reports.append(dict(counts))
-        if on_cycle is not None and (done % PROGRESS_EVERY == 0 or done == cycles):
-            on_cycle(done)
-        if done == cycles:
-            return reports
-    raise RuntimeError(f"run_counters ended before cycle {cycles}")   # it never ends
+    why = unpredicted(plan)
+    if why is not None:
+        raise ParameterError(f"the model does not predict stuck-wire {plan.stuck_wire}: {why}")
+    if table not in TABLE_MODES:
+        raise ParameterError(f"table must be one of {', '.join(TABLE_MODES)}, got {table!r}")
+
+
+def _table_run(plan: BistPlan, patterns: _Patterns) -> TableRun | None:
+    """The batched engine's run on the plan's outcome table, None where no table serves
+    it or the flipped bit's cycle must run through the model."""
+    if patterns.table is None or plan.flip_cycle is not None:
+        return None
+    return TableRun(plan, patterns.table, _Offers(plan).never)
+
+
+#: Delivery cycles between two calls of ``on_cycle`` a cycle at a time.
+PROGRESS_EVERY = 256
 
 
 @dataclass
@@ -262,15 +311,22 @@ def run_counters(plan: BistPlan, engine: str = "batched", table: str = "cached")
 
     Send data at 1 is not predicted (:data:`UNPREDICTED`): ParameterError.
     """
-    check_engine(engine)
-    why = unpredicted(plan)
-    if why is not None:
-        raise ParameterError(f"the model does not predict stuck-wire {plan.stuck_wire}: {why}")
-    if table not in TABLE_MODES:
-        raise ParameterError(f"table must be one of {', '.join(TABLE_MODES)}, got {table!r}")
+    _check_run(plan, engine, table)
     if engine == "scalar":
         return _scalar_counters(plan)
-    return _batched_counters(plan, table)
+    patterns = _Patterns(plan, _stuck_view(plan), table)
+    run = _table_run(plan, patterns)
+    return _batched_counters(plan, patterns) if run is None else _table_counters(run)
+
+
+def _table_counters(run: TableRun):
+    """:func:`run_counters` on the outcome table: its blocks' counters cycle by cycle."""
+    counts = dict(run.counts)
+    while True:
+        columns = run.block(bistrun.BLOCK_CYCLES)
+        for row in zip(*(columns[name].tolist() for name in gb.COUNTERS)):
+            counts.update(zip(gb.COUNTERS, row))
+            yield counts
 
 
 def _scalar_counters(plan: BistPlan):
@@ -404,7 +460,7 @@ class _Offers:
             self.at[t] = 0
 
 
-def _batched_counters(plan: BistPlan, table: str = "cached"):
+def _batched_counters(plan: BistPlan, patterns: _Patterns):
     """:func:`run_counters` on the batched engine.
 
     A terminal with no message waiting draws once a cycle, so its offers are a fixed
@@ -416,10 +472,10 @@ def _batched_counters(plan: BistPlan, table: str = "cached"):
     whatever its sequence number, and passes its check): each
     pattern runs through the model once and is remembered (:data:`MEMO_PATTERNS`;
     patterns that hardly repeat are soon no longer remembered, :data:`MEMO_TRIAL`), or
-    looked up in the plan's outcome table (:mod:`fatnet.sim.bisttable`; ``table``:
-    :data:`~fatnet.sim.bisttable.TABLE_MODES`). With a stuck link (whose stream of ones
-    or zeros meets the payload) and in the flipped payload's cycle, the cycle runs
-    through the model every time."""
+    looked up in the plan's outcome table (:mod:`fatnet.sim.bisttable`, in ``patterns``;
+    a plan the table serves whole runs on :mod:`fatnet.sim.bistrun` instead). With a
+    stuck link (whose stream of ones or zeros meets the payload) and in the flipped
+    payload's cycle, the cycle runs through the model every time."""
     view = _stuck_view(plan)
     N = plan.terminals
     offers = _Offers(plan)
@@ -429,7 +485,6 @@ def _batched_counters(plan: BistPlan, table: str = "cached"):
     wake: dict[int, list] = {}          # cycle -> the terminals that offer then
     for s in range(N):
         _wait(offers, s, 0, wake)
-    patterns = _Patterns(plan, view, table)
     place, outcome, flip = patterns.place, patterns.outcome, plan.flip_cycle
     code = pattern_code(place, dests)
     counts = {name: 0 for name in gb.COUNTERS}

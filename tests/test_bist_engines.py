@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E
 
 from fatnet.golden import bist as gb  # noqa: E402
 from fatnet.golden.errors import ParameterError  # noqa: E402
-from fatnet.sim import bist, bisttable  # noqa: E402
+from fatnet.sim import bist, bistrun, bisttable  # noqa: E402
 from fatnet.sim.bist import predict, run_counters, unpredicted  # noqa: E402
 from test_bist import NETWORKS, STUCK_LINKS, plan_of, stuck_cases  # noqa: E402
 
@@ -267,6 +267,81 @@ def assert_same_counters_on_table(plan, where: str) -> None:
 @given(SEEDS)
 def test_the_prediction_of_random_small_plans_on_a_table_is_the_scalar_one(seed):
     check_random_small_plan(seed)
+
+
+def assert_same_counters_at(plan, asks: list, where: str) -> None:
+    """:func:`~fatnet.sim.bist.counter_run` (on the table, filled as met) gives the
+    scalar engine's counters at each cycle count of ``asks`` (ascending)."""
+    scalar, want = run_counters(plan, "scalar"), {0: {name: 0 for name in gb.COUNTERS}}
+    for c in range(1, max(asks) + 1):
+        want[c] = dict(next(scalar))
+    run, shown = bist.counter_run(plan, table="fill"), []
+    for c in asks:
+        got = run.at(c, shown.append)
+        assert got == want[c], f"{where}: at cycle {c}: counter_run {got}, scalar {want[c]}"
+    assert all(a < b for a, b in zip(shown, shown[1:])) and shown[-1:] in ([max(asks)], []), \
+        f"{where}: progress {shown}"
+
+
+def short_blocks(monkeypatch, draws: int, cycles: int) -> None:
+    """Blocks of draws and of cycles far shorter than the defaults, so that a few
+    hundred cycles cross many of them."""
+    monkeypatch.setattr(bistrun, "DRAW_BLOCK", draws)
+    monkeypatch.setattr(bistrun, "BLOCK_CYCLES", cycles)
+    monkeypatch.setattr(bistrun, "FILL_BLOCK_CYCLES", max(1, cycles // 3))
+
+
+@pytest.mark.parametrize("load", [1.0, 0.5, 0.1])
+@pytest.mark.parametrize("name", ["butterfly-4", "hypercube-2"])
+def test_the_prediction_on_a_table_is_the_scalar_one_across_blocks(name, load, monkeypatch):
+    """The table's run a block of cycles at a time (``sim/bistrun.py``) crosses blocks
+    of draws and of cycles, gaps of a light load and draws with no offer at all, with
+    the scalar engine's counters after every cycle and at any count."""
+    short_blocks(monkeypatch, 3, 7)
+    plan = small_plan(name, load=load, bist_seed=13)
+    where = f"{name} load {load}; replay: python -m pytest {HERE} -k 'across_blocks and {name}'"
+    assert bist._table_run(plan, bist._Patterns(plan, bist._stuck_view(plan), "fill")) \
+        is not None, "no table run: the test would not test it"
+    assert_same_counters_on_table(plan, where)
+    assert_same_counters_at(plan, [0, 1, 7, 7, 8, 50, 51, 199, 240], where)
+
+
+@pytest.mark.parametrize("name", ["butterfly-4", "fat-tree-4"])
+def test_a_fixed_pattern_at_load_1_runs_one_entry_and_is_the_scalar_one(name, monkeypatch):
+    """A fixed pattern at load 1 never changes its pattern: the table's run draws
+    nothing and repeats one entry, with the scalar engine's counters."""
+    short_blocks(monkeypatch, 3, 7)
+    plan = small_plan(name, load=1.0, pattern="complement", bist_seed=2)
+    run = bist._table_run(plan, bist._Patterns(plan, bist._stuck_view(plan), "fill"))
+    assert run is not None and run.streams.static
+    where = f"{name} complement; replay: python -m pytest {HERE} -k 'one_entry and {name}'"
+    assert_same_counters_on_table(plan, where)
+    assert_same_counters_at(plan, [0, 5, 6, 100, 240], where)
+    run.at(50)
+    assert not any(run.streams.drawn), "a fixed pattern at load 1 drew"
+
+
+def check_counts_at(seed: int) -> None:
+    """A random small plan (:func:`random_small_plan`), random block sizes and random
+    cycle counts asked of :func:`~fatnet.sim.bist.counter_run`, from ``seed``."""
+    name, plan = random_small_plan(seed)
+    rng = np.random.default_rng(seed + 1)
+    asks = sorted(rng.integers(0, CYCLES, 6).tolist())
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        short_blocks(monkeypatch, int(rng.integers(1, 40)), int(rng.integers(1, 60)))
+        assert_same_counters_at(plan, asks, f"seed {seed} ({name}, {plan.pattern}, load "
+                                            f"{plan.load}, stuck {plan.stuck_wire}, flip "
+                                            f"{plan.flip_cycle}, blocks "
+                                            f"{bistrun.DRAW_BLOCK}/{bistrun.BLOCK_CYCLES}); "
+                                            f"replay: python -c 'import sys; sys.path.insert("
+                                            f"0, \"tests\"); import test_bist_engines as t; "
+                                            f"t.check_counts_at({seed})'")
+
+
+@PROPERTY
+@given(SEEDS)
+def test_the_counters_of_random_small_plans_at_any_count_are_the_scalar_ones(seed):
+    check_counts_at(seed)
 
 
 def test_the_table_is_kept_on_disk_and_read_back_without_the_model(monkeypatch):
