@@ -109,7 +109,7 @@ if cocotb is not None:
                            if self.mask_port is not None else [])
             self.settle = PERIOD_NS * plan.get("settle", 1)
             self.current = None
-            self.python = 0.0   # seconds in this coroutine's own code
+            self.python = 0.0   # CPU seconds in this coroutine's own code
             self.reported = time.perf_counter()
 
         async def begin(self):
@@ -336,7 +336,7 @@ class CocotbResult:
         self.waves = waves
         self.clocks = clocks
         self.run_seconds = run_s  # the whole runner.test() call, start-up included
-        self.python_seconds = python_s  # of sim_seconds, in the test's own Python code
+        self.python_seconds = python_s  # CPU seconds of the test's own Python code in the loop
         self.cpu_seconds = cpu_s  # the simulator process's CPU time over sim_seconds
         self.log = log  # the tools' output (None: it went to the terminal)
         self.ran = ran  # False: the simulation captured nothing (its log says why)
