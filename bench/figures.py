@@ -47,7 +47,8 @@ HEADLINE = (
     ("hardware", "fattree-node-58", "{node_fmax_mhz} MHz; 16-leaf network "
      "{network16_fmax_mhz} MHz"),
     ("hardware", "butterfly-switch-2x2", "{lut4} iCE40 LUT4 / {ff} FF"),
-    ("cosim", "speed", "{fattree16}x, {fattree64}x, {butterfly64}x a native loop"),
+    ("cosim", "speed", "{fattree64}x (64-leaf fat-tree), {butterfly64}x (64-input "
+     "butterfly), {hypercube6}x (6-cube) a native loop's clocks per CPU second"),
     ("experiments", "leighton-maggs", "Tables II and III within one of the paper's "
      "standard deviations in every cell; Table I within {table1_points} points but at "
      "{table1_outlier_faults:,} faults ({table1_outlier_pct} % against "
