@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from amaranth.hdl import UnusedElaboratable
 
-from fatnet.sim.cocotb_runner import simulator_env
+from fatnet.sim.cocotb_runner import VERILATOR_OPT_ENV, simulator_env
 
 
 def _verilator_lint(files) -> None:
@@ -91,8 +91,16 @@ def _cache_verilator_compiles() -> None:
         os.environ.setdefault("CCACHE_DIR", str(ROOT / "build" / "ccache"))
 
 
+def _unoptimised_verilator_builds() -> None:
+    """The regression's Verilator runs are a few thousand clocks and its builds many: it
+    compiles the designs at -O0 (``FATNET_VERILATOR_OPT``), half the compile time of the
+    default -O1. A user's own setting wins."""
+    os.environ.setdefault(VERILATOR_OPT_ENV, "-O0")
+
+
 def pytest_configure(config):
     _cache_verilator_compiles()
+    _unoptimised_verilator_builds()
     config.addinivalue_line("markers", "long: a test (or module) that builds something "
                             "large once (a clean environment, every spec's Verilog): it "
                             "starts first under pytest-xdist")

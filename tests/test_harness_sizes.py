@@ -17,6 +17,7 @@ from fatnet.golden.butterfly.topology import make_network
 from fatnet.golden.fattree.network import FatTreeNetwork
 from fatnet.golden.fattree.route import run
 from fatnet.golden.fattree.spec import FatTreeSpec, min_universal_root
+from fatnet.golden.errors import FatnetInputError
 from fatnet.golden.messages import MessageSet, make_pattern
 from fatnet.sim.amaranth_bench import run_cycles_harness_amaranth
 from fatnet.sim.rows import join_rows, split_rows
@@ -140,12 +141,14 @@ def test_size_limits():
 # ------------------------------------------------------------------------ cocotb
 
 
-@pytest.mark.parametrize("sim", SIMS)
-def test_cocotb_on_the_wide_checking_harness(sim, tmp_path):
-    """The checking harness's wide shape (several bit-times' words a row, the soak's and
-    the co-simulation benchmark's; every other cocotb test runs the narrow one): the
-    testbench writes and reads rows of many words through the simulator's handles, and
-    a flipped expected bit in the last bit-time is caught there."""
+@pytest.mark.skipif("verilator" not in SIMS, reason="SIM selects another simulator")
+def test_cocotb_on_the_wide_checking_harness(tmp_path):
+    """The checking harness's wide shape (several bit-times' words a row), on Verilator,
+    where the soak and the co-simulation benchmark run it (every other cocotb test runs
+    the narrow one): the testbench writes and reads rows of many words through the
+    simulator's handles, and a flipped expected bit in the last bit-time is caught
+    there."""
+    sim = "verilator"
     require_simulator(sim)
     net, ms, results = _fattree_case()
     T = net.cycle_length
@@ -161,6 +164,16 @@ def test_cocotb_on_the_wide_checking_harness(sim, tmp_path):
         res = cocotb_runner.run(net, ms, results, sim=sim, build_root=tmp_path,
                                 family=family_of(net), shape="wide")
     assert not res.passed and f"at bit-time {T - 1}" in res.failures[0]
+
+
+def test_a_bad_verilator_optimisation_is_refused_naming_the_variable(monkeypatch):
+    """FATNET_VERILATOR_OPT takes the optimisation levels it lists, and names them."""
+    monkeypatch.setenv(cocotb_runner.VERILATOR_OPT_ENV, "-O9")
+    with pytest.raises(FatnetInputError, match=r"FATNET_VERILATOR_OPT must be one of -O0, "
+                                               r"-O1, -O2, -O3, -Os, not '-O9'"):
+        cocotb_runner.simulator_env("verilator")
+    monkeypatch.setenv(cocotb_runner.VERILATOR_OPT_ENV, "-O2")
+    assert "OPT_FAST=-O2 " in cocotb_runner.simulator_env("verilator")["MAKEFLAGS"]
 
 
 def _run_in_child(build_root, queue):

@@ -210,10 +210,12 @@ def test_a_declared_faulty_input_keeps_routing_on_its_good_direction():
     assert rep.delivered == 1 and [mm for mm, _ in rep.lost] == [1]
 
 
-@pytest.mark.parametrize("kind, shape", [("butterfly", "wide"), ("fat-tree", "wide"),
-                                         ("hypercube", "wide"),
-                                         ("butterfly-start-tree", "wide"),
-                                         ("butterfly", "narrow"), ("fat-tree", "narrow")])
+#: Every kind in the narrow shape, one in the wide (whose memories of 2^20 bits take
+#: Amaranth some 15 s to convert: their every bit of initial value is a net).
+@pytest.mark.parametrize("kind, shape", [("butterfly", "narrow"), ("fat-tree", "narrow"),
+                                         ("hypercube", "narrow"),
+                                         ("butterfly-start-tree", "narrow"),
+                                         ("butterfly", "wide")])
 def test_the_checking_harness_is_what_its_manifest_entry_states(kind, shape, tmp_path):
     """generate(..., checker=True) writes the checking harness of either shape and
     documents it: every port the manifest lists is the module's, with its width; every
