@@ -48,6 +48,7 @@ from .harness import endpoint_layout, endpoint_ports, extra_inputs, recv_layout
 __all__ = ["CheckingHarness", "CheckerShape", "SHAPES", "DEFAULT_SHAPE",
            "checker_geometry", "checker_manifest", "CHECK_MEMORIES"]
 
+
 class CheckerShape(NamedTuple):
     """The sizes of the checking harness's memories."""
 

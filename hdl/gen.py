@@ -237,10 +237,10 @@ def check_generable(net, *, hardware: HardwareFamily) -> None:
 
 #: What the ``checker`` key means (present when the checking harness was written).
 CHECKER_FIELD = ("the checking harness (written with generate(..., checker=True), as the "
-                 "cocotb runner does): its top module, sources, ports, the batch's five "
-                 "memories (stimulus, expected recv and send_ack words, captures), their "
-                 "row layout and the timing of a batch; the words are packed as in the "
-                 "harness's packed and recv_packed")
+                 "cocotb runner does): its top module, sources, ports, shape (wide or "
+                 "narrow memories), the batch's five memories (stimulus, expected recv "
+                 "and send_ack words, captures), their row layout and the timing of a "
+                 "batch; the words are packed as in the harness's packed and recv_packed")
 
 
 def _write_checker(net, out: Path, top: str, dut, shape: str) -> str:
