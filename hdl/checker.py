@@ -63,12 +63,13 @@ class CheckerShape(NamedTuple):
 #: The checking harness's shapes. ``wide``: rows of up to 4,096 bits and batches of up to
 #: 2^20 bits, so a testbench writes a batch in few, wide rows (Verilator, where a write
 #: through the simulator costs more than the clocks it feeds; the co-simulation and the
-#: soak). ``narrow``: one word a row and batches of up to 2^16 bits, because an
+#: soak). ``narrow``: one word a row and batches of up to 2^14 bits, because an
 #: event-driven simulator evaluates a whole row at every bit-time (Icarus runs the
-#: 3-cube's 1,272 cycles in 1 s with narrow rows, 54 s with wide ones) and writes every
-#: row of the memories' initial values into its program.
+#: 3-cube's 1,272 cycles in 1 s with narrow rows, 54 s with wide ones), and every bit of
+#: the memories' initial values is work for the converter and the simulators' compilers
+#: (a short run is mostly its build).
 SHAPES = {"wide": CheckerShape(row_bits=4096, batch_bits=1 << 20),
-          "narrow": CheckerShape(row_bits=1, batch_bits=1 << 16)}
+          "narrow": CheckerShape(row_bits=1, batch_bits=1 << 14)}
 
 #: The shape :func:`fatnet.hdl.gen.generate` writes unless told otherwise.
 DEFAULT_SHAPE = "wide"

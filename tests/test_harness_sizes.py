@@ -11,6 +11,7 @@ import multiprocessing
 import numpy as np
 import pytest
 
+import fatnet.hdl.checker as checker
 import fatnet.hdl.harness as harness
 from fatnet.golden.butterfly.cyclemodel import CircuitNetwork, run_circuit
 from fatnet.golden.butterfly.topology import make_network
@@ -142,7 +143,7 @@ def test_size_limits():
 
 
 @pytest.mark.skipif("verilator" not in SIMS, reason="SIM selects another simulator")
-def test_cocotb_on_the_wide_checking_harness(tmp_path):
+def test_cocotb_on_the_wide_checking_harness(tmp_path, monkeypatch):
     """The checking harness's wide shape (several bit-times' words a row), on Verilator,
     where the soak and the co-simulation benchmark run it (every other cocotb test runs
     the narrow one): the testbench writes and reads rows of many words through the
@@ -150,6 +151,10 @@ def test_cocotb_on_the_wide_checking_harness(tmp_path):
     there."""
     sim = "verilator"
     require_simulator(sim)
+    # the wide shape's rows at a batch of 2^16 bits, not 2^20: the same row layout (many
+    # words a row), a sixteenth of the memories to convert and compile
+    monkeypatch.setitem(checker.SHAPES, "wide", checker.SHAPES["wide"]._replace(
+        batch_bits=1 << 16))
     net, ms, results = _fattree_case()
     T = net.cycle_length
     res = cocotb_runner.run(net, ms, results, sim=sim, build_root=tmp_path,
