@@ -893,7 +893,9 @@ def run_words(net, words: dict, *, family: SimFamily, sim: str | None = None,
     mask, no waves), compared in the checking harness. A mismatch is reported as the
     harness finds it: per failing batch, the first differing cycle, bit-time and wires,
     then the seed and ``replay`` (:func:`run` on the model's cycle results gives the
-    account of every differing wire)."""
+    account of every differing wire). A passing run leaves no file of its own in the
+    build directory (a soak runs thousands); a failing one keeps its plan, rows, results
+    and log."""
     from .plan import endpoint_layouts
     layouts = endpoint_layouts(net, family)
     sim = sim or os.environ.get("SIM", "icarus")
@@ -921,8 +923,12 @@ def run_words(net, words: dict, *, family: SimFamily, sim: str | None = None,
     if found:
         failures.append("RTL differs from the golden model:\n  " + "\n  ".join(found)
                         + f"\n  seed {seed}; replay: {replay}")
-    elif not failures:
-        (build_dir / f"rows_{job.plan.stem.removeprefix('plan_')}.npz").unlink(missing_ok=True)
+    elif not failures:  # one of a soak's thousands of chunks: its files go with it
+        tag = job.plan.stem.removeprefix("plan_")
+        for path in (build_dir / f"rows_{tag}.npz", job.plan, job.observed, job.results_xml,
+                     job.log):
+            if path is not None:
+                path.unlink(missing_ok=True)
     return CocotbResult(not failures, failures, cycles, cycles * (T + 1), build_s,
                         obs.get("seconds", run_s), None, obs.get("clocks", 0), run_s,
                         obs.get("python_seconds", 0.0), obs.get("cpu_seconds", 0.0),
