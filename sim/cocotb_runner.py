@@ -685,8 +685,7 @@ def run(net, ms, cycles, *, family: SimFamily, sim: str | None = None,
     result = _result(job, plans_, layouts, net.cycle_length, crash, build_s, run_s, seed,
                      replay, build_dir if waves else None)
     if result.passed:  # the batches' rows are the run's largest files: kept on a failure
-        tag = job.plan.stem.removeprefix("plan_")
-        (build_dir / f"rows_{tag}.npz").unlink(missing_ok=True)
+        job.rows.unlink(missing_ok=True)
     return result
 
 
@@ -700,6 +699,7 @@ class _Job:
     results_xml: Path
     log: Path | None       # None: the tools' output goes to the terminal
     progress: Path | None  # None: nobody watches the cycles done
+    rows: Path             # the checking harness's batch rows (numpy .npz)
 
 
 def _write_plan(net, plans_, layouts, family: SimFamily, build_dir: Path, *, log: bool,
@@ -735,11 +735,12 @@ def _write_plan(net, plans_, layouts, family: SimFamily, build_dir: Path, *, log
     job = _Job(build_dir / f"plan_{tag}.json", build_dir / f"observed_{tag}.json",
                build_dir / f"results_{tag}.xml",
                build_dir / f"sim_{tag}.log" if log else None,
-               build_dir / f"progress_{tag}.txt" if watched else None)
+               build_dir / f"progress_{tag}.txt" if watched else None,
+               build_dir / f"rows_{tag}.npz")
     job.observed.unlink(missing_ok=True)
     if harness == "checker":
-        doc["rows_file"] = str(build_dir / f"rows_{tag}.npz")
-        np.savez(doc["rows_file"], **rows)
+        doc["rows_file"] = str(job.rows)
+        np.savez(job.rows, **rows)
     doc.update(observed=str(job.observed), progress=job.progress and str(job.progress))
     faults = runtime_faults(family)
     if faults is not None:
@@ -924,9 +925,7 @@ def run_words(net, words: dict, *, family: SimFamily, sim: str | None = None,
         failures.append("RTL differs from the golden model:\n  " + "\n  ".join(found)
                         + f"\n  seed {seed}; replay: {replay}")
     elif not failures:  # one of a soak's thousands of chunks: its files go with it
-        tag = job.plan.stem.removeprefix("plan_")
-        for path in (build_dir / f"rows_{tag}.npz", job.plan, job.observed, job.results_xml,
-                     job.log):
+        for path in (job.rows, job.plan, job.observed, job.results_xml, job.log):
             if path is not None:
                 path.unlink(missing_ok=True)
     return CocotbResult(not failures, failures, cycles, cycles * (T + 1), build_s,
