@@ -251,8 +251,9 @@ def build_circuit(spec: ButterflySpec, payload_bits: int = 8,
                           start_stages=start_stages, stuck_wires=stuck_wires)
 
 
-#: Most messages a pattern may hold in all (problems x inputs): 2^22, about 0.3 GiB of
-#: the store-and-forward model's arrays; more would ask for tens of GiB.
+#: Most messages a pattern may hold in all (problems x inputs): 2^22. Store-and-forward
+#: routes every problem at once, so its arrays grow with the messages: `fatnet route`
+#: peaks at about 1.5 GiB at this limit (docs/butterfly.md), under the 2 GiB it may use.
 MAX_MESSAGES = 1 << 22
 
 
