@@ -314,22 +314,22 @@ def test_a_component_refuses_bad_parameters_in_one_line(never_elaborated):
     rng = np.random.default_rng(0)
     config = small_config(rng)
     cases = [
-            (lambda: UartTx(1), "baud_divisor must be an int >= 2, got 1"),
-            (lambda: UartTx(True), "baud_divisor must be an int >= 2, got True"),
-            (lambda: BistCounters(8, 0, 1), "wires must be an int >= 1, got 0"),
-            (lambda: BistCounters(8, 8, 0), "report_cycles must be an int >= 1, got 0"),
-            (lambda: TrafficGenerator(config, 8), r"terminal must be in \[0, 7\], got 8"),
-            (lambda: PayloadChecker(config, -1), r"terminal must be in \[0, 7\], got -1"),
-            (lambda: BistCore(None, [], config), r"ports must be one per terminal of the "
-                                                 r"config \(8\), got 0"),
-            (lambda: BistConfig(**{**vars(config), "states": config.states[:3]}),
-             "the terminals .states. must be a power of two >= 2, got 3"),
-            (lambda: BistConfig(**{**vars(config), "baud_divisor": 1}),
-             "baud_divisor must be >= 2, got 1"),
-            (lambda: BistConfig(**{**vars(config), "payload_bits": 9}),
-             "payload_bits must be >= 2n . 4 = 10, got 9"),
-            (lambda: BistConfig(**{**vars(config), "cycle_length": 1}),
-             "the BIST period must be >= 4 clocks")]
+        (lambda: UartTx(1), "baud_divisor must be an int >= 2, got 1"),
+        (lambda: UartTx(True), "baud_divisor must be an int >= 2, got True"),
+        (lambda: BistCounters(8, 0, 1), "wires must be an int >= 1, got 0"),
+        (lambda: BistCounters(8, 8, 0), "report_cycles must be an int >= 1, got 0"),
+        (lambda: TrafficGenerator(config, 8), r"terminal must be in \[0, 7\], got 8"),
+        (lambda: PayloadChecker(config, -1), r"terminal must be in \[0, 7\], got -1"),
+        (lambda: BistCore(None, [], config), r"ports must be one per terminal of the "
+                                             r"config \(8\), got 0"),
+        (lambda: BistConfig(**{**vars(config), "states": config.states[:3]}),
+         "the terminals .states. must be a power of two >= 2, got 3"),
+        (lambda: BistConfig(**{**vars(config), "baud_divisor": 1}),
+         "baud_divisor must be >= 2, got 1"),
+        (lambda: BistConfig(**{**vars(config), "payload_bits": 9}),
+         "payload_bits must be >= 2n . 4 = 10, got 9"),
+        (lambda: BistConfig(**{**vars(config), "cycle_length": 1}),
+         "the BIST period must be >= 4 clocks")]
     with never_elaborated():   # each refused in its constructor, never elaborated
         for make, words in cases:
             with pytest.raises(ValueError, match=words):
