@@ -39,9 +39,11 @@ def hex_digit(d4):
 class ReportFormatter(wiring.Component):
     """The report line of a snapshot of the counters, a character at a time.
 
-    At ``snapshot`` the counters are copied and the line starts again from its first
-    character; the line's characters then go out on ``o_stream``, one transfer at most
-    every second clock (each character is registered, from the one before it).
+    At ``snapshot`` the counters are copied and the line starts from its first
+    character (a line still going out is cut short: the self-testing top's report
+    period leaves time for a whole line); the line's characters then go out on
+    ``o_stream``, one transfer at most every second clock (a character is registered:
+    it is offered from the second clock after the transfer of the one before).
 
     The snapshot is one shift register whose top nibble is the next hex digit of the
     line (the counters in the line's order, most significant nibble first), shifted by
