@@ -117,8 +117,13 @@ def test_the_formatter_sends_its_snapshots_report_line_at_any_pace(seed):
             ctx.set(dut.snapshot, 0)
             for name in gb.COUNTERS:     # the line is of the snapshot, not of the inputs
                 ctx.set(getattr(dut.counts, name), int(rng.integers(0, 1 << 32)))
-            text, held = "", None
-            for _ in range(2000):
+            text, held, after = "", None, 0
+            # until 20 clocks after the line's end (nothing more is offered), at most
+            # 5,000 clocks
+            for _ in range(5000):
+                after += text.endswith("\r\n")
+                if after == 20:
+                    break
                 ready = bool(rng.random() < ready_rate)
                 ctx.set(dut.o_stream.ready, ready)
                 valid, char = ctx.get(dut.o_stream.valid), ctx.get(dut.o_stream.payload)
