@@ -36,7 +36,8 @@ from .family import SimFamily, self_test_of
 TRIAL_CYCLES = 64
 
 __all__ = ["BistPlan", "make_plan", "predict", "run_counters", "counter_run", "unpredicted",
-           "build_core", "decode_uart", "line_clocks", "line_cycles", "terminal_count"]
+           "build_core", "bist_config", "decode_uart", "line_clocks", "line_cycles",
+           "terminal_count"]
 
 
 @dataclass
@@ -76,7 +77,7 @@ def terminal_count(net, family: SimFamily) -> int:
 def line_clocks(baud_divisor: int) -> int:
     """Clocks the UART takes for one report line: per character 10 bits and the clock
     that loads the next."""
-    from ..hdl.bist import line_template
+    from ..hdl.bist_report import line_template
     return len(line_template()) * (10 * baud_divisor + 1) + 2
 
 
@@ -710,6 +711,18 @@ def _source_outcome(plan: BistPlan, view: _StuckView, s: int, o, unheard):
     return delivered, bad, ack
 
 
+def bist_config(plan: BistPlan):
+    """The :class:`~fatnet.hdl.bist_config.BistConfig` of the plan's self-testing top."""
+    from ..hdl.bist_config import BistConfig
+    return BistConfig(
+        cycle_length=plan.cycle_length, start_latency=start_latency(plan.net),
+        pattern=plan.pattern, payload_bits=plan.payload_bits, prefix=plan.prefix,
+        headers=tuple(plan.headers), states=tuple(plan.states),
+        offer_threshold=plan.threshold, report_cycles=plan.report_cycles,
+        baud_divisor=plan.baud_divisor, flip_cycle=plan.flip_cycle,
+        stuck_wire=plan.stuck_wire)
+
+
 def build_core(plan: BistPlan, library=None):
     """The :class:`~fatnet.hdl.bist.BistCore` around the family's network top."""
     from ..hdl.bist import BistCore
@@ -717,10 +730,7 @@ def build_core(plan: BistPlan, library=None):
     by_name = {name: iface for name, iface, _ in endpoints(top)}
     ports = [by_name[plan.family.testbench.port_name(plan.net, s)]
              for s in range(plan.terminals)]
-    return BistCore(top, ports, plan.cycle_length, plan.headers, plan.pattern, plan.prefix,
-                    plan.payload_bits, plan.states, plan.threshold, plan.report_cycles,
-                    plan.baud_divisor, plan.flip_cycle, plan.stuck_wire,
-                    start_latency=start_latency(plan.net))
+    return BistCore(top, ports, bist_config(plan))
 
 
 def decode_uart(bits, baud_divisor: int) -> str:

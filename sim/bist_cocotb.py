@@ -57,7 +57,7 @@ if cocotb is not None:
                     raise AssertionError(
                         f"uart_tx is {v} in bit {j} of character {len(text)} of line "
                         f"{len(lines)}, {get_sim_time('ns')} ns: snapshot "
-                        f"{dut.snapshot.value}")
+                        f"{dut.report.held.value}")
                 byte |= int(v) << j
             await Timer(bit, unit="ns")
             if not int(dut.uart_tx.value):

@@ -1,0 +1,110 @@
+"""The self-testing top's parameters, in one object (:class:`BistConfig`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..golden.bist import PATTERNS, StuckWire, min_payload_bits, payload_fields, period_clocks
+from .bist_counters import COUNT_CLOCKS
+
+__all__ = ["BistConfig"]
+
+
+@dataclass(frozen=True)
+class BistConfig:
+    """What the self-testing top around a network is built from (the model's plan,
+    :func:`fatnet.sim.bist.bist_config`); ValueError, in one line, on values the
+    hardware cannot take.
+
+    Parameters
+    ----------
+    cycle_length : int
+        T, the network's delivery cycle in bit-times.
+    start_latency : int
+        D, the network's start latency (:func:`fatnet.golden.cycle.start_latency`):
+        bit-time 0 is the clock D + 1 after the strobe.
+    pattern : str
+        ``random`` or a fixed pattern (:data:`fatnet.golden.bist.FIXED_PATTERNS`).
+    payload_bits : int
+        P (>= 2n + 4).
+    prefix : int
+        Bits the network delivers between the M bit and the payload.
+    headers : tuple of dict
+        Per terminal (2^n of them, n >= 1), destination -> the header bits it drives
+        after the M bit (the destinations it can draw: every other terminal for
+        ``random``, one for a fixed pattern).
+    states : tuple of int
+        Per terminal, the generator's first state.
+    offer_threshold : int
+        The 17-bit threshold of the offered load.
+    report_cycles : int
+        Completed cycles between reports.
+    baud_divisor : int
+        Clocks per UART bit (>= 2).
+    flip_cycle : int or None
+        Fault injection: in this cycle (counted from 0) terminal 0's payload goes out
+        with its last bit flipped.
+    stuck_wire : fatnet.golden.bist.StuckWire or None
+        Fault injection: this wire between the top and a terminal's port (wire 0 of
+        its ``send``, ``send_ack``, ``recv`` or ``recv_ack``) is held at its value at
+        every clock; the side that reads it sees only that value.
+    """
+
+    cycle_length: int
+    start_latency: int
+    pattern: str
+    payload_bits: int
+    prefix: int
+    headers: tuple
+    states: tuple
+    offer_threshold: int
+    report_cycles: int
+    baud_divisor: int
+    flip_cycle: int | None = None
+    stuck_wire: StuckWire | None = None
+
+    def __post_init__(self):
+        N = len(self.states)
+        if N < 2 or N != 1 << (N - 1).bit_length():
+            raise ValueError(f"the terminals (states) must be a power of two >= 2, got {N}")
+        if len(self.headers) != N:
+            raise ValueError(f"headers must give one table per terminal ({N}), got "
+                             f"{len(self.headers)}")
+        if self.pattern not in PATTERNS:
+            raise ValueError(f"pattern must be one of {', '.join(PATTERNS)}, got "
+                             f"{self.pattern!r}")
+        if self.payload_bits < min_payload_bits(self.n):
+            raise ValueError(f"payload_bits must be >= 2n + 4 = {min_payload_bits(self.n)}, "
+                             f"got {self.payload_bits}")
+        if self.baud_divisor < 2:
+            raise ValueError(f"baud_divisor must be >= 2, got {self.baud_divisor}")
+        if self.report_cycles < 1:
+            raise ValueError(f"report_cycles must be >= 1, got {self.report_cycles}")
+        if self.period < COUNT_CLOCKS:
+            raise ValueError(f"the BIST period must be >= {COUNT_CLOCKS} clocks, the count's "
+                             f"stages; cycle_length {self.cycle_length} gives {self.period}")
+
+    @property
+    def terminals(self) -> int:
+        """2^n, the terminals."""
+        return len(self.states)
+
+    @property
+    def n(self) -> int:
+        """The bits of a terminal's address."""
+        return (self.terminals - 1).bit_length()
+
+    @property
+    def period(self) -> int:
+        """Clocks of one BIST period (:func:`fatnet.golden.bist.period_clocks`)."""
+        return period_clocks(self.cycle_length, self.start_latency)
+
+    @property
+    def sequence_bits(self) -> int:
+        """q, the bits of the payload's sequence number."""
+        return payload_fields(self.payload_bits, self.n)[1]
+
+    @property
+    def header_bits(self) -> int:
+        """H, the longest header of any terminal (0 if none)."""
+        return max((len(h) for hs in self.headers for h in hs.values()), default=0)

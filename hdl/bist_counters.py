@@ -1,0 +1,154 @@
+"""The self-testing top's counters: each delivery cycle's outcomes, counted in stages
+into the seven 32-bit counters (:data:`fatnet.golden.bist.COUNTERS`), and the report
+strobe."""
+
+from __future__ import annotations
+
+from amaranth import Cat, Const, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ..golden.bist import COUNTERS
+from .bist_report import COUNTS
+from .logic import zero_extend
+
+__all__ = ["BistCounters", "popcount", "outcome_flags", "COUNT_CLOCKS", "SOURCE_OUTCOMES",
+           "WIRE_OUTCOMES"]
+
+#: Clocks from a prepare to the counters holding the cycle that ended (the count's
+#: stages: latch the outcomes, sum them, form the errors, add): a period is at least this.
+COUNT_CLOCKS = 4
+
+#: The outcomes of a cycle, one flag per terminal: a new message, a message sent, one
+#: acknowledged, one lost (sent and not acknowledged).
+SOURCE_OUTCOMES = ("offered", "sent", "acknowledged", "lost")
+#: The outcomes of a cycle, one flag per recv wire: a complete payload that passes its
+#: check, one that fails it.
+WIRE_OUTCOMES = ("delivered", "bad")
+
+
+def popcount(m: Module, bits, name: str):
+    """The number of ones among ``bits``, ``len(bits).bit_length()`` bits wide: a tree of
+    adders of equal widths, every sum a signal named ``{name}_...`` (driven in ``m``'s
+    ``comb``)."""
+    w = max(1, len(bits).bit_length())
+    level: list[Signal] = []
+    for b in bits:
+        v = Signal(w, name=f"{name}_{len(level)}")
+        m.d.comb += v.eq(b)
+        level.append(v)
+    while len(level) > 1:
+        nxt = []
+        for i in range(0, len(level) - 1, 2):
+            v = Signal(w, name=f"{name}_{len(level)}_{i}")
+            m.d.comb += v.eq((level[i] + level[i + 1])[:w])
+            nxt.append(v)
+        if len(level) % 2:
+            nxt.append(level[-1])
+        level = nxt
+    return level[0] if level else Const(0, w)
+
+
+def outcome_flags(terminals: int, wires: int) -> wiring.Signature:
+    """The outcome flags of a cycle as their drivers drive them: per terminal
+    (:data:`SOURCE_OUTCOMES`, ``terminals`` bits each) and per recv wire
+    (:data:`WIRE_OUTCOMES`, ``wires`` bits each)."""
+    return wiring.Signature({**{key: Out(terminals) for key in SOURCE_OUTCOMES},
+                             **{key: Out(wires) for key in WIRE_OUTCOMES}})
+
+
+class BistCounters(wiring.Component):
+    """The count of each delivery cycle, in stages, and the report strobe.
+
+    A cycle's outcome flags are taken at its ``prepare`` (the clock that ends it) and
+    counted in stages, so that no clock holds a path from a terminal's checker through
+    the adder trees to a 32-bit counter: the clock after the prepare sums each kind of
+    outcome over its flags, the next forms the cycle's errors (``bad + |acknowledged -
+    delivered|``), the next adds to the counters, if ``ran`` was high at the prepare (a
+    cycle had run). A cycle is in the counters from the :data:`COUNT_CLOCKS`-th clock
+    after its prepare; prepares must be at least that far apart. Every
+    ``report_cycles`` counted cycles, ``report`` is high for one clock: the clock after
+    the counters take the report's cycle.
+
+    Parameters
+    ----------
+    terminals : int
+        Flags of each of :data:`SOURCE_OUTCOMES` (>= 1).
+    wires : int
+        Flags of each of :data:`WIRE_OUTCOMES`: the recv wires (>= 1).
+    report_cycles : int
+        Counted cycles between reports (>= 1).
+
+    Attributes
+    ----------
+    prepare : Signal
+        The clock that ends a cycle: its flags are taken.
+    ran : Signal
+        A cycle has run (the flags taken at a prepare are counted).
+    flags : wiring.PureInterface
+        The cycle's outcome flags (:func:`outcome_flags`).
+    counts : wiring.PureInterface
+        The counters (:data:`fatnet.hdl.bist_report.COUNTS`).
+    report : Signal
+        A report's counters are in ``counts`` (one clock).
+    """
+
+    def __init__(self, terminals: int, wires: int, report_cycles: int):
+        for name, value in (("terminals", terminals), ("wires", wires),
+                            ("report_cycles", report_cycles)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        self._report_cycles = report_cycles
+        super().__init__({"prepare": In(1), "ran": In(1),
+                          "flags": In(outcome_flags(terminals, wires)),
+                          "counts": Out(COUNTS), "report": Out(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        ended = Signal(name="ended")      # the latched cycle ran
+        latched = {key: Signal(len(getattr(self.flags, key)), name=f"latched_{key}")
+                   for key in (*SOURCE_OUTCOMES, *WIRE_OUTCOMES)}
+        sums = {key: Signal(max(1, len(flags).bit_length()), name=f"cycle_{key}")
+                for key, flags in latched.items()}
+        # the sums and the errors are plain pipeline registers (no enable: the latched
+        # outcomes hold from one prepare to the next, so the sums hold the cycle's from
+        # clock 2 on and the errors from clock 3); the counters add at clock 3, strobed
+        # by a flip-flop rather than a decode of the period's clock (an enable or a
+        # decode, merged into the adders' first LUTs, lay on the top's longest path)
+        stage = Signal(COUNT_CLOCKS - 1, name="stage")   # bit k: clock k + 1 after a prepare
+        m.d.sync += stage.eq(Cat(self.prepare, stage[:-1]))
+        with m.If(self.prepare):
+            m.d.sync += ended.eq(self.ran)
+            m.d.sync += [f.eq(getattr(self.flags, key)) for key, f in latched.items()]
+        m.d.sync += [sums[key].eq(popcount(m, list(flags), f"pc{i}"))
+                     for i, (key, flags) in enumerate(latched.items())]
+        errors = self._errors(m, sums)
+        adds = {"cycles": Const(1, 32), "errors": errors,
+                **{name: sums[name] for name in COUNTERS if name in sums}}
+        self._add(m, stage[-1] & ended, adds)
+        return m
+
+    @staticmethod
+    def _errors(m, sums: dict):
+        """The cycle's errors, registered: failed checks and ``|acknowledged -
+        delivered|``."""
+        w = max(len(v) for v in sums.values()) + 1
+        a_n, d_n, bad_n = (zero_extend(sums[k], w) for k in ("acknowledged", "delivered", "bad"))
+        errors = Signal(w, name="cycle_errors")
+        m.d.sync += errors.eq((bad_n + Mux(a_n > d_n, a_n - d_n, d_n - a_n)[:w])[:w])
+        return errors
+
+    def _add(self, m, add, adds: dict):
+        """At ``add``, each counter plus its cycle's count; the report strobe."""
+        R = self._report_cycles
+        left = Signal(range(R), name="report_left", init=R - 1)
+        report = Signal(name="report_now")
+        m.d.comb += report.eq(0)
+        with m.If(add):
+            m.d.sync += [getattr(self.counts, name).eq(
+                (getattr(self.counts, name) + zero_extend(adds[name], 32))[:32])
+                for name in COUNTERS]
+            last = ~left.any()
+            m.d.sync += left.eq(Mux(last, R - 1, left - 1))
+            m.d.comb += report.eq(last)
+        m.d.sync += self.report.eq(report)

@@ -1,0 +1,302 @@
+"""The self-testing top's traffic, per terminal: the generator (:class:`TrafficGenerator`:
+its draw, its stream on ``send``, the acknowledgment it watches) and the checker of
+each recv wire (:class:`PayloadChecker`), with the arithmetic of
+:mod:`fatnet.golden.bist`.
+
+Both follow the period's strobes, which the top drives: ``prepare`` (the clock that
+ends a cycle and loads the next), ``live`` (a network bit-time) and ``ran`` (a cycle
+has run since reset: the outcomes of the cycle a prepare ends count).
+"""
+
+from __future__ import annotations
+
+from amaranth import Cat, Const, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ..golden.bist import draw
+from ..golden.bitstream import bits_to_int
+from .bist_config import BistConfig
+from .logic import below, equals, zero_extend
+
+__all__ = ["TrafficGenerator", "PayloadChecker", "table_lookup"]
+
+
+def table_lookup(m: Module, index, table: dict, width: int, name: str):
+    """``table[index]``, ``width`` bits, as a reduced decision diagram over the bits of
+    ``index`` (a multiplexer per node, each node a signal named ``{name}_{i}``); an
+    index not in the table is a don't-care.
+
+    A chain of one comparison per entry (``Mux(index == d, table[d], ...)``) costs
+    2^n comparators per terminal, 4^n for the whole top: at 2^8 terminals Amaranth
+    took 14 minutes to write it and Yosys had not finished after 80. A header is a
+    simple function of the destination (its bits, the source's bits XOR the
+    destination's, or a level's prefix and the low bits), so most of the diagram's
+    cofactors agree: splitting on the top bit first, a bit whose two
+    cofactors agree wherever both are defined is skipped (Shannon expansion with
+    don't-cares merged), and equal sub-functions share one node.
+
+    Parameters
+    ----------
+    m : Module
+        The module the node signals are driven in (``comb``).
+    index : Value
+        The index, n bits.
+    table : dict of int to int
+        The values of the indices that matter, each in ``[0, 2^width)``.
+    width : int
+        Bits of the result.
+    name : str
+        The prefix of the node signals' names.
+    """
+    n = len(index)
+    nodes: dict[tuple, Signal] = {}
+
+    def build(f, var):       # f: values of indices 0 .. 2^(var + 1) - 1, None don't-care
+        cares = {v for v in f if v is not None}
+        if len(cares) <= 1:
+            return Const(cares.pop() if cares else 0, 1)
+        half = len(f) // 2
+        lo, hi = f[:half], f[half:]
+        if all(a is None or b is None or a == b for a, b in zip(lo, hi)):
+            return build(tuple(b if a is None else a for a, b in zip(lo, hi)), var - 1)
+        if f not in nodes:
+            node = Signal(name=f"{name}_{len(nodes)}")
+            nodes[f] = node    # claimed before the children: names in build order
+            m.d.comb += node.eq(Mux(index[var], build(hi, var - 1), build(lo, var - 1)))
+        return nodes[f]
+
+    bits = [build(tuple((table[d] >> b) & 1 if d in table else None
+                        for d in range(1 << n)), n - 1) for b in range(width)]
+    return Cat(bits)
+
+
+def _check_terminal(config: BistConfig, terminal) -> None:
+    """ValueError unless ``terminal`` is one of the config's terminals."""
+    if not isinstance(config, BistConfig):
+        raise ValueError(f"config must be a BistConfig, got {config!r}")
+    N = config.terminals
+    if isinstance(terminal, bool) or not isinstance(terminal, int) or not 0 <= terminal < N:
+        raise ValueError(f"terminal must be in [0, {N - 1}], got {terminal!r}")
+
+
+#: The period's strobes, which every generator and checker follows (module docstring).
+PERIOD_MEMBERS = {"prepare": In(1), "live": In(1), "ran": In(1)}
+
+
+class TrafficGenerator(wiring.Component):
+    """Terminal ``terminal``'s traffic generator.
+
+    Its draw (:func:`fatnet.golden.bist.draw`) is ready before the prepare that takes
+    it. At a prepare, the message of the cycle that ended is acknowledged (``send_ack``
+    was high at a bit-time of it) or kept to be sent again; a terminal with no message
+    kept takes its draw, a new message if it offers; a terminal with a message loads its
+    stream: ``1``, the header for its destination (:meth:`_header`), the payload
+    (:func:`fatnet.golden.bist.make_payload`, the sequence number counting its
+    acknowledged messages). The stream goes out on ``send`` a bit per bit-time.
+
+    Parameters
+    ----------
+    config : BistConfig
+        The self-test's parameters.
+    terminal : int
+        s, the terminal (its address, its headers, its first state).
+
+    Attributes
+    ----------
+    prepare, live, ran : Signal
+        The period's strobes (module docstring).
+    flip : Signal
+        Fault injection: the message loaded at this prepare goes out with its payload's
+        last bit flipped.
+    send_ack : Signal
+        The network's acknowledgment of the message being sent.
+    send : Signal
+        The stream (0 outside bit-times).
+    offered, sent, acknowledged, lost : Signal
+        At a prepare, if ``ran``, the cycle that ended: had a new message; had a
+        message; had one that was acknowledged; had one that was not.
+    """
+
+    def __init__(self, config: BistConfig, terminal: int):
+        _check_terminal(config, terminal)
+        self._config, self._s = config, terminal
+        self._n, self._P, self._q = config.n, config.payload_bits, config.sequence_bits
+        self._H = config.header_bits
+        self._Hb = max(1, self._H.bit_length())
+        super().__init__({**PERIOD_MEMBERS, "flip": In(1), "send_ack": In(1),
+                          "send": Out(1), "offered": Out(1), "sent": Out(1),
+                          "acknowledged": Out(1), "lost": Out(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        n, q = self._n, self._q
+        prepare, live, ran = self.prepare, self.live, self.ran
+        dst = Signal(n, name="dst")
+        seq = Signal(max(q, 1), name="seq")
+        active = Signal(name="active")     # a message is being sent (kept or new)
+        ack_seen = Signal(name="ack_seen")
+        # ---- what the cycle that ended did
+        acked = Signal(name="acked")
+        m.d.comb += [acked.eq(ran & active & ack_seen), self.acknowledged.eq(acked),
+                     self.lost.eq(ran & active & ~ack_seen)]
+        keep = Signal(name="keep")
+        m.d.comb += keep.eq(active & ~acked)
+        seq_next = Signal(max(q, 1), name="seq_next")
+        m.d.comb += seq_next.eq(Mux(acked, seq + 1, seq))
+        x1, x2, offer, new_dst = self._draw(m)
+        new = Signal(name="new")
+        m.d.comb += new.eq(~keep & offer)
+        d_now = Signal(n, name="d_now")
+        m.d.comb += d_now.eq(Mux(keep, dst, new_dst))
+        go = Signal(name="go")
+        m.d.comb += go.eq(keep | new)
+        drew = Signal(name="drew")     # the running cycle's message is new
+        m.d.comb += [self.offered.eq(ran & drew), self.sent.eq(ran & active)]
+        with m.If(prepare):
+            m.d.sync += [active.eq(go), dst.eq(d_now), seq.eq(seq_next),
+                         drew.eq(new), ack_seen.eq(0)]
+            with m.If(~keep):
+                m.d.sync += x1.eq(x2)
+        with m.Elif(live):
+            m.d.sync += ack_seen.eq(ack_seen | self.send_ack)
+        self._stream(m, go, d_now, seq_next)
+        return m
+
+    def _draw(self, m):
+        """The draw, ready before the prepare that takes it: x1 is the generator's next
+        state (the model's x stepped once), which changes only at a prepare; the offer
+        and the destination drawn from it are registered (reset: the draw from the first
+        state). ``(x1, x2, offer, new_dst)``, x2 the state after x1."""
+        c, s, n = self._config, self._s, self._n
+        hs = c.headers[s]
+        x1_0, offer_0, dst_0 = draw(c.states[s], s, n, c.offer_threshold, c.pattern)
+        x1 = Signal(32, name="x1", init=x1_0)
+        y = x1 ^ (x1 << 13)[:32]
+        y = y ^ (y >> 17)
+        x2 = y ^ (y << 5)[:32]        # the state after x1
+        offer = Signal(name="offer", init=offer_0)
+        new_dst = Signal(n, name="new_dst", init=dst_0)
+        cheap = below(x1[:16], c.offer_threshold)
+        if c.pattern == "random":
+            v = x1[16:16 + n]
+            m.d.sync += [new_dst.eq(Const(s, n) ^ Mux(v.any(), v, Const(1, n))),
+                         offer.eq(cheap)]
+        elif hs:
+            (d_fixed,) = hs
+            m.d.sync += [new_dst.eq(d_fixed), offer.eq(cheap)]
+        else:                          # the pattern maps s to itself: never sends
+            m.d.sync += [new_dst.eq(s), offer.eq(0)]
+        return x1, x2, offer, new_dst
+
+    def _header(self, m, dst):
+        """The header for destination ``dst``: ``(bits, length)``, the bits MSB first
+        from the top of an H-bit value, from the terminal's table as decision diagrams
+        (:func:`table_lookup`; multiplexers, not Arrays: an Array is a process Icarus
+        evaluates only when its index changes, and a fixed pattern's index never
+        does)."""
+        H, Hb, hs = self._H, self._Hb, self._config.headers[self._s]
+        bits = table_lookup(m, dst, {d: bits_to_int(h) << (H - len(h)) for d, h in hs.items()},
+                            max(H, 1), "hdr")
+        length = table_lookup(m, dst, {d: len(h) for d, h in hs.items()}, Hb + 1, "hlen")
+        return bits, length
+
+    def _payload(self, m, dst, seq):
+        """The payload to ``dst`` with sequence number ``seq``
+        (:func:`fatnet.golden.bist.make_payload`; its check flipped at ``flip``)."""
+        s, n, q = self._s, self._n, self._q
+        chk = Const(s, n) ^ dst
+        for i in range(0, q, n):
+            chk = chk ^ zero_extend(seq[i:i + n], n)
+        chk = chk ^ zero_extend(self.flip, n)
+        payload = Signal(self._P, name="payload")
+        m.d.comb += payload.eq(Cat(chk, seq[:q], Const(s, n)) if q else Cat(chk, Const(s, n)))
+        return payload
+
+    def _stream(self, m, go, dst, seq):
+        """Load the stream at a prepare (if ``go``: a message to ``dst``, sequence
+        number ``seq``) and shift it out on ``send`` at the bit-times."""
+        H, Hb = self._H, self._Hb
+        mbit = Signal(name="mbit")
+        hcnt = Signal(Hb + 1, name="hcnt")
+        hdr = Signal(max(H, 1), name="hdr")
+        pay = Signal(self._P, name="pay")
+        hdr_v, hlen_v = self._header(m, dst)
+        payload = self._payload(m, dst, seq)
+        with m.If(self.prepare):
+            m.d.sync += [mbit.eq(go), hcnt.eq(Mux(go, hlen_v, 0)), hdr.eq(hdr_v),
+                         pay.eq(Mux(go, payload, 0))]
+        with m.Elif(self.live):
+            with m.If(mbit):
+                m.d.sync += mbit.eq(0)
+            with m.Elif(hcnt.any()):
+                m.d.sync += [hcnt.eq(hcnt - 1), hdr.eq(hdr << 1)]
+            with m.Else():
+                m.d.sync += pay.eq(pay << 1)
+        m.d.comb += self.send.eq(self.live & Mux(mbit, 1, Mux(hcnt.any(), hdr[-1], pay[-1])))
+
+
+class PayloadChecker(wiring.Component):
+    """The checker of one of terminal ``terminal``'s recv wires.
+
+    From a message's first bit (the M bit) it raises ``recv_ack`` to the cycle's end,
+    skips the ``prefix`` bits the network delivers before the payload, and shifts in the
+    payload; a complete payload passes its check (:func:`fatnet.golden.bist.payload_ok`
+    with the terminal's own address) or fails it.
+
+    Parameters
+    ----------
+    config : BistConfig
+        The self-test's parameters.
+    terminal : int
+        s, the destination whose wire it watches.
+
+    Attributes
+    ----------
+    prepare, live, ran : Signal
+        The period's strobes (module docstring).
+    recv : Signal
+        The wire.
+    recv_ack : Signal
+        The acknowledgment the destination drives back.
+    delivered, bad : Signal
+        At a prepare, ``ran`` and the cycle that ended brought a complete payload that
+        passes its check, that fails it.
+    """
+
+    def __init__(self, config: BistConfig, terminal: int):
+        _check_terminal(config, terminal)
+        self._s, self._n, self._P = terminal, config.n, config.payload_bits
+        self._q, self._prefix = config.sequence_bits, config.prefix
+        super().__init__({**PERIOD_MEMBERS, "recv": In(1), "recv_ack": Out(1),
+                          "delivered": Out(1), "bad": Out(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        n, P, q, recv = self._n, self._P, self._q, self.recv
+        got = Signal(name="got")
+        skip = Signal(range(max(self._prefix, 1) + 1), name="skip")
+        take = Signal(range(P + 1), name="take")
+        rin = Signal(P, name="rin")
+        done = Signal(name="done")
+        m.d.comb += self.recv_ack.eq(self.live & (got | recv))
+        with m.If(self.prepare):
+            m.d.sync += [got.eq(0), done.eq(0)]
+        with m.Elif(self.live):
+            with m.If(~got):
+                with m.If(recv):
+                    m.d.sync += [got.eq(1), skip.eq(self._prefix), take.eq(P)]
+            with m.Elif(skip.any()):
+                m.d.sync += skip.eq(skip - 1)
+            with m.Elif(take.any()):
+                m.d.sync += [take.eq(take - 1), rin.eq(Cat(recv, rin[:-1]))]
+                with m.If(equals(take, 1)):
+                    m.d.sync += done.eq(1)
+        r_src, r_chk = rin[q + n:], rin[:n]
+        want = r_src ^ Const(self._s, n)
+        for i in range(0, q, n):
+            want = want ^ zero_extend(rin[n + i:n + min(i + n, q)], n)
+        good = ~(want ^ r_chk).any()
+        m.d.comb += [self.delivered.eq(self.ran & done & good),
+                     self.bad.eq(self.ran & done & ~good)]
+        return m

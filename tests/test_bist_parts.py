@@ -1,0 +1,341 @@
+"""The self-testing top's components, each alone on Amaranth's simulator against the
+arithmetic of :mod:`fatnet.golden.bist`: the UART transmitter (bytes in, the 8N1 line
+out, clock for clock, with back-pressure), the report formatter (a snapshot of random
+counters out as :func:`~fatnet.golden.bist.report_line` and CR LF, whatever the
+consumer's pace), the counters (random outcome flags, counted in stages), the traffic
+generator (its draws, streams and outcome flags against :func:`~fatnet.golden.bist.draw`
+and :func:`~fatnet.golden.bist.make_payload`) and the checker (payloads that pass and fail
+:func:`~fatnet.golden.bist.payload_ok`); and their refusals of bad parameters.
+
+Every random choice comes from the test's seed; replay a failure with
+``python -m pytest tests/test_bist_parts.py -k '<test name> and <seed>'``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from amaranth.sim import Simulator
+
+from fatnet.golden import bist as gb
+from fatnet.golden.bitstream import int_to_bits
+from fatnet.hdl.bist import BistCore
+from fatnet.hdl.bist_config import BistConfig
+from fatnet.hdl.bist_counters import (COUNT_CLOCKS, SOURCE_OUTCOMES, WIRE_OUTCOMES,
+                                      BistCounters)
+from fatnet.hdl.bist_report import ReportFormatter
+from fatnet.hdl.bist_traffic import PayloadChecker, TrafficGenerator
+from fatnet.hdl.bist_uart import FRAME_BITS, UartTx
+from fatnet.sim.bist import decode_uart
+
+HERE = "tests/test_bist_parts.py"
+#: The simulated clock's period (s).
+CLOCK = 1e-6
+
+
+def simulate(dut, bench) -> None:
+    """Run ``bench(ctx)`` as the testbench of ``dut`` on one clock."""
+    sim = Simulator(dut)
+    sim.add_clock(CLOCK)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+def replay(test: str, seed: int) -> str:
+    return f"seed {seed}: python -m pytest {HERE} -k '{test} and {seed}'"
+
+
+# ------------------------------------------------------------------ the UART
+def uart_line(transfers, div: int, clocks: int) -> list[int]:
+    """The line, clock by clock, of bytes taken at the given clocks: each frame from the
+    clock after its transfer, every bit ``div`` clocks; 1 elsewhere."""
+    line = [1] * clocks
+    for clock, byte in transfers:
+        frame = [0] + int_to_bits(byte, 8)[::-1] + [1]     # LSB first
+        for j, bit in enumerate(frame):
+            start = clock + 1 + j * div
+            line[start:start + div] = [bit] * div
+    return line
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_uart_sends_each_byte_8n1_and_holds_the_next_back(seed):
+    rng = np.random.default_rng(seed)
+    div = int(rng.integers(2, 6))
+    data = [int(b) for b in rng.integers(0, 256, 10)]
+    clocks = len(data) * (FRAME_BITS * div + 1) * 3
+    dut = UartTx(div)
+    transfers, line, readies = [], [], []
+
+    async def bench(ctx):
+        offered, i = None, 0
+        for clock in range(clocks):
+            # a byte once offered stays offered until taken (the stream's rule)
+            if offered is None and i < len(data) and rng.random() < 0.5:
+                offered, i = data[i], i + 1
+            ctx.set(dut.i_stream.valid, offered is not None)
+            ctx.set(dut.i_stream.payload, offered or 0)
+            ready = ctx.get(dut.i_stream.ready)
+            readies.append(ready)
+            line.append(ctx.get(dut.tx))
+            if ready and offered is not None:
+                transfers.append((clock, offered))
+                offered = None
+            await ctx.tick()
+    simulate(dut, bench)
+    where = replay("uart_sends", seed)
+    assert [b for _, b in transfers] == data, where
+    assert line == uart_line(transfers, div, clocks), where
+    busy = [any(k < c <= k + FRAME_BITS * div for k, _ in transfers) for c in range(clocks)]
+    assert readies == [not b for b in busy], where
+    assert decode_uart(line, div) == "".join(map(chr, data)), where
+
+
+# ------------------------------------------------------------------ the report
+def random_counts(rng) -> dict:
+    """Seven counters, the extremes among them."""
+    counts = {name: int(v) for name, v in zip(gb.COUNTERS, rng.integers(0, 1 << 32, 7))}
+    counts[gb.COUNTERS[int(rng.integers(7))]] = 0
+    counts[gb.COUNTERS[int(rng.integers(7))]] = (1 << 32) - 1
+    return counts
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_formatter_sends_its_snapshots_report_line_at_any_pace(seed):
+    rng = np.random.default_rng(seed)
+    dut = ReportFormatter()
+    snaps = [random_counts(rng) for _ in range(3)]
+    lines: list[str] = []
+    ready_rate = float(rng.uniform(0.2, 1.0))
+
+    async def bench(ctx):
+        for counts in snaps:
+            for name, v in counts.items():
+                ctx.set(getattr(dut.counts, name), v)
+            ctx.set(dut.snapshot, 1)
+            await ctx.tick()
+            ctx.set(dut.snapshot, 0)
+            for name in gb.COUNTERS:     # the line is of the snapshot, not of the inputs
+                ctx.set(getattr(dut.counts, name), int(rng.integers(0, 1 << 32)))
+            text, held, after = "", None, 0
+            # until 20 clocks after the line's end (nothing more is offered), at most
+            # 5,000 clocks
+            for _ in range(5000):
+                after += text.endswith("\r\n")
+                if after == 20:
+                    break
+                ready = bool(rng.random() < ready_rate)
+                ctx.set(dut.o_stream.ready, ready)
+                valid, char = ctx.get(dut.o_stream.valid), ctx.get(dut.o_stream.payload)
+                if held is not None:     # an offered character stays until taken
+                    assert (valid, char) == (1, held), (replay("formatter", seed), text)
+                held = char if valid and not ready else None
+                if valid and ready:
+                    text += chr(char)
+                await ctx.tick()
+            lines.append(text)
+    simulate(dut, bench)
+    assert lines == [gb.report_line(c) + "\r\n" for c in snaps], replay("formatter", seed)
+
+
+# ------------------------------------------------------------------ the counters
+@pytest.mark.parametrize("seed", range(4))
+def test_the_counters_count_each_cycles_flags_in_stages(seed):
+    rng = np.random.default_rng(seed)
+    N, wires, R = 8, int(rng.choice([8, 16])), int(rng.integers(1, 4))
+    period = int(rng.integers(COUNT_CLOCKS, COUNT_CLOCKS + 4))
+    dut = BistCounters(N, wires, R)
+    widths = {**dict.fromkeys(SOURCE_OUTCOMES, N), **dict.fromkeys(WIRE_OUTCOMES, wires)}
+    want = dict.fromkeys(gb.COUNTERS, 0)
+    added: dict[int, dict] = {}     # clock -> the counters from that clock on
+    got = []
+
+    async def bench(ctx):
+        for clock in range(period * 24):
+            prepare = clock % period == 0
+            flags = {key: int(rng.integers(0, 1 << w)) for key, w in widths.items()}
+            ctx.set(dut.prepare, prepare)
+            ctx.set(dut.ran, clock > 0)
+            for key, v in flags.items():       # noise between prepares: not counted
+                ctx.set(getattr(dut.flags, key), v)
+            if prepare and clock > 0:
+                ones = {key: bin(v).count("1") for key, v in flags.items()}
+                want["cycles"] += 1
+                for key in gb.COUNTERS[1:-1]:
+                    want[key] += ones[key]
+                want["errors"] += ones["bad"] + abs(ones["acknowledged"] - ones["delivered"])
+                added[clock + COUNT_CLOCKS] = dict(want)
+            got.append(({name: ctx.get(getattr(dut.counts, name)) for name in gb.COUNTERS},
+                        ctx.get(dut.report)))
+            await ctx.tick()
+    simulate(dut, bench)
+    counts = dict.fromkeys(gb.COUNTERS, 0)
+    for clock, (have, report) in enumerate(got):
+        counts = added.get(clock, counts)
+        reported = clock in added and counts["cycles"] % R == 0
+        assert (have, report) == (counts, reported), (replay("counters_count", seed), clock)
+    assert counts["cycles"] >= 20 and counts["errors"] > 0
+
+
+# ------------------------------------------------------------------ the traffic
+def small_config(rng, pattern="random", prefix=0, P=12, N=8) -> BistConfig:
+    """A config of N terminals with random headers (0 to 4 bits per destination)."""
+    n = (N - 1).bit_length()
+    headers = []
+    for s in range(N):
+        dests = [d for d in range(N) if d != s] if pattern == "random" else \
+            [d for d in [gb.FIXED_PATTERNS[pattern](s, n)] if d != s]
+        headers.append({d: [int(b) for b in rng.integers(0, 2, int(rng.integers(0, 5)))]
+                        for d in dests})
+    H = max(len(h) for hs in headers for h in hs.values())
+    return BistConfig(cycle_length=1 + H + prefix + P + int(rng.integers(0, 3)),
+                      start_latency=0, pattern=pattern, payload_bits=P, prefix=prefix,
+                      headers=tuple(headers),
+                      states=tuple(gb.initial_state(int(rng.integers(1 << 30)), s)
+                                   for s in range(N)),
+                      offer_threshold=gb.threshold(float(rng.choice([1.0, 0.6]))),
+                      report_cycles=1, baud_divisor=2)
+
+
+def period_clock(k: int, T: int) -> tuple[bool, bool, bool]:
+    """(prepare, live, ran) at clock k of a run of periods of T + 2 clocks: prepare at
+    0, the start strobe at 1, bit-times from 2 on."""
+    t = k % (T + 2)
+    return t == 0, t >= 2, k > 0
+
+
+class GeneratorModel:
+    """What terminal s's generator does, from :mod:`fatnet.golden.bist`: a period at a
+    time, its outcome flags and its stream."""
+
+    def __init__(self, config: BistConfig, s: int):
+        self.c, self.s = config, s
+        self.x, self.active, self.drew, self.dst, self.seq = config.states[s], False, False, 0, 0
+
+    def prepare(self, ran: bool, acked: bool, flip: bool):
+        """The flags of the cycle that ended (offered, sent, acknowledged, lost), then
+        the next cycle's stream (T bits)."""
+        c, s, n = self.c, self.s, self.c.n
+        flags = (ran and self.drew, ran and self.active, ran and self.active and acked,
+                 ran and self.active and not acked)
+        acked = flags[2]
+        self.seq += acked
+        if not (self.active and not acked):
+            self.x, offers, d = gb.draw(self.x, s, n, c.offer_threshold, c.pattern)
+            self.active = self.drew = bool(offers)
+            self.dst = d if offers else self.dst
+        else:
+            self.drew = False
+        stream = []
+        if self.active:
+            pay = gb.make_payload(s, self.dst, self.seq, c.payload_bits, n) ^ flip
+            stream = [1] + c.headers[s][self.dst] + int_to_bits(pay, c.payload_bits)
+        return tuple(map(int, flags)), stream + [0] * (c.cycle_length - len(stream))
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("pattern", ["random", "shift"])
+def test_the_generator_draws_and_sends_as_the_model(pattern, seed):
+    rng = np.random.default_rng([seed, len(pattern)])
+    config = small_config(rng, pattern)
+    s = int(rng.integers(config.terminals))
+    T, periods = config.cycle_length, 24
+    dut = TrafficGenerator(config, s)
+    model = GeneratorModel(config, s)
+    flip_at = int(rng.integers(periods))
+    where = replay(f"generator_draws and {pattern}", seed)
+
+    async def bench(ctx):
+        acked, stream, ack_at = False, [], -1
+        for k in range((T + 2) * periods):
+            prepare, live, ran = period_clock(k, T)
+            p, t = divmod(k, T + 2)
+            ctx.set(dut.prepare, prepare)
+            ctx.set(dut.live, live)
+            ctx.set(dut.ran, ran)
+            ctx.set(dut.flip, prepare and p == flip_at)
+            # the acknowledgment at one bit-time of a cycle, or none; noise outside
+            ctx.set(dut.send_ack, t - 2 == ack_at or (not live and rng.random() < 0.5))
+            if prepare:
+                flags, stream = model.prepare(ran, acked, p == flip_at)
+                have = tuple(ctx.get(getattr(dut, key)) for key in SOURCE_OUTCOMES)
+                assert have == flags, (where, "period", p)
+                ack_at = int(rng.integers(T)) if rng.random() < 0.6 else -1
+                acked = ack_at >= 0
+            bit = stream[t - 2] if live else 0
+            assert ctx.get(dut.send) == bit, (where, "period", p, "clock", t)
+            await ctx.tick()
+    simulate(dut, bench)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_checker_passes_a_sound_payload_and_fails_any_other(seed):
+    rng = np.random.default_rng(seed)
+    config = small_config(rng, prefix=int(rng.integers(0, 4)))
+    n, P, T, pre = config.n, config.payload_bits, config.cycle_length, config.prefix
+    s = int(rng.integers(config.terminals))
+    dut = PayloadChecker(config, s)
+    where = replay("checker_passes", seed)
+    kinds = ["none", "sound", "flipped", "elsewhere", "late"]
+
+    def message(kind):
+        """(the cycle's recv bits, whether the payload is complete and passes)."""
+        src, seq = (int(v) for v in rng.integers(0, 1 << 10, 2))
+        src %= config.terminals
+        dst = s if kind != "elsewhere" else (s + 1 + int(rng.integers(config.terminals - 1))) \
+            % config.terminals
+        pay = gb.make_payload(src, dst, seq, P, n)
+        if kind == "flipped":
+            pay ^= 1 << int(rng.integers(P))
+        junk = [int(b) for b in rng.integers(0, 2, pre)]
+        body = [1] + junk + int_to_bits(pay, P)
+        at = T - len(body) + 1 if kind == "late" else int(rng.integers(T - len(body) + 1))
+        bits = ([0] * at + body + [0] * T)[:T] if kind != "none" else [0] * T
+        done = kind not in ("none", "late")
+        return bits, at, (done and gb.payload_ok(pay, s, P, n), done and not
+                          gb.payload_ok(pay, s, P, n))
+
+    async def bench(ctx):
+        want, bits, at = (0, 0), [0] * T, T
+        for k in range((T + 2) * 30):
+            prepare, live, ran = period_clock(k, T)
+            p, t = divmod(k, T + 2)
+            ctx.set(dut.prepare, prepare)
+            ctx.set(dut.live, live)
+            ctx.set(dut.ran, ran)
+            if prepare:
+                have = (ctx.get(dut.delivered), ctx.get(dut.bad))
+                assert have == tuple(map(int, want)), (where, "period", p)
+                bits, at, want = message(kinds[int(rng.integers(len(kinds)))])
+            # noise outside the bit-times
+            ctx.set(dut.recv, bits[t - 2] if live else int(rng.integers(2)))
+            assert ctx.get(dut.recv_ack) == (live and t - 2 >= at and any(bits)), (where, p, t)
+            await ctx.tick()
+    simulate(dut, bench)
+
+
+# ------------------------------------------------------------------ bad parameters
+def test_a_component_refuses_bad_parameters_in_one_line(never_elaborated):
+    rng = np.random.default_rng(0)
+    config = small_config(rng)
+    cases = [
+        (lambda: UartTx(1), "baud_divisor must be an int >= 2, got 1"),
+        (lambda: UartTx(True), "baud_divisor must be an int >= 2, got True"),
+        (lambda: BistCounters(8, 0, 1), "wires must be an int >= 1, got 0"),
+        (lambda: BistCounters(8, 8, 0), "report_cycles must be an int >= 1, got 0"),
+        (lambda: TrafficGenerator(config, 8), r"terminal must be in \[0, 7\], got 8"),
+        (lambda: PayloadChecker(config, -1), r"terminal must be in \[0, 7\], got -1"),
+        (lambda: BistCore(None, [], config), r"ports must be one per terminal of the "
+                                             r"config \(8\), got 0"),
+        (lambda: BistConfig(**{**vars(config), "states": config.states[:3]}),
+         "the terminals .states. must be a power of two >= 2, got 3"),
+        (lambda: BistConfig(**{**vars(config), "baud_divisor": 1}),
+         "baud_divisor must be >= 2, got 1"),
+        (lambda: BistConfig(**{**vars(config), "payload_bits": 9}),
+         "payload_bits must be >= 2n . 4 = 10, got 9"),
+        (lambda: BistConfig(**{**vars(config), "cycle_length": 1}),
+         "the BIST period must be >= 4 clocks")]
+    with never_elaborated():   # each refused in its constructor, never elaborated
+        for make, words in cases:
+            with pytest.raises(ValueError, match=words):
+                make()
