@@ -20,8 +20,14 @@ Why a rank at a time is exact
   claim one register (node ``y``'s rank-``r + 1`` input): the one from ``y`` and the one
   from ``y``'s neighbour across ``dims[r]``, and the scalar engine serves the one from
   the node whose bit ``dims[r]`` is 0 (in_port 0) first: the other is lost there.
-* The chain has no stuck wire, link stage or phantom; a message is delivered at
-  ``2f`` (``f`` ranks) and acknowledged ``f`` registers later, at ``3f``.
+* The chain has no link stage; a message is delivered at ``2f`` (``f`` ranks) and
+  acknowledged ``f`` registers later, at ``3f``.
+* A chain with stuck wires (Algorithm 1's ``--stuck-link``) is not a rank at a time: a
+  wire stuck at 1 feeds its router a phantom that claims registers from bit-time 1 on
+  and is acknowledged through (:mod:`fatnet.golden.cycle`). The arrays here refuse such
+  a chain in one line (:func:`run_cycles`, :func:`expected_waves`,
+  :func:`terminal_waves`), and the on-line driver runs its cycles one at a time on the
+  scalar model (:class:`_ScalarCycles`), so both engines' runs are the same.
 
 Memory: a batch holds a few ``int64`` arrays of ``messages x (ranks + 1)``;
 :data:`MAX_BATCH_MESSAGES` bounds one :func:`run_cycles` call
@@ -160,6 +166,11 @@ def run_cycles(chain, cycle, src, dst, *, checked: bool = False) -> ChainArrays:
     src = np.asarray(src, dtype=np.int64)
     cycle = np.asarray(cycle, dtype=np.int64)
     m = src.size
+    if chain.stuck_wires:
+        raise ParameterError(f"stuck_links must be left out of the batched router chain "
+                             f"(a phantom is not a rank at a time), got "
+                             f"{sorted(chain.stuck_wires.items())}: run the scalar "
+                             f"engine (engine='scalar')")
     if m > MAX_BATCH_MESSAGES:
         raise ParameterError(f"messages of one batch must be at most {MAX_BATCH_MESSAGES}, "
                              f"got {m} (run_cycles_streamed splits them)")
@@ -301,7 +312,8 @@ def run_online(net, ms: MessageSet, keep_results: bool = False, max_cycles: int 
     net.check_messages(ms)
     report = net.online_report(ms)
     usage = net.channel_usage()
-    model = _ChainCycles(net, ms) if net.algorithm == "alg1" else _PlannedCycles(net, ms)
+    model = (_PlannedCycles(net, ms) if net.algorithm != "alg1" else
+             _ScalarCycles(net, ms) if net.stuck_wires else _ChainCycles(net, ms))
     queue = SourceQueues(ms)
     sent = np.zeros(len(ms), dtype=bool)
     while queue.any() and report.cycles < max_cycles:
@@ -351,6 +363,25 @@ class _ChainCycles:
         if self.hops:
             reached = np.bincount(np.concatenate(self.hops), minlength=usage.used.size)
             usage.used += reached[::-1].cumsum()[::-1]
+
+
+class _ScalarCycles:
+    """Algorithm 1's cycles on a chain with stuck wires: one at a time on the scalar
+    model (:meth:`.circuit.HypercubeCircuit.simulate_cycle`; module docstring)."""
+
+    def __init__(self, net, ms: MessageSet):
+        self.net, self.ms = net, ms
+
+    def cycles(self, queue: SourceQueues, budget: int, report: RunReport,
+               usage: ChannelUsage, keep: bool):
+        """The next cycle (its fronts, which were delivered), counted in ``report``."""
+        fronts = queue.fronts()
+        result = self.net.simulate_cycle(self.ms, self.net.injections(self.ms, fronts))
+        account_cycle(report, usage, result, keep)
+        yield fronts, np.isin(fronts, result.delivered)
+
+    def finish(self, usage: ChannelUsage) -> None:
+        return None
 
 
 #: Cycles :class:`_PlannedCycles` plans ahead at most (at first 64).

@@ -4,9 +4,10 @@ Ports are the top's nodes ``node__0`` .. ``node__{2^k - 1}`` (named as the signa
 them, :func:`fatnet.hdl.signatures.endpoint_name`). The model's channel ``("rank", r, x)``
 (:class:`~fatnet.golden.hypercube.bitserial.RouterChain`) is node ``x``'s rank-``r``
 router input: ``("rank", 0, x)`` is node ``x``'s send wire (its reverse is ``send_ack``),
-``("rank", k, x)`` its recv wire; the ranks between are the routers' registers
-(Algorithm 2's, e-cube's and Valiant's cycles name the two port channels only). No
-run-time faults (no :class:`~fatnet.sim.family.RuntimeFaults` hooks).
+``("rank", k, x)`` its recv wire; the ranks between are the routers' registers, which
+Algorithm 1's ``--stuck-link RANK:NODE:WIRE:0|1`` holds (Algorithm 2's, e-cube's and
+Valiant's cycles name the two port channels only). No run-time faults (no
+:class:`~fatnet.sim.family.RuntimeFaults` hooks).
 """
 
 from __future__ import annotations
@@ -65,9 +66,10 @@ def simulate(net, ms, prepared):
 
 
 def batches_cycles(net) -> bool:
-    """Algorithm 1's router chains run independent cycles in batches; the other
-    algorithms' batched runs plan whole on-line runs instead."""
-    return isinstance(net, Alg1Circuit)
+    """Algorithm 1's router chains run independent cycles in batches, unless a link is
+    stuck (its phantoms are the scalar model's alone); the other algorithms' batched
+    runs plan whole on-line runs instead."""
+    return isinstance(net, Alg1Circuit) and not net.stuck_wires
 
 
 def run_cycles(net, cycle, src, dst):

@@ -281,3 +281,35 @@ def test_sparse_cycle_labels_take_the_same_claims():
     for c in range(0, 3000, 97):
         one = run_cycles(net.chain, [0, 0], src[2 * c:2 * c + 2], dst[2 * c:2 * c + 2])
         assert np.array_equal(one.hops, whole.hops[2 * c:2 * c + 2]), c
+
+
+# ---------------------------------------------------------------------- stuck links
+@pytest.mark.parametrize("links", [{(2, 5, 0): 0}, {(1, 6, 0): 1, (2, 4, 0): 1, (3, 9, 0): 0}],
+                         ids=["at-0", "at-1"])
+def test_an_online_run_with_stuck_links_is_the_scalar_ones(links):
+    """A chain with stuck links: the batched driver's run is the scalar one, cycle for
+    cycle, phantoms included (its cycles run on the scalar model)."""
+    net = circuit(4, stuck_links=links)
+    src, dst = make_pattern(4, "random-permutation", 9, problems=3)
+    ms = messages(net, src, dst, 9)
+    assert_same_run(net, ms, f"stuck links {links}, seed 9", max_cycles=12)
+    run = net.run(ms, keep_results=True, max_cycles=12)
+    assert run.lost and all(r.stuck == {("rank", *k): v for k, v in links.items()}
+                            for r in run.results)
+    assert any(r.phantoms for r in run.results) == (1 in links.values())
+
+
+def test_the_batched_arrays_refuse_a_chain_with_stuck_links():
+    """The arrays go a rank at a time, which a phantom is not: one line, naming the
+    scalar engine; the testbench runs such cycles one at a time."""
+    from fatnet.sim import hypercube as hooks
+    net = circuit(3, stuck_links={(1, 2, 0): 1})
+    src, dst = np.arange(8), np.arange(8)[::-1].copy()
+    cyc = np.zeros(8, dtype=np.int64)
+    words = r"stuck_links must be left out of the batched router chain .*engine='scalar'"
+    for call in (lambda: run_cycles(net.chain, cyc, src, dst),
+                 lambda: run_cycles_streamed(net.chain, cyc, src, dst),
+                 lambda: expected_waves(net, cyc, src, dst, np.zeros(8, dtype=np.int64))):
+        with pytest.raises(ParameterError, match=words):
+            call()
+    assert not hooks.batches_cycles(net) and hooks.batches_cycles(circuit(3))
