@@ -313,3 +313,26 @@ def test_the_batched_arrays_refuse_a_chain_with_stuck_links():
         with pytest.raises(ParameterError, match=words):
             call()
     assert not hooks.batches_cycles(net) and hooks.batches_cycles(circuit(3))
+
+
+@pytest.mark.parametrize("k,rank,order", [(3, 1, (0, 1, 2)), (4, 2, (2, 0, 3, 1))])
+def test_a_phantom_crosses_every_dimension_and_acknowledges_what_it_meets(k, rank, order):
+    """docs/hypercube.md, Stuck links: a link at 1 into node x's rank-R router feeds a
+    phantom delivered to x xor the bits order[R ..] at 2(k - R), acknowledged at
+    3(k - R); a message lost on the link is acknowledged at max(A, 2R) + R; at 0 never."""
+    x = 5
+    src, dst = x ^ sum(1 << d for d in order[:rank]), x   # at node x from rank R on
+    for value in (0, 1):
+        net = circuit(k, order=order, stuck_links={(rank, x, 0): value})
+        ms = messages(net, np.array([src]), np.array([dst]), 1)
+        res = net.simulate_cycle(ms, net.injections(ms, [0]))
+        o = res.outcomes[0]
+        assert o.status == "lost" and o.path[-1].key == ("rank", rank, x, 0), o.lost_at
+        if value == 0:
+            assert not res.phantoms and o.ack_time is None
+            continue
+        (p,) = res.phantoms.values()
+        y = x ^ sum(1 << d for d in order[rank:])
+        assert p.status == "delivered" and p.path[-1].key == ("rank", k, y, 0)
+        assert (p.arrival, p.ack_time) == (2 * (k - rank), 3 * (k - rank))
+        assert o.ack_time == max(p.ack_time, 2 * rank) + rank
