@@ -75,7 +75,7 @@ import numpy as np
 
 from ..bitstream import bits_to_int, int_to_bits
 from ..checks import check_int, is_integer
-from ..cycle import CycleResult, Occupancy, Outcome, run_cycle
+from ..cycle import CycleResult, Occupancy, Outcome, checked_stuck_links, run_cycle
 from ..errors import FatnetInputError, ParameterError
 from ..runner import ChannelUsage, RunReport, check_engine, drive_online
 from .alg1 import check_order
@@ -213,12 +213,8 @@ class Alg1Spec(CircuitSpec):
         if not isinstance(self.order, tuple) or check_order(self.k, self.order) != self.order:
             raise ParameterError(f"order must be a tuple of the dimensions 0..{self.k - 1}, "
                                  f"got {self.order!r}")
-        links = sorted({self._check_stuck_link(*key, value)
-                        for key, value in self.stuck_links})
-        if len({key for key, _ in links}) != len(links):
-            raise ParameterError(f"stuck_links names one wire twice, at 0 and at 1: "
-                                 f"{links}")
-        object.__setattr__(self, "stuck_links", tuple(links))
+        object.__setattr__(self, "stuck_links",
+                           checked_stuck_links(self.stuck_links, self._check_stuck_link))
 
     def _check_stuck_link(self, rank, node, wire, value) -> tuple:
         """``((rank, node, wire), value)`` of a stuck link, checked; one line else."""

@@ -52,8 +52,8 @@ def _replay(keyword, sim, seed):
     return f"SIM={sim} python -m pytest {HERE} -k '{keyword}' (seed {seed})"
 
 
-def _cases():
-    for name, (*_, sims) in DESIGNS.items():
+def _cases(designs=DESIGNS):
+    for name, (*_, sims) in designs.items():
         for sim in sims:
             if sim in SIMS:
                 yield pytest.param(sim, name, id=f"{sim}-{name}")
@@ -229,13 +229,6 @@ STUCK_DESIGNS = {
 }
 
 
-def _stuck_cases():
-    for name, (*_, sims) in STUCK_DESIGNS.items():
-        for sim in sims:
-            if sim in SIMS:
-                yield pytest.param(sim, name, id=f"{sim}-{name}")
-
-
 def _stuck_workload(net, seed):
     """Random permutations and every pattern, each problem on-line for 3 cycles (what
     is routed onto the stuck link is sent again and lost again), its cycles re-run on
@@ -258,7 +251,7 @@ def _stuck_workload(net, seed):
     return ms, cycles
 
 
-@pytest.mark.parametrize("sim,name", list(_stuck_cases()))
+@pytest.mark.parametrize("sim,name", list(_cases(STUCK_DESIGNS)))
 def test_a_stuck_link_at_0_and_at_1_as_the_model_predicts(sim, name):
     """--stuck-link: every recv and send_ack wire the model's, phantoms included; the
     workload loses messages on every stuck link, and at 1 delivers its phantom and
