@@ -66,16 +66,16 @@ def simulate(net, ms, prepared):
 
 
 def batches_cycles(net) -> bool:
-    """Algorithm 1's router chains run independent cycles in batches, unless a link is
-    stuck (its phantoms are the scalar model's alone); the other algorithms' batched
-    runs plan whole on-line runs instead."""
-    return isinstance(net, Alg1Circuit) and not net.stuck_wires
+    """Algorithm 1's router chains run independent cycles in batches; the other
+    algorithms' batched runs plan whole on-line runs instead."""
+    return isinstance(net, Alg1Circuit)
 
 
 def run_cycles(net, cycle, src, dst):
     """Many delivery cycles of Algorithm 1 at once (:class:`~fatnet.sim.family.CycleBatch`)
     on the batched engine (:func:`fatnet.golden.hypercube.cyclebatch.run_cycles_streamed`:
-    a node's one ``recv`` wire, its acknowledgment at ``3f``)."""
+    a node's one ``recv`` wire, its acknowledgment at ``3f``, or through the phantom of a
+    link stuck at 1 that it was lost on)."""
     import importlib
 
     import numpy as np
