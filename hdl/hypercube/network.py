@@ -109,15 +109,16 @@ class HypercubeNetworkHW(wiring.Component):
             for x in range(N):
                 rt[r, x] = m.submodules[f"rt_{r}_{x}"] = self._router(r, x)
         m.d.comb += Cat(rt[key].clear for key in rt).eq(self.start.replicate(len(rt)))
+        held: dict = {}          # (rank, node) -> {wire: value} of its stuck input link
+        for (_, rank, node, w), v in net.stuck_wires.items():
+            held.setdefault((rank, node), {})[w] = v
         for x in range(N):
             node = self.node[x]
             m.d.comb += [rt[0, x].i.data.eq(node.send), node.send_ack.eq(rt[0, x].i.ack),
                          node.recv.eq(rt[k - 1, x].o.data),
                          rt[k - 1, x].o.ack.eq(node.recv_ack)]
             for r in range(1, k):   # a stuck link (--stuck-link) holds what rank r sees
-                connect_held(m, rt[r - 1, x].o, rt[r, x].i,
-                             {w: v for (_, rank, node, w), v in net.stuck_wires.items()
-                              if (rank, node) == (r, x)})
+                connect_held(m, rt[r - 1, x].o, rt[r, x].i, held.get((r, x), {}))
         for r in range(k):
             for x in range(N):
                 wiring.connect(m, rt[r, x].xo, rt[r, x ^ (1 << net.order[r])].xi)
