@@ -338,8 +338,7 @@ def test_each_algorithm_is_a_frozen_checked_spec_that_routes():
 
 
 # ------------------------------------------------------------------ --stuck-link
-@pytest.mark.parametrize("verb", ["gen", "sim", "board"])
-@pytest.mark.parametrize("extra, words", [
+BAD_STUCK_LINKS = [
     (["--stuck-link", "0:2:0:1"], "--stuck-link rank must be in [1, 2] (the link into a "
                                   "node's rank-r router from its rank-(r - 1) router), got 0"),
     (["--stuck-link", "3:2:0:1"], "--stuck-link rank must be in [1, 2]"),
@@ -356,9 +355,17 @@ def test_each_algorithm_is_a_frozen_checked_spec_that_routes():
      "into Algorithm 1's router chains only (--algorithm alg1)"),
     (["--algorithm", "ecube", "--stuck-link", "1:2:0:1"],
      "--stuck-link must be left out for ecube"),
-])
+]
+
+
+@pytest.mark.parametrize("verb, extra, words",
+                         [("gen", *case) for case in BAD_STUCK_LINKS]
+                         + [(verb, *BAD_STUCK_LINKS[i]) for verb in ("sim", "board")
+                            for i in (1, 7)])
 def test_a_bad_stuck_link_is_one_line_exit_2_and_nothing_written(capsys, tmp_path, verb,
                                                                   extra, words):
+    """Every bad --stuck-link on gen; sim and board, which build the network from the
+    same options, a range and an algorithm's refusal each."""
     argv = [verb, "hypercube", "--dimension", "3", *extra]
     argv += {"gen": ["-o", str(tmp_path / "out")], "sim": ["--build-dir", str(tmp_path / "b")],
              "board": ["--board", "icebreaker", "-o", str(tmp_path / "out")]}[verb]
