@@ -37,7 +37,7 @@ from ..golden.hypercube.store_forward import MAX_BUFFER, check_buffer
 from ..golden.messages import (MessageSet, json_excerpt, message_entries,
                                 plain_node_pairs, read_message_file)
 from .options import (DEFAULT_PATTERN, MAX_CYCLES, loss_status, add_pattern_option,
-                      add_seed_option,
+                      add_seed_option, add_stuck_link_option, stuck_links,
                       add_unused_seed_option, bounded_int, comma_ints, fraction,
                       output_file)
 from ..api.outputs import staged_file
@@ -73,6 +73,9 @@ ALG1_LOSS = ("Algorithm 1 drops a message that collides; it routes Kuszmaul's "
              "every message")
 #: What ``route`` adds when an algorithm leaves messages undelivered.
 _LOSS_HINTS = {"alg1": ALG1_LOSS}
+
+#: The syntax of Algorithm 1's ``--stuck-link``.
+STUCK_LINK_SYNTAX = "RANK:NODE:WIRE:0|1"
 
 #: ``--order``: comma-separated dimensions (checked against k by ``check_order``)
 _order = comma_ints("dimensions (a permutation of 0..k-1)")
@@ -182,6 +185,10 @@ def _hardware_arguments(p: argparse.ArgumentParser, verb: str) -> None:
                    help=f"ecube, valiant: store-and-forward steps per delivery cycle, "
                         f"1..{MAX_HW_STEPS} (default k*2^k for ecube, which delivers every "
                         f"partial permutation; 2k*2^k for valiant)")
+    add_stuck_link_option(p, STUCK_LINK_SYNTAX,
+                          "alg1: node NODE's link into its rank-RANK router (from its "
+                          "rank-(RANK - 1) router's register) held at 0 or 1, RANK 1 .. "
+                          "k - 1, WIRE 0")
     if verb != "sim":
         add_seed_option(p, "seed of every random choice: Valiant's intermediate nodes "
                            "(default 0; the alg1, alg2 and ecube hardware itself draws "
@@ -196,15 +203,17 @@ def _hardware_arguments(p: argparse.ArgumentParser, verb: str) -> None:
 
 def build_network(kind: str, *, dimension: int, algorithm: str = DEFAULT_ALGORITHM,
                   message_bits: int | None = None, order=None, buffer: int | None = None,
-                  steps: int | None = None, seed: int = 0) -> HypercubeCircuit:
+                  steps: int | None = None, seed: int = 0,
+                  stuck_link=()) -> HypercubeCircuit:
     """The hardware circuit of plain parameters (the API's hook): the circuit of
     ``algorithm`` (:data:`~fatnet.golden.hypercube.api.ALGORITHMS`), its options checked
     once, here (None: the algorithm's default). ``seed`` draws Valiant's intermediate
     nodes; the other algorithms draw nothing from it (as ``--seed`` also draws a
-    simulation's payloads, it is not refused for them)."""
+    simulation's payloads, it is not refused for them). ``stuck_link`` (Algorithm 1's)
+    as texts (``"1:3:0:1"``) or parsed pairs."""
     cls = algorithm_class(algorithm, hardware=True).circuit
     options = {"message_bits": message_bits, "order": order, "buffer": buffer,
-               "steps": steps}
+               "steps": steps, "stuck_links": stuck_links(stuck_link, STUCK_LINK_SYNTAX)}
     if "seed" in cls.spec_class.options:
         options["seed"] = seed
     return cls.from_options(dimension, **options)

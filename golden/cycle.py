@@ -70,8 +70,10 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from .bitstream import bits_to_int
+from .errors import ParameterError
 
-__all__ = ["Fabric", "Network", "StartTree", "StuckWires", "stuck_wires", "Occupancy",
+__all__ = ["Fabric", "Network", "StartTree", "StuckWires", "checked_stuck_links",
+           "stuck_wires", "Occupancy",
            "Outcome", "CycleResult", "run_cycle", "MAX_LINK_STAGES", "MAX_START_STAGES",
            "start_latency", "TerminalWaves"]
 
@@ -163,6 +165,16 @@ class StuckWires(Protocol):
     wire)`` -> 0 or 1, the keys of its fabric's :attr:`Fabric.stuck_wires`."""
 
     stuck_wires: Mapping[tuple, int]
+
+
+def checked_stuck_links(links, check) -> tuple:
+    """A spec's stuck links, ``((*wire), value)`` pairs, each checked by ``check(*wire,
+    value)`` (which returns the pair, or raises one line), sorted, each once; a wire
+    named at 0 and at 1 is refused in one line rather than one of them dropped."""
+    out = sorted({check(*key, value) for key, value in links})
+    if len({key for key, _ in out}) != len(out):
+        raise ParameterError(f"stuck_links names one wire twice, at 0 and at 1: {out}")
+    return tuple(out)
 
 
 def stuck_wires(network) -> Mapping[tuple, int]:

@@ -14,6 +14,7 @@ and the waveform groups (:func:`endpoints`) are all derived from it.
 
 from __future__ import annotations
 
+from amaranth import Cat, Const
 from amaranth.hdl import Shape
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
@@ -21,7 +22,7 @@ from amaranth.lib.wiring import In, Out
 from ..golden.checks import is_integer
 
 __all__ = ["ChannelSignature", "PortSignature", "EndpointSignature", "attach",
-           "endpoint_name", "endpoints", "port_rows"]
+           "connect_held", "endpoint_name", "endpoints", "port_rows"]
 
 
 def _check_width(width) -> int:
@@ -165,6 +166,20 @@ def attach(m, endpoint, port) -> None:
     port (:class:`PortSignature`): ``send`` enters the switch, ``recv`` leaves it."""
     m.d.comb += [port.i.data.eq(endpoint.send), endpoint.send_ack.eq(port.i.ack),
                  endpoint.recv.eq(port.o.data), port.o.ack.eq(endpoint.recv_ack)]
+
+
+def connect_held(m, out, into, held: dict) -> None:
+    """Connect a channel (:class:`ChannelSignature`) from the driver's ``out`` to the
+    next switch's ``into``, wire ``w`` in ``held`` held at ``held[w]`` (0 or 1) on the
+    way in, whatever ``out`` drives (a stuck link, ``--stuck-link``: the golden
+    ``stuck_wires``); the acknowledgments pass back as they are. Nothing held: a plain
+    :func:`amaranth.lib.wiring.connect`."""
+    if not held:
+        wiring.connect(m, out, into)
+        return
+    m.d.comb += [into.data.eq(Cat(Const(held[w], 1) if w in held else out.data[w]
+                                  for w in range(len(out.data)))),
+                 out.ack.eq(into.ack)]
 
 
 def _walk(signature, obj, path=()):

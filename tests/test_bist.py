@@ -72,6 +72,10 @@ STUCK_LINKS = {
                                   "lost"),
     "fat-tree-stuck-link": ("fat-tree --leaves 8 --root-capacity 4 --mode online "
                             "--payload-bits 12 --stuck-link down:2:1:0", "random", "lost"),
+    "hypercube-stuck-link": ("hypercube --dimension 3 --message-bits 13 --stuck-link 1:2:0:0",
+                             "random", "lost"),
+    "hypercube-stuck-link-1": ("hypercube --dimension 3 --message-bits 13 "
+                               "--stuck-link 2:5:0:1", "random", "errors"),
 }
 
 

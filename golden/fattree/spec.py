@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..checks import check_int
-from ..cycle import MAX_LINK_STAGES, MAX_START_STAGES
+from ..cycle import MAX_LINK_STAGES, MAX_START_STAGES, checked_stuck_links
 from ..errors import ParameterError
 from ..seeds import check_seed
 
@@ -153,12 +153,8 @@ class FatTreeSpec:
         check_seed(self.seed)
         check_int("link_stages", self.link_stages, 0, MAX_LINK_STAGES, numpy=False)
         check_int("start_stages", self.start_stages, 0, MAX_START_STAGES, numpy=False)
-        links = sorted({self._check_stuck_link(*key, value)
-                        for key, value in self.stuck_links})
-        if len({key for key, _ in links}) != len(links):
-            raise ParameterError(f"stuck_links names one wire twice, at 0 and at 1: "
-                                 f"{sorted(links)}")
-        object.__setattr__(self, "stuck_links", tuple(links))
+        object.__setattr__(self, "stuck_links",
+                           checked_stuck_links(self.stuck_links, self._check_stuck_link))
 
     def _check_stuck_link(self, direction, heap, wire, value) -> tuple:
         """``((direction, heap, wire), value)`` of a stuck link, checked; one line else."""

@@ -331,8 +331,9 @@ def algorithm(k, name: str = "alg2", **options) -> Algorithm:
 
 def circuit(k, algorithm: str = "alg1", **options) -> HypercubeCircuit:
     """The hardware of ``algorithm`` on the k-cube, from the options of ``gen``,
-    ``sim`` and ``board`` (``message_bits``, ``order``, ``buffer``, ``steps``, ``seed``;
-    None: left out), checked here, once (:meth:`.circuit.CircuitSpec.from_options`)."""
+    ``sim`` and ``board`` (``message_bits``, ``order``, ``buffer``, ``steps``, ``seed``,
+    alg1's ``stuck_links``; None: left out), checked here, once
+    (:meth:`.circuit.CircuitSpec.from_options`)."""
     return algorithm_class(algorithm, hardware=True).circuit.from_options(k, **options)
 
 

@@ -111,16 +111,22 @@ class RouterChain(Fabric):
         The cube's dimension.
     dims : sequence of int
         The dimensions the pass handles, one rank each, in order.
+    stuck_wires : dict, optional
+        ``("rank", r, x, 0)`` -> 0 or 1: node ``x``'s rank-``r`` input (``r`` in ``1 ..
+        len(dims) - 1``, the register of its rank-``r - 1`` router) held at that value
+        (:class:`~fatnet.golden.cycle.Fabric`; Algorithm 1's ``--stuck-link``, checked
+        by :class:`.circuit.Alg1Spec`).
     """
 
     online = False
 
-    def __init__(self, k: int, dims):
+    def __init__(self, k: int, dims, stuck_wires=None):
         self.k = check_dimension(k)
         self.dims = tuple(int(d) for d in dims)
         if len(set(self.dims)) != len(self.dims) or any(not 0 <= d < k for d in self.dims):
             raise ParameterError(f"dims must be distinct dimensions in [0, {k - 1}], "
                                  f"got {self.dims!r}")
+        self.stuck_wires = dict(stuck_wires or {})
 
     @property
     def ranks(self) -> int:

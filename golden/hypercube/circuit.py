@@ -74,8 +74,8 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from ..bitstream import bits_to_int, int_to_bits
-from ..checks import is_integer
-from ..cycle import CycleResult, Occupancy, Outcome, run_cycle
+from ..checks import check_int, is_integer
+from ..cycle import CycleResult, Occupancy, Outcome, checked_stuck_links, run_cycle
 from ..errors import FatnetInputError, ParameterError
 from ..runner import ChannelUsage, RunReport, check_engine, drive_online
 from .alg1 import check_order
@@ -136,13 +136,15 @@ class CircuitSpec:
 
     @classmethod
     def from_options(cls, k, message_bits=None, order=None, buffer=None, steps=None,
-                     seed=None):
+                     seed=None, stuck_links=None):
         """The spec from the options as a caller gives them (None: left out, the
-        default: ``M = 2k`` and each option's own), or one line naming the option that
-        the algorithm does not take or whose value it does not build."""
+        default: ``M = 2k`` and each option's own; an empty ``stuck_links`` is left
+        out), or one line naming the option that the algorithm does not take or whose
+        value it does not build."""
         k = check_dimension(k)
         M = 2 * k if message_bits is None else message_bits
-        given = {"order": order, "buffer": buffer, "steps": steps, "seed": seed}
+        given = {"order": order, "buffer": buffer, "steps": steps, "seed": seed,
+                 "stuck_links": stuck_links or None}
         for name, value in given.items():
             if value is not None and name not in cls.options:
                 cls._refuse(name, value, k)
@@ -160,6 +162,10 @@ class CircuitSpec:
                 return                     # the order every algorithm but alg1 has
             raise ParameterError(f"order must be left out for {cls.algorithm} (its routes "
                                  f"cross the dimensions in increasing order), got {value!r}")
+        if name == "stuck_links":
+            raise ParameterError(f"stuck_links must be left out for {cls.algorithm}: a "
+                                 f"link stuck inside the network is built into Algorithm "
+                                 f"1's router chains only (--algorithm alg1)")
         raise ParameterError(f"{name} must be left out for {cls.algorithm} (an ecube and "
                              f"valiant option)")
 
@@ -185,22 +191,52 @@ class _IncreasingOrder:
 class Alg1Spec(CircuitSpec):
     """Algorithm 1's router chains: ``order``, the dimension each rank of routers
     handles (a permutation of ``0 .. k - 1``); a message carries at least one payload
-    bit beyond its relative address."""
+    bit beyond its relative address.
+
+    ``stuck_links``, ``((rank, node, wire), value)`` pairs (sorted when checked): links
+    inside the network held at ``value`` (0 or 1) whatever drives them, a fault no
+    router knows of (``--stuck-link RANK:NODE:WIRE:0|1``): the link from node
+    ``node``'s rank-``rank - 1`` router's register into its rank-``rank`` router, rank
+    ``1 .. k - 1``, wire 0 (a node's link carries one wire). It is channel ``("rank",
+    rank, node)`` of the model (:class:`.bitserial.RouterChain`; its
+    :attr:`~fatnet.golden.cycle.Fabric.stuck_wires` say what a stuck wire does).
+    """
 
     order: tuple[int, ...]
+    stuck_links: tuple = ()
     algorithm = "alg1"
     least_payload_bits = 1
-    options = ("order",)
+    options = ("order", "stuck_links")
 
     def __post_init__(self):
         super().__post_init__()
         if not isinstance(self.order, tuple) or check_order(self.k, self.order) != self.order:
             raise ParameterError(f"order must be a tuple of the dimensions 0..{self.k - 1}, "
                                  f"got {self.order!r}")
+        object.__setattr__(self, "stuck_links",
+                           checked_stuck_links(self.stuck_links, self._check_stuck_link))
+
+    def _check_stuck_link(self, rank, node, wire, value) -> tuple:
+        """``((rank, node, wire), value)`` of a stuck link, checked; one line else."""
+        k = self.k
+        if k < 2:
+            raise ParameterError(f"stuck_links needs a link between two routers: the "
+                                 f"{k}-cube has none (dimension >= 2)")
+        check_int("stuck_links rank", rank, 1, k - 1,
+                  f"in [1, {k - 1}] (the link into a node's rank-r router from its "
+                  f"rank-(r - 1) router)", numpy=False)
+        check_int("stuck_links node", node, 0, (1 << k) - 1, numpy=False)
+        check_int("stuck_links wire", wire, 0, 0, "0 (a node's link has one wire)",
+                  numpy=False)
+        if value not in (0, 1) or isinstance(value, bool):
+            raise ParameterError(f"stuck_links value must be 0 or 1, got {value!r}")
+        return (int(rank), int(node), int(wire)), int(value)
 
     @classmethod
     def _defaults(cls, k: int, given: dict) -> dict:
-        return {"order": check_order(k, given["order"])}
+        links = given["stuck_links"] or {}
+        return {"order": check_order(k, given["order"]),
+                "stuck_links": tuple(dict(links).items())}
 
 
 @dataclass(frozen=True)
@@ -322,6 +358,13 @@ class HypercubeCircuit(Hypercube):
     def params(self) -> dict:
         return {"dimension": self.k, "algorithm": self.algorithm, "message_bits": self.M,
                 "order": list(self.order)}
+
+    @property
+    def stuck_wires(self) -> dict:
+        """``("rank", rank, node, wire)`` -> 0 or 1: the channel wires of the model held
+        at a value (:class:`~fatnet.golden.cycle.StuckWires`; Algorithm 1's
+        ``stuck_links``, the other algorithms none)."""
+        return dict(self.chain.stuck_wires)
 
     # ---- one delivery cycle and whole runs
     def encode(self, src: int, dst: int, payload: int) -> list[int]:
@@ -445,9 +488,15 @@ class Alg1Circuit(HypercubeCircuit):
     def __init__(self, spec: Alg1Spec):
         super().__init__(spec)
         k = self.k
+        self.chain = RouterChain(k, self.order, {("rank", *key): value
+                                                 for key, value in spec.stuck_links})
         self.arrival = 2 * k
         self.ack_latency = k
         self.cycle_length = self.arrival + max(self.payload_bits, self.ack_latency) + 1
+
+    def params(self) -> dict:
+        return {**super().params(), "stuck_links": [
+            [r, x, w, value] for (_, r, x, w), value in sorted(self.stuck_wires.items())]}
 
     def encode(self, src: int, dst: int, payload: int) -> list[int]:
         """``1``, the relative address (bit ``r``: cross dimension ``order[r]``), the

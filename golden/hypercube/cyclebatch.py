@@ -20,8 +20,19 @@ Why a rank at a time is exact
   claim one register (node ``y``'s rank-``r + 1`` input): the one from ``y`` and the one
   from ``y``'s neighbour across ``dims[r]``, and the scalar engine serves the one from
   the node whose bit ``dims[r]`` is 0 (in_port 0) first: the other is lost there.
-* The chain has no stuck wire, link stage or phantom; a message is delivered at
-  ``2f`` (``f`` ranks) and acknowledged ``f`` registers later, at ``3f``.
+* The chain has no link stage; a message is delivered at ``2f`` (``f`` ranks) and
+  acknowledged ``f`` registers later, at ``3f``.
+* Stuck wires (Algorithm 1's ``--stuck-link``, channels of ranks ``1 .. f - 1``;
+  :mod:`fatnet.golden.cycle` says what they do): a stream whose M bit reaches a stuck
+  wire at rank ``r`` is lost there, before rank ``r``'s claims. A wire stuck at 1
+  feeds its router a phantom whose M bit is there at bit-time 0, so a phantom from
+  rank ``r0`` claims at rank ``j`` in bit-time ``2(j - r0) + 1``, before every message
+  (``2j + 1``), and the phantoms do the same in every cycle whatever the messages do:
+  they are one cycle with no message on the scalar engine, run once per chain
+  (:class:`StuckChain`), and in every cycle the registers they hold are taken before
+  rank ``j``'s claims. A stream lost on a wire stuck at 1 at rank ``r`` is
+  acknowledged at ``max(A, 2r) + r`` (A: that wire's phantom's acknowledgment, if it
+  has one), as the engine's rule says with no link registers.
 
 Memory: a batch holds a few ``int64`` arrays of ``messages x (ranks + 1)``;
 :data:`MAX_BATCH_MESSAGES` bounds one :func:`run_cycles` call
@@ -37,19 +48,20 @@ one batch; the first cycle that does not deliver whole runs on the scalar model
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from ..allocator import keep_freed_memory
 from ..bitstream import bits_array
-from ..cycle import CycleResult, Occupancy, Outcome, TerminalWaves
+from ..cycle import CycleResult, Occupancy, Outcome, TerminalWaves, run_cycle
 from ..errors import ParameterError
 from ..messages import MessageSet
 from ..runner import ChannelUsage, RunReport, SourceQueues, account_cycle, check_max_cycles
 
 __all__ = ["MAX_BATCH_MESSAGES", "DELIVERED", "LOST", "ChainArrays", "chain_nodes",
-           "run_cycles", "run_cycles_streamed", "cycle_result", "expected_waves",
-           "terminal_waves", "run_online"]
+           "StuckChain", "stuck_chain", "run_cycles", "run_cycles_streamed", "cycle_result",
+           "expected_waves", "terminal_waves", "run_online"]
 
 #: Messages one :func:`run_cycles` call holds at most (about ``16 (f + 1)`` bytes of
 #: arrays each: 2^20 messages of the 20-cube take well under 1 GiB).
@@ -111,24 +123,83 @@ def _cycle_numbers(cycle: np.ndarray, src: np.ndarray, nodes: int) -> np.ndarray
     return cyc
 
 
-def _claims(dims, nodes: np.ndarray, keys: np.ndarray, size: int) -> np.ndarray:
+@dataclass
+class StuckChain:
+    """What a router chain's stuck wires do in every cycle (module docstring).
+
+    Attributes
+    ----------
+    stuck : (f + 1, 2**k) int
+        ``stuck[r, x]``: the value channel ``("rank", r, x)`` is stuck at, -1 for none.
+    held : (f, 2**k) bool
+        ``held[r, x]``: a phantom holds node ``x``'s rank-``r`` register (channel
+        ``("rank", r + 1, x)``) from before rank ``r``'s claims to the cycle's end.
+    wire_ack : (f + 1, 2**k) int
+        For a wire stuck at 1, the bit-time its phantom's acknowledgment is on it (-1:
+        never; -1 elsewhere).
+    empty : CycleResult
+        The scalar engine's cycle with no message: the phantoms and their waveforms.
+    """
+
+    stuck: np.ndarray
+    held: np.ndarray
+    wire_ack: np.ndarray
+    empty: CycleResult
+
+
+@lru_cache(maxsize=16)
+def stuck_chain(chain, length: int) -> StuckChain | None:
+    """The chain's :class:`StuckChain` for cycles of ``length`` bit-times (the phantoms'
+    streams are that long; at least ``2f + 2``), None for a chain with no stuck wire."""
+    if not chain.stuck_wires:
+        return None
+    f, n = chain.ranks, 1 << chain.k
+    stuck = np.full((f + 1, n), -1, dtype=np.int64)
+    for (_, r, x, _), value in chain.stuck_wires.items():
+        stuck[r, x] = value
+    empty = run_cycle(chain, max(length, 2 * f + 2), {}, {})
+    held = np.zeros((f, n), dtype=bool)
+    wire_ack = np.full((f + 1, n), -1, dtype=np.int64)
+    for p in empty.phantoms.values():
+        for occ in p.path[1:]:           # every register it claimed stays claimed
+            held[occ.channel[1] - 1, occ.channel[2]] = True
+        _, r, x = p.path[0].channel
+        wire_ack[r, x] = -1 if p.ack_time is None else p.ack_time
+    return StuckChain(stuck, held, wire_ack, empty)
+
+
+def _claims(dims, nodes: np.ndarray, keys: np.ndarray, size: int,
+            stuck: StuckChain | None = None) -> np.ndarray:
     """Ranks passed by every message: at rank ``r`` a stream from in_port 1 (its node's
     bit ``dims[r]`` is 1) loses the register (``keys[:, r]``, in ``[0, size)``) that a
-    stream from in_port 0 of its cycle claims."""
+    stream from in_port 0 of its cycle claims. ``stuck``: a stream is lost on a stuck
+    wire it reaches, and on a register a phantom holds."""
     m = nodes.shape[0]
     hops = np.full(m, len(dims), dtype=np.int64)
     alive = np.arange(m)
     taken = np.zeros(size, dtype=bool)
     for r, d in enumerate(dims):
+        if stuck is not None:
+            alive = _off_stuck_wires(stuck, r, nodes, alive, hops)
         key = keys[alive, r]
         second = ((nodes[alive, r] >> d) & 1).astype(bool)
         taken[key[~second]] = True
         lost = second & taken[key]
         taken[key] = False
+        if stuck is not None:
+            lost |= stuck.held[r, nodes[alive, r + 1]]
         if lost.any():
             hops[alive[lost]] = r
             alive = alive[~lost]
     return hops
+
+
+def _off_stuck_wires(stuck: StuckChain, r: int, nodes: np.ndarray, alive: np.ndarray,
+                     hops: np.ndarray) -> np.ndarray:
+    """The streams of ``alive`` not on a stuck wire at rank ``r``; those on one end there."""
+    on = stuck.stuck[r, nodes[alive, r]] >= 0
+    hops[alive[on]] = r
+    return alive[~on]
 
 
 def _registers(cyc: np.ndarray, nodes: np.ndarray, n: int) -> tuple[np.ndarray, int]:
@@ -167,13 +238,27 @@ def run_cycles(chain, cycle, src, dst, *, checked: bool = False) -> ChainArrays:
     cyc = cycle if checked else _cycle_numbers(cycle, src, n)
     nodes = chain_nodes(chain.dims, src, dst)
     keys, size = _registers(cyc, nodes, n)
-    return _arrays(f, _claims(chain.dims, nodes, keys, size), nodes)
+    stuck = stuck_chain(chain, 0)
+    return _arrays(f, _claims(chain.dims, nodes, keys, size, stuck), nodes, stuck)
 
 
-def _arrays(f: int, hops: np.ndarray, nodes: np.ndarray) -> ChainArrays:
+def _arrays(f: int, hops: np.ndarray, nodes: np.ndarray,
+            stuck: StuckChain | None = None) -> ChainArrays:
     delivered = hops == f
     return ChainArrays(np.where(delivered, DELIVERED, LOST), hops, nodes,
-                       np.where(delivered, 3 * f, -1))
+                       _ack_times(f, hops, nodes, stuck))
+
+
+def _ack_times(f: int, hops: np.ndarray, nodes: np.ndarray,
+               stuck: StuckChain | None) -> np.ndarray:
+    """Every message's acknowledgment: ``3f`` delivered; lost on a wire stuck at 1 at
+    rank ``r`` whose phantom is acknowledged at A, ``max(A, 2r) + r``; else -1."""
+    ack = np.where(hops == f, 3 * f, -1)
+    if stuck is not None:
+        last = nodes[np.arange(hops.size), hops]
+        phantom = np.where(stuck.stuck[hops, last] == 1, stuck.wire_ack[hops, last], -1)
+        ack = np.where(phantom >= 0, np.maximum(phantom, 2 * hops) + hops, ack)
+    return ack
 
 
 def run_cycles_streamed(chain, cycle, src, dst,
@@ -208,26 +293,39 @@ def cycle_result(net, ms: MessageSet, idx: np.ndarray, hops: np.ndarray,
     by a caller across cycles (they are frozen), filled as needed."""
     chain = net.chain
     f = chain.ranks
+    stuck = stuck_chain(chain, net.cycle_length)
+    acks = _ack_times(f, hops, nodes, stuck).tolist()
     wires = {} if wires is None else wires
     outcomes: dict = {}
     injections: dict = {}
-    for m, h, route in zip(idx.tolist(), hops.tolist(), nodes.tolist()):
+    for m, h, route, ack in zip(idx.tolist(), hops.tolist(), nodes.tolist(), acks):
         s, d = int(ms.src[m]), int(ms.dst[m])
         stream = net.encode(s, d, int(ms.payload[m]))
         injections[m] = (0, stream)
         o = Outcome(m, s, d, "lost", list(stream),
                     [wires.get((r, route[r])) or wires.setdefault(
                         (r, route[r]), Occupancy(chain.channel(r, route[r]), 0, 2 * r, r))
-                     for r in range(h + 1)], [1] * h)
+                     for r in range(h + 1)], [1] * h, ack_time=None if ack < 0 else ack)
         if h == f:
-            o.status, o.arrival, o.ack_time = "delivered", 2 * f, 3 * f
+            o.status, o.arrival = "delivered", 2 * f
         else:
-            dim = chain.dims[h]
-            o.lost_at = ((h, route[h] & ~(1 << dim)),
-                         chain.port_name((route[h + 1] >> dim) & 1), 0,
-                         "output 0 already taken")
+            o.lost_at = _lost_at(chain, stuck, h, route)
         outcomes[m] = o
-    return CycleResult(net.cycle_length, outcomes, injections)
+    if stuck is None:
+        return CycleResult(net.cycle_length, outcomes, injections)
+    return CycleResult(net.cycle_length, outcomes, injections, dict(chain.stuck_wires),
+                       dict(stuck.empty.phantoms))
+
+
+def _lost_at(chain, stuck: StuckChain | None, h: int, route: list) -> tuple:
+    """Where and why a stream of ``route`` lost at rank ``h`` was lost, in the scalar
+    engine's words: on a stuck wire, or its claim of a register already taken."""
+    dim = chain.dims[h]
+    switch = (h, route[h] & ~(1 << dim))
+    value = -1 if stuck is None else int(stuck.stuck[h, route[h]])
+    if value >= 0:
+        return switch, "input wire 0", -1, f"its wire is stuck at {value}"
+    return switch, chain.port_name((route[h + 1] >> dim) & 1), 0, "output 0 already taken"
 
 
 def _stream_bits(net, src: np.ndarray, dst: np.ndarray, payload) -> np.ndarray:
@@ -277,15 +375,39 @@ def _waves(net, cycle, src, dst, payload) -> tuple[np.ndarray, np.ndarray, np.nd
     ack = np.zeros_like(forward)
     bits = _stream_bits(net, src, dst, payload)
     delivered = arrays.status == DELIVERED
+    stuck = stuck_chain(chain, T)
     for r in range(f + 1):
-        on = np.flatnonzero(arrays.hops >= r)
+        reached = arrays.hops >= r
+        if stuck is not None:       # the fed router sees the stuck value, not the stream
+            reached &= stuck.stuck[r, arrays.nodes[:, r]] < 0
+        on = np.flatnonzero(reached)
         length = min(bits.shape[1] - r, T - 2 * r)
         wave = bits[on, r:r + length].copy()
         wave[:, 0] = 1                     # the M bit in the slot of the bit consumed
         forward[cyc[on], r, arrays.nodes[on, r], 2 * r:2 * r + length] = wave
-        back = np.flatnonzero(delivered)
-        ack[cyc[back], r, arrays.nodes[back, r], 3 * f - r:] = 1
+        if stuck is None:
+            back = np.flatnonzero(delivered)
+            ack[cyc[back], r, arrays.nodes[back, r], 3 * f - r:] = 1
+    if stuck is not None:
+        _stuck_waves(forward, ack, cyc, arrays, stuck)
     return forward, ack, delivered
+
+
+def _stuck_waves(forward: np.ndarray, ack: np.ndarray, cyc: np.ndarray,
+                 arrays: ChainArrays, stuck: StuckChain) -> None:
+    """:func:`_waves`' acknowledgments on a chain with stuck wires: every acknowledged
+    stream's, ``ack_time - r`` at rank ``r`` of its path (a stream lost on a wire stuck
+    at 1 not on that wire, whose reverse is the phantom's); then the phantoms' wires
+    of every cycle, forward and back (they never share a wire with a message)."""
+    f, T = forward.shape[1] - 1, forward.shape[-1]
+    times = np.arange(T)
+    acked = arrays.ack_time >= 0
+    for r in range(f + 1):
+        back = np.flatnonzero(acked & ((arrays.hops > r) | (arrays.status == DELIVERED)))
+        ack[cyc[back], r, arrays.nodes[back, r]] = times >= (arrays.ack_time[back] - r)[:, None]
+    for waves, into in ((stuck.empty.waveforms(), forward), (stuck.empty.ack_waveforms(), ack)):
+        for (_, r, x, _), wave in waves.items():
+            into[:, r, x] |= wave
 
 
 # ---------------------------------------------------------------------- on-line
@@ -325,6 +447,7 @@ class _ChainCycles:
     def __init__(self, net, ms: MessageSet):
         self.net, self.ms = net, ms
         self.dims, self.n = net.chain.dims, net.nodes
+        self.stuck = stuck_chain(net.chain, net.cycle_length)
         self.nodes = chain_nodes(self.dims, ms.src, ms.dst)
         self.hops: list[np.ndarray] = []
         self.wires: dict = {}
@@ -334,7 +457,7 @@ class _ChainCycles:
         """The next cycle (its fronts, which were delivered), counted in ``report``."""
         idx = queue.fronts()
         nodes = self.nodes[idx]
-        hops = _claims(self.dims, nodes, nodes[:, 1:], self.n)
+        hops = _claims(self.dims, nodes, nodes[:, 1:], self.n, self.stuck)
         delivered = hops == len(self.dims)
         done = int(np.count_nonzero(delivered))
         report.cycles += 1

@@ -19,14 +19,14 @@ Without one (the default, and what the Amaranth simulator needs) the design is f
 
 from __future__ import annotations
 
-from amaranth import Cat, Const, Module, Signal
+from amaranth import Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ...golden.fattree.topology import BRANCHES, DOWN, PORT_L, PORT_NAMES, PORT_R, PORT_U, UP
 from ..controller import (add_cycle_controller, controller_meaning, controller_members,
                           start_tree)
-from ..signatures import EndpointSignature, PortSignature, attach
+from ..signatures import EndpointSignature, PortSignature, attach, connect_held
 from ..switches import Selector, StageSwitch, link_registers
 
 __all__ = ["FatTreeNode", "FatTreeNetworkHW", "NodeSignature", "leaf_signature",
@@ -221,13 +221,8 @@ def link(m, out, into, direction: int, heap: int, stuck: dict) -> None:
     """Connect channel ``(direction, heap)``: a node's outgoing ``out`` to the next node's
     incoming ``into``; a wire of it in ``stuck`` (the golden ``stuck_wires``,
     ``--stuck-link``) is held at its value on the way in, whatever ``out`` drives."""
-    held = {w: v for (d, h, w), v in stuck.items() if (d, h) == (direction, heap)}
-    if not held:
-        wiring.connect(m, out, into)
-        return
-    m.d.comb += [into.data.eq(Cat(Const(held[w], 1) if w in held else out.data[w]
-                                  for w in range(len(out.data)))),
-                 out.ack.eq(into.ack)]
+    connect_held(m, out, into, {w: v for (d, h, w), v in stuck.items()
+                                if (d, h) == (direction, heap)})
 
 
 def network_signature(net) -> wiring.Signature:

@@ -39,6 +39,10 @@ SPEC_FIELDS = {
              "valiant: 0 .. k - 1)",
     "buffer": "ecube, valiant: B, messages per link queue",
     "steps": "ecube, valiant: store-and-forward steps per delivery cycle",
+    "stuck_links": "alg1: the --stuck-link faults built in, sorted: [rank, node, wire, "
+                   "value], node `node`'s link from its rank-(rank - 1) router's register "
+                   "into its rank-`rank` router (wire 0) held at `value` (0 or 1) whatever "
+                   "drives it; no router knows of it (empty: none)",
     "seed": "valiant: the seed of the intermediate nodes the harness and the model "
             "draw (the intermediates stream of the seed, fatnet.golden.seeds: "
             "integers(0, 2^k, messages)); the hardware "
@@ -135,8 +139,9 @@ def _alg1_manifest(net, modules) -> dict:
         **_alg1_rules(net),
         "wiring": (
             "node x's rank-r router is instance rt_<r>_<x>; its o channel feeds rt_<r+1>_<x>'s "
-            "i (rank 0's i is node<x>.send, rank k - 1's o is node<x>.recv); its xo feeds "
-            "rt_<r>_<x xor 2^order[r]>'s xi"),
+            "i (rank 0's i is node<x>.send, rank k - 1's o is node<x>.recv; a link of "
+            "spec.stuck_links [r, x, 0, v] holds rt_<r>_<x>'s i data at v, its ack passes "
+            "back); its xo feeds rt_<r>_<x xor 2^order[r]>'s xi"),
         "router_modules": [{"module": name, "high": key[1]} for name, key in modules
                            if key[0] == "router"],
         "fields": {

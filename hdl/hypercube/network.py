@@ -10,6 +10,10 @@ here that the circuit does not: the order and the cycle length come from it, and
 behaviour is its :class:`~fatnet.golden.hypercube.bitserial.RouterChain`, bit-time for
 bit-time.
 
+A stuck link (``--stuck-link RANK:NODE:WIRE:0|1``, the golden ``stuck_wires``) holds
+rank ``RANK``'s input at node ``NODE`` at its value whatever rank ``RANK - 1``'s register
+drives; its acknowledgment passes back as it is.
+
 A collision makes the router's ``lost`` rise; the top keeps, per router, a status
 register ``collision_<r>_<x>`` (not a port) that is set by it and cleared by the start
 strobe, so a testbench can read where messages were lost.
@@ -24,7 +28,7 @@ from amaranth.lib.wiring import Out
 from ...golden.errors import ParameterError
 from ...golden.hypercube.circuit import Alg1Circuit, check_buildable
 from ..controller import add_cycle_controller, controller_members
-from ..signatures import EndpointSignature
+from ..signatures import EndpointSignature, connect_held
 from .router import DimensionRouter
 
 __all__ = ["HypercubeNetworkHW", "network_signature", "router_key"]
@@ -105,13 +109,16 @@ class HypercubeNetworkHW(wiring.Component):
             for x in range(N):
                 rt[r, x] = m.submodules[f"rt_{r}_{x}"] = self._router(r, x)
         m.d.comb += Cat(rt[key].clear for key in rt).eq(self.start.replicate(len(rt)))
+        held: dict = {}          # (rank, node) -> {wire: value} of its stuck input link
+        for (_, rank, node, w), v in net.stuck_wires.items():
+            held.setdefault((rank, node), {})[w] = v
         for x in range(N):
             node = self.node[x]
             m.d.comb += [rt[0, x].i.data.eq(node.send), node.send_ack.eq(rt[0, x].i.ack),
                          node.recv.eq(rt[k - 1, x].o.data),
                          rt[k - 1, x].o.ack.eq(node.recv_ack)]
-            for r in range(1, k):
-                wiring.connect(m, rt[r - 1, x].o, rt[r, x].i)
+            for r in range(1, k):   # a stuck link (--stuck-link) holds what rank r sees
+                connect_held(m, rt[r - 1, x].o, rt[r, x].i, held.get((r, x), {}))
         for r in range(k):
             for x in range(N):
                 wiring.connect(m, rt[r, x].xo, rt[r, x ^ (1 << net.order[r])].xi)

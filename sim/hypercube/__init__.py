@@ -4,9 +4,10 @@ Ports are the top's nodes ``node__0`` .. ``node__{2^k - 1}`` (named as the signa
 them, :func:`fatnet.hdl.signatures.endpoint_name`). The model's channel ``("rank", r, x)``
 (:class:`~fatnet.golden.hypercube.bitserial.RouterChain`) is node ``x``'s rank-``r``
 router input: ``("rank", 0, x)`` is node ``x``'s send wire (its reverse is ``send_ack``),
-``("rank", k, x)`` its recv wire; the ranks between are the routers' registers
-(Algorithm 2's, e-cube's and Valiant's cycles name the two port channels only). No
-run-time faults (no :class:`~fatnet.sim.family.RuntimeFaults` hooks).
+``("rank", k, x)`` its recv wire; the ranks between are the routers' registers, which
+Algorithm 1's ``--stuck-link RANK:NODE:WIRE:0|1`` holds (Algorithm 2's, e-cube's and
+Valiant's cycles name the two port channels only). No run-time faults (no
+:class:`~fatnet.sim.family.RuntimeFaults` hooks).
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ def batches_cycles(net) -> bool:
 def run_cycles(net, cycle, src, dst):
     """Many delivery cycles of Algorithm 1 at once (:class:`~fatnet.sim.family.CycleBatch`)
     on the batched engine (:func:`fatnet.golden.hypercube.cyclebatch.run_cycles_streamed`:
-    a node's one ``recv`` wire, its acknowledgment at ``3f``)."""
+    a node's one ``recv`` wire, its acknowledgment at ``3f``, or through the phantom of a
+    link stuck at 1 that it was lost on)."""
     import importlib
 
     import numpy as np

@@ -134,14 +134,21 @@ def test_bad_messages_are_refused_as_the_scalar_engine_refuses_them():
 # ---------------------------------------------------------------------- random cases
 def _alg1_case(seed: int):
     """A random Algorithm 1 circuit and messages (any map: sources repeat, so do
-    destinations), and a bound on the cycles that sometimes cuts the run short."""
+    destinations), and a bound on the cycles that sometimes cuts the run short; a
+    third of the circuits of k >= 2 with 1 to 3 links stuck at 0 or 1 (and at most 12
+    cycles: a message whose route holds a stuck link is lost in every cycle)."""
     rng = np.random.default_rng(seed)
     k = int(rng.integers(1, 7))
-    net = circuit(k, message_bits=k + 1 + int(rng.integers(0, 2 * k + 2)),
-                  order=tuple(int(d) for d in rng.permutation(k)))
+    options = {"message_bits": k + 1 + int(rng.integers(0, 2 * k + 2)),
+               "order": tuple(int(d) for d in rng.permutation(k))}
     m = int(rng.integers(0, 6 * (1 << k) + 1))
     src, dst = rng.integers(0, 1 << k, size=(2, m))
     max_cycles = int(rng.integers(1, 40)) if rng.integers(4) == 0 else 1000
+    if k >= 2 and rng.integers(3) == 0:
+        options["stuck_links"] = {(int(rng.integers(1, k)), int(rng.integers(1 << k)), 0):
+                                  int(rng.integers(2)) for _ in range(rng.integers(1, 4))}
+        max_cycles = min(max_cycles, 12)
+    net = circuit(k, **options)
     return net, messages(net, src, dst, seed), max_cycles
 
 
@@ -200,8 +207,13 @@ def test_random_online_runs_are_equal(seed):
 def check_independent_cycles(seed: int) -> None:
     """Many independent cycles in one batch (random labels, one message per source and
     cycle): every cycle's result and the bulk waveforms equal the scalar cycles'."""
-    rng = np.random.default_rng(seed)
-    net, ms, _ = _alg1_case(seed)
+    net, _, _ = _alg1_case(seed)
+    _check_cycles(net, np.random.default_rng(seed),
+                  f"{net!r}: {_replay('check_independent_cycles', seed)}")
+
+
+def _check_cycles(net, rng, why: str) -> None:
+    """:func:`check_independent_cycles` on ``net``, the cycles drawn from ``rng``."""
     n = net.nodes
     cycles = int(rng.integers(1, 6))
     labels = rng.choice(1000, size=cycles, replace=False)
@@ -211,7 +223,6 @@ def check_independent_cycles(seed: int) -> None:
     dst = rng.integers(0, n, size=src.size)
     payload = rng.integers(0, 1 << min(net.payload_bits, 62), size=src.size).tolist()
     ms = MessageSet(src.astype(np.int64), dst.astype(np.int64), payload)
-    why = f"{net!r}: {_replay('check_independent_cycles', seed)}"
     arrays = run_cycles(net.chain, cycle, ms.src, ms.dst)
     forward, ack = expected_waves(net, cycle, ms.src, ms.dst, payload)
     for c, label in enumerate(np.unique(cycle)):   # the labels with a message
@@ -281,3 +292,58 @@ def test_sparse_cycle_labels_take_the_same_claims():
     for c in range(0, 3000, 97):
         one = run_cycles(net.chain, [0, 0], src[2 * c:2 * c + 2], dst[2 * c:2 * c + 2])
         assert np.array_equal(one.hops, whole.hops[2 * c:2 * c + 2]), c
+
+
+# ---------------------------------------------------------------------- stuck links
+@pytest.mark.parametrize("links", [{(2, 5, 0): 0}, {(1, 6, 0): 1, (2, 4, 0): 1, (3, 9, 0): 0}],
+                         ids=["at-0", "at-1"])
+def test_stuck_links_on_both_engines(links):
+    """A chain with stuck links (the co-simulation's: at 1, node 6's phantom is lost on
+    the second link, whose phantom acknowledges it): the batched on-line run and
+    independent cycles (their arrays, results and waveforms) are the scalar ones,
+    phantoms included; the loss reasons are both kinds."""
+    net = circuit(4, stuck_links=links)
+    src, dst = make_pattern(4, "random-permutation", 9, problems=3)
+    ms = messages(net, src, dst, 9)
+    assert_same_run(net, ms, f"stuck links {links}, seed 9", max_cycles=12)
+    run = net.run(ms, keep_results=True, max_cycles=12)
+    assert run.lost and all(r.stuck == {("rank", *k): v for k, v in links.items()}
+                            for r in run.results)
+    assert any(r.phantoms for r in run.results) == (1 in links.values())
+    reasons = {o.lost_at[3] for r in run.results for o in r.outcomes.values() if o.lost_at}
+    assert {w.split(" at ")[0] for w in reasons} >= {"its wire is stuck"}, reasons
+    for seed in range(4):
+        _check_cycles(net, np.random.default_rng(seed), f"stuck links {links}, seed {seed}")
+    # the testbench's batches (the self-test's outcome table) are its cycles one by one
+    from fatnet.sim import hypercube as hooks
+    from fatnet.sim.family import cycles_one_by_one
+    cycle = np.repeat(np.arange(8), 16)
+    src = np.tile(np.arange(16), 8)
+    dst = (src + np.random.default_rng(5).integers(1, 16, size=src.size)) % 16  # not src
+    batch, one = hooks.run_cycles(net, cycle, src, dst), cycles_one_by_one(
+        hooks, net, cycle, src, dst)
+    for name in ("delivered", "recv_wire", "ack_time"):
+        assert np.array_equal(getattr(batch, name), getattr(one, name)), (links, name)
+
+
+@pytest.mark.parametrize("k,rank,order", [(3, 1, (0, 1, 2)), (4, 2, (2, 0, 3, 1))])
+def test_a_phantom_crosses_every_dimension_and_acknowledges_what_it_meets(k, rank, order):
+    """docs/hypercube.md, Stuck links: a link at 1 into node x's rank-R router feeds a
+    phantom delivered to x xor the bits order[R ..] at 2(k - R), acknowledged at
+    3(k - R); a message lost on the link is acknowledged at max(A, 2R) + R; at 0 never."""
+    x = 5
+    src, dst = x ^ sum(1 << d for d in order[:rank]), x   # at node x from rank R on
+    for value in (0, 1):
+        net = circuit(k, order=order, stuck_links={(rank, x, 0): value})
+        ms = messages(net, np.array([src]), np.array([dst]), 1)
+        res = net.simulate_cycle(ms, net.injections(ms, [0]))
+        o = res.outcomes[0]
+        assert o.status == "lost" and o.path[-1].key == ("rank", rank, x, 0), o.lost_at
+        if value == 0:
+            assert not res.phantoms and o.ack_time is None
+            continue
+        (p,) = res.phantoms.values()
+        y = x ^ sum(1 << d for d in order[rank:])
+        assert p.status == "delivered" and p.path[-1].key == ("rank", k, y, 0)
+        assert (p.arrival, p.ack_time) == (2 * (k - rank), 3 * (k - rank))
+        assert o.ack_time == max(p.ack_time, 2 * rank) + rank

@@ -335,3 +335,66 @@ def test_each_algorithm_is_a_frozen_checked_spec_that_routes():
         Ecube(4, 8, buffer=0)
     with pytest.raises(ParameterError, match="algorithm must be one of alg1, alg2"):
         algorithm(4, "bogus")
+
+
+# ------------------------------------------------------------------ --stuck-link
+BAD_STUCK_LINKS = [
+    (["--stuck-link", "0:2:0:1"], "--stuck-link rank must be in [1, 2] (the link into a "
+                                  "node's rank-r router from its rank-(r - 1) router), got 0"),
+    (["--stuck-link", "3:2:0:1"], "--stuck-link rank must be in [1, 2]"),
+    (["--stuck-link", "1:8:0:1"], "--stuck-link node must be an integer in [0, 7], got 8"),
+    (["--stuck-link", "1:2:1:1"], "--stuck-link wire must be 0 (a node's link has one "
+                                  "wire), got 1"),
+    (["--stuck-link", "1:2:0:2"], "--stuck-link value must be 0 or 1, got 2"),
+    (["--stuck-link", "1:2:0"], "argument --stuck-link: stuck-link must be "
+                                "RANK:NODE:WIRE:0|1 (non-negative integers), got '1:2:0'"),
+    (["--stuck-link", "1:2:0:0", "--stuck-link", "1:2:0:1"],
+     "stuck-link names one wire twice, at 0 and at 1: (1, 2, 0)"),
+    (["--algorithm", "alg2", "--stuck-link", "1:2:0:1"],
+     "--stuck-link must be left out for alg2: a link stuck inside the network is built "
+     "into Algorithm 1's router chains only (--algorithm alg1)"),
+    (["--algorithm", "ecube", "--stuck-link", "1:2:0:1"],
+     "--stuck-link must be left out for ecube"),
+]
+
+
+@pytest.mark.parametrize("verb, extra, words",
+                         [("gen", *case) for case in BAD_STUCK_LINKS]
+                         + [(verb, *BAD_STUCK_LINKS[i]) for verb in ("sim", "board")
+                            for i in (1, 7)])
+def test_a_bad_stuck_link_is_one_line_exit_2_and_nothing_written(capsys, tmp_path, verb,
+                                                                  extra, words):
+    """Every bad --stuck-link on gen; sim and board, which build the network from the
+    same options, a range and an algorithm's refusal each."""
+    argv = [verb, "hypercube", "--dimension", "3", *extra]
+    argv += {"gen": ["-o", str(tmp_path / "out")], "sim": ["--build-dir", str(tmp_path / "b")],
+             "board": ["--board", "icebreaker", "-o", str(tmp_path / "out")]}[verb]
+    assert _status(argv) == 2
+    cap = capsys.readouterr()
+    assert cap.out == "" and cap.err.count("\n") == 1 and words in cap.err, cap.err
+    assert cap.err.startswith(f"fatnet {verb}: error: "), cap.err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_1_cube_has_no_link_to_stick(capsys, tmp_path):
+    assert _status(["gen", "hypercube", "--dimension", "1", "--stuck-link", "1:0:0:1",
+                    "-o", str(tmp_path / "out")]) == 2
+    assert "--stuck-link needs a link between two routers: the 1-cube has none " \
+           "(dimension >= 2)" in capsys.readouterr().err
+
+
+def test_a_stuck_link_reaches_the_manifest_and_holds_the_routers_input(tmp_path):
+    """gen: the manifest's spec names the links sorted, and the Verilog ties the rank's
+    router input to the value (the link's driver is left unread there)."""
+    out = tmp_path / "out"
+    assert main(["gen", "hypercube", "--dimension", "3", "--stuck-link", "2:5:0:1",
+                 "--stuck-link", "1:2:0:0", "-o", str(out)]) == 0
+    doc = json.loads((out / "hypercube.json").read_text())
+    assert doc["spec"]["stuck_links"] == [[1, 2, 0, 0], [2, 5, 0, 1]]
+    assert "spec.stuck_links" in doc["fields"]
+    verilog = (out / "hypercube.v").read_text()
+    for name, value in (("rt_1_2", "1'h0"), ("rt_2_5", "1'h1")):
+        inst = verilog.split(f" {name} (", 1)[1].split(");", 1)[0]
+        assert f".i__data({value})" in inst, inst
+    plain = verilog.split(" rt_1_3 (", 1)[1].split(");", 1)[0]
+    assert ".i__data(1'h" not in plain, plain

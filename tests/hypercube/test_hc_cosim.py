@@ -52,8 +52,8 @@ def _replay(keyword, sim, seed):
     return f"SIM={sim} python -m pytest {HERE} -k '{keyword}' (seed {seed})"
 
 
-def _cases():
-    for name, (*_, sims) in DESIGNS.items():
+def _cases(designs=DESIGNS):
+    for name, (*_, sims) in designs.items():
         for sim in sims:
             if sim in SIMS:
                 yield pytest.param(sim, name, id=f"{sim}-{name}")
@@ -215,6 +215,72 @@ def test_semi_contractions_collisions_and_patterns_as_the_model_predicts(sim, na
     assert result.passed, _failures(result)
     assert result.cycles == len(cycles)
     assert result.bit_times == len(cycles) * (net.cycle_length + 1)
+
+
+# ------------------------------------------------------------------ a stuck link
+#: name -> (k, stuck_links, simulators): a link inside the network held at 0 (what is
+#: routed onto it is lost, never acknowledged) or at 1 (a phantom of ones from bit-time
+#: 0, delivered somewhere; what is lost on the link comes back acknowledged through it;
+#: two links at 1, the second on the first phantom's way).
+STUCK_DESIGNS = {
+    "k4-stuck0": (4, {(2, 5, 0): 0}, ["icarus"]),
+    "k4-stuck1": (4, {(1, 6, 0): 1, (2, 4, 0): 1, (3, 9, 0): 0}, ["icarus"]),
+    "k3-stuck1": (3, {(1, 2, 0): 1}, ["verilator"]),
+}
+
+
+def _stuck_workload(net, seed):
+    """Random permutations and every pattern, each problem on-line for 3 cycles (what
+    is routed onto the stuck link is sent again and lost again), its cycles re-run on
+    the whole set."""
+    rng = np.random.default_rng(seed)
+    n = net.nodes
+    problems = [(np.arange(n), rng.permutation(n)) for _ in range(4)]
+    problems += [make_pattern(net.k, p, int(rng.integers(0, 2**31))) for p in PATTERNS]
+    ms = MessageSet.from_pairs(np.concatenate([s for s, _ in problems]),
+                               np.concatenate([d for _, d in problems]), net.payload_bits,
+                               seed)
+    cycles, lo = [], 0
+    for s, _ in problems:
+        sub = MessageSet(ms.src[lo:lo + len(s)], ms.dst[lo:lo + len(s)],
+                         ms.payload[lo:lo + len(s)])
+        for r in net.run(sub, keep_results=True, max_cycles=3).results:
+            idx = [lo + m for m in sorted(r.outcomes)]
+            cycles.append(net.simulate_cycle(ms, net.injections(ms, idx)))
+        lo += len(s)
+    return ms, cycles
+
+
+@pytest.mark.parametrize("sim,name", list(_cases(STUCK_DESIGNS)))
+def test_a_stuck_link_at_0_and_at_1_as_the_model_predicts(sim, name):
+    """--stuck-link: every recv and send_ack wire the model's, phantoms included; the
+    workload loses messages on every stuck link, and at 1 delivers its phantom and
+    acknowledges what was lost on it."""
+    require_simulator(sim)
+    k, links, _ = STUCK_DESIGNS[name]
+    net = circuit(k, stuck_links=links)
+    seed = 77 + k
+    why = _replay(f"{sim}-{name}", sim, seed)
+    ms, cycles = _stuck_workload(net, seed)
+    on_link = {}
+    for res in cycles:
+        for o in res.outcomes.values():
+            if o.status == "lost" and o.lost_at[3].startswith("its wire is stuck"):
+                key = o.path[-1].key
+                on_link.setdefault(key, set()).add(o.ack_time is not None)
+    # lost at 1: acknowledged through the phantom; at 0: never; links of both values met
+    for key, acked in on_link.items():
+        assert acked == {bool(links[key[1:]])}, (key, acked, why)
+    assert {links[key[1:]] for key in on_link} == set(links.values()), (on_link, why)
+    phantoms = [p for res in cycles for p in res.phantoms.values()]
+    assert (any(p.status == "delivered" for p in phantoms)
+            == (1 in links.values())), why
+    if name == "k4-stuck1":   # node 6's phantom is lost on (2, 4), the second's way
+        assert any(p.status == "lost" and p.ack_time is not None for p in phantoms), why
+    result = cocotb_runner.run(net, ms, cycles, sim=sim, seed=seed, family=family_of(net),
+                               replay=why)
+    assert result.passed, _failures(result)
+    assert result.cycles == len(cycles)
 
 
 # ------------------------------------------------------------------ the comparison

@@ -84,7 +84,7 @@ def test_manifest_ports_spec_and_timing(generated, manifest_ports_declared):
     M = 2 * k if M is None else M
     order = list(range(k)) if order is None else list(order)
     assert doc["spec"] == {"kind": "hypercube", "dimension": k, "algorithm": "alg1",
-                           "message_bits": M, "order": order}
+                           "message_bits": M, "order": order, "stuck_links": []}
     # Algorithm 1's timing: M at the destination after two bit-times per rank, the
     # acknowledgment back one register per rank, T = 2k + max(P, k) + 1
     P = M - k
