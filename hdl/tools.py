@@ -11,7 +11,8 @@ import shutil
 import sys
 from pathlib import Path
 
-__all__ = ["yowasp_tool", "temporary_env", "nextpnr_fmax", "first_use_seconds",
+__all__ = ["yowasp_tool", "temporary_env", "nextpnr_fmax", "nextpnr_clock_fmax",
+           "first_use_seconds",
            "FIRST_USE_SECONDS"]
 
 
@@ -62,6 +63,13 @@ def nextpnr_fmax(log: str) -> float | None:
     after placement first (with several clocks, it is the last clock of that report)."""
     found = re.findall(r"Max frequency for clock\s+'[^']*':\s+([\d.]+) MHz", log)
     return float(found[-1]) if found else None
+
+
+def nextpnr_clock_fmax(log: str) -> dict[str, float]:
+    """Every clock's Fmax in MHz in nextpnr's ``log``, from its last "Max frequency for
+    clock" line (the routed design's; the estimate after placement comes first)."""
+    return {clock: float(mhz) for clock, mhz in
+            re.findall(r"Max frequency for clock\s+'([^']*)':\s+([\d.]+) MHz", log)}
 
 
 #: A line of nextpnr's device utilisation, ``Info:   NAME:  USED/ AVAILABLE  PCT%``.
