@@ -478,7 +478,8 @@ def build_board(core, board: str, out: Path, *, bitstream: bool, name: str = "bi
         raise ValueError(f"tool_opts must be among {', '.join(TOOL_OPTIONS)}, not "
                          f"{', '.join(unknown)}")
     if BOARDS[board].nextpnr:       # the network's own cells counted apart (.parts)
-        overrides.update(yosys_overrides(name))
+        overrides.update(yosys_overrides(name, BOARDS[board].pll,
+                                         overrides.get("synth_opts")))
     on_step("generation (the board's top)", None, None)
     plan = platform.prepare(BoardTop(core, board, pll), name=name, **overrides)
     for fname, content in plan.files.items():   # the start tree's registers kept apart

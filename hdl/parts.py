@@ -36,7 +36,7 @@ from amaranth.lib.wiring import Flow, Out
 
 __all__ = ["NETWORK_PATH", "network_module", "stat_file", "yosys_overrides", "Part",
            "count_part", "split_parts", "read_parts", "NetworkAlone", "LUT_CELLS",
-           "FF_CELLS"]
+           "FF_CELLS", "KEPT_SYNTH_OPTS"]
 
 #: The network's instance path below the board's top: the board top's ``bist``
 #: (:class:`fatnet.hdl.board.BoardTop`), then the core's ``network`` (the self-test's
@@ -65,12 +65,26 @@ def stat_file(top: str) -> str:
     return f"{top}.stat.json"
 
 
-def yosys_overrides(top: str) -> dict[str, str]:
+#: The options ``synth_*`` needs per vendor for a kept module: ``synth_gowin`` maps the
+#: ports of every module, not the top's alone, to I/O buffers (Yosys 0.70), which would
+#: put the network's ports on pins. Amaranth instantiates the buffer of every pin the
+#: board's top uses, so without the mapping only an unused input (the UART's receive
+#: pin) is left without one, and nextpnr leaves its pin alone.
+KEPT_SYNTH_OPTS = {"gowin": "-noiopads"}
+
+
+def yosys_overrides(top: str, vendor: str, synth_opts: str | None = None) -> dict[str, str]:
     """Amaranth's overrides that keep the network's hierarchy through synthesis and
-    write Yosys's per-module statistics (:func:`stat_file`) after it."""
-    return {"script_after_read":
-            f"setattr -mod -set keep_hierarchy 1 {network_module(top)}",
-            "script_after_synth": f"tee -q -o {stat_file(top)} stat -json"}
+    write Yosys's per-module statistics (:func:`stat_file`) after it, and ``synth_opts``
+    (the user's, or None) with what the ``vendor``'s synthesis needs for it
+    (:data:`KEPT_SYNTH_OPTS`)."""
+    overrides = {"script_after_read":
+                 f"setattr -mod -set keep_hierarchy 1 {network_module(top)}",
+                 "script_after_synth": f"tee -q -o {stat_file(top)} stat -json"}
+    opts = " ".join(filter(None, (synth_opts, KEPT_SYNTH_OPTS.get(vendor))))
+    if opts:
+        overrides["synth_opts"] = opts
+    return overrides
 
 
 @dataclass(frozen=True)

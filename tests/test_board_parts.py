@@ -15,7 +15,7 @@ from fatnet.api import board as api_board
 from fatnet.cli.main import main
 from fatnet.hdl.board import BOARDS, routed_fmax
 from fatnet.hdl.parts import (NetworkAlone, Part, count_part, network_module, read_parts,
-                              split_parts, stat_file)
+                              split_parts, stat_file, yosys_overrides)
 from fatnet.hdl.tools import yowasp_tool
 
 
@@ -80,6 +80,14 @@ def test_no_statistics_no_parts(tmp_path):
     (tmp_path / stat_file("bist_top")).write_text(json.dumps(
         _stat({"LUT4": 2}, {"LUT4": 1, "TRELLIS_FF": 1}, "bist_top")))
     assert read_parts(tmp_path, "bist_top", "ecp5")["total"] == Part(3, 1)
+
+
+def test_the_synthesis_keeps_the_network_and_gowin_maps_no_module_ports_to_pins():
+    ice40 = yosys_overrides("t", "ice40", "-dffe_min_ce_use 4")
+    assert ice40["script_after_read"] == "setattr -mod -set keep_hierarchy 1 t.bist.network"
+    assert ice40["synth_opts"] == "-dffe_min_ce_use 4"
+    assert "synth_opts" not in yosys_overrides("t", "ecp5")
+    assert yosys_overrides("t", "gowin", "-abc9")["synth_opts"] == "-abc9 -noiopads"
 
 
 def test_the_routed_fmax_is_the_slowest_clocks_last():
