@@ -258,8 +258,8 @@ def board_doc(args, kind, fam, net, plan, clocking, chosen, fit) -> dict:
             "bist_period_clocks": period, "report_cycles": plan.report_cycles,
             "report_seconds": plan.report_cycles * period / (clock * 1e6),
             "uart": f"{BAUD} baud 8N1 (divisor {plan.baud_divisor})",
-            "logic_estimate": fit, "parts": None, "fmax_mhz": None, "network_fmax": None,
-            "predicted_reports": []}
+            "logic_estimate": fit, "parts": None, "fmax_mhz": None, "critical_path": None,
+            "network_fmax": None, "predicted_reports": []}
 
 
 def write_build(args, kind, plan, pll, doc, predict_n, shown):
@@ -293,18 +293,21 @@ def write_build(args, kind, plan, pll, doc, predict_n, shown):
 
 def measure_build(args, plan, out: Path, doc: dict, shown) -> None:
     """board.json's figures of a build run to the bitstream in ``out``: the network's and
-    the self-test's LUTs and flip-flops (``parts``), the routed Fmax (``fmax_mhz``) and,
+    the self-test's LUTs and flip-flops (``parts``), the routed Fmax (``fmax_mhz``) and
+    its critical path (``critical_path``) and,
     with ``args.network_fmax``, the network alone's (``network_fmax``), built in its own
     directory with its steps shown on ``shown``."""
     from ..hdl.board import (BOARDS, NETWORK_ALONE, build_network_alone, routed_fmax,
                              tool_opts_of)
     from ..hdl.parts import read_parts
+    from ..hdl.tools import nextpnr_critical_path
     from ..sim.bist import network_ports
     vendor = BOARDS[args.board].pll
     parts = read_parts(out, "bist_top", vendor)
     doc["parts"] = None if parts is None else {k: p.as_json() for k, p in parts.items()}
     log = out / "bist_top.tim"
-    doc["fmax_mhz"] = routed_fmax(log.read_text()) if log.exists() else None
+    text = log.read_text() if log.exists() else ""
+    doc["fmax_mhz"], doc["critical_path"] = routed_fmax(text), nextpnr_critical_path(text)
     if not getattr(args, "network_fmax", False):
         return
     network, ports = network_ports(plan)
@@ -318,7 +321,7 @@ def measure_build(args, plan, out: Path, doc: dict, shown) -> None:
         "clock_ratio": (round(doc["clock_mhz"] / alone.fmax_mhz, 3) if alone.fmax_mhz
                         else None),
         "network": None if alone.network is None else alone.network.as_json(),
-        "directory": NETWORK_ALONE}
+        "critical_path": alone.critical_path, "directory": NETWORK_ALONE}
 
 
 @dataclass(frozen=True)

@@ -302,8 +302,9 @@ def part_lines(doc: dict, logic: tuple | None) -> list[str]:
     fmax = alone["fmax_mhz"]
     lines.append(f"network Fmax: {fmax or '-'} MHz alone, its ports registered, same "
                  f"device and tools (constrained to {alone['constraint_mhz']:g} MHz; in "
-                 f"{alone['directory']}/); the clock {doc['clock_mhz']:.6g} MHz is "
-                 f"{alone['clock_ratio'] or '-'} of it")
+                 f"{alone['directory']}/; critical path {alone['critical_path'] or '-'}); "
+                 f"the clock {doc['clock_mhz']:.6g} MHz is {alone['clock_ratio'] or '-'} "
+                 f"of it")
     return lines
 
 

@@ -32,7 +32,8 @@ from amaranth.lib.cdc import ResetSynchronizer
 from .controller import keep_start_tree
 from .parts import NetworkAlone, Part, read_parts, yosys_overrides
 from .pll import PLLS, PllSetting
-from .tools import UTILISATION_LINE, nextpnr_clock_fmax, yowasp_tool
+from .tools import (UTILISATION_LINE, nextpnr_clock_fmax, nextpnr_critical_path,
+                    yowasp_tool)
 
 __all__ = ["BOARDS", "Board", "BoardTop", "board_platform", "build_board", "check_tools",
            "BAUD", "baud_divisor", "pll_instance", "timing_failure", "utilisation_lines",
@@ -535,12 +536,14 @@ NETWORK_ALONE = "network_alone"
 @dataclass(frozen=True)
 class NetworkFmax:
     """The network alone on a board's device (:func:`build_network_alone`): its routed
-    Fmax (None if nextpnr printed none), the clock it was constrained to, and the
-    network's LUTs and flip-flops in that build."""
+    Fmax (None if nextpnr printed none), the clock it was constrained to, the
+    network's LUTs and flip-flops in that build and its critical path
+    (:func:`~.tools.nextpnr_critical_path`)."""
 
     fmax_mhz: float | None
     constraint_mhz: float
     network: Part | None
+    critical_path: str | None
 
 
 def build_network_alone(network, ports, board: str, out: Path, *,
@@ -565,7 +568,8 @@ def build_network_alone(network, ports, board: str, out: Path, *,
     build_board(NetworkAlone(network, ports), board, out, bitstream=True, name=NETWORK_ALONE,
                 pll=fastest, tool_opts=opts, on_step=on_step, echo=echo)
     log = out / f"{NETWORK_ALONE}.tim"
+    text = log.read_text() if log.exists() else ""
     parts = read_parts(out, NETWORK_ALONE, spec.pll)
-    return NetworkFmax(fmax_mhz=routed_fmax(log.read_text()) if log.exists() else None,
-                       constraint_mhz=fastest.output_mhz,
-                       network=None if parts is None else parts["network"])
+    return NetworkFmax(fmax_mhz=routed_fmax(text), constraint_mhz=fastest.output_mhz,
+                       network=None if parts is None else parts["network"],
+                       critical_path=nextpnr_critical_path(text))

@@ -16,7 +16,7 @@ from fatnet.cli.main import main
 from fatnet.hdl.board import BOARDS, routed_fmax
 from fatnet.hdl.parts import (NetworkAlone, Part, count_part, network_module, read_parts,
                               split_parts, stat_file, yosys_overrides)
-from fatnet.hdl.tools import yowasp_tool
+from fatnet.hdl.tools import nextpnr_critical_path, yowasp_tool
 
 
 def test_the_board_synthesis_counts_the_network_and_the_self_test_apart(tmp_path):
@@ -100,6 +100,32 @@ def test_the_routed_fmax_is_the_slowest_clocks_last():
            "Info: Max frequency for clock 'other': 90.00 MHz (PASS at 12.00 MHz)\n")
     assert routed_fmax(log) == 75.41
     assert routed_fmax("Info: Program finished normally.\n") is None
+
+
+# nextpnr-ice40's routed critical path, then a cross-domain path, from the network
+# alone's log of `fatnet board butterfly --inputs 16 '--synth-opts=-dffe_min_ce_use 4'
+# --board icebreaker -o DIR --bitstream --network-fmax` (network_alone.tim; the lines
+# with a cell's name, shortened to those)
+ICE40_LOG = """\
+Info: Critical path report for clock 'clk' (posedge -> posedge):
+Info:   clk-to-q  1.39  1.39 Source bist.network_rst_SB_LUT4_O_I3_SB_DFFR_Q_DFFLC.O
+Info:                          Sink bist.network_rst_SB_LUT4_O_LC.I3
+Info:      logic  0.87  4.03 Source bist.network_rst_SB_LUT4_O_LC.O
+Info:                          Sink bist.network.sw_3_3.up_conn0_SB_DFFSR_Q_1_DFFLC.SR
+Info:      setup  0.10  10.41 Source bist.network.sw_3_3.up_conn0_SB_DFFSR_Q_1_DFFLC.SR
+Info: 5.16 ns logic, 5.26 ns routing
+
+Info: Critical path report for cross-domain path 'posedge clk' -> '<async>':
+Info:   clk-to-q  1.39  1.39 Source bist.led_heartbeat_SB_DFF_Q_DFFLC.O
+Info:                          Sink led_heartbeat$23.buf0.D_OUT_0
+Info: 2.26 ns logic, 9.05 ns routing
+"""
+
+
+def test_the_critical_path_is_the_clocks_not_a_cross_domain_paths():
+    assert nextpnr_critical_path(ICE40_LOG) == (
+        "bist.network_rst -> bist.network.sw_3_3.up_conn0 (5.16 ns logic, 5.26 ns routing)")
+    assert nextpnr_critical_path("Info: Program finished normally.\n") is None
 
 
 def test_the_network_alone_registers_the_ports_the_self_test_uses():
