@@ -293,10 +293,10 @@ def write_build(args, kind, plan, pll, doc, predict_n, shown):
 
 def measure_build(args, plan, out: Path, doc: dict, shown) -> None:
     """board.json's figures of a build run to the bitstream in ``out``: the network's and
-    the self-test's LUTs and flip-flops (``parts``), the routed Fmax (``fmax_mhz``) and
-    its critical path (``critical_path``) and,
-    with ``args.network_fmax``, the network alone's (``network_fmax``), built in its own
-    directory with its steps shown on ``shown``."""
+    the self-test's LUTs and flip-flops (``parts``), the routed Fmax (``fmax_mhz``), its
+    critical path (``critical_path``) and, with ``args.network_fmax``, the network
+    alone's (``network_fmax``), built in its own directory, its steps shown on
+    ``shown``."""
     from ..hdl.board import (BOARDS, NETWORK_ALONE, build_network_alone, routed_fmax,
                              tool_opts_of)
     from ..hdl.parts import read_parts
@@ -336,7 +336,9 @@ class BoardBuild:
         The board.
     manifest : dict
         ``board.json``: the clock, the network, the self-test's plan, the defaults the
-        family chose, the logic estimate, the predicted reports (docs/boards.md).
+        family chose, the logic estimate, the predicted reports and, with the
+        bitstream, the network's and the self-test's LUTs and flip-flops, the routed
+        Fmax and (``network_fmax``) the network alone's (docs/boards.md).
     predicted_reports : list of str
         The model's first report lines, as the board prints them on its UART.
     bitstream : Path or None

@@ -549,13 +549,13 @@ class NetworkFmax:
 def build_network_alone(network, ports, board: str, out: Path, *,
                         tool_opts: dict[str, str] | None = None, on_step=None,
                         echo=None) -> NetworkFmax:
-    """Build ``network`` alone, ``ports`` (its terminals' endpoints) and its start
-    registered (:class:`~.parts.NetworkAlone`),
-    into ``out`` with the board build's flow (:func:`build_board`: the same platform,
-    Yosys script, nextpnr and ``tool_opts``), at the fastest clock the board's PLL
-    makes, which nextpnr is asked to time for but allowed to miss
-    (``--timing-allow-fail``): its placement is made for a clock above the network's
-    reach, and its Fmax is the network's own on that device and tools."""
+    """Build ``network`` alone, its start and ``ports`` (its terminals' endpoints)
+    registered (:class:`~.parts.NetworkAlone`), into ``out`` with the board build's
+    flow (:func:`build_board`: the same platform, Yosys script, nextpnr and
+    ``tool_opts``), at the fastest clock the board's PLL makes, which nextpnr is asked
+    to time for but allowed to miss (``--timing-allow-fail``): its placement is made
+    for a clock above the network's reach, and its Fmax is the network's own on that
+    device and tools."""
     spec = BOARDS[board]
     pll = PLLS[spec.pll]
     fastest = pll.search(spec.clock_mhz, pll.output[1])

@@ -12,9 +12,7 @@ import sys
 from pathlib import Path
 
 __all__ = ["yowasp_tool", "temporary_env", "nextpnr_fmax", "nextpnr_clock_fmax",
-           "nextpnr_critical_path",
-           "first_use_seconds",
-           "FIRST_USE_SECONDS"]
+           "nextpnr_critical_path", "first_use_seconds", "FIRST_USE_SECONDS"]
 
 
 def yowasp_tool(name: str) -> str:
