@@ -9,18 +9,19 @@ after it. The network's module (its own submodules flattened into it) then holds
 exactly the cells of the network, mapped to the device's LUTs and flip-flops, and the
 top the rest: the self-test and the board's glue (reset synchroniser, I/O buffers,
 PLL). The counts are of the very netlist nextpnr places and routes. The price is that
-no optimisation crosses the network's boundary (a constant input, such as the unused
-fault mask, is not propagated into it): 2 of 1,247 LUTs on the iCEBreaker's 4-input
-butterfly. A ``stat`` before flattening would keep the optimisation but count Yosys's
-generic cells, not LUTs; a second, hierarchical synthesis would count a netlist that is
-not the one on the chip.
+Yosys optimises nothing across the network's boundary; little, since Amaranth has
+already removed the outputs the self-test leaves unread and fixed the inputs it leaves
+undriven before Yosys reads the design: 2 of 1,247 LUTs in ``synth_ice40`` of
+``fatnet board butterfly --inputs 4 --board icebreaker``'s top, with and without the
+mark. A ``stat`` before flattening would count Yosys's generic cells, not LUTs; a
+second, hierarchical synthesis would count a netlist that is not the one on the chip.
 
-The network alone (:class:`NetworkAlone`) drives every input of the network from a
-register of a shift chain and captures every output in a register, whose values are
-folded into a shift chain (one XOR per bit) that drives the UART pin and feeds the input
-chain, so that nothing is constant and nothing is removed. The paths that set its clock
-are then the network's own, between registers, as on the board; the wrapper's own paths
-are one LUT long.
+The network alone (:class:`NetworkAlone`) drives every input the self-test drives from
+a register of a shift chain and captures every output it reads in a register, whose
+values are folded into a shift chain (one XOR per bit) that drives the UART pin and
+feeds the input chain, so that nothing is constant and nothing is removed. The paths
+that set its clock are then the network's own, between registers, as on the board
+(its reset's included); the wrapper's own paths are one LUT long.
 """
 
 from __future__ import annotations
