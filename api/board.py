@@ -316,10 +316,12 @@ def measure_build(args, plan, out: Path, doc: dict, shown) -> None:
         tool_opts=tool_opts_of(vars(args)), echo=shown.echo if shown.verbose else None,
         on_step=lambda step, tool=None, first_use=None: shown.step(
             step and f"the network alone: {step}", tool, first_use))
+    def over_network(mhz):
+        return round(mhz / alone.fmax_mhz, 3) if mhz and alone.fmax_mhz else None
     doc["network_fmax"] = {
         "fmax_mhz": alone.fmax_mhz, "constraint_mhz": alone.constraint_mhz,
-        "clock_ratio": (round(doc["clock_mhz"] / alone.fmax_mhz, 3) if alone.fmax_mhz
-                        else None),
+        "clock_ratio": over_network(doc["clock_mhz"]),
+        "fmax_ratio": over_network(doc["fmax_mhz"]),
         "network": None if alone.network is None else alone.network.as_json(),
         "critical_path": alone.critical_path, "directory": NETWORK_ALONE}
 

@@ -304,7 +304,8 @@ def part_lines(doc: dict, logic: tuple | None) -> list[str]:
                  f"device and tools (constrained to {alone['constraint_mhz']:g} MHz; in "
                  f"{alone['directory']}/; critical path {alone['critical_path'] or '-'}); "
                  f"the clock {doc['clock_mhz']:.6g} MHz is {alone['clock_ratio'] or '-'} "
-                 f"of it")
+                 f"of it, the board's Fmax {doc['fmax_mhz'] or '-'} MHz "
+                 f"{alone['fmax_ratio'] or '-'}")
     return lines
 
 

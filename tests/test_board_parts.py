@@ -12,6 +12,7 @@ from amaranth.hdl import Fragment
 from amaranth.lib.wiring import Flow
 
 from fatnet.api import board as api_board
+from fatnet.cli.board import part_lines
 from fatnet.cli.main import main
 from fatnet.hdl.board import BOARDS, routed_fmax
 from fatnet.hdl.parts import (NetworkAlone, Part, count_part, network_module, read_parts,
@@ -141,6 +142,25 @@ def test_the_network_alone_registers_the_ports_the_self_test_uses():
     used = {id(network.start)} | {id(v) for p in ports for _, _, v in p.signature.flatten(p)}
     assert registered == used
     assert id(network.busy) not in registered     # left unread, as the self-test does
+
+
+def test_the_summary_states_the_parts_and_the_network_fmax():
+    doc = {"clock_mhz": 12.0, "fmax_mhz": 36.0, "network_fmax": None,
+           "parts": {"network": {"luts": 528, "ffs": 7}, "self_test": {"luts": 1056, "ffs": 9},
+                     "total": {"luts": 1584, "ffs": 16}}}
+    parts, unmeasured = part_lines(doc, (5280, "logic cells"))
+    assert parts == ("parts (Yosys): network 528 LUT (10 % of 5,280 logic cells), 7 FF; "
+                     "self-test 1,056 LUT (20 % of 5,280 logic cells), 9 FF; total 1,584 "
+                     "LUT, 16 FF")
+    assert unmeasured.startswith("network Fmax: not measured (--network-fmax")
+    doc["network_fmax"] = {"fmax_mhz": 96.0, "constraint_mhz": 270.0, "clock_ratio": 0.125,
+                           "fmax_ratio": 0.375, "critical_path": "a -> b",
+                           "directory": "network_alone"}
+    assert part_lines(doc, None)[1] == (
+        "network Fmax: 96.0 MHz alone, its ports registered, same device and tools "
+        "(constrained to 270 MHz; in network_alone/; critical path a -> b); the clock 12 "
+        "MHz is 0.125 of it, the board's Fmax 36.0 MHz 0.375")
+    assert part_lines({"parts": None, "network_fmax": None}, None) == []
 
 
 @pytest.mark.parametrize("extra, said", [
