@@ -138,10 +138,10 @@ def read_parts(out: Path, top: str, vendor: str) -> dict[str, Part] | None:
 
 class NetworkAlone(wiring.Component):
     """The network with registered ports, in the place of the self-test on a board's
-    top (the same ports as :class:`~fatnet.hdl.bist.BistCore`): every input of the
-    network from a register of one shift chain, every output registered, then folded
-    into a second shift chain (``chain[i] <= chain[i - 1] ^ output[i]``) whose last bit
-    drives ``uart_tx`` and the first bit of the input chain. The wrapper's registers
+    top (the same ports as :class:`~fatnet.hdl.bist.BistCore`): each input below from
+    a register of one shift chain, each output below registered, then folded into a
+    second shift chain (``chain[i] <= chain[i - 1] ^ output[i]``) whose last bit drives
+    ``uart_tx`` and the first bit of the input chain. The wrapper's registers
     have no reset, so that only the network loads the reset net.
 
     The ports registered are the ones the self-test drives and reads: ``start`` and
