@@ -29,7 +29,7 @@ __all__ = ["BOARD_OPTIONS", "MAX_REPORT_CYCLES", "MAX_PREDICT", "DEFAULT_REPORT_
            "PREDICT_BUDGET", "DEFAULT_PREDICT", "BoardBuild", "board", "plan_board",
            "build_planned", "build_files", "Built", "QuietBuild", "write_core",
            "apply_board_defaults", "default_predict", "check_options", "fit_check",
-           "predict_count", "board_doc", "write_build"]
+           "predict_count", "board_doc", "write_build", "measure_build"]
 
 #: Most delivery cycles between two reports (the report counter's 32 bits).
 MAX_REPORT_CYCLES = 2 ** 32 - 1
@@ -40,7 +40,8 @@ MAX_PREDICT = 1000
 #: (a family's board defaults, e.g. the fat-tree's on-line mode, replace the network's).
 BOARD_OPTIONS = {"clock": None, "pattern": "random", "load": 1.0, "bist_seed": 0,
                  "report_cycles": None, "predict": None, "stuck_wire": None,
-                 "no_fit_check": False, "synth_opts": None, "nextpnr_opts": None}
+                 "no_fit_check": False, "synth_opts": None, "nextpnr_opts": None,
+                 "network_fmax": False}
 
 
 #: Delivery cycles between reports by default (more when a report line's UART time is
@@ -121,6 +122,12 @@ def check_options(args, board) -> None:
         value = getattr(args, name)
         if value is not None and args.listen is None:
             raise ParameterError(f"{name} is an option of --listen, got {value} without it")
+    if getattr(args, "network_fmax", False) and not (args.bitstream and board.nextpnr):
+        built = ", ".join(b for b, s in BOARDS.items() if s.nextpnr)
+        raise ParameterError(f"network-fmax builds the network alone with the board's "
+                             f"tools: it needs --bitstream and a board Yosys and nextpnr "
+                             f"build ({built}), got {args.board}"
+                             f"{'' if args.bitstream else ' without --bitstream'}")
     if args.program and board.bitstream is None:
         raise ParameterError(f"program needs the bitstream, which Vivado builds for "
                              f"{args.board}, not fatnet: build without --program, run "
@@ -251,7 +258,8 @@ def board_doc(args, kind, fam, net, plan, clocking, chosen, fit) -> dict:
             "bist_period_clocks": period, "report_cycles": plan.report_cycles,
             "report_seconds": plan.report_cycles * period / (clock * 1e6),
             "uart": f"{BAUD} baud 8N1 (divisor {plan.baud_divisor})",
-            "logic_estimate": fit, "predicted_reports": []}
+            "logic_estimate": fit, "parts": None, "fmax_mhz": None, "critical_path": None,
+            "network_fmax": None, "predicted_reports": []}
 
 
 def write_build(args, kind, plan, pll, doc, predict_n, shown):
@@ -277,8 +285,45 @@ def write_build(args, kind, plan, pll, doc, predict_n, shown):
                                echo=shown.echo if shown.verbose else None,
                                meanwhile=prediction if predict_n else None)
         doc["predicted_reports"] = lines
+        if products is not None:
+            measure_build(args, plan, tmp, doc, shown)
         (tmp / "board.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
     return products, lines
+
+
+def measure_build(args, plan, out: Path, doc: dict, shown) -> None:
+    """board.json's figures of a build run to the bitstream in ``out``: the network's and
+    the self-test's LUTs and flip-flops (``parts``), the routed Fmax (``fmax_mhz``), its
+    critical path (``critical_path``) and, with ``args.network_fmax``, the network
+    alone's (``network_fmax``), built in its own directory, its steps shown on
+    ``shown``."""
+    from ..hdl.board import (BOARDS, NETWORK_ALONE, build_network_alone, routed_fmax,
+                             tool_opts_of)
+    from ..hdl.parts import read_parts
+    from ..hdl.tools import nextpnr_critical_path
+    from ..sim.bist import network_ports
+    vendor = BOARDS[args.board].pll
+    parts = read_parts(out, "bist_top", vendor)
+    doc["parts"] = None if parts is None else {k: p.as_json() for k, p in parts.items()}
+    log = out / "bist_top.tim"
+    text = log.read_text() if log.exists() else ""
+    doc["fmax_mhz"], doc["critical_path"] = routed_fmax(text), nextpnr_critical_path(text)
+    if not getattr(args, "network_fmax", False):
+        return
+    network, ports = network_ports(plan)
+    alone = build_network_alone(
+        network, ports, args.board, out / NETWORK_ALONE,
+        tool_opts=tool_opts_of(vars(args)), echo=shown.echo if shown.verbose else None,
+        on_step=lambda step, tool=None, first_use=None: shown.step(
+            step and f"the network alone: {step}", tool, first_use))
+    def over_network(mhz):
+        return round(mhz / alone.fmax_mhz, 3) if mhz and alone.fmax_mhz else None
+    doc["network_fmax"] = {
+        "fmax_mhz": alone.fmax_mhz, "constraint_mhz": alone.constraint_mhz,
+        "clock_ratio": over_network(doc["clock_mhz"]),
+        "fmax_ratio": over_network(doc["fmax_mhz"]),
+        "network": None if alone.network is None else alone.network.as_json(),
+        "critical_path": alone.critical_path, "directory": NETWORK_ALONE}
 
 
 @dataclass(frozen=True)
@@ -293,7 +338,9 @@ class BoardBuild:
         The board.
     manifest : dict
         ``board.json``: the clock, the network, the self-test's plan, the defaults the
-        family chose, the logic estimate, the predicted reports (docs/boards.md).
+        family chose, the logic estimate, the predicted reports and, with the
+        bitstream, the network's and the self-test's LUTs and flip-flops, the routed
+        Fmax and (``network_fmax``) the network alone's (docs/boards.md).
     predicted_reports : list of str
         The model's first report lines, as the board prints them on its UART.
     bitstream : Path or None

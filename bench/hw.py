@@ -54,6 +54,7 @@ from fatnet.hdl import butterfly as butterfly_hw, fattree as fattree_hw
 from fatnet.hdl.butterfly import SplitterSwitch
 from fatnet.hdl.fattree import FatTreeNode
 from fatnet.hdl.gen import generate
+from fatnet.hdl.tools import nextpnr_critical_path as critical_path
 from fatnet.hdl.tools import nextpnr_fmax, yowasp_tool
 
 __all__ = ["synth_counts", "ecp5_fmax", "node_row", "network_row", "gen_row",
@@ -104,24 +105,6 @@ def synth_counts(verilog_file, top: str, family: str, timeout: int = 1800,
     luts = sum(n for name, n in cells.items() if lut_re.match(name))
     ffs = sum(n for name, n in cells.items() if ff_re.match(name))
     return {"luts": luts, "ffs": ffs, "seconds": round(time.perf_counter() - t0, 1)}
-
-
-def critical_path(log: str) -> str | None:
-    """nextpnr's last critical path of ``clk`` in a few words: its first source, its
-    last sink, and the logic and routing delay, e.g. ``"bad_link0_2_4_1 -> sw_2_4.
-    down__data (1.00 ns logic, 3.41 ns routing)"`` (None if the log has none)."""
-    blocks = log.split("Critical path report for clock")
-    if len(blocks) < 2:
-        return None
-    block = blocks[-1]
-    ends = re.findall(r"(Source|Sink)\s+(\S+)", block)
-    split = re.search(r"([\d.]+) ns logic, ([\d.]+) ns routing", block)
-    if not ends or split is None:
-        return None
-    def short(cell):   # the register or LUT's name, without Yosys's cell suffixes
-        return re.sub(r"(_TRELLIS_FF|_LUT4|_TRELLIS_COMB).*$", "", cell)
-    return (f"{short(ends[0][1])} -> {short(ends[-1][1])} ({split[1]} ns logic, "
-            f"{split[2]} ns routing)")
 
 
 def ecp5_fmax(netlist_json, timeout: int = 1800, options: str = "",

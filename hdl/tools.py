@@ -11,8 +11,8 @@ import shutil
 import sys
 from pathlib import Path
 
-__all__ = ["yowasp_tool", "temporary_env", "nextpnr_fmax", "first_use_seconds",
-           "FIRST_USE_SECONDS"]
+__all__ = ["yowasp_tool", "temporary_env", "nextpnr_fmax", "nextpnr_clock_fmax",
+           "nextpnr_critical_path", "first_use_seconds", "FIRST_USE_SECONDS"]
 
 
 def yowasp_tool(name: str) -> str:
@@ -62,6 +62,37 @@ def nextpnr_fmax(log: str) -> float | None:
     after placement first (with several clocks, it is the last clock of that report)."""
     found = re.findall(r"Max frequency for clock\s+'[^']*':\s+([\d.]+) MHz", log)
     return float(found[-1]) if found else None
+
+
+def nextpnr_clock_fmax(log: str) -> dict[str, float]:
+    """Every clock's Fmax in MHz in nextpnr's ``log``, from its last "Max frequency for
+    clock" line (the routed design's; the estimate after placement comes first)."""
+    return {clock: float(mhz) for clock, mhz in
+            re.findall(r"Max frequency for clock\s+'([^']*)':\s+([\d.]+) MHz", log)}
+
+
+#: The suffixes Yosys and nextpnr add to a register's or LUT's name when they map and
+#: pack it (ECP5, iCE40, Gowin): cut off, the cell's name is the design's signal.
+_CELL_SUFFIX = re.compile(r"(_TRELLIS_FF|_TRELLIS_COMB|_LUT4|_SB_LUT4|_SB_DFF|_DFF|_LC$).*$")
+
+
+def nextpnr_critical_path(log: str) -> str | None:
+    """nextpnr's last critical path of a clock in ``log`` (the routed design's) in a few
+    words: its first source, its last sink, and the logic and routing delay, e.g.
+    ``"bad_link0_2_4_1 -> sw_2_4.down__data (1.00 ns logic, 3.41 ns routing)"``; None
+    if the log has none."""
+    blocks = log.split("Critical path report for clock")
+    if len(blocks) < 2:
+        return None
+    block = blocks[-1].split("Critical path report")[0]   # not a cross-domain path's
+    ends = re.findall(r"(Source|Sink)\s+(\S+)", block)
+    split = re.search(r"([\d.]+) ns logic, ([\d.]+) ns routing", block)
+    if not ends or split is None:
+        return None
+    def short(cell):
+        return _CELL_SUFFIX.sub("", cell)
+    return (f"{short(ends[0][1])} -> {short(ends[-1][1])} ({split[1]} ns logic, "
+            f"{split[2]} ns routing)")
 
 
 #: A line of nextpnr's device utilisation, ``Info:   NAME:  USED/ AVAILABLE  PCT%``.

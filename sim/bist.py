@@ -36,8 +36,8 @@ from .family import SimFamily, self_test_of
 TRIAL_CYCLES = 64
 
 __all__ = ["BistPlan", "make_plan", "predict", "run_counters", "counter_run", "unpredicted",
-           "build_core", "bist_config", "decode_uart", "line_clocks", "line_cycles",
-           "terminal_count"]
+           "build_core", "bist_config", "network_ports", "decode_uart", "line_clocks",
+           "line_cycles", "terminal_count"]
 
 
 @dataclass
@@ -723,13 +723,19 @@ def bist_config(plan: BistPlan):
         stuck_wire=plan.stuck_wire)
 
 
+def network_ports(plan: BistPlan, library=None) -> tuple:
+    """The family's network top of ``plan`` and its terminals' endpoint interfaces,
+    terminal 0 first (the ports the self-test drives and reads)."""
+    top = plan.family.hardware.top(plan.net, library=library)
+    by_name = {name: iface for name, iface, _ in endpoints(top)}
+    return top, [by_name[plan.family.testbench.port_name(plan.net, s)]
+                 for s in range(plan.terminals)]
+
+
 def build_core(plan: BistPlan, library=None):
     """The :class:`~fatnet.hdl.bist.BistCore` around the family's network top."""
     from ..hdl.bist import BistCore
-    top = plan.family.hardware.top(plan.net, library=library)
-    by_name = {name: iface for name, iface, _ in endpoints(top)}
-    ports = [by_name[plan.family.testbench.port_name(plan.net, s)]
-             for s in range(plan.terminals)]
+    top, ports = network_ports(plan, library)
     return BistCore(top, ports, bist_config(plan))
 
 
