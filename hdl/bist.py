@@ -11,9 +11,10 @@ start latency (:func:`fatnet.golden.bist.period_clocks`):
   complete payload that passes its check is delivered, one that fails it is an error),
   then every terminal with no message waiting takes its draw
   (:func:`fatnet.golden.bist.draw`, computed in the clocks before), and every terminal
-  with a message loads its stream: ``1``, the header for its destination (from a table
-  per terminal, the model's own streams, as a decision diagram: :func:`table_lookup`),
-  the payload (:func:`fatnet.golden.bist.make_payload`);
+  with a message loads its stream: ``1``, the header for its destination (computed from
+  the source and the destination by the family's rule, the model's stream bit for bit:
+  :meth:`fatnet.hdl.family.HardwareFamily.bist_header`), the payload
+  (:func:`fatnet.golden.bist.make_payload`);
 * clocks 1 .. 3: the latched outcomes are counted, in stages so that no clock holds a
   path from a terminal's checker to a 32-bit counter (:data:`COUNT_CLOCKS`): clock 1
   sums each kind of outcome over the terminals, clock 2 forms the cycle's errors, clock
@@ -42,11 +43,10 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
 from ..golden.bist import COUNTERS, REPORT_FIELDS, draw, payload_fields, period_clocks
-from ..golden.bitstream import bits_to_int
 from .gen import LINT_WAIVERS
 from .logic import below, equals, zero_extend
 
-__all__ = ["BistCore", "line_template", "bist_lint_waivers", "table_lookup"]
+__all__ = ["BistCore", "line_template", "bist_lint_waivers"]
 
 #: Verilator waivers for the self-testing top's Verilog (network and BIST in one file):
 #: the network's own (:data:`fatnet.hdl.gen.LINT_WAIVERS`) and WIDTHEXPAND, because
@@ -79,55 +79,6 @@ def line_template() -> list:
     return items + [13, 10]
 
 
-def table_lookup(m: Module, index, table: dict, width: int, name: str):
-    """``table[index]``, ``width`` bits, as a reduced decision diagram over the bits of
-    ``index`` (a multiplexer per node, each node a signal named ``{name}_{i}``); an
-    index not in the table is a don't-care.
-
-    A chain of one comparison per entry (``Mux(index == d, table[d], ...)``) costs
-    2^n comparators per terminal, 4^n for the whole top: at 2^8 terminals Amaranth
-    took 14 minutes to write it and Yosys had not finished after 80. A header is a
-    simple function of the destination (its bits, the source's bits XOR the
-    destination's, or a level's prefix and the low bits), so most of the diagram's
-    cofactors agree: splitting on the top bit first, a bit whose two
-    cofactors agree wherever both are defined is skipped (Shannon expansion with
-    don't-cares merged), and equal sub-functions share one node.
-
-    Parameters
-    ----------
-    m : Module
-        The module the node signals are driven in (``comb``).
-    index : Value
-        The index, n bits.
-    table : dict of int to int
-        The values of the indices that matter, each in ``[0, 2^width)``.
-    width : int
-        Bits of the result.
-    name : str
-        The prefix of the node signals' names.
-    """
-    n = len(index)
-    nodes: dict[tuple, Signal] = {}
-
-    def build(f, var):       # f: values of indices 0 .. 2^(var + 1) - 1, None don't-care
-        cares = {v for v in f if v is not None}
-        if len(cares) <= 1:
-            return Const(cares.pop() if cares else 0, 1)
-        half = len(f) // 2
-        lo, hi = f[:half], f[half:]
-        if all(a is None or b is None or a == b for a, b in zip(lo, hi)):
-            return build(tuple(b if a is None else a for a, b in zip(lo, hi)), var - 1)
-        if f not in nodes:
-            node = Signal(name=f"{name}_{len(nodes)}")
-            nodes[f] = node    # claimed before the children: names in build order
-            m.d.comb += node.eq(Mux(index[var], build(hi, var - 1), build(lo, var - 1)))
-        return nodes[f]
-
-    bits = [build(tuple((table[d] >> b) & 1 if d in table else None
-                        for d in range(1 << n)), n - 1) for b in range(width)]
-    return Cat(bits)
-
-
 def popcount(m: Module, bits, name: str):
     """The number of ones among ``bits``, ``len(bits).bit_length()`` bits wide: a tree of
     adders of equal widths, every sum a signal named ``{name}_...`` (driven in ``m``'s
@@ -152,7 +103,7 @@ def popcount(m: Module, bits, name: str):
 
 def hex_digit(d4):
     """The ASCII character (8 bits) of the hex digit ``d4`` (4 bits), lower case: a Mux
-    chain (see :func:`table_lookup`)."""
+    chain."""
     out = Const(ord("0"), 8)
     for i in range(1, 16):
         out = Mux(equals(d4, i), Const(ord("0123456789abcdef"[i]), 8), out)
@@ -183,7 +134,8 @@ class BistCore(wiring.Component):
     headers : list of dict
         Per terminal, destination -> the header bits it drives after the M bit (the
         destinations it can draw: every other terminal for ``random``, one for a fixed
-        pattern).
+        pattern): the longest sets the header register's width, a fixed pattern's
+        destination is the one key; the bits come from ``header``.
     pattern : str
         ``random`` or a fixed pattern (:data:`fatnet.golden.bist.FIXED_PATTERNS`).
     prefix : int
@@ -208,11 +160,16 @@ class BistCore(wiring.Component):
     start_latency : int
         D, the network's start latency (:func:`fatnet.golden.cycle.start_latency`):
         bit-time 0 is the clock D + 1 after the strobe.
+    header : callable
+        ``header(s, destination)``: terminal s's header for an n-bit destination value,
+        ``(bits, length)`` (the family's
+        :meth:`~fatnet.hdl.family.HardwareFamily.bist_header`); it must agree with
+        ``headers`` on every destination there.
     """
 
     def __init__(self, network, ports, cycle_length, headers, pattern, prefix,
                  payload_bits, states, offer_threshold, report_cycles, baud_divisor,
-                 flip_cycle=None, stuck_wire=None, start_latency=0):
+                 flip_cycle=None, stuck_wire=None, start_latency=0, *, header):
         N = len(ports)
         n = (N - 1).bit_length()
         if N < 2 or N != 1 << n:
@@ -228,7 +185,7 @@ class BistCore(wiring.Component):
         self._P, self._n = payload_bits, n
         self._states, self._thr = states, offer_threshold
         self._R, self._div, self._flip = report_cycles, baud_divisor, flip_cycle
-        self._stuck, self._D = stuck_wire, start_latency
+        self._stuck, self._D, self._header = stuck_wire, start_latency, header
         _, self._q, _ = payload_fields(payload_bits, n)
         #: the longest header (H) and the width of its length
         self._H = max((len(h) for hs in headers for h in hs.values()), default=0)
@@ -391,16 +348,19 @@ class BistCore(wiring.Component):
 
     def _stream(self, m, s, d_now, seq_next, loading):
         """Terminal s's stream for destination ``d_now``: ``(header, header length,
-        payload)``, the header from a table per terminal (multiplexers, not Arrays: an
-        Array is a process Icarus evaluates only when its index changes, and a fixed
-        pattern's index never does)."""
+        payload)``, the header computed from the source and the destination (the
+        family's rule, ``header``)."""
         n, P, H, Hb, q = self._n, self._P, self._H, self._Hb, self._q
-        hs = self._headers[s]
-        hdr_v = table_lookup(m, d_now, {d: bits_to_int(bits) << (H - len(bits))
-                                        for d, bits in hs.items()},
-                             max(H, 1), f"t{s}_hdr")
-        hlen_v = table_lookup(m, d_now, {d: len(bits) for d, bits in hs.items()},
-                              Hb + 1, f"t{s}_hlen")
+        # the family's rule (its header is at least the H bits of the longest header
+        # a terminal draws, left-aligned: its top H bits hold every header drawn)
+        bits, length = self._header(s, d_now)
+        if len(bits) < H:
+            raise ValueError(f"terminal {s}'s header hook gives {len(bits)} bits, the "
+                             f"model's headers need {H}")
+        hdr_v = Signal(max(H, 1), name=f"t{s}_hdr_next")
+        hlen_v = Signal(Hb + 1, name=f"t{s}_hlen_next")
+        m.d.comb += [hdr_v.eq(bits[len(bits) - H:] if H else 0),
+                     hlen_v.eq(length[:Hb + 1])]
         chk = Const(s, n) ^ d_now
         for i in range(0, q, n):
             chunk = seq_next[i:i + n]
