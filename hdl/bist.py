@@ -351,8 +351,8 @@ class BistCore(wiring.Component):
         payload)``, the header computed from the source and the destination (the
         family's rule, ``header``)."""
         n, P, H, Hb, q = self._n, self._P, self._H, self._Hb, self._q
-        # the family's rule (its header is at least the H bits of the longest header
-        # a terminal draws, left-aligned: its top H bits hold every header drawn)
+        # the family's rule: its bits are left-aligned and at least as wide as the
+        # longest header drawn (H), so their top H bits hold every header drawn
         bits, length = self._header(s, d_now)
         if len(bits) < H:
             raise ValueError(f"terminal {s}'s header hook gives {len(bits)} bits, the "

@@ -19,7 +19,7 @@ from amaranth.sim import Simulator
 from fatnet.api.registry import family_of, get_family
 from fatnet.cli.main import build_parser
 from fatnet.golden.errors import ParameterError
-from fatnet.sim.bist import model_header, terminal_count
+from fatnet.sim.bist import make_plan, model_header, terminal_count
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
@@ -137,7 +137,11 @@ def test_drawn_networks_headers_are_the_models(seed):
      "algorithm valiant cannot be self-tested"),
 ])
 def test_a_network_whose_headers_no_rule_gives_is_refused_in_one_line(options, refusal):
+    """By the hook, and by the plan before the model runs (a fixed pattern, which the
+    model alone might take)."""
     net = network(options)
-    with pytest.raises(ParameterError, match=refusal) as e:
-        family_of(net).hardware.bist_header(net, 0, Signal(3))
-    assert "\n" not in str(e.value)
+    for refuse in (lambda: family_of(net).hardware.bist_header(net, 0, Signal(3)),
+                   lambda: make_plan(net, family_of(net), pattern="shift")):
+        with pytest.raises(ParameterError, match=refusal) as e:
+            refuse()
+        assert "\n" not in str(e.value)
