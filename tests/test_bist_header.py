@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E
 
 HERE = "tests/test_bist_header.py"
 SEEDS = st.integers(0, 2 ** 32 - 1)
-PROPERTY = settings(max_examples=12, deadline=None, derandomize=True,
+PROPERTY = settings(max_examples=8, deadline=None, derandomize=True,
                     suppress_health_check=list(HealthCheck))
 
 #: Networks of every family, kind and algorithm the self-test takes, as `fatnet gen`
