@@ -51,8 +51,9 @@ def network(options: str):
 
 
 def hook_headers(net) -> dict:
-    """``(s, d) -> header bits`` of every source and destination, from the hook's
-    expressions in Amaranth's simulator (the header: the top ``length`` bits)."""
+    """``(s, d) -> (header, below)`` of every source and destination, from the hook's
+    expressions in Amaranth's simulator: the header (a list of bits, the top ``length``
+    bits) and the bits below it (an int)."""
     fam = family_of(net)
     N = terminal_count(net, fam)
     n = (N - 1).bit_length()
