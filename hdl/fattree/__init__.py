@@ -35,9 +35,10 @@ def bist_header(net, source, destination):
     bits: with h the bit length of ``source XOR destination`` (their lowest common
     ancestor is h levels above the leaves), h - 1 ones (up), a 0 (across, at the
     ancestor), then the destination's low h - 1 bits, most significant first (the turns
-    down): 2h - 1 bits, the longest 2L - 1 (an empty header where the destination is
-    the source). Off-line mode is refused: its headers carry the concentrators'
-    decision bits, set from the whole cycle's messages."""
+    down): 2h - 1 bits, the longest 2L - 1 (where the destination is the source, to
+    which no terminal sends, the sibling's header, h = 1: one Mux level less). Off-line
+    mode is refused: its headers carry the concentrators' decision bits, set from the
+    whole cycle's messages."""
     if net.spec.mode != "online":
         raise ParameterError(f"mode must be online for the self-testing top, got "
                              f"{net.spec.mode}: off-line headers carry the decision bits "
@@ -47,10 +48,13 @@ def bist_header(net, source, destination):
         raise ValueError(f"the destination has L = {L} bits, got {len(destination)}")
     width = 2 * L - 1
     differ = Const(source, L) ^ destination
-    bits, length = Const(0, width), Const(0, width.bit_length())
-    for h in range(1, L + 1):   # the highest bit that differs decides: its Mux is outermost
-        header = Cat(Const(0, 2 * (L - h)), destination[:h - 1], Const(0, 1),
-                     Const((1 << (h - 1)) - 1, h - 1))
-        bits = Mux(differ[h - 1], header, bits)
+
+    def header(h):
+        return Cat(Const(0, 2 * (L - h)), destination[:h - 1], Const(0, 1),
+                   Const((1 << (h - 1)) - 1, h - 1))
+
+    bits, length = header(1), Const(1, width.bit_length())
+    for h in range(2, L + 1):   # the highest bit that differs decides: its Mux is outermost
+        bits = Mux(differ[h - 1], header(h), bits)
         length = Mux(differ[h - 1], Const(2 * h - 1, len(length)), length)
     return bits, length
