@@ -15,10 +15,10 @@ start latency (:func:`fatnet.golden.bist.period_clocks`):
   complete payload that passes its check is delivered, one that fails it is an error),
   then every terminal with no message waiting takes its draw
   (:func:`fatnet.golden.bist.draw`, computed in the clocks before), and every terminal
-  with a message loads its stream: ``1``, the header for its destination (from a table
-  per terminal, the model's own streams, as a decision diagram:
-  :func:`~fatnet.hdl.bist_traffic.table_lookup`),
-  the payload (:func:`fatnet.golden.bist.make_payload`);
+  with a message loads its stream: ``1``, the header for its destination (computed from
+  the source and the destination by the family's rule, the model's stream bit for bit:
+  :meth:`fatnet.hdl.family.HardwareFamily.bist_header`), the payload
+  (:func:`fatnet.golden.bist.make_payload`);
 * clocks 1 .. 3: the latched outcomes are counted, in stages so that no clock holds a
   path from a terminal's checker to a 32-bit counter
   (:data:`~fatnet.hdl.bist_counters.COUNT_CLOCKS`): clock 1
@@ -51,13 +51,12 @@ from ..golden.bist import COUNTERS
 from .bist_config import BistConfig
 from .bist_counters import COUNT_CLOCKS, SOURCE_OUTCOMES, WIRE_OUTCOMES, BistCounters
 from .bist_report import ReportFormatter, line_template
-from .bist_traffic import PayloadChecker, TrafficGenerator, table_lookup
+from .bist_traffic import PayloadChecker, TrafficGenerator
 from .bist_uart import UartTx
 from .gen import LINT_WAIVERS
 from .logic import equals
 
-__all__ = ["BistCore", "BistConfig", "line_template", "bist_lint_waivers", "table_lookup",
-           "COUNT_CLOCKS"]
+__all__ = ["BistCore", "BistConfig", "line_template", "bist_lint_waivers", "COUNT_CLOCKS"]
 
 #: Verilator waivers for the self-testing top's Verilog (network and BIST in one file):
 #: the network's own (:data:`fatnet.hdl.gen.LINT_WAIVERS`) and WIDTHEXPAND, because

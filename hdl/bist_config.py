@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..golden.bist import PATTERNS, StuckWire, min_payload_bits, payload_fields, period_clocks
@@ -32,7 +33,14 @@ class BistConfig:
     headers : tuple of dict
         Per terminal (2^n of them, n >= 1), destination -> the header bits it drives
         after the M bit (the destinations it can draw: every other terminal for
-        ``random``, one for a fixed pattern).
+        ``random``, one for a fixed pattern): the longest sets the header register's
+        width, a fixed pattern's destination is the one key; the bits come from
+        ``header``.
+    header : callable
+        ``header(s, destination)``: terminal s's header for an n-bit destination value,
+        ``(bits, length)`` as Amaranth values, the bits left-aligned (the family's
+        :meth:`~fatnet.hdl.family.HardwareFamily.bist_header`); it must agree with
+        ``headers`` on every destination there.
     states : tuple of int
         Per terminal, the generator's first state.
     offer_threshold : int
@@ -56,6 +64,7 @@ class BistConfig:
     payload_bits: int
     prefix: int
     headers: tuple
+    header: Callable
     states: tuple
     offer_threshold: int
     report_cycles: int

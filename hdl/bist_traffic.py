@@ -15,60 +15,10 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..golden.bist import draw
-from ..golden.bitstream import bits_to_int
 from .bist_config import BistConfig
 from .logic import below, equals, zero_extend
 
-__all__ = ["TrafficGenerator", "PayloadChecker", "table_lookup"]
-
-
-def table_lookup(m: Module, index, table: dict, width: int, name: str):
-    """``table[index]``, ``width`` bits, as a reduced decision diagram over the bits of
-    ``index`` (a multiplexer per node, each node a signal named ``{name}_{i}``); an
-    index not in the table is a don't-care.
-
-    A chain of one comparison per entry (``Mux(index == d, table[d], ...)``) costs
-    2^n comparators per terminal, 4^n for the whole top: at 2^8 terminals Amaranth
-    took 14 minutes to write it and Yosys had not finished after 80. A header is a
-    simple function of the destination (its bits, the source's bits XOR the
-    destination's, or a level's prefix and the low bits), so most of the diagram's
-    cofactors agree: splitting on the top bit first, a bit whose two
-    cofactors agree wherever both are defined is skipped (Shannon expansion with
-    don't-cares merged), and equal sub-functions share one node.
-
-    Parameters
-    ----------
-    m : Module
-        The module the node signals are driven in (``comb``).
-    index : Value
-        The index, n bits.
-    table : dict of int to int
-        The values of the indices that matter, each in ``[0, 2^width)``.
-    width : int
-        Bits of the result.
-    name : str
-        The prefix of the node signals' names.
-    """
-    n = len(index)
-    nodes: dict[tuple, Signal] = {}
-
-    def build(f, var):       # f: values of indices 0 .. 2^(var + 1) - 1, None don't-care
-        cares = {v for v in f if v is not None}
-        if len(cares) <= 1:
-            return Const(cares.pop() if cares else 0, 1)
-        half = len(f) // 2
-        lo, hi = f[:half], f[half:]
-        if all(a is None or b is None or a == b for a, b in zip(lo, hi)):
-            return build(tuple(b if a is None else a for a, b in zip(lo, hi)), var - 1)
-        if f not in nodes:
-            node = Signal(name=f"{name}_{len(nodes)}")
-            nodes[f] = node    # claimed before the children: names in build order
-            m.d.comb += node.eq(Mux(index[var], build(hi, var - 1), build(lo, var - 1)))
-        return nodes[f]
-
-    bits = [build(tuple((table[d] >> b) & 1 if d in table else None
-                        for d in range(1 << n)), n - 1) for b in range(width)]
-    return Cat(bits)
+__all__ = ["TrafficGenerator", "PayloadChecker"]
 
 
 def _check_terminal(config: BistConfig, terminal) -> None:
@@ -191,15 +141,20 @@ class TrafficGenerator(wiring.Component):
 
     def _header(self, m, dst):
         """The header for destination ``dst``: ``(bits, length)``, the bits MSB first
-        from the top of an H-bit value, from the terminal's table as decision diagrams
-        (:func:`table_lookup`; multiplexers, not Arrays: an Array is a process Icarus
-        evaluates only when its index changes, and a fixed pattern's index never
-        does)."""
-        H, Hb, hs = self._H, self._Hb, self._config.headers[self._s]
-        bits = table_lookup(m, dst, {d: bits_to_int(h) << (H - len(h)) for d, h in hs.items()},
-                            max(H, 1), "hdr")
-        length = table_lookup(m, dst, {d: len(h) for d, h in hs.items()}, Hb + 1, "hlen")
-        return bits, length
+        from the top of an H-bit value, computed from the source and the destination
+        by the family's rule (``config.header``). Its bits are left-aligned and at
+        least as wide as the longest header drawn (H), so their top H bits hold every
+        header drawn."""
+        H, Hb = self._H, self._Hb
+        bits, length = self._config.header(self._s, dst)
+        if len(bits) < H:
+            raise ValueError(f"terminal {self._s}'s header rule gives {len(bits)} bits, "
+                             f"the model's headers need {H}")
+        hdr_v = Signal(max(H, 1), name="hdr_next")
+        hlen_v = Signal(Hb + 1, name="hlen_next")
+        m.d.comb += [hdr_v.eq(bits[len(bits) - H:] if H else 0),
+                     hlen_v.eq(length[:Hb + 1])]
+        return hdr_v, hlen_v
 
     def _payload(self, m, dst, seq):
         """The payload to ``dst`` with sequence number ``seq``

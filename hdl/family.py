@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from amaranth import Const
+
 if TYPE_CHECKING:
     from .modules import ModuleLibrary
 
-__all__ = ["HardwareFamily"]
+__all__ = ["HardwareFamily", "destination_header"]
 
 
 @runtime_checkable
@@ -52,3 +54,22 @@ class HardwareFamily(Protocol):
     def manifest_fields(self, net, modules) -> dict:
         """The family's part of the manifest; its ``fields`` documents every key it adds."""
         ...
+
+    def bist_header(self, net, source: int, destination) -> tuple[Any, Any]:
+        """The header terminal ``source`` sends to ``destination`` (an n-bit Amaranth
+        value) in the self-testing top, computed in hardware: ``(bits, length)``, two
+        Amaranth values. ``bits`` is as wide as the network's longest header, the first
+        bit sent its most significant, the header left-aligned (zeros below it);
+        ``length`` counts the header's bits. The header is the bits the model's stream
+        of that message carries between the M bit and the payload, bit for bit
+        (``tests/test_bist_header.py``). Raise
+        :class:`~fatnet.golden.errors.ParameterError` (one line) for a network whose
+        headers are not a function of the source and the destination."""
+        ...
+
+
+def destination_header(destination) -> tuple[Any, Any]:
+    """:meth:`HardwareFamily.bist_header` of a family whose header is the destination's
+    bits, most significant first, whatever the source: the destination itself, and its
+    width as the length."""
+    return destination, Const(len(destination))

@@ -13,9 +13,11 @@ report the UART will print. :func:`build_core` puts the network top and
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
+from amaranth import Const
 
 from ..golden import bist as gb
 from ..golden.bitstream import bits_to_int, int_to_bits
@@ -37,7 +39,7 @@ TRIAL_CYCLES = 64
 
 __all__ = ["BistPlan", "make_plan", "predict", "run_counters", "counter_run", "unpredicted",
            "build_core", "bist_config", "network_ports", "decode_uart", "line_clocks",
-           "line_cycles", "terminal_count"]
+           "line_cycles", "terminal_count", "model_header"]
 
 
 @dataclass
@@ -104,6 +106,8 @@ def make_plan(net, family: SimFamily, *, pattern="random", load=1.0, bist_seed=0
     if N < 2 or N != 1 << n:
         raise ParameterError(f"the self-testing top needs a power-of-two number of "
                              f"terminals >= 2, this network has {N}")
+    # the family computes the headers in hardware (or refuses the network in one line)
+    family.hardware.bist_header(net, 0, Const(0, n))
     P = int(net.payload_bits)
     gb.check_payload_bits(P, n)
     if stuck_wire is not None:
@@ -127,13 +131,8 @@ def make_plan(net, family: SimFamily, *, pattern="random", load=1.0, bist_seed=0
             dests = [] if d == s else [d]
         hs = {}
         for d in dests:
-            ms = MessageSet.from_pairs([s], [d], P, 0, payload=[0])
-            res = family.testbench.simulate(net, ms, family.testbench.prepare(net, ms, [0]))
-            o = res.outcomes[0]
-            stream = list(res.injections[0][1])
-            hs[d] = [int(b) for b in stream[1:len(stream) - P]]
-            if o.status == "delivered":
-                pre = len(stream) - 1 - P - o.path[-1].offset
+            hs[d], pre = model_header(net, family, s, d)
+            if pre is not None:
                 if prefix is None:
                     prefix = pre
                 elif pre != prefix:
@@ -152,6 +151,20 @@ def make_plan(net, family: SimFamily, *, pattern="random", load=1.0, bist_seed=0
         raise ParameterError(f"the self-testing top cannot drive this network with "
                              f"pattern {pattern}: {e}") from None
     return plan
+
+
+def model_header(net, family: SimFamily, source: int, destination: int):
+    """The header of terminal ``source``'s message to ``destination`` as the model's
+    stream of that message alone carries it (the bits between the M bit and the
+    payload, a list of 0 and 1), and the bits the network delivers before the payload
+    (None if the model does not deliver it)."""
+    P = int(net.payload_bits)
+    ms = MessageSet.from_pairs([source], [destination], P, 0, payload=[0])
+    res = family.testbench.simulate(net, ms, family.testbench.prepare(net, ms, [0]))
+    o = res.outcomes[0]
+    stream = list(res.injections[0][1])
+    prefix = len(stream) - 1 - P - o.path[-1].offset if o.status == "delivered" else None
+    return [int(b) for b in stream[1:len(stream) - P]], prefix
 
 
 #: Stuck wires the model cannot predict, and why.
@@ -717,7 +730,9 @@ def bist_config(plan: BistPlan):
     return BistConfig(
         cycle_length=plan.cycle_length, start_latency=start_latency(plan.net),
         pattern=plan.pattern, payload_bits=plan.payload_bits, prefix=plan.prefix,
-        headers=tuple(plan.headers), states=tuple(plan.states),
+        headers=tuple(plan.headers),
+        header=partial(plan.family.hardware.bist_header, plan.net),
+        states=tuple(plan.states),
         offer_threshold=plan.threshold, report_cycles=plan.report_cycles,
         baud_divisor=plan.baud_divisor, flip_cycle=plan.flip_cycle,
         stuck_wire=plan.stuck_wire)

@@ -10,7 +10,6 @@ the test's parameters and messages.
 
 import argparse
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -25,7 +24,6 @@ from fatnet.api.registry import family_of, get_family
 from fatnet.golden import bist as gb
 from fatnet.golden.cycle import start_latency
 from fatnet.golden.errors import ParameterError
-from fatnet.hdl.bist import table_lookup
 from fatnet.sim.bist import build_core, decode_uart, make_plan, predict
 from simulators import SIMS, require as require_simulator
 
@@ -124,49 +122,6 @@ def test_the_check_catches_every_single_bit_flip_and_every_wrong_destination(n, 
         assert gb.payload_ok(pay, d, P, n)
         assert all(not gb.payload_ok(pay ^ (1 << b), d, P, n) for b in range(P))
         assert all(not gb.payload_ok(pay, e, P, n) for e in range(1 << n) if e != d)
-
-
-def lookup_values(table, n, width):
-    """table_lookup's value at every index, from Amaranth's simulator, and its nodes."""
-    from amaranth import Module, Signal
-    from amaranth.back import rtlil
-    m = Module()
-    index, out = Signal(n), Signal(width)
-    m.d.comb += out.eq(table_lookup(m, index, table, width, "node"))
-    nodes = len(set(re.findall(r"\\node_\d+\b", rtlil.convert(m, ports=[index, out]))))
-    got = []
-
-    async def bench(ctx):
-        for i in range(1 << n):
-            ctx.set(index, i)
-            got.append(ctx.get(out))
-    sim = Simulator(m)
-    sim.add_testbench(bench)
-    sim.run()
-    return got, nodes
-
-
-@pytest.mark.parametrize("seed", range(6))
-def test_the_header_lookup_gives_every_entry_of_its_table(seed):
-    rng = np.random.default_rng(seed)
-    n, width = int(rng.integers(1, 6)), int(rng.integers(1, 7))
-    keys = [d for d in range(1 << n) if rng.random() < 0.8]
-    table = {d: int(rng.integers(0, 1 << width)) for d in keys}
-    got, _ = lookup_values(table, n, width)
-    bad = {d: (got[d], v) for d, v in table.items() if got[d] != v}
-    assert not bad, f"seed {seed}: index -> (lookup, table) {bad}"
-
-
-@pytest.mark.parametrize("n", [1, 3, 6])
-def test_a_header_of_destination_bits_costs_a_node_per_bit(n):
-    # the butterfly's header (the destination, MSB first) and the hypercube's (source
-    # XOR destination, LSB first), the source's own index left out as in the BIST
-    s = (1 << n) - 1 if n > 1 else 0
-    for table in ({d: d for d in range(1 << n) if d != s},
-                  {d: int(f"{s ^ d:0{n}b}"[::-1], 2) for d in range(1 << n) if d != s}):
-        got, nodes = lookup_values(table, n, n)
-        assert all(got[d] == v for d, v in table.items())
-        assert nodes <= n, f"{nodes} nodes for {n} bits"
 
 
 def test_the_report_line_names_every_counter_in_hex():

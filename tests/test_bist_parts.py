@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from amaranth import Const, Mux
 from amaranth.sim import Simulator
 
 from fatnet.golden import bist as gb
-from fatnet.golden.bitstream import int_to_bits
+from fatnet.golden.bitstream import bits_to_int, int_to_bits
 from fatnet.hdl.bist import BistCore
 from fatnet.hdl.bist_config import BistConfig
 from fatnet.hdl.bist_counters import (COUNT_CLOCKS, SOURCE_OUTCOMES, WIRE_OUTCOMES,
@@ -178,6 +179,20 @@ def test_the_counters_count_each_cycles_flags_in_stages(seed):
 
 
 # ------------------------------------------------------------------ the traffic
+def table_header(headers, H: int):
+    """A header rule made from per-terminal tables (random headers follow no family's
+    rule): ``(bits, length)`` for a destination value, a comparison per table entry,
+    the bits left-aligned in H bits."""
+    def header(s, dst):
+        bits, length = Const(0, max(H, 1)), Const(0, 4)
+        for d, h in headers[s].items():
+            value = (bits_to_int(h) << (H - len(h))) if h else 0
+            bits = Mux(dst == d, Const(value, max(H, 1)), bits)
+            length = Mux(dst == d, Const(len(h), 4), length)
+        return bits, length
+    return header
+
+
 def small_config(rng, pattern="random", prefix=0, P=12, N=8) -> BistConfig:
     """A config of N terminals with random headers (0 to 4 bits per destination)."""
     n = (N - 1).bit_length()
@@ -190,7 +205,7 @@ def small_config(rng, pattern="random", prefix=0, P=12, N=8) -> BistConfig:
     H = max(len(h) for hs in headers for h in hs.values())
     return BistConfig(cycle_length=1 + H + prefix + P + int(rng.integers(0, 3)),
                       start_latency=0, pattern=pattern, payload_bits=P, prefix=prefix,
-                      headers=tuple(headers),
+                      headers=tuple(headers), header=table_header(headers, H),
                       states=tuple(gb.initial_state(int(rng.integers(1 << 30)), s)
                                    for s in range(N)),
                       offer_threshold=gb.threshold(float(rng.choice([1.0, 0.6]))),

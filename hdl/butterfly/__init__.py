@@ -5,12 +5,13 @@ The names below are the family's hooks for generation (:mod:`fatnet.hdl.gen`).
 
 from ...golden.butterfly.api import stuck_link_list
 from ..controller import bit_time_zero, cleared_when
+from ..family import destination_header
 from .network import (ButterflyNetworkHW, SplitterSwitch, check_buildable, network_signature,
                       port_meaning, switch_key)
 
 __all__ = ["ButterflyNetworkHW", "SplitterSwitch", "check_buildable", "size_text",
            "switch_key", "top", "network_signature", "port_meaning", "manifest_fields",
-           "edges", "SPEC_FIELDS"]
+           "edges", "bist_header", "SPEC_FIELDS"]
 
 #: The manifest's ``spec``: the options the network was built from, each documented.
 SPEC_FIELDS = {
@@ -49,6 +50,16 @@ def size_text(circuit) -> str:
 def top(circuit, library=None) -> ButterflyNetworkHW:
     """The network top of a golden :class:`CircuitNetwork` (``library``: generation)."""
     return ButterflyNetworkHW(circuit, library=library)
+
+
+def bist_header(circuit, source, destination):
+    """The self-test's header (:meth:`~fatnet.hdl.family.HardwareFamily.bist_header`):
+    the destination's lg N address bits, most significant first (0 = up, 1 = down), the
+    same from every source and in every kind (dilated, multibutterfly)."""
+    if len(destination) != circuit.depth:
+        raise ValueError(f"the destination has lg N = {circuit.depth} bits, got "
+                         f"{len(destination)}")
+    return destination_header(destination)
 
 
 def edges(circuit) -> list:

@@ -11,7 +11,11 @@ from typing import Callable
 
 from ...golden.hypercube.circuit import (Alg1Circuit, Alg2Circuit, StoreForwardCircuit,
                                          check_buildable)
+from amaranth import Cat, Const
+
+from ...golden.errors import ParameterError
 from ..controller import controller_meaning
+from ..family import destination_header
 from ..signatures import EndpointSignature
 from .alg2 import Alg2NetworkHW, Alg2Node
 from .ecube import EcubeNetworkHW, EcubeRouter
@@ -21,7 +25,7 @@ from .router import DimensionRouter, router_signature
 __all__ = ["Alg2NetworkHW", "Alg2Node", "DimensionRouter", "EcubeNetworkHW", "EcubeRouter",
            "HypercubeNetworkHW", "check_buildable", "size_text", "top",
            "network_signature", "port_meaning", "manifest_fields", "router_key",
-           "router_signature", "SPEC_FIELDS"]
+           "router_signature", "bist_header", "SPEC_FIELDS"]
 
 #: The manifest's ``spec``: the options the network was built from, each documented.
 SPEC_FIELDS = {
@@ -72,6 +76,33 @@ def manifest_fields(net, modules) -> dict:
     """The k-cube's part of the manifest: parameters, terms, timing, wiring and the
     distinct modules (its algorithm's, :data:`_DESIGNS`)."""
     return _design(net).manifest(net, modules)
+
+
+def bist_header(net, source, destination):
+    """The self-test's header (:meth:`~fatnet.hdl.family.HardwareFamily.bist_header`):
+    its algorithm's rule (:data:`_DESIGNS`)."""
+    check_buildable(net)
+    if len(destination) != net.k:
+        raise ValueError(f"the destination has k = {net.k} bits, got {len(destination)}")
+    return _design(net).header(net, source, destination)
+
+
+def _relative_address(net, source, destination):
+    """Algorithm 1's header: the relative address, k bits, the r-th sent 1 where the
+    message crosses dimension order[r] (bit order[r] of source XOR destination)."""
+    crossings = Const(source, net.k) ^ destination
+    return Cat(crossings[d] for d in reversed(net.order)), Const(net.k)
+
+
+def _destination_address(net, source, destination):
+    """Algorithm 2's and e-cube's header: the destination, k bits, most significant
+    first. Valiant's stream carries each message's intermediate node first, drawn per
+    message of the cycle, which no function of the source and destination gives."""
+    if net.via_intermediate:
+        raise ParameterError(f"algorithm {net.algorithm} cannot be self-tested: its "
+                             f"header carries each message's random intermediate node "
+                             f"(--algorithm alg1, alg2 or ecube)")
+    return destination_header(destination)
 
 
 #: What a node's acknowledgment wires mean where the network, not the destination,
@@ -461,22 +492,24 @@ def _queue_registers(net) -> str:
 
 @dataclass(frozen=True)
 class _Design:
-    """One algorithm's hardware: the top's class, its manifest fields and, where the
-    network acknowledges a whole cycle, the bit-time it does (None: the destination
-    acknowledges)."""
+    """One algorithm's hardware: the top's class, its manifest fields, where the
+    network acknowledges a whole cycle the bit-time it does (None: the destination
+    acknowledges), and the self-test's header (:func:`bist_header`)."""
 
     network: type
     manifest: Callable
     acknowledged: str | None
+    header: Callable
 
 
 #: Each circuit class's hardware (a subclass takes its nearest base's).
 _DESIGNS = {
-    Alg1Circuit: _Design(HypercubeNetworkHW, _alg1_manifest, None),
+    Alg1Circuit: _Design(HypercubeNetworkHW, _alg1_manifest, None, _relative_address),
     Alg2Circuit: _Design(Alg2NetworkHW, _alg2_manifest,
-                         "the deliver phase's first bit-time"),
+                         "the deliver phase's first bit-time", _destination_address),
     StoreForwardCircuit: _Design(EcubeNetworkHW, _store_forward_manifest,
-                                 "(c + 1)*S + 1, c the step of the last delivery"),
+                                 "(c + 1)*S + 1, c the step of the last delivery",
+                                 _destination_address),
 }
 
 
