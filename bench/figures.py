@@ -1,5 +1,5 @@
-"""Render the figure tables of README.md, docs/figures.md and docs/boards.md from
-``bench/results/``.
+"""Render the figure tables of README.md, docs/figures.md, docs/boards.md and
+docs/cosim.md from ``bench/results/``.
 
 Every figure the docs quote in a table is a recorded result: a JSON file per benchmark
 in ``bench/results/`` holds, per entry, the figure's values, the command that produced
@@ -72,6 +72,11 @@ HEADLINE = (
      "{butterfly_cpu_s} s CPU), {fattree:,} (fat-tree, {fattree_wall_s} s wall, "
      "{fattree_cpu_s} s CPU), {hypercube:,} (hypercube, {hypercube_wall_s} s wall, "
      "{hypercube_cpu_s} s CPU) messages, every wire equal to the model; goal 120 s wall"),
+    ("soak", "hundred-million", "{butterfly:,} (butterfly, {butterfly_wall_s:,} s wall, "
+     "{butterfly_peak_rss_mb} MB), {fattree:,} (fat-tree, {fattree_wall_s:,} s wall, "
+     "{fattree_peak_rss_mb} MB), {hypercube:,} (hypercube, {hypercube_wall_s:,} s wall, "
+     "{hypercube_peak_rss_mb} MB resident at most) messages, every wire equal to the "
+     "model"),
     ("experiments", "kuszmaul-alg2", "{formula} bit-times ({at_k10:,} at k = 10); "
      "fewer than e-cube's cut-through on transpose and bit-reversal from k = {wins_from_k}"),
 )
@@ -159,6 +164,23 @@ def bist_speed_table(results: dict) -> str:
                   "Outcome table: patterns, up front s, lazy s", "Date"), rows)
 
 
+#: docs/cosim.md's soak table: (label, the key of its values in soak.json's entry).
+SOAK_NETWORKS = (("butterfly, 16 inputs", "butterfly"),
+                 ("fat-tree, 16 leaves, off-line", "fattree"),
+                 ("4-cube, Algorithm 1", "hypercube"))
+
+
+def soak_table(results: dict) -> str:
+    """docs/cosim.md's table of the 10^8-message soaks, one row per family."""
+    found = entry(results, "soak", "hundred-million")
+    v = found["values"]
+    rows = [(label, f"{v[key]:,}", f"{v[key + '_cycles']:,}", f"{v[key + '_wall_s']:,} s",
+             f"{v[key + '_cpu_s']:,} s", f"{v[key + '_peak_rss_mb']} MB")
+            for label, key in SOAK_NETWORKS]
+    return table(("Network", "Messages", "Delivery cycles", "Wall", "CPU",
+                  "Resident at most"), rows)
+
+
 def _table_cell(values: dict) -> str:
     """The outcome table's cost in :func:`bist_speed_table`: its patterns, CPU seconds
     up front and the first reports' on a table filled lazily (not recorded: a dash)."""
@@ -192,6 +214,7 @@ TARGETS = (
     ("docs/figures.md", "board-tops", board_tops_table),
     ("docs/figures.md", "recorded", recorded_table),
     ("docs/boards.md", "bist-speed", bist_speed_table),
+    ("docs/cosim.md", "soak", soak_table),
 )
 
 
