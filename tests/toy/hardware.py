@@ -16,6 +16,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
 from fatnet.hdl.controller import add_cycle_controller, controller_meaning, controller_members
+from fatnet.hdl.family import destination_header
 from fatnet.hdl.signatures import EndpointSignature
 from fatnet.hdl.switches import Selector, StageSwitch
 
@@ -96,3 +97,9 @@ class CrossbarHW(wiring.Component):
             with m.Else():
                 m.d.sync += term.recv.eq(sw.o.data)
         return m
+
+
+def bist_header(net, source, destination):
+    """The self-test's header: the destination's address bits, MSB first (the toy's
+    message format), whatever the source."""
+    return destination_header(destination)
