@@ -19,8 +19,8 @@ start latency (:func:`fatnet.golden.bist.period_clocks`):
   the source and the destination by the family's rule, the model's stream bit for bit:
   :meth:`fatnet.hdl.family.HardwareFamily.bist_header`), the payload
   (:func:`fatnet.golden.bist.make_payload`);
-* clocks 1 .. L + 2: the latched outcomes are counted, in stages so that no clock
-  holds more than one adder on a path from a terminal's checker to a 32-bit counter
+* clocks 1 .. L + 2: the latched outcomes are counted, in stages so that no clock's
+  path runs through more than one level of the adder trees from a checker to a counter
   (:func:`~fatnet.hdl.bist_counters.count_clocks`): clocks 1 .. L sum each kind of
   outcome over the terminals, one level of an adder tree per clock (L = lg of the
   terminals or the recv wires, whichever are more, rounded up; at least 1), clock
@@ -34,8 +34,9 @@ start latency (:func:`fatnet.golden.bist.period_clocks`):
   bits the network leaves before the payload, and shifts the payload in.
 
 Every strobe of the period (prepare, start, the bit-times, and whether a cycle has run)
-is a flip-flop, loaded from the period's counter one clock before, so that the nets that
-fan out to every terminal and into the network start at a register.
+is a flip-flop, loaded in the clock before from the period's counter (the last from
+prepare), so that the nets that fan out to every terminal and into the network start at
+a register.
 
 Counts per cycle also give two errors: acknowledged but not delivered, and delivered but
 not acknowledged (the source sends it again: delivered twice); errors add
@@ -147,8 +148,8 @@ class BistCore(wiring.Component):
     def _period(self, m) -> _Period:
         """The BIST period's counter and strobes: clock 0 prepare, 1 the network's
         start strobe, 2 .. D + 1 the start tree, D + 2 .. D + T + 1 the bit-times. Every
-        strobe is a flip-flop, loaded from the counter's value one clock before, so
-        that what fans out to every terminal and to the network leaves a register."""
+        strobe is a flip-flop loaded in the clock before, so that what fans out to
+        every terminal and into the network leaves a register."""
         D = self._config.start_latency
         last = self._config.period - 1
         t = Signal(range(last + 1), name="period_t")
