@@ -46,8 +46,8 @@ def popcount(m: Module, bits, name: str, levels: int):
     level registered in ``m``'s ``sync`` as signals named ``{name}_l{level}_{i}``; once
     one value is left it is carried to the last level, so that trees of fewer flags
     give their count at the same clock. ``levels`` >= :func:`tree_levels` of
-    ``len(bits)``. Each value is as wide as its level's count needs (a level-k value
-    counts at most 2^k flags), so no adder is wider than its operands' sum."""
+    ``len(bits)``. Each value is as wide as its count needs: a level-k value counts at
+    most 2^k flags, k + 1 bits (at most ``len(bits).bit_length()``)."""
     w = max(1, len(bits).bit_length())
     level, width = list(bits), 1
     for k in range(1, levels + 1):
@@ -73,8 +73,8 @@ class BistCounters(wiring.Component):
     """The count of each delivery cycle, in stages, and the report strobe.
 
     A cycle's outcome flags are taken at its ``prepare`` (the clock that ends it) and
-    counted in stages, so that no clock holds a path longer than one adder: each kind
-    of outcome is summed over its flags by a tree of adders, one level per clock
+    counted in stages, so that no clock's path runs through more than one level of the
+    adder trees: each kind of outcome is summed over its flags by a tree of adders, one level per clock
     (:func:`popcount`; every kind's tree as deep as the widest's, :func:`tree_levels`),
     the next clock forms the cycle's errors (``bad + |acknowledged - delivered|``), the
     next adds to the counters, if ``ran`` was high at the prepare (a cycle had run). A
