@@ -74,8 +74,9 @@ class BistCounters(wiring.Component):
 
     A cycle's outcome flags are taken at its ``prepare`` (the clock that ends it) and
     counted in stages, so that no clock's path runs through more than one level of the
-    adder trees: each kind of outcome is summed over its flags by a tree of adders, one level per clock
-    (:func:`popcount`; every kind's tree as deep as the widest's, :func:`tree_levels`),
+    adder trees: each kind of outcome is summed over its flags by a tree of adders,
+    one level per clock (:func:`popcount`; every kind's tree as deep as the widest's,
+    :func:`tree_levels`),
     the next clock forms the cycle's errors (``bad + |acknowledged - delivered|``), the
     next adds to the counters, if ``ran`` was high at the prepare (a cycle had run). A
     cycle is in the counters from the ``latency``-th clock after its prepare
