@@ -20,12 +20,13 @@ start latency (:func:`fatnet.golden.bist.period_clocks`):
   :meth:`fatnet.hdl.family.HardwareFamily.bist_header`), the payload
   (:func:`fatnet.golden.bist.make_payload`);
 * clocks 1 .. L + 2: the latched outcomes are counted, in stages so that no clock's
-  path runs through more than one level of the adder trees from a checker to a counter
-  (:func:`~fatnet.hdl.bist_counters.count_clocks`): clocks 1 .. L sum each kind of
-  outcome over the terminals, one level of an adder tree per clock (L = lg of the
-  terminals or the recv wires, whichever are more, rounded up; at least 1), clock
-  L + 1 forms the cycle's errors, clock L + 2 adds to the counters, which hold the
-  cycle from clock L + 3 on (a period is at least L + 3 clocks);
+  path runs through more than two levels of the adder trees from a checker to a
+  counter (:func:`~fatnet.hdl.bist_counters.count_clocks`): clocks 1 .. L sum each kind
+  of outcome over the terminals, two levels of an adder tree per clock (L is
+  :func:`~fatnet.hdl.bist_counters.tree_clocks` of the terminals or the recv wires,
+  whichever are more), clock L + 1 forms the cycle's errors, clock L + 2 adds to the
+  counters, which hold the cycle from clock L + 3 on (a period is at least L + 3
+  clocks);
 * clock 1: the network's ``start`` strobe;
 * clocks 2 .. D + 1: the strobe in the network's start tree (none when D = 0);
 * clocks D + 2 .. D + T + 1: the network's bit-times 0 .. T - 1: each terminal drives its

@@ -12,12 +12,18 @@ from ..golden.bist import COUNTERS
 from .bist_report import COUNTS
 from .logic import zero_extend
 
-__all__ = ["BistCounters", "popcount", "outcome_flags", "tree_levels", "count_clocks",
+__all__ = ["BistCounters", "popcount", "outcome_flags", "tree_clocks", "count_clocks",
+           "LEVELS_PER_CLOCK",
            "SOURCE_OUTCOMES", "WIRE_OUTCOMES"]
 
-#: The count's clocks besides its adder trees' levels: latch the outcomes, form the
-#: errors, add to the counters.
+#: The count's clocks besides its adder trees': latch the outcomes, form the errors, add
+#: to the counters.
 _STAGES = 3
+#: The adder trees' levels per clock. The first two levels sum four flags into three
+#: bits, each a function of the four (one LUT4 deep); later pairs of levels are two
+#: short carry chains. A register after every level would cost the logic of each level
+#: apart (more LUTs, and a flip-flop per bit and level).
+LEVELS_PER_CLOCK = 2
 
 #: The outcomes of a cycle, one flag per terminal: a new message, a message sent, one
 #: acknowledged, one lost (sent and not acknowledged).
@@ -27,37 +33,40 @@ SOURCE_OUTCOMES = ("offered", "sent", "acknowledged", "lost")
 WIRE_OUTCOMES = ("delivered", "bad")
 
 
-def tree_levels(flags: int) -> int:
-    """The levels of the adder tree that counts ``flags`` flags (>= 1), one clock each:
-    each level adds the level before in pairs."""
-    return max(1, (flags - 1).bit_length())
+def tree_clocks(flags: int) -> int:
+    """The clocks of the adder tree that counts ``flags`` flags (>= 1): its levels (each
+    adds the level before in pairs), :data:`LEVELS_PER_CLOCK` per clock; at least one."""
+    levels = (flags - 1).bit_length()
+    return max(1, -(-levels // LEVELS_PER_CLOCK))
 
 
 def count_clocks(flags: int) -> int:
     """Clocks from a prepare to the counters holding the cycle that ended, the widest
-    outcome having ``flags`` flags: latch the outcomes, one clock per level of the adder
-    tree (:func:`tree_levels`), form the errors, add. A period is at least this."""
-    return _STAGES + tree_levels(flags)
+    outcome having ``flags`` flags: latch the outcomes, the adder tree's clocks
+    (:func:`tree_clocks`), form the errors, add. A period is at least this."""
+    return _STAGES + tree_clocks(flags)
 
 
-def popcount(m: Module, bits, name: str, levels: int):
-    """The number of ones among ``bits``, ``levels`` clocks after them: a tree of adders,
-    one level per clock (the level before added in pairs, an odd one carried), every
-    level registered in ``m``'s ``sync`` as signals named ``{name}_l{level}_{i}``; once
-    one value is left it is carried to the last level, so that trees of fewer flags
-    give their count at the same clock. ``levels`` >= :func:`tree_levels` of
-    ``len(bits)``. Each value is as wide as its count needs: a level-k value counts at
-    most 2^k flags, k + 1 bits (at most ``len(bits).bit_length()``)."""
+def popcount(m: Module, bits, name: str, clocks: int):
+    """The number of ones among ``bits``, ``clocks`` clocks after them: a tree of adders
+    (each level adds the level before in pairs, an odd one carried), registered in
+    ``m``'s ``sync`` every :data:`LEVELS_PER_CLOCK` levels, its values signals named
+    ``{name}_l{level}_{i}``; once one value is left it is carried to the last level, so
+    that trees of fewer flags give their count at the same clock. ``clocks`` >=
+    :func:`tree_clocks` of ``len(bits)``. Each value is as wide as its count needs: a
+    level-k value counts at most 2^k flags, k + 1 bits (at most
+    ``len(bits).bit_length()``)."""
     w = max(1, len(bits).bit_length())
     level, width = list(bits), 1
-    for k in range(1, levels + 1):
+    for k in range(1, clocks * LEVELS_PER_CLOCK + 1):
         width = min(width + 1, w)
         pairs = [level[i:i + 2] for i in range(0, len(level), 2)]
         level = [Signal(width, name=f"{name}_l{k}_{i}") for i in range(len(pairs))]
-        m.d.sync += [v.eq(sum(pair)) for v, pair in zip(level, pairs)]
+        domain = m.d.sync if k % LEVELS_PER_CLOCK == 0 else m.d.comb
+        domain += [v.eq(sum(pair)) for v, pair in zip(level, pairs)]
     if len(level) != 1:
-        raise ValueError(f"{len(bits)} flags need {tree_levels(len(bits))} levels, "
-                         f"got {levels}")
+        raise ValueError(f"{len(bits)} flags need {tree_clocks(len(bits))} clocks, "
+                         f"got {clocks}")
     return level[0]
 
 
@@ -73,10 +82,10 @@ class BistCounters(wiring.Component):
     """The count of each delivery cycle, in stages, and the report strobe.
 
     A cycle's outcome flags are taken at its ``prepare`` (the clock that ends it) and
-    counted in stages, so that no clock's path runs through more than one level of the
-    adder trees: each kind of outcome is summed over its flags by a tree of adders,
-    one level per clock (:func:`popcount`; every kind's tree as deep as the widest's,
-    :func:`tree_levels`),
+    counted in stages, so that no clock's path runs through more than two levels of
+    the adder trees: each kind of outcome is summed over its flags by a tree of adders,
+    :data:`LEVELS_PER_CLOCK` levels per clock (:func:`popcount`; every kind's tree as
+    deep as the widest's, :func:`tree_clocks`),
     the next clock forms the cycle's errors (``bad + |acknowledged - delivered|``), the
     next adds to the counters, if ``ran`` was high at the prepare (a cycle had run). A
     cycle is in the counters from the ``latency``-th clock after its prepare
@@ -116,7 +125,7 @@ class BistCounters(wiring.Component):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an int >= 1, got {value!r}")
         self._report_cycles = report_cycles
-        self._levels = tree_levels(max(terminals, wires))
+        self._clocks = tree_clocks(max(terminals, wires))
         self.latency = count_clocks(max(terminals, wires))
         super().__init__({"prepare": In(1), "ran": In(1),
                           "flags": In(outcome_flags(terminals, wires)),
@@ -129,7 +138,7 @@ class BistCounters(wiring.Component):
                    for key in (*SOURCE_OUTCOMES, *WIRE_OUTCOMES)}
         # the adder trees and the errors are plain pipeline registers (no enable: the
         # latched outcomes hold from one prepare to the next, so the sums hold the
-        # cycle's from clock levels + 1 on and the errors from the clock after); the
+        # cycle's from clock tree_clocks + 1 on and the errors from the clock after); the
         # counters add at the clock after that, strobed by a flip-flop rather than a
         # decode of the period's clock (an enable or a decode, merged into the adders'
         # first LUTs, would lie on the longest path)
@@ -138,7 +147,7 @@ class BistCounters(wiring.Component):
         with m.If(self.prepare):
             m.d.sync += ended.eq(self.ran)
             m.d.sync += [f.eq(getattr(self.flags, key)) for key, f in latched.items()]
-        sums = {key: popcount(m, list(flags), f"count_{key}", self._levels)
+        sums = {key: popcount(m, list(flags), f"count_{key}", self._clocks)
                 for key, flags in latched.items()}
         errors = self._errors(m, sums)
         adds = {"cycles": Const(1, 32), "errors": errors,

@@ -145,11 +145,13 @@ def test_the_formatter_sends_its_snapshots_report_line_at_any_pace(seed):
 @pytest.mark.parametrize("seed", range(4))
 def test_the_counters_count_each_cycles_flags_in_stages(seed):
     rng = np.random.default_rng(seed)
-    N, wires = int(rng.choice([3, 8])), int(rng.choice([1, 5, 8, 16]))
+    # terminals and recv wires: the terminals or the wires the wider, an odd count,
+    # trees of one, two and three clocks
+    N, wires = [(3, 1), (8, 5), (8, 16), (3, 32)][seed]
     R = int(rng.integers(1, 4))
     dut = BistCounters(N, wires, R)
-    # latch, one clock per level of the adder tree over the most flags, errors, add
-    latency = 3 + max(1, math.ceil(math.log2(max(N, wires))))
+    # latch, a clock per two levels of the adder tree over the most flags, errors, add
+    latency = 3 + max(1, math.ceil(math.ceil(math.log2(max(N, wires))) / 2))
     assert dut.latency == latency, replay("counters_count", seed)
     period = int(rng.integers(latency, latency + 4))
     widths = {**dict.fromkeys(SOURCE_OUTCOMES, N), **dict.fromkeys(WIRE_OUTCOMES, wires)}
@@ -355,13 +357,13 @@ def test_a_component_refuses_bad_parameters_in_one_line(never_elaborated):
         (lambda: BistConfig(**{**vars(config), "payload_bits": 9}),
          "payload_bits must be >= 2n . 4 = 10, got 9"),
         (lambda: BistConfig(**{**vars(config), "cycle_length": 1}),
-         "the BIST period must be >= 6 clocks, the count's stages for 8 outcome flags; "
+         "the BIST period must be >= 5 clocks, the count's stages for 8 outcome flags; "
          "cycle_length 1 gives 3"),
-        # two recv wires per terminal: 16 flags, a level more than the config's 8
-        (lambda: BistCore(None, [SimpleNamespace(recv=[0, 0])] * 8,
-                          BistConfig(**{**vars(config), "cycle_length": 4})),
-         "the BIST period must be >= 7 clocks, the count's stages for 16 outcome flags; "
-         "cycle_length 4 gives 6")]
+        # four recv wires per terminal: 32 flags, a clock more than the config's 8 flags
+        (lambda: BistCore(None, [SimpleNamespace(recv=[0] * 4)] * 8,
+                          BistConfig(**{**vars(config), "cycle_length": 3})),
+         "the BIST period must be >= 6 clocks, the count's stages for 32 outcome flags; "
+         "cycle_length 3 gives 5")]
     with never_elaborated():   # each refused in its constructor, never elaborated
         for make, words in cases:
             with pytest.raises(ValueError, match=words):
