@@ -19,10 +19,10 @@ __all__ = ["BistCounters", "popcount", "outcome_flags", "tree_clocks", "count_cl
 #: The count's clocks besides its adder trees': latch the outcomes, form the errors, add
 #: to the counters.
 _STAGES = 3
-#: The adder trees' levels per clock. The first two levels sum four flags into three
+#: The adder trees' levels per clock. The first two levels count four flags into three
 #: bits, each a function of the four (one LUT4 deep); later pairs of levels are two
 #: short carry chains. A register after every level would cost the logic of each level
-#: apart (more LUTs, and a flip-flop per bit and level).
+#: apart (more LUTs, and a flip-flop per bit and level). :func:`popcount` takes two.
 LEVELS_PER_CLOCK = 2
 
 #: The outcomes of a cycle, one flag per terminal: a new message, a message sent, one
@@ -47,18 +47,29 @@ def count_clocks(flags: int) -> int:
     return _STAGES + tree_clocks(flags)
 
 
+def count_four(flags):
+    """The number of ones among up to four one-bit ``flags``, 3 bits, as logic rather
+    than adders: each bit a function of the four (one LUT4)."""
+    a, b, c, d = list(flags) + [Const(0, 1)] * (4 - len(flags))
+    ab, cd = a ^ b, c ^ d
+    return Cat(ab ^ cd, (a & b) ^ (c & d) ^ (ab & cd), a & b & c & d)
+
+
 def popcount(m: Module, bits, name: str, clocks: int):
-    """The number of ones among ``bits``, ``clocks`` clocks after them: a tree of adders
-    (each level adds the level before in pairs, an odd one carried), registered in
-    ``m``'s ``sync`` every :data:`LEVELS_PER_CLOCK` levels, its values signals named
-    ``{name}_l{level}_{i}``; once one value is left it is carried to the last level, so
-    that trees of fewer flags give their count at the same clock. ``clocks`` >=
-    :func:`tree_clocks` of ``len(bits)``. Each value is as wide as its count needs: a
-    level-k value counts at most 2^k flags, k + 1 bits (at most
+    """The number of ones among ``bits``, ``clocks`` clocks after them: a tree, each
+    level adding the level before in pairs (an odd one carried), registered in ``m``'s
+    ``sync`` every :data:`LEVELS_PER_CLOCK` levels, its values signals named
+    ``{name}_l{level}_{i}``; the first two levels count the flags four at a time
+    (:func:`count_four`), the others are adders. Once one value is left it is carried to
+    the last level, so that trees of fewer flags give their count at the same clock.
+    ``clocks`` >= :func:`tree_clocks` of ``len(bits)``. Each value is as wide as its
+    count needs: a level-k value counts at most 2^k flags, k + 1 bits (at most
     ``len(bits).bit_length()``)."""
     w = max(1, len(bits).bit_length())
-    level, width = list(bits), 1
-    for k in range(1, clocks * LEVELS_PER_CLOCK + 1):
+    width = min(3, w)
+    level = [Signal(width, name=f"{name}_l2_{i}") for i in range(-(-len(bits) // 4))]
+    m.d.sync += [v.eq(count_four(bits[4 * i:4 * i + 4])) for i, v in enumerate(level)]
+    for k in range(3, clocks * LEVELS_PER_CLOCK + 1):
         width = min(width + 1, w)
         pairs = [level[i:i + 2] for i in range(0, len(level), 2)]
         level = [Signal(width, name=f"{name}_l{k}_{i}") for i in range(len(pairs))]
