@@ -64,15 +64,17 @@ def popcount(m: Module, bits, name: str, clocks: int):
     the last level, so that trees of fewer flags give their count at the same clock.
     ``clocks`` >= :func:`tree_clocks` of ``len(bits)``. Each value is as wide as its
     count needs: a level-k value counts at most 2^k flags, k + 1 bits (at most
-    ``len(bits).bit_length()``)."""
+    ``len(bits).bit_length()``). The registers take no reset."""
     w = max(1, len(bits).bit_length())
     width = min(3, w)
-    level = [Signal(width, name=f"{name}_l2_{i}") for i in range(-(-len(bits) // 4))]
+    level = [Signal(width, name=f"{name}_l2_{i}", reset_less=True)
+             for i in range(-(-len(bits) // 4))]
     m.d.sync += [v.eq(count_four(bits[4 * i:4 * i + 4])) for i, v in enumerate(level)]
     for k in range(3, clocks * LEVELS_PER_CLOCK + 1):
         width = min(width + 1, w)
         pairs = [level[i:i + 2] for i in range(0, len(level), 2)]
-        level = [Signal(width, name=f"{name}_l{k}_{i}") for i in range(len(pairs))]
+        level = [Signal(width, name=f"{name}_l{k}_{i}", reset_less=True)
+                 for i in range(len(pairs))]
         domain = m.d.sync if k % LEVELS_PER_CLOCK == 0 else m.d.comb
         domain += [v.eq(sum(pair)) for v, pair in zip(level, pairs)]
     if len(level) != 1:
@@ -145,9 +147,13 @@ class BistCounters(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         ended = Signal(name="ended")      # the latched cycle ran
-        latched = {key: Signal(len(getattr(self.flags, key)), name=f"latched_{key}")
+        latched = {key: Signal(len(getattr(self.flags, key)), name=f"latched_{key}",
+                          reset_less=True)
                    for key in (*SOURCE_OUTCOMES, *WIRE_OUTCOMES)}
-        # the adder trees and the errors are plain pipeline registers (no enable: the
+        # the latched flags, the adder trees and the errors hold no state a reset must
+        # clear (a cycle is counted only if ``ran`` at its prepare, a period after the
+        # reset at least), so they take no reset: no reset net reaches them.
+        # The adder trees and the errors are plain pipeline registers (no enable: the
         # latched outcomes hold from one prepare to the next, so the sums hold the
         # cycle's from clock tree_clocks + 1 on and the errors from the clock after); the
         # counters add at the clock after that, strobed by a flip-flop rather than a
@@ -172,7 +178,7 @@ class BistCounters(wiring.Component):
         delivered|``."""
         w = max(len(v) for v in sums.values()) + 1
         a_n, d_n, bad_n = (zero_extend(sums[k], w) for k in ("acknowledged", "delivered", "bad"))
-        errors = Signal(w, name="cycle_errors")
+        errors = Signal(w, name="cycle_errors", reset_less=True)
         m.d.sync += errors.eq((bad_n + Mux(a_n > d_n, a_n - d_n, d_n - a_n)[:w])[:w])
         return errors
 
