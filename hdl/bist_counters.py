@@ -12,9 +12,8 @@ from ..golden.bist import COUNTERS
 from .bist_report import COUNTS
 from .logic import zero_extend
 
-__all__ = ["BistCounters", "popcount", "outcome_flags", "tree_clocks", "count_clocks",
-           "LEVELS_PER_CLOCK",
-           "SOURCE_OUTCOMES", "WIRE_OUTCOMES"]
+__all__ = ["BistCounters", "popcount", "count_four", "outcome_flags", "tree_clocks",
+           "count_clocks", "LEVELS_PER_CLOCK", "SOURCE_OUTCOMES", "WIRE_OUTCOMES"]
 
 #: The count's clocks besides its adder trees': latch the outcomes, form the errors, add
 #: to the counters.
