@@ -19,17 +19,25 @@ start latency (:func:`fatnet.golden.bist.period_clocks`):
   the source and the destination by the family's rule, the model's stream bit for bit:
   :meth:`fatnet.hdl.family.HardwareFamily.bist_header`), the payload
   (:func:`fatnet.golden.bist.make_payload`);
-* clocks 1 .. 3: the latched outcomes are counted, in stages so that no clock holds a
-  path from a terminal's checker to a 32-bit counter
-  (:data:`~fatnet.hdl.bist_counters.COUNT_CLOCKS`): clock 1
-  sums each kind of outcome over the terminals, clock 2 forms the cycle's errors, clock
-  3 adds to the counters (a period is at least 4 clocks);
+* clocks 1 .. L + 2: the latched outcomes are counted, in stages so that no clock's
+  path runs through more than two levels of the adder trees from a checker to a
+  counter (:func:`~fatnet.hdl.bist_counters.count_clocks`): clocks 1 .. L sum each kind
+  of outcome over the terminals, two levels of an adder tree per clock (L is
+  :func:`~fatnet.hdl.bist_counters.tree_clocks` of the terminals or the recv wires,
+  whichever are more), clock L + 1 forms the cycle's errors, clock L + 2 adds to the
+  counters, which hold the cycle from clock L + 3 on (a period is at least L + 3
+  clocks);
 * clock 1: the network's ``start`` strobe;
 * clocks 2 .. D + 1: the strobe in the network's start tree (none when D = 0);
 * clocks D + 2 .. D + T + 1: the network's bit-times 0 .. T - 1: each terminal drives its
   stream on ``send`` (bit p at bit-time p) and watches ``send_ack``; each destination
   raises ``recv_ack`` from its message's first bit (the M bit) on, skips the ``prefix``
   bits the network leaves before the payload, and shifts the payload in.
+
+Every strobe of the period (prepare, start, the bit-times, and whether a cycle has run)
+is a flip-flop, loaded in the clock before from the period's counter (the last from
+prepare), so that the nets that fan out to every terminal and into the network start at
+a register.
 
 Counts per cycle also give two errors: acknowledged but not delivered, and delivered but
 not acknowledged (the source sends it again: delivered twice); errors add
@@ -49,14 +57,14 @@ from amaranth.lib.wiring import Out
 
 from ..golden.bist import COUNTERS
 from .bist_config import BistConfig
-from .bist_counters import COUNT_CLOCKS, SOURCE_OUTCOMES, WIRE_OUTCOMES, BistCounters
+from .bist_counters import SOURCE_OUTCOMES, WIRE_OUTCOMES, BistCounters, count_clocks
 from .bist_report import ReportFormatter, line_template
 from .bist_traffic import PayloadChecker, TrafficGenerator
 from .bist_uart import UartTx
 from .gen import LINT_WAIVERS
 from .logic import equals
 
-__all__ = ["BistCore", "BistConfig", "line_template", "bist_lint_waivers", "COUNT_CLOCKS"]
+__all__ = ["BistCore", "BistConfig", "line_template", "bist_lint_waivers", "count_clocks"]
 
 #: Verilator waivers for the self-testing top's Verilog (network and BIST in one file):
 #: the network's own (:data:`fatnet.hdl.gen.LINT_WAIVERS`) and WIDTHEXPAND, because
@@ -115,8 +123,9 @@ class BistCore(wiring.Component):
         self._sources = [TrafficGenerator(config, s) for s in range(config.terminals)]
         self._checkers = [[PayloadChecker(config, s) for _ in port.recv]
                           for s, port in enumerate(ports)]
-        self._counting = BistCounters(config.terminals, sum(map(len, self._checkers)),
-                                      config.report_cycles)
+        wires = sum(map(len, self._checkers))
+        config.check_count(max(config.terminals, wires))
+        self._counting = BistCounters(config.terminals, wires, config.report_cycles)
         super().__init__({"uart_tx": Out(1, init=1), "led_heartbeat": Out(1),
                           "led_error": Out(1)})
         self.counters = {name: getattr(self._counting.counts, name) for name in COUNTERS}
@@ -139,24 +148,21 @@ class BistCore(wiring.Component):
 
     def _period(self, m) -> _Period:
         """The BIST period's counter and strobes: clock 0 prepare, 1 the network's
-        start strobe, 2 .. D + 1 the start tree, D + 2 .. D + T + 1 the bit-times."""
+        start strobe, 2 .. D + 1 the start tree, D + 2 .. D + T + 1 the bit-times. Every
+        strobe is a flip-flop loaded in the clock before, so that what fans out to
+        every terminal and into the network leaves a register."""
         D = self._config.start_latency
         last = self._config.period - 1
         t = Signal(range(last + 1), name="period_t")
-        prep = Signal(name="prep")
-        live = Signal(name="live")        # a network bit-time
-        strobe = equals(t, 1)
-        if D:
-            waiting = Signal(name="waiting")   # the strobe is in the start tree
-            m.d.sync += waiting.eq(Mux(strobe, 1, Mux(equals(t, D + 1), 0, waiting)))
-            m.d.comb += live.eq(~equals(t, 0) & ~strobe & ~waiting)
-        else:
-            m.d.comb += live.eq(~equals(t, 0) & ~strobe)
-        m.d.comb += prep.eq(equals(t, 0))
-        m.d.sync += t.eq(Mux(equals(t, last), 0, t + 1))
-        m.d.comb += self._network.start.eq(strobe)
-        ran = Signal(name="ran")          # a cycle has run since reset
-        m.d.sync += ran.eq(ran | prep)
+        prep = Signal(name="prep", init=1)    # reset is clock 0
+        start = Signal(name="start")
+        live = Signal(name="live")            # a network bit-time
+        ran = Signal(name="ran")              # a cycle has run since reset
+        wrap = equals(t, last)
+        m.d.sync += [t.eq(Mux(wrap, 0, t + 1)), prep.eq(wrap), start.eq(equals(t, 0)),
+                     live.eq(Mux(equals(t, D + 1), 1, Mux(wrap, 0, live))),
+                     ran.eq(ran | prep)]
+        m.d.comb += self._network.start.eq(start)
         return _Period(prep, live, ran)
 
     def _terminals(self, m, period: _Period) -> None:

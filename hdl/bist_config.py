@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..golden.bist import PATTERNS, StuckWire, min_payload_bits, payload_fields, period_clocks
-from .bist_counters import COUNT_CLOCKS
+from .bist_counters import count_clocks
 
 __all__ = ["BistConfig"]
 
@@ -89,9 +89,17 @@ class BistConfig:
             raise ValueError(f"baud_divisor must be >= 2, got {self.baud_divisor}")
         if self.report_cycles < 1:
             raise ValueError(f"report_cycles must be >= 1, got {self.report_cycles}")
-        if self.period < COUNT_CLOCKS:
-            raise ValueError(f"the BIST period must be >= {COUNT_CLOCKS} clocks, the count's "
-                             f"stages; cycle_length {self.cycle_length} gives {self.period}")
+        self.check_count(self.terminals)   # every terminal has a recv wire at least
+
+    def check_count(self, flags: int) -> None:
+        """ValueError, in one line, unless a period is at least the count's clocks
+        (:func:`~fatnet.hdl.bist_counters.count_clocks`) for ``flags`` outcome flags
+        (the terminals, or the recv wires if more)."""
+        need = count_clocks(flags)
+        if self.period < need:
+            raise ValueError(f"the BIST period must be >= {need} clocks, the count's stages "
+                             f"for {flags} outcome flags; cycle_length {self.cycle_length} "
+                             f"gives {self.period}")
 
     @property
     def terminals(self) -> int:

@@ -12,12 +12,17 @@ from ..golden.bist import COUNTERS
 from .bist_report import COUNTS
 from .logic import zero_extend
 
-__all__ = ["BistCounters", "popcount", "outcome_flags", "COUNT_CLOCKS", "SOURCE_OUTCOMES",
-           "WIRE_OUTCOMES"]
+__all__ = ["BistCounters", "popcount", "count_four", "outcome_flags", "tree_clocks",
+           "count_clocks", "LEVELS_PER_CLOCK", "SOURCE_OUTCOMES", "WIRE_OUTCOMES"]
 
-#: Clocks from a prepare to the counters holding the cycle that ended (the count's
-#: stages: latch the outcomes, sum them, form the errors, add): a period is at least this.
-COUNT_CLOCKS = 4
+#: The count's clocks besides its adder trees': latch the outcomes, form the errors, add
+#: to the counters.
+_STAGES = 3
+#: The adder trees' levels per clock. The first two levels count four flags into three
+#: bits, each a function of the four (one LUT4 deep); later pairs of levels are two
+#: short carry chains. A register after every level would cost the logic of each level
+#: apart (more LUTs, and a flip-flop per bit and level). :func:`popcount` takes two.
+LEVELS_PER_CLOCK = 2
 
 #: The outcomes of a cycle, one flag per terminal: a new message, a message sent, one
 #: acknowledged, one lost (sent and not acknowledged).
@@ -27,26 +32,54 @@ SOURCE_OUTCOMES = ("offered", "sent", "acknowledged", "lost")
 WIRE_OUTCOMES = ("delivered", "bad")
 
 
-def popcount(m: Module, bits, name: str):
-    """The number of ones among ``bits``, ``len(bits).bit_length()`` bits wide: a tree of
-    adders of equal widths, every sum a signal named ``{name}_...`` (driven in ``m``'s
-    ``comb``)."""
+def tree_clocks(flags: int) -> int:
+    """The clocks of the adder tree that counts ``flags`` flags (>= 1): its levels (each
+    adds the level before in pairs), :data:`LEVELS_PER_CLOCK` per clock; at least one."""
+    levels = (flags - 1).bit_length()
+    return max(1, -(-levels // LEVELS_PER_CLOCK))
+
+
+def count_clocks(flags: int) -> int:
+    """Clocks from a prepare to the counters holding the cycle that ended, the widest
+    outcome having ``flags`` flags: latch the outcomes, the adder tree's clocks
+    (:func:`tree_clocks`), form the errors, add. A period is at least this."""
+    return _STAGES + tree_clocks(flags)
+
+
+def count_four(flags):
+    """The number of ones among up to four one-bit ``flags``, 3 bits, as logic rather
+    than adders: each bit a function of the four (one LUT4)."""
+    a, b, c, d = list(flags) + [Const(0, 1)] * (4 - len(flags))
+    ab, cd = a ^ b, c ^ d
+    return Cat(ab ^ cd, (a & b) ^ (c & d) ^ (ab & cd), a & b & c & d)
+
+
+def popcount(m: Module, bits, name: str, clocks: int):
+    """The number of ones among ``bits``, ``clocks`` clocks after them: a tree, each
+    level adding the level before in pairs (an odd one carried), registered in ``m``'s
+    ``sync`` every :data:`LEVELS_PER_CLOCK` levels, its values signals named
+    ``{name}_l{level}_{i}``; the first two levels count the flags four at a time
+    (:func:`count_four`), the others are adders. Once one value is left it is carried to
+    the last level, so that trees of fewer flags give their count at the same clock.
+    ``clocks`` >= :func:`tree_clocks` of ``len(bits)``. Each value is as wide as its
+    count needs: a level-k value counts at most 2^k flags, k + 1 bits (at most
+    ``len(bits).bit_length()``). The registers take no reset."""
     w = max(1, len(bits).bit_length())
-    level: list[Signal] = []
-    for b in bits:
-        v = Signal(w, name=f"{name}_{len(level)}")
-        m.d.comb += v.eq(b)
-        level.append(v)
-    while len(level) > 1:
-        nxt = []
-        for i in range(0, len(level) - 1, 2):
-            v = Signal(w, name=f"{name}_{len(level)}_{i}")
-            m.d.comb += v.eq((level[i] + level[i + 1])[:w])
-            nxt.append(v)
-        if len(level) % 2:
-            nxt.append(level[-1])
-        level = nxt
-    return level[0] if level else Const(0, w)
+    width = min(3, w)
+    level = [Signal(width, name=f"{name}_l2_{i}", reset_less=True)
+             for i in range(-(-len(bits) // 4))]
+    m.d.sync += [v.eq(count_four(bits[4 * i:4 * i + 4])) for i, v in enumerate(level)]
+    for k in range(3, clocks * LEVELS_PER_CLOCK + 1):
+        width = min(width + 1, w)
+        pairs = [level[i:i + 2] for i in range(0, len(level), 2)]
+        level = [Signal(width, name=f"{name}_l{k}_{i}", reset_less=True)
+                 for i in range(len(pairs))]
+        domain = m.d.sync if k % LEVELS_PER_CLOCK == 0 else m.d.comb
+        domain += [v.eq(sum(pair)) for v, pair in zip(level, pairs)]
+    if len(level) != 1:
+        raise ValueError(f"{len(bits)} flags need {tree_clocks(len(bits))} clocks, "
+                         f"got {clocks}")
+    return level[0]
 
 
 def outcome_flags(terminals: int, wires: int) -> wiring.Signature:
@@ -61,14 +94,16 @@ class BistCounters(wiring.Component):
     """The count of each delivery cycle, in stages, and the report strobe.
 
     A cycle's outcome flags are taken at its ``prepare`` (the clock that ends it) and
-    counted in stages, so that no clock holds a path from a terminal's checker through
-    the adder trees to a 32-bit counter: the clock after the prepare sums each kind of
-    outcome over its flags, the next forms the cycle's errors (``bad + |acknowledged -
-    delivered|``), the next adds to the counters, if ``ran`` was high at the prepare (a
-    cycle had run). A cycle is in the counters from the :data:`COUNT_CLOCKS`-th clock
-    after its prepare; prepares must be at least that far apart. Every
-    ``report_cycles`` counted cycles, ``report`` is high for one clock: the clock after
-    the counters take the report's cycle.
+    counted in stages, so that no clock's path runs through more than two levels of
+    the adder trees: each kind of outcome is summed over its flags by a tree of adders,
+    :data:`LEVELS_PER_CLOCK` levels per clock (:func:`popcount`; every kind's tree as
+    deep as the widest's, :func:`tree_clocks`),
+    the next clock forms the cycle's errors (``bad + |acknowledged - delivered|``), the
+    next adds to the counters, if ``ran`` was high at the prepare (a cycle had run). A
+    cycle is in the counters from the ``latency``-th clock after its prepare
+    (:func:`count_clocks`); prepares must be at least that far apart. Every
+    ``report_cycles`` counted cycles, ``report`` is high for one clock: the clock the
+    counters first hold the report's cycle.
 
     Parameters
     ----------
@@ -81,6 +116,9 @@ class BistCounters(wiring.Component):
 
     Attributes
     ----------
+    latency : int
+        Clocks from a prepare to the counters holding its cycle
+        (:func:`count_clocks` of the widest outcome's flags).
     prepare : Signal
         The clock that ends a cycle: its flags are taken.
     ran : Signal
@@ -99,6 +137,8 @@ class BistCounters(wiring.Component):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an int >= 1, got {value!r}")
         self._report_cycles = report_cycles
+        self._clocks = tree_clocks(max(terminals, wires))
+        self.latency = count_clocks(max(terminals, wires))
         super().__init__({"prepare": In(1), "ran": In(1),
                           "flags": In(outcome_flags(terminals, wires)),
                           "counts": Out(COUNTS), "report": Out(1)})
@@ -106,22 +146,25 @@ class BistCounters(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         ended = Signal(name="ended")      # the latched cycle ran
-        latched = {key: Signal(len(getattr(self.flags, key)), name=f"latched_{key}")
+        latched = {key: Signal(len(getattr(self.flags, key)), name=f"latched_{key}",
+                          reset_less=True)
                    for key in (*SOURCE_OUTCOMES, *WIRE_OUTCOMES)}
-        sums = {key: Signal(max(1, len(flags).bit_length()), name=f"cycle_{key}")
-                for key, flags in latched.items()}
-        # the sums and the errors are plain pipeline registers (no enable: the latched
-        # outcomes hold from one prepare to the next, so the sums hold the cycle's from
-        # clock 2 on and the errors from clock 3); the counters add at clock 3, strobed
-        # by a flip-flop rather than a decode of the period's clock (an enable or a
-        # decode, merged into the adders' first LUTs, lay on the top's longest path)
-        stage = Signal(COUNT_CLOCKS - 1, name="stage")   # bit k: clock k + 1 after a prepare
+        # the latched flags, the adder trees and the errors hold no state a reset must
+        # clear (a cycle is counted only if ``ran`` at its prepare, a period after the
+        # reset at least), so they take no reset: no reset net reaches them.
+        # The adder trees and the errors are plain pipeline registers (no enable: the
+        # latched outcomes hold from one prepare to the next, so the sums hold the
+        # cycle's from clock tree_clocks + 1 on and the errors from the clock after); the
+        # counters add at the clock after that, strobed by a flip-flop rather than a
+        # decode of the period's clock (an enable or a decode, merged into the adders'
+        # first LUTs, would lie on the longest path)
+        stage = Signal(self.latency - 1, name="stage")   # bit k: clock k + 1 after a prepare
         m.d.sync += stage.eq(Cat(self.prepare, stage[:-1]))
         with m.If(self.prepare):
             m.d.sync += ended.eq(self.ran)
             m.d.sync += [f.eq(getattr(self.flags, key)) for key, f in latched.items()]
-        m.d.sync += [sums[key].eq(popcount(m, list(flags), f"pc{i}"))
-                     for i, (key, flags) in enumerate(latched.items())]
+        sums = {key: popcount(m, list(flags), f"count_{key}", self._clocks)
+                for key, flags in latched.items()}
         errors = self._errors(m, sums)
         adds = {"cycles": Const(1, 32), "errors": errors,
                 **{name: sums[name] for name in COUNTERS if name in sums}}
@@ -134,7 +177,7 @@ class BistCounters(wiring.Component):
         delivered|``."""
         w = max(len(v) for v in sums.values()) + 1
         a_n, d_n, bad_n = (zero_extend(sums[k], w) for k in ("acknowledged", "delivered", "bad"))
-        errors = Signal(w, name="cycle_errors")
+        errors = Signal(w, name="cycle_errors", reset_less=True)
         m.d.sync += errors.eq((bad_n + Mux(a_n > d_n, a_n - d_n, d_n - a_n)[:w])[:w])
         return errors
 

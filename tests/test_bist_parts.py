@@ -13,6 +13,9 @@ Every random choice comes from the test's seed; replay a failure with
 
 from __future__ import annotations
 
+import math
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from amaranth import Const, Mux
@@ -22,8 +25,7 @@ from fatnet.golden import bist as gb
 from fatnet.golden.bitstream import bits_to_int, int_to_bits
 from fatnet.hdl.bist import BistCore
 from fatnet.hdl.bist_config import BistConfig
-from fatnet.hdl.bist_counters import (COUNT_CLOCKS, SOURCE_OUTCOMES, WIRE_OUTCOMES,
-                                      BistCounters)
+from fatnet.hdl.bist_counters import SOURCE_OUTCOMES, WIRE_OUTCOMES, BistCounters
 from fatnet.hdl.bist_report import ReportFormatter
 from fatnet.hdl.bist_traffic import PayloadChecker, TrafficGenerator
 from fatnet.hdl.bist_uart import FRAME_BITS, UartTx
@@ -143,9 +145,15 @@ def test_the_formatter_sends_its_snapshots_report_line_at_any_pace(seed):
 @pytest.mark.parametrize("seed", range(4))
 def test_the_counters_count_each_cycles_flags_in_stages(seed):
     rng = np.random.default_rng(seed)
-    N, wires, R = 8, int(rng.choice([8, 16])), int(rng.integers(1, 4))
-    period = int(rng.integers(COUNT_CLOCKS, COUNT_CLOCKS + 4))
+    # terminals and recv wires: the terminals or the wires the wider, an odd count,
+    # trees of one, two and three clocks
+    N, wires = [(3, 1), (8, 5), (8, 16), (3, 32)][seed]
+    R = int(rng.integers(1, 4))
     dut = BistCounters(N, wires, R)
+    # latch, a clock per two levels of the adder tree over the most flags, errors, add
+    latency = 3 + max(1, math.ceil(math.ceil(math.log2(max(N, wires))) / 2))
+    assert dut.latency == latency, replay("counters_count", seed)
+    period = int(rng.integers(latency, latency + 4))
     widths = {**dict.fromkeys(SOURCE_OUTCOMES, N), **dict.fromkeys(WIRE_OUTCOMES, wires)}
     want = dict.fromkeys(gb.COUNTERS, 0)
     added: dict[int, dict] = {}     # clock -> the counters from that clock on
@@ -165,7 +173,7 @@ def test_the_counters_count_each_cycles_flags_in_stages(seed):
                 for key in gb.COUNTERS[1:-1]:
                     want[key] += ones[key]
                 want["errors"] += ones["bad"] + abs(ones["acknowledged"] - ones["delivered"])
-                added[clock + COUNT_CLOCKS] = dict(want)
+                added[clock + latency] = dict(want)
             got.append(({name: ctx.get(getattr(dut.counts, name)) for name in gb.COUNTERS},
                         ctx.get(dut.report)))
             await ctx.tick()
@@ -349,7 +357,13 @@ def test_a_component_refuses_bad_parameters_in_one_line(never_elaborated):
         (lambda: BistConfig(**{**vars(config), "payload_bits": 9}),
          "payload_bits must be >= 2n . 4 = 10, got 9"),
         (lambda: BistConfig(**{**vars(config), "cycle_length": 1}),
-         "the BIST period must be >= 4 clocks")]
+         "the BIST period must be >= 5 clocks, the count's stages for 8 outcome flags; "
+         "cycle_length 1 gives 3"),
+        # four recv wires per terminal: 32 flags, a clock more than the config's 8 flags
+        (lambda: BistCore(None, [SimpleNamespace(recv=[0] * 4)] * 8,
+                          BistConfig(**{**vars(config), "cycle_length": 3})),
+         "the BIST period must be >= 6 clocks, the count's stages for 32 outcome flags; "
+         "cycle_length 3 gives 5")]
     with never_elaborated():   # each refused in its constructor, never elaborated
         for make, words in cases:
             with pytest.raises(ValueError, match=words):
