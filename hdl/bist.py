@@ -7,14 +7,15 @@ report formatter (:mod:`fatnet.hdl.bist_report`) and the UART transmitter
 (:mod:`fatnet.hdl.bist_uart`), the last two joined by a byte stream (valid/ready).
 :class:`BistCore` holds the period's counter and strobes and joins the parts.
 
-One *BIST period* is ``T + 2 + D`` clocks, T the network's delivery cycle and D its
-start latency (:func:`fatnet.golden.bist.period_clocks`):
+One *BIST period* is ``max(T + 2 + D, m + 1)`` clocks, T the network's delivery cycle,
+D its start latency and m the generator's steps per draw
+(:func:`fatnet.golden.bist.period_clocks`, :func:`~fatnet.golden.bist.draw_steps`):
 
 * clock 0, *prepare*: the outcome of the cycle that just ended is latched (per
   terminal: acknowledged, or lost and kept to be sent again; per destination: a
   complete payload that passes its check is delivered, one that fails it is an error),
   then every terminal with no message waiting takes its draw
-  (:func:`fatnet.golden.bist.draw`, computed in the clocks before), and every terminal
+  (:func:`fatnet.golden.bist.draw`, read from its generator's state), and every terminal
   with a message loads its stream: ``1``, the header for its destination (computed from
   the source and the destination by the family's rule, the model's stream bit for bit:
   :meth:`fatnet.hdl.family.HardwareFamily.bist_header`), the payload
@@ -27,6 +28,8 @@ start latency (:func:`fatnet.golden.bist.period_clocks`):
   whichever are more), clock L + 1 forms the cycle's errors, clock L + 2 adds to the
   counters, which hold the cycle from clock L + 3 on (a period is at least L + 3
   clocks);
+* clocks 1 .. m: every generator whose terminal took its draw steps, once a clock
+  (``draw_step``), to the state its next draw reads;
 * clock 1: the network's ``start`` strobe;
 * clocks 2 .. D + 1: the strobe in the network's start tree (none when D = 0);
 * clocks D + 2 .. D + T + 1: the network's bit-times 0 .. T - 1: each terminal drives its
@@ -34,10 +37,10 @@ start latency (:func:`fatnet.golden.bist.period_clocks`):
   raises ``recv_ack`` from its message's first bit (the M bit) on, skips the ``prefix``
   bits the network leaves before the payload, and shifts the payload in.
 
-Every strobe of the period (prepare, start, the bit-times, and whether a cycle has run)
-is a flip-flop, loaded in the clock before from the period's counter (the last from
-prepare), so that the nets that fan out to every terminal and into the network start at
-a register.
+Every strobe of the period (prepare, start, the bit-times, the generators' steps, and
+whether a cycle has run) is a flip-flop, loaded in the clock before from the period's
+counter (the last from prepare), so that the nets that fan out to every terminal and
+into the network start at a register.
 
 Counts per cycle also give two errors: acknowledged but not delivered, and delivered but
 not acknowledged (the source sends it again: delivered twice); errors add
@@ -55,7 +58,7 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
-from ..golden.bist import COUNTERS
+from ..golden.bist import COUNTERS, draw_steps
 from .bist_config import BistConfig
 from .bist_counters import SOURCE_OUTCOMES, WIRE_OUTCOMES, BistCounters, count_clocks
 from .bist_report import ReportFormatter, line_template
@@ -88,6 +91,7 @@ class _Period(NamedTuple):
     prepare: Signal   #: clock 0 of the period
     live: Signal      #: a network bit-time
     ran: Signal       #: a cycle has run since reset
+    draw_step: Signal  #: clocks 1 .. m: the generators that took a draw step
 
 
 class BistCore(wiring.Component):
@@ -148,22 +152,26 @@ class BistCore(wiring.Component):
 
     def _period(self, m) -> _Period:
         """The BIST period's counter and strobes: clock 0 prepare, 1 the network's
-        start strobe, 2 .. D + 1 the start tree, D + 2 .. D + T + 1 the bit-times. Every
-        strobe is a flip-flop loaded in the clock before, so that what fans out to
-        every terminal and into the network leaves a register."""
-        D = self._config.start_latency
+        start strobe, 2 .. D + 1 the start tree, D + 2 .. D + T + 1 the bit-times, and
+        1 .. m the generators' steps. Every strobe is a flip-flop loaded in the clock
+        before, so that what fans out to every terminal and into the network leaves a
+        register."""
+        D, T = self._config.start_latency, self._config.cycle_length
+        steps = draw_steps(self._config.n)
         last = self._config.period - 1
         t = Signal(range(last + 1), name="period_t")
         prep = Signal(name="prep", init=1)    # reset is clock 0
         start = Signal(name="start")
         live = Signal(name="live")            # a network bit-time
         ran = Signal(name="ran")              # a cycle has run since reset
+        draw_step = Signal(name="draw_step")
         wrap = equals(t, last)
         m.d.sync += [t.eq(Mux(wrap, 0, t + 1)), prep.eq(wrap), start.eq(equals(t, 0)),
-                     live.eq(Mux(equals(t, D + 1), 1, Mux(wrap, 0, live))),
-                     ran.eq(ran | prep)]
+                     live.eq(Mux(equals(t, D + 1), 1, Mux(equals(t, D + T + 1), 0, live))),
+                     ran.eq(ran | prep),
+                     draw_step.eq(Mux(equals(t, 0), 1, Mux(equals(t, steps), 0, draw_step)))]
         m.d.comb += self._network.start.eq(start)
-        return _Period(prep, live, ran)
+        return _Period(prep, live, ran, draw_step)
 
     def _terminals(self, m, period: _Period) -> None:
         """Every terminal's generator and checkers, joined to its port (through the
@@ -172,6 +180,7 @@ class BistCore(wiring.Component):
         for s, port in enumerate(self._ports):
             m.submodules[f"t{s}_source"] = gen = self._sources[s]
             self._follow(m, gen, period)
+            m.d.comb += gen.draw_step.eq(period.draw_step)
             m.d.comb += gen.send_ack.eq(self._read(port.send_ack[0], s, "send", "ack"))
             self._drive(m, port.send[0], gen.send, s, "send", "data")
             for key in SOURCE_OUTCOMES:

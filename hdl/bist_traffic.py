@@ -14,7 +14,7 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..golden.bist import draw
+from ..golden.bist import LFSR_BITS, LFSR_TAPS, OFFER_BITS
 from .bist_config import BistConfig
 from .logic import below, equals, zero_extend
 
@@ -37,8 +37,9 @@ PERIOD_MEMBERS = {"prepare": In(1), "live": In(1), "ran": In(1)}
 class TrafficGenerator(wiring.Component):
     """Terminal ``terminal``'s traffic generator.
 
-    Its draw (:func:`fatnet.golden.bist.draw`) is ready before the prepare that takes
-    it. At a prepare, the message of the cycle that ended is acknowledged (``send_ack``
+    Its draw (:func:`fatnet.golden.bist.draw`) is read from its generator's state at
+    the prepare that takes it; the generator steps in the clocks after (``draw_step``).
+    At a prepare, the message of the cycle that ended is acknowledged (``send_ack``
     was high at a bit-time of it) or kept to be sent again; a terminal with no message
     kept takes its draw, a new message if it offers; a terminal with a message loads its
     stream: ``1``, the header for its destination (:meth:`_header`), the payload
@@ -56,6 +57,9 @@ class TrafficGenerator(wiring.Component):
     ----------
     prepare, live, ran : Signal
         The period's strobes (module docstring).
+    draw_step : Signal
+        The clocks 1 .. m after a prepare (m = :func:`fatnet.golden.bist.draw_steps`),
+        in which a generator that took its draw steps.
     flip : Signal
         Fault injection: the message loaded at this prepare goes out with its payload's
         last bit flipped.
@@ -74,9 +78,9 @@ class TrafficGenerator(wiring.Component):
         self._n, self._P, self._q = config.n, config.payload_bits, config.sequence_bits
         self._H = config.header_bits
         self._Hb = max(1, self._H.bit_length())
-        super().__init__({**PERIOD_MEMBERS, "flip": In(1), "send_ack": In(1),
-                          "send": Out(1), "offered": Out(1), "sent": Out(1),
-                          "acknowledged": Out(1), "lost": Out(1)})
+        super().__init__({**PERIOD_MEMBERS, "draw_step": In(1), "flip": In(1),
+                          "send_ack": In(1), "send": Out(1), "offered": Out(1),
+                          "sent": Out(1), "acknowledged": Out(1), "lost": Out(1)})
 
     def elaborate(self, platform):
         m = Module()
@@ -94,7 +98,7 @@ class TrafficGenerator(wiring.Component):
         m.d.comb += keep.eq(active & ~acked)
         seq_next = Signal(max(q, 1), name="seq_next")
         m.d.comb += seq_next.eq(Mux(acked, seq + 1, seq))
-        x1, x2, offer, new_dst = self._draw(m)
+        offer, new_dst = self._draw(m, ~keep)
         new = Signal(name="new")
         m.d.comb += new.eq(~keep & offer)
         d_now = Signal(n, name="d_now")
@@ -106,38 +110,35 @@ class TrafficGenerator(wiring.Component):
         with m.If(prepare):
             m.d.sync += [active.eq(go), dst.eq(d_now), seq.eq(seq_next),
                          drew.eq(new), ack_seen.eq(0)]
-            with m.If(~keep):
-                m.d.sync += x1.eq(x2)
         with m.Elif(live):
             m.d.sync += ack_seen.eq(ack_seen | self.send_ack)
         self._stream(m, go, d_now, seq_next)
         return m
 
-    def _draw(self, m):
-        """The draw, ready before the prepare that takes it: x1 is the generator's next
-        state (the model's x stepped once), which changes only at a prepare; the offer
-        and the destination drawn from it are registered (reset: the draw from the first
-        state). ``(x1, x2, offer, new_dst)``, x2 the state after x1."""
+    def _draw(self, m, take):
+        """The generator (:func:`fatnet.golden.bist.lfsr_step`, one step a clock) and
+        the draw read from its state: a terminal that takes its draw at a prepare
+        (``take``) steps its state in the ``draw_step`` clocks after it, ready for its
+        next draw. ``(offer, new_dst)``, the draw the state gives now."""
         c, s, n = self._config, self._s, self._n
         hs = c.headers[s]
-        x1_0, offer_0, dst_0 = draw(c.states[s], s, n, c.offer_threshold, c.pattern)
-        x1 = Signal(32, name="x1", init=x1_0)
-        y = x1 ^ (x1 << 13)[:32]
-        y = y ^ (y >> 17)
-        x2 = y ^ (y << 5)[:32]        # the state after x1
-        offer = Signal(name="offer", init=offer_0)
-        new_dst = Signal(n, name="new_dst", init=dst_0)
-        cheap = below(x1[:16], c.offer_threshold)
+        x = Signal(LFSR_BITS, name="lfsr", init=c.states[s])
+        took = Signal(name="took")     # took a draw at the last prepare
+        new_bit = x[LFSR_TAPS[0]]
+        for tap in LFSR_TAPS[1:]:
+            new_bit = new_bit ^ x[tap]
+        with m.If(self.prepare):
+            m.d.sync += took.eq(take)
+        with m.Elif(self.draw_step & took):
+            m.d.sync += x.eq(Cat(new_bit, x[:-1]))
+        offer = below(x[:OFFER_BITS], c.offer_threshold)
         if c.pattern == "random":
-            v = x1[16:16 + n]
-            m.d.sync += [new_dst.eq(Const(s, n) ^ Mux(v.any(), v, Const(1, n))),
-                         offer.eq(cheap)]
-        elif hs:
+            v = x[OFFER_BITS:OFFER_BITS + n]
+            return offer, Const(s, n) ^ Mux(v.any(), v, Const(1, n))
+        if hs:
             (d_fixed,) = hs
-            m.d.sync += [new_dst.eq(d_fixed), offer.eq(cheap)]
-        else:                          # the pattern maps s to itself: never sends
-            m.d.sync += [new_dst.eq(s), offer.eq(0)]
-        return x1, x2, offer, new_dst
+            return offer, Const(d_fixed, n)
+        return Const(0, 1), Const(s, n)    # the pattern maps s to itself: never sends
 
     def _header(self, m, dst):
         """The header for destination ``dst``: ``(bits, length)``, the bits MSB first

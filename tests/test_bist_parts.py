@@ -24,6 +24,7 @@ from amaranth.sim import Simulator
 from fatnet.golden import bist as gb
 from fatnet.golden.bitstream import bits_to_int, int_to_bits
 from fatnet.hdl.bist import BistCore
+from fatnet.hdl import bist_config
 from fatnet.hdl.bist_config import BistConfig
 from fatnet.hdl.bist_counters import SOURCE_OUTCOMES, WIRE_OUTCOMES, BistCounters
 from fatnet.hdl.bist_report import ReportFormatter
@@ -220,11 +221,13 @@ def small_config(rng, pattern="random", prefix=0, P=12, N=8) -> BistConfig:
                       report_cycles=1, baud_divisor=2)
 
 
-def period_clock(k: int, T: int) -> tuple[bool, bool, bool]:
-    """(prepare, live, ran) at clock k of a run of periods of T + 2 clocks: prepare at
-    0, the start strobe at 1, bit-times from 2 on."""
-    t = k % (T + 2)
-    return t == 0, t >= 2, k > 0
+def period_clock(k: int, config: BistConfig) -> tuple[bool, bool, bool, bool]:
+    """(prepare, live, ran, draw_step) at clock k of a run of the config's periods
+    (start latency 0): prepare at 0, the start strobe at 1, the T bit-times from 2 on,
+    the generators' steps at 1 .. m."""
+    t = k % config.period
+    return (t == 0, 2 <= t < config.cycle_length + 2, k > 0,
+            1 <= t <= gb.draw_steps(config.n))
 
 
 class GeneratorModel:
@@ -260,9 +263,12 @@ class GeneratorModel:
 @pytest.mark.parametrize("pattern", ["random", "shift"])
 def test_the_generator_draws_and_sends_as_the_model(pattern, seed):
     rng = np.random.default_rng([seed, len(pattern)])
-    config = small_config(rng, pattern)
+    # seed 3: two terminals, whose period can be the generator's steps (m + 1 = 10
+    # clocks) rather than the cycle's (T + 2 >= 9)
+    config = small_config(rng, pattern, **({"N": 2, "P": 6} if seed == 3 else {}))
     s = int(rng.integers(config.terminals))
     T, periods = config.cycle_length, 24
+    period = config.period
     dut = TrafficGenerator(config, s)
     model = GeneratorModel(config, s)
     flip_at = int(rng.integers(periods))
@@ -270,12 +276,13 @@ def test_the_generator_draws_and_sends_as_the_model(pattern, seed):
 
     async def bench(ctx):
         acked, stream, ack_at = False, [], -1
-        for k in range((T + 2) * periods):
-            prepare, live, ran = period_clock(k, T)
-            p, t = divmod(k, T + 2)
+        for k in range(period * periods):
+            prepare, live, ran, step = period_clock(k, config)
+            p, t = divmod(k, period)
             ctx.set(dut.prepare, prepare)
             ctx.set(dut.live, live)
             ctx.set(dut.ran, ran)
+            ctx.set(dut.draw_step, step)
             ctx.set(dut.flip, prepare and p == flip_at)
             # the acknowledgment at one bit-time of a cycle, or none; noise outside
             ctx.set(dut.send_ack, t - 2 == ack_at or (not live and rng.random() < 0.5))
@@ -320,9 +327,9 @@ def test_the_checker_passes_a_sound_payload_and_fails_any_other(seed):
 
     async def bench(ctx):
         want, bits, at = (0, 0), [0] * T, T
-        for k in range((T + 2) * 30):
-            prepare, live, ran = period_clock(k, T)
-            p, t = divmod(k, T + 2)
+        for k in range(config.period * 30):
+            prepare, live, ran, _ = period_clock(k, config)
+            p, t = divmod(k, config.period)
             ctx.set(dut.prepare, prepare)
             ctx.set(dut.live, live)
             ctx.set(dut.ran, ran)
@@ -356,15 +363,31 @@ def test_a_component_refuses_bad_parameters_in_one_line(never_elaborated):
          "baud_divisor must be >= 2, got 1"),
         (lambda: BistConfig(**{**vars(config), "payload_bits": 9}),
          "payload_bits must be >= 2n . 4 = 10, got 9"),
-        (lambda: BistConfig(**{**vars(config), "cycle_length": 1}),
-         "the BIST period must be >= 5 clocks, the count's stages for 8 outcome flags; "
-         "cycle_length 1 gives 3"),
-        # four recv wires per terminal: 32 flags, a clock more than the config's 8 flags
-        (lambda: BistCore(None, [SimpleNamespace(recv=[0] * 4)] * 8,
-                          BistConfig(**{**vars(config), "cycle_length": 3})),
-         "the BIST period must be >= 6 clocks, the count's stages for 32 outcome flags; "
-         "cycle_length 3 gives 5")]
+        (lambda: BistConfig(**{**vars(config), "states": (1,) * (1 << 17),
+                               "headers": ({},) * (1 << 17)}),
+         r"the terminals must be at most 2\^16 \(the generator's address bits\), got 2\^17")]
     with never_elaborated():   # each refused in its constructor, never elaborated
         for make, words in cases:
             with pytest.raises(ValueError, match=words):
                 make()
+
+
+def test_a_period_shorter_than_the_count_is_refused_in_one_line(monkeypatch,
+                                                                never_elaborated):
+    # A period is at least the generator's m + 1 = 12 clocks among 8 terminals, which
+    # today's count (ceil(ceil(lg flags) / 2) + 3 clocks) never exceeds short of 2^18
+    # flags: a count that takes longer shows the refusal.
+    config = BistConfig(**{**vars(small_config(np.random.default_rng(0))), "cycle_length": 10})
+    assert config.period == gb.draw_steps(3) + 1 == 12
+    monkeypatch.setattr(bist_config, "count_clocks", lambda flags: 12 + flags // 32)
+    with never_elaborated():
+        # four recv wires per terminal: 32 flags, a clock more than the config's 8 flags
+        with pytest.raises(ValueError, match="the BIST period must be >= 13 clocks, the "
+                                             "count's stages for 32 outcome flags; "
+                                             "cycle_length 10 gives 12"):
+            BistCore(None, [SimpleNamespace(recv=[0] * 4)] * 8, config)
+        monkeypatch.setattr(bist_config, "count_clocks", lambda flags: 13)
+        with pytest.raises(ValueError, match="the BIST period must be >= 13 clocks, the "
+                                             "count's stages for 8 outcome flags; "
+                                             "cycle_length 10 gives 12"):
+            BistConfig(**vars(config))
