@@ -68,8 +68,9 @@ class TrafficGenerator(wiring.Component):
     send : Signal
         The stream (0 outside bit-times).
     offered, sent, acknowledged, lost : Signal
-        At a prepare, if ``ran``, the cycle that ended: had a new message; had a
-        message; had one that was acknowledged; had one that was not.
+        At a prepare, the cycle that ended (if one has run since reset, ``ran``: the
+        counters count no other): had a new message; had a message; had one that was
+        acknowledged; had one that was not.
     """
 
     def __init__(self, config: BistConfig, terminal: int):
@@ -77,7 +78,6 @@ class TrafficGenerator(wiring.Component):
         self._config, self._s = config, terminal
         self._n, self._P, self._q = config.n, config.payload_bits, config.sequence_bits
         self._H = config.header_bits
-        self._Hb = max(1, self._H.bit_length())
         super().__init__({**PERIOD_MEMBERS, "draw_step": In(1), "flip": In(1),
                           "send_ack": In(1), "send": Out(1), "offered": Out(1),
                           "sent": Out(1), "acknowledged": Out(1), "lost": Out(1)})
@@ -86,78 +86,90 @@ class TrafficGenerator(wiring.Component):
         m = Module()
         n, q = self._n, self._q
         prepare, live, ran = self.prepare, self.live, self.ran
-        dst = Signal(n, name="dst")
-        seq = Signal(max(q, 1), name="seq")
-        active = Signal(name="active")     # a message is being sent (kept or new)
-        ack_seen = Signal(name="ack_seen")
-        # ---- what the cycle that ended did
+        # No flip-flop here takes the reset: the first prepare after it (``ran`` low,
+        # as at every clock of the reset) starts the terminal afresh, so the reset
+        # reaches the terminals only through the period's registered strobes.
+        dst = Signal(n, name="dst", reset_less=True)
+        seq = Signal(max(q, 1), name="seq", reset_less=True)
+        active = Signal(name="active", reset_less=True)   # a message is being sent
+        drew = Signal(name="drew", reset_less=True)       # ... and it is new
+        ack_seen = Signal(name="ack_seen", reset_less=True)
+        # ---- what the cycle that ended did (the counters count it only if ``ran``)
+        m.d.comb += [self.offered.eq(drew), self.sent.eq(active),
+                     self.acknowledged.eq(active & ack_seen),
+                     self.lost.eq(active & ~ack_seen)]
         acked = Signal(name="acked")
-        m.d.comb += [acked.eq(ran & active & ack_seen), self.acknowledged.eq(acked),
-                     self.lost.eq(ran & active & ~ack_seen)]
         keep = Signal(name="keep")
-        m.d.comb += keep.eq(active & ~acked)
-        seq_next = Signal(max(q, 1), name="seq_next")
-        m.d.comb += seq_next.eq(Mux(acked, seq + 1, seq))
-        offer, new_dst = self._draw(m, ~keep)
+        m.d.comb += [acked.eq(ran & self.acknowledged), keep.eq(ran & self.lost)]
+        seq_next = Signal(max(q, 1), name="seq_next")     # 0 from the first prepare
+        m.d.comb += seq_next.eq(Mux(ran, Mux(acked, seq + 1, seq), 0))
+        # a terminal that took its draw at the last prepare sends a new message or none
+        offer, new_dst = self._draw(m, ~active | drew)
         new = Signal(name="new")
         m.d.comb += new.eq(~keep & offer)
         d_now = Signal(n, name="d_now")
         m.d.comb += d_now.eq(Mux(keep, dst, new_dst))
         go = Signal(name="go")
         m.d.comb += go.eq(keep | new)
-        drew = Signal(name="drew")     # the running cycle's message is new
-        m.d.comb += [self.offered.eq(ran & drew), self.sent.eq(ran & active)]
         with m.If(prepare):
             m.d.sync += [active.eq(go), dst.eq(d_now), seq.eq(seq_next),
                          drew.eq(new), ack_seen.eq(0)]
         with m.Elif(live):
             m.d.sync += ack_seen.eq(ack_seen | self.send_ack)
-        self._stream(m, go, d_now, seq_next)
+        self._stream(m, active, d_now, seq_next)
         return m
 
-    def _draw(self, m, take):
+    def _draw(self, m, took):
         """The generator (:func:`fatnet.golden.bist.lfsr_step`, one step a clock) and
-        the draw read from its state: a terminal that takes its draw at a prepare
-        (``take``) steps its state in the ``draw_step`` clocks after it, ready for its
-        next draw. ``(offer, new_dst)``, the draw the state gives now."""
+        the draw read from its state: a terminal that took its draw at the last prepare
+        (``took``) steps its state in the ``draw_step`` clocks after it, ready for its
+        next draw. ``(offer, new_dst)``, the draw the state gives now.
+
+        The first prepare after reset (``ran`` low) reads the first state, a constant,
+        and loads it into the state, which then takes no reset and powers up at 0: an
+        FPGA's flip-flops power up at 0, and one that must start at 1 costs an inverter
+        on a shift register."""
         c, s, n = self._config, self._s, self._n
         hs = c.headers[s]
-        x = Signal(LFSR_BITS, name="lfsr", init=c.states[s])
-        took = Signal(name="took")     # took a draw at the last prepare
+        first = Const(c.states[s], LFSR_BITS)
+        x = Signal(LFSR_BITS, name="lfsr", reset_less=True)
         new_bit = x[LFSR_TAPS[0]]
         for tap in LFSR_TAPS[1:]:
             new_bit = new_bit ^ x[tap]
-        with m.If(self.prepare):
-            m.d.sync += took.eq(take)
+        with m.If(self.prepare & ~self.ran):
+            m.d.sync += x.eq(first)
         with m.Elif(self.draw_step & took):
             m.d.sync += x.eq(Cat(new_bit, x[:-1]))
-        offer = below(x[:OFFER_BITS], c.offer_threshold)
+        read = Mux(self.ran, x, first)
+        offer = below(read[:OFFER_BITS], c.offer_threshold)
         if c.pattern == "random":
-            v = x[OFFER_BITS:OFFER_BITS + n]
+            v = read[OFFER_BITS:OFFER_BITS + n]
             return offer, Const(s, n) ^ Mux(v.any(), v, Const(1, n))
         if hs:
             (d_fixed,) = hs
             return offer, Const(d_fixed, n)
         return Const(0, 1), Const(s, n)    # the pattern maps s to itself: never sends
 
-    def _header(self, m, dst):
-        """The header for destination ``dst``: ``(bits, length)``, the bits MSB first
-        from the top of an H-bit value, computed from the source and the destination
-        by the family's rule (``config.header``). Its bits are left-aligned and at
-        least as wide as the longest header drawn (H), so their top H bits hold every
-        header drawn."""
-        H, Hb = self._H, self._Hb
-        bits, length = self._config.header(self._s, dst)
+    def _head(self, dst):
+        """The M bit and the header for destination ``dst``, computed from the source
+        and the destination by the family's rule (``config.header``), left-aligned in
+        a value the stream sends from its top: ``(bits, length)``, ``length`` the bits
+        to send (the M bit included), or None where every destination the terminal
+        draws has a header of one length (``bits`` is then exactly the M bit and the
+        header)."""
+        s, H = self._s, self._H
+        bits, length = self._config.header(s, dst)
         if len(bits) < H:
-            raise ValueError(f"terminal {self._s}'s header rule gives {len(bits)} bits, "
+            raise ValueError(f"terminal {s}'s header rule gives {len(bits)} bits, "
                              f"the model's headers need {H}")
-        hdr_v = Signal(max(H, 1), name="hdr_next")
-        hlen_v = Signal(Hb + 1, name="hlen_next")
-        m.d.comb += [hdr_v.eq(bits[len(bits) - H:] if H else 0),
-                     hlen_v.eq(length[:Hb + 1])]
-        return hdr_v, hlen_v
+        lengths = {len(h) for h in self._config.headers[s].values()}
+        if len(lengths) <= 1:
+            (own,) = lengths or {0}
+            return Cat(bits[len(bits) - own:], Const(1, 1)), None
+        width = (H + 1).bit_length()
+        return Cat(bits[len(bits) - H:], Const(1, 1)), (length + 1)[:width]
 
-    def _payload(self, m, dst, seq):
+    def _payload(self, dst, seq):
         """The payload to ``dst`` with sequence number ``seq``
         (:func:`fatnet.golden.bist.make_payload`; its check flipped at ``flip``)."""
         s, n, q = self._s, self._n, self._q
@@ -165,31 +177,39 @@ class TrafficGenerator(wiring.Component):
         for i in range(0, q, n):
             chk = chk ^ zero_extend(seq[i:i + n], n)
         chk = chk ^ zero_extend(self.flip, n)
-        payload = Signal(self._P, name="payload")
-        m.d.comb += payload.eq(Cat(chk, seq[:q], Const(s, n)) if q else Cat(chk, Const(s, n)))
-        return payload
+        return Cat(chk, seq[:q], Const(s, n)) if q else Cat(chk, Const(s, n))
 
-    def _stream(self, m, go, dst, seq):
-        """Load the stream at a prepare (if ``go``: a message to ``dst``, sequence
-        number ``seq``) and shift it out on ``send`` at the bit-times."""
-        H, Hb = self._H, self._Hb
-        mbit = Signal(name="mbit")
-        hcnt = Signal(Hb + 1, name="hcnt")
-        hdr = Signal(max(H, 1), name="hdr")
-        pay = Signal(self._P, name="pay")
-        hdr_v, hlen_v = self._header(m, dst)
-        payload = self._payload(m, dst, seq)
-        with m.If(self.prepare):
-            m.d.sync += [mbit.eq(go), hcnt.eq(Mux(go, hlen_v, 0)), hdr.eq(hdr_v),
-                         pay.eq(Mux(go, payload, 0))]
-        with m.Elif(self.live):
-            with m.If(mbit):
-                m.d.sync += mbit.eq(0)
-            with m.Elif(hcnt.any()):
-                m.d.sync += [hcnt.eq(hcnt - 1), hdr.eq(hdr << 1)]
-            with m.Else():
-                m.d.sync += pay.eq(pay << 1)
-        m.d.comb += self.send.eq(self.live & Mux(mbit, 1, Mux(hcnt.any(), hdr[-1], pay[-1])))
+    def _stream(self, m, active, dst, seq):
+        """Load the stream at every prepare (a message to ``dst``, sequence number
+        ``seq``) and shift it out at the bit-times, on ``send`` while ``active`` (a
+        message is sent this cycle). Every register bit that is a constant of the
+        terminal (the M bit, the source, a header bit the family's rule fixes) is set or
+        cleared at a prepare, with no logic; the header's length is counted only where
+        it depends on the destination."""
+        prepare, live = self.prepare, self.live
+        head, head_length = self._head(dst)
+        payload = self._payload(dst, seq)
+        # loaded at every prepare (reset is one) before a bit of it is sent: no reset
+        if head_length is None:      # one register, shifted at every bit-time
+            stream = Signal(len(head) + self._P, name="stream", reset_less=True)
+            with m.If(prepare):
+                m.d.sync += stream.eq(Cat(payload, head))
+            with m.Elif(live):
+                m.d.sync += stream.eq(stream << 1)
+            out = stream[-1]
+        else:                        # the head's bits counted, then the payload's
+            hreg = Signal(len(head), name="head", reset_less=True)
+            hcnt = Signal(len(head_length), name="hcnt", reset_less=True)
+            pay = Signal(self._P, name="pay", reset_less=True)
+            with m.If(prepare):
+                m.d.sync += [hreg.eq(head), hcnt.eq(head_length), pay.eq(payload)]
+            with m.Elif(live):
+                with m.If(hcnt.any()):
+                    m.d.sync += [hcnt.eq(hcnt - 1), hreg.eq(hreg << 1)]
+                with m.Else():
+                    m.d.sync += pay.eq(pay << 1)
+            out = Mux(hcnt.any(), hreg[-1], pay[-1])
+        m.d.comb += self.send.eq(live & active & out)
 
 
 class PayloadChecker(wiring.Component):
