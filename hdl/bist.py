@@ -35,7 +35,7 @@ D its start latency and m the generator's steps per draw
 * clocks D + 2 .. D + T + 1: the network's bit-times 0 .. T - 1: each terminal drives its
   stream on ``send`` (bit p at bit-time p) and watches ``send_ack``; each destination
   raises ``recv_ack`` from its message's first bit (the M bit) on, skips the ``prefix``
-  bits the network leaves before the payload, and shifts the payload in.
+  bits the network leaves before the payload, and accumulates the payload's check.
 
 Every strobe of the period (prepare, start, the bit-times, the generators' steps, and
 whether a cycle has run) is a flip-flop, loaded in the clock before from the period's

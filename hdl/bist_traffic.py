@@ -10,7 +10,9 @@ has run since reset: the outcomes of the cycle a prepare ends count).
 
 from __future__ import annotations
 
-from amaranth import Cat, Const, Module, Mux, Signal
+from functools import lru_cache
+
+from amaranth import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -18,7 +20,7 @@ from ..golden.bist import LFSR_BITS, LFSR_TAPS, OFFER_BITS
 from .bist_config import BistConfig
 from .logic import below, equals, zero_extend
 
-__all__ = ["TrafficGenerator", "PayloadChecker"]
+__all__ = ["TrafficGenerator", "PayloadChecker", "shift_counter"]
 
 
 def _check_terminal(config: BistConfig, terminal) -> None:
@@ -28,6 +30,29 @@ def _check_terminal(config: BistConfig, terminal) -> None:
     N = config.terminals
     if isinstance(terminal, bool) or not isinstance(terminal, int) or not 0 <= terminal < N:
         raise ValueError(f"terminal must be in [0, {N - 1}], got {terminal!r}")
+
+
+@lru_cache(maxsize=None)
+def shift_counter(length: int) -> tuple[int, int, tuple[int, ...]]:
+    """A counter of ``length`` steps without a carry chain: a shift register of
+    ``width`` bits whose new bit 0 is the XOR of its top bit and bit ``tap``, loaded
+    with all ones. ``(width, tap, states)``: the narrowest such register (the lowest
+    tap) whose ``length + 1`` first states, ``states``, are distinct."""
+    width = max(2, length.bit_length())
+    while True:
+        for tap in range(width - 1):
+            x, seen = (1 << width) - 1, []
+            while len(seen) <= length and x not in seen:
+                seen.append(x)
+                x = ((x << 1) | ((x >> (width - 1)) ^ (x >> tap)) & 1) & ((1 << width) - 1)
+            if len(seen) > length:
+                return width, tap, tuple(seen)
+        width += 1
+
+
+def member(value, values) -> Value:
+    """Whether ``value`` is one of the constants ``values`` (one bit)."""
+    return Cat(Const(0, 1), *(equals(value, v) for v in values)).any()
 
 
 #: The period's strobes, which every generator and checker follows (module docstring).
@@ -42,7 +67,7 @@ class TrafficGenerator(wiring.Component):
     At a prepare, the message of the cycle that ended is acknowledged (``send_ack``
     was high at a bit-time of it) or kept to be sent again; a terminal with no message
     kept takes its draw, a new message if it offers; a terminal with a message loads its
-    stream: ``1``, the header for its destination (:meth:`_header`), the payload
+    stream: ``1``, the header for its destination (:meth:`_head`), the payload
     (:func:`fatnet.golden.bist.make_payload`, the sequence number counting its
     acknowledged messages). The stream goes out on ``send`` a bit per bit-time.
 
@@ -216,9 +241,10 @@ class PayloadChecker(wiring.Component):
     """The checker of one of terminal ``terminal``'s recv wires.
 
     From a message's first bit (the M bit) it raises ``recv_ack`` to the cycle's end,
-    skips the ``prefix`` bits the network delivers before the payload, and shifts in the
-    payload; a complete payload passes its check (:func:`fatnet.golden.bist.payload_ok`
-    with the terminal's own address) or fails it.
+    skips the ``prefix`` bits the network delivers before the payload, and accumulates
+    the payload's check as its bits arrive (:meth:`_accumulate`, n flip-flops); a
+    complete payload passes its check (:func:`fatnet.golden.bist.payload_ok` with the
+    terminal's own address) or fails it.
 
     Parameters
     ----------
@@ -236,8 +262,9 @@ class PayloadChecker(wiring.Component):
     recv_ack : Signal
         The acknowledgment the destination drives back.
     delivered, bad : Signal
-        At a prepare, ``ran`` and the cycle that ended brought a complete payload that
-        passes its check, that fails it.
+        At a prepare, the cycle that ended (if one has run since reset, ``ran``: the
+        counters count no other) brought a complete payload that passes its check, that
+        fails it.
     """
 
     def __init__(self, config: BistConfig, terminal: int):
@@ -249,30 +276,50 @@ class PayloadChecker(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        n, P, q, recv = self._n, self._P, self._q, self.recv
-        got = Signal(name="got")
-        skip = Signal(range(max(self._prefix, 1) + 1), name="skip")
-        take = Signal(range(P + 1), name="take")
-        rin = Signal(P, name="rin")
-        done = Signal(name="done")
+        n, P, prefix, recv = self._n, self._P, self._prefix, self.recv
+        # Nothing here takes the reset: a prepare clears it all, as at every clock of
+        # the reset.
+        got = Signal(name="got", reset_less=True)    # the M bit has come
+        acc = Signal(n, name="acc", reset_less=True)
+        width, tap, states = shift_counter(prefix + P)
+        # the bits received after the M bit, counted by a shift register (no carry
+        # chain) that steps from states[0] after it, so it is at its last state exactly
+        # when the payload is complete
+        count = Signal(width, name="count", reset_less=True)
         m.d.comb += self.recv_ack.eq(self.live & (got | recv))
+        done = Signal(name="done")
+        m.d.comb += done.eq(equals(count, states[-1]))
+        # the bit arriving now: after the prefix, of the source (its first n)
+        in_payload = member(count, states[prefix:]) if prefix else Const(1, 1)
+        in_source = member(count, states[prefix:prefix + n])
         with m.If(self.prepare):
-            m.d.sync += [got.eq(0), done.eq(0)]
+            m.d.sync += [got.eq(0), acc.eq(0), count.eq(states[0])]
         with m.Elif(self.live):
-            with m.If(~got):
-                with m.If(recv):
-                    m.d.sync += [got.eq(1), skip.eq(self._prefix), take.eq(P)]
-            with m.Elif(skip.any()):
-                m.d.sync += skip.eq(skip - 1)
-            with m.Elif(take.any()):
-                m.d.sync += [take.eq(take - 1), rin.eq(Cat(recv, rin[:-1]))]
-                with m.If(equals(take, 1)):
-                    m.d.sync += done.eq(1)
-        r_src, r_chk = rin[q + n:], rin[:n]
-        want = r_src ^ Const(self._s, n)
-        for i in range(0, q, n):
-            want = want ^ zero_extend(rin[n + i:n + min(i + n, q)], n)
-        good = ~(want ^ r_chk).any()
-        m.d.comb += [self.delivered.eq(self.ran & done & good),
-                     self.bad.eq(self.ran & done & ~good)]
+            with m.If(recv):
+                m.d.sync += got.eq(1)
+            with m.If(got & ~done):
+                m.d.sync += [count.eq(Cat(count[-1] ^ count[tap], count[:-1])),
+                             acc.eq(self._accumulate(acc, recv, in_payload, in_source))]
+        good = Signal(name="good")
+        m.d.comb += [good.eq(equals(acc, self._s)), self.delivered.eq(done & good),
+                     self.bad.eq(done & ~good)]
         return m
+
+    def _accumulate(self, acc, bit, in_payload, in_source):
+        """The check accumulated one arriving bit further, serially: ``acc`` rotated up
+        by one, the bit XORed in at index 0, or at index -q mod n for a bit of the
+        source. Rotated once for every bit after it, payload bit b ends at index b mod n
+        (the sequence number's and the check's chunk index), a source bit at its own
+        index (b - q mod n): the complete payload leaves in ``acc`` the source, the
+        sequence number's chunks and the check XORed, which is the destination's
+        address exactly when the check holds (:func:`fatnet.golden.bist.payload_ok`)."""
+        n, q = self._n, self._q
+        rotated = Cat(acc[-1], acc[:-1])
+        at_source = -q % n
+        into = [Const(0, 1)] * n
+        if at_source == 0:           # every field at one alignment
+            into[0] = bit & in_payload
+        else:
+            into[0] = bit & in_payload & ~in_source
+            into[at_source] = bit & in_source
+        return rotated ^ Cat(*into)

@@ -28,7 +28,7 @@ from fatnet.hdl import bist_config
 from fatnet.hdl.bist_config import BistConfig
 from fatnet.hdl.bist_counters import SOURCE_OUTCOMES, WIRE_OUTCOMES, BistCounters
 from fatnet.hdl.bist_report import ReportFormatter
-from fatnet.hdl.bist_traffic import PayloadChecker, TrafficGenerator
+from fatnet.hdl.bist_traffic import PayloadChecker, TrafficGenerator, shift_counter
 from fatnet.hdl.bist_uart import FRAME_BITS, UartTx
 from fatnet.sim.bist import decode_uart
 
@@ -344,6 +344,16 @@ def test_the_checker_passes_a_sound_payload_and_fails_any_other(seed):
             assert ctx.get(dut.recv_ack) == (live and t - 2 >= at and any(bits)), (where, p, t)
             await ctx.tick()
     simulate(dut, bench)
+
+
+@pytest.mark.parametrize("length", [1, 2, 5, 14, 15, 16, 40, 127, 200])
+def test_the_shift_counter_steps_through_distinct_states(length):
+    width, tap, states = shift_counter(length)
+    mask = (1 << width) - 1
+    assert len(states) == length + 1 == len(set(states)) and states[0] == mask
+    for a, b in zip(states, states[1:]):      # shifted up, bit 0 the top's XOR the tap's
+        assert b == ((a << 1) & mask) | ((a >> (width - 1) ^ a >> tap) & 1)
+    assert width <= length.bit_length() + 1   # at most a bit wider than a binary count
 
 
 # ------------------------------------------------------------------ bad parameters
