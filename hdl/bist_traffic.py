@@ -41,7 +41,7 @@ def shift_counter(length: int) -> tuple[int, int, tuple[int, ...]]:
     width = max(2, length.bit_length())
     while True:
         for tap in range(width - 1):
-            x, seen = (1 << width) - 1, []
+            x, seen = (1 << width) - 1, list[int]()
             while len(seen) <= length and x not in seen:
                 seen.append(x)
                 x = ((x << 1) | ((x >> (width - 1)) ^ (x >> tap)) & 1) & ((1 << width) - 1)
