@@ -16,8 +16,9 @@ D its start latency and m the generator's steps per draw
   complete payload that passes its check is delivered, one that fails it is an error),
   then every terminal with no message waiting takes its draw
   (:func:`fatnet.golden.bist.draw`, read from its generator's state), and every terminal
-  with a message loads its stream: ``1``, the header for its destination (computed from
-  the source and the destination by the family's rule, the model's stream bit for bit:
+  with a message has its stream ready (loaded, or kept from the cycle before): ``1``,
+  the header for its destination (computed from the source and the destination by the
+  family's rule, the model's stream bit for bit:
   :meth:`fatnet.hdl.family.HardwareFamily.bist_header`), the payload
   (:func:`fatnet.golden.bist.make_payload`);
 * clocks 1 .. L + 2: the latched outcomes are counted, in stages so that no clock's
@@ -92,6 +93,7 @@ class _Period(NamedTuple):
     live: Signal      #: a network bit-time
     ran: Signal       #: a cycle has run since reset
     draw_step: Signal  #: clocks 1 .. m: the generators that took a draw step
+    sending: dict      #: stream length L -> the bit-times 0 .. L - 1
 
 
 class BistCore(wiring.Component):
@@ -153,7 +155,8 @@ class BistCore(wiring.Component):
     def _period(self, m) -> _Period:
         """The BIST period's counter and strobes: clock 0 prepare, 1 the network's
         start strobe, 2 .. D + 1 the start tree, D + 2 .. D + T + 1 the bit-times, and
-        1 .. m the generators' steps. Every strobe is a flip-flop loaded in the clock
+        1 .. m the generators' steps, D + 2 .. D + 1 + L the first L bit-times for each
+        stream length L. Every strobe is a flip-flop loaded in the clock
         before, so that what fans out to every terminal and into the network leaves a
         register."""
         D, T = self._config.start_latency, self._config.cycle_length
@@ -171,7 +174,12 @@ class BistCore(wiring.Component):
                      ran.eq(ran | prep),
                      draw_step.eq(Mux(equals(t, 0), 1, Mux(equals(t, steps), 0, draw_step)))]
         m.d.comb += self._network.start.eq(start)
-        return _Period(prep, live, ran, draw_step)
+        sending = {T: live}   # per stream length, the bit-times its register rotates
+        for length in sorted({g.stream_length for g in self._sources} - {None, T}):
+            sending[length] = Signal(name=f"sending_{length}")
+            m.d.sync += sending[length].eq(Mux(equals(t, D + 1), 1, Mux(
+                equals(t, D + 1 + length), 0, sending[length])))
+        return _Period(prep, live, ran, draw_step, sending)
 
     def _terminals(self, m, period: _Period) -> None:
         """Every terminal's generator and checkers, joined to its port (through the
@@ -181,6 +189,8 @@ class BistCore(wiring.Component):
             m.submodules[f"t{s}_source"] = gen = self._sources[s]
             self._follow(m, gen, period)
             m.d.comb += gen.draw_step.eq(period.draw_step)
+            if gen.stream_length is not None:
+                m.d.comb += gen.sending.eq(period.sending[gen.stream_length])
             m.d.comb += gen.send_ack.eq(self._read(port.send_ack[0], s, "send", "ack"))
             self._drive(m, port.send[0], gen.send, s, "send", "data")
             for key in SOURCE_OUTCOMES:

@@ -103,19 +103,23 @@ class TrafficGenerator(wiring.Component):
         self._config, self._s = config, terminal
         self._n, self._P, self._q = config.n, config.payload_bits, config.sequence_bits
         self._H = config.header_bits
-        super().__init__({**PERIOD_MEMBERS, "draw_step": In(1), "flip": In(1),
-                          "send_ack": In(1), "send": Out(1), "offered": Out(1),
-                          "sent": Out(1), "acknowledged": Out(1), "lost": Out(1)})
+        self._flips = config.flip_cycle is not None
+        lengths = {len(h) for h in config.headers[terminal].values()}
+        #: The stream's bits where every destination drawn has a header of one length
+        #: (the M bit, the header, the payload), else None.
+        self.stream_length = 1 + max(lengths, default=0) + self._P if len(lengths) <= 1 \
+            else None
+        super().__init__({**PERIOD_MEMBERS, "draw_step": In(1), "sending": In(1),
+                          "flip": In(1), "send_ack": In(1), "send": Out(1),
+                          "offered": Out(1), "sent": Out(1), "acknowledged": Out(1),
+                          "lost": Out(1)})
 
     def elaborate(self, platform):
         m = Module()
-        n, q = self._n, self._q
         prepare, live, ran = self.prepare, self.live, self.ran
         # No flip-flop here takes the reset: the first prepare after it (``ran`` low,
         # as at every clock of the reset) starts the terminal afresh, so the reset
         # reaches the terminals only through the period's registered strobes.
-        dst = Signal(n, name="dst", reset_less=True)
-        seq = Signal(max(q, 1), name="seq", reset_less=True)
         active = Signal(name="active", reset_less=True)   # a message is being sent
         drew = Signal(name="drew", reset_less=True)       # ... and it is new
         ack_seen = Signal(name="ack_seen", reset_less=True)
@@ -126,23 +130,24 @@ class TrafficGenerator(wiring.Component):
         acked = Signal(name="acked")
         keep = Signal(name="keep")
         m.d.comb += [acked.eq(ran & self.acknowledged), keep.eq(ran & self.lost)]
-        seq_next = Signal(max(q, 1), name="seq_next")     # 0 from the first prepare
-        m.d.comb += seq_next.eq(Mux(ran, Mux(acked, seq + 1, seq), 0))
         # a terminal that took its draw at the last prepare sends a new message or none
         offer, new_dst = self._draw(m, ~active | drew)
         new = Signal(name="new")
         m.d.comb += new.eq(~keep & offer)
-        d_now = Signal(n, name="d_now")
-        m.d.comb += d_now.eq(Mux(keep, dst, new_dst))
-        go = Signal(name="go")
-        m.d.comb += go.eq(keep | new)
         with m.If(prepare):
-            m.d.sync += [active.eq(go), dst.eq(d_now), seq.eq(seq_next),
-                         drew.eq(new), ack_seen.eq(0)]
+            m.d.sync += [active.eq(keep | new), drew.eq(new), ack_seen.eq(0)]
         with m.Elif(live):
             m.d.sync += ack_seen.eq(ack_seen | self.send_ack)
-        self._stream(m, active, d_now, seq_next)
+        if self.stream_length is None:
+            self._counted_stream(m, active, keep, acked, new_dst)
+        else:
+            self._rotating_stream(m, active, keep, acked, new_dst)
         return m
+
+    def _sequence_next(self, seq, acked):
+        """The sequence number of the message loaded now: ``seq`` (the last one's) plus
+        one if it was acknowledged; 0 at the first prepare."""
+        return Mux(self.ran, Mux(acked, seq + 1, seq), 0)[:len(seq)]
 
     def _draw(self, m, took):
         """The generator (:func:`fatnet.golden.bist.lfsr_step`, one step a clock) and
@@ -187,54 +192,80 @@ class TrafficGenerator(wiring.Component):
         if len(bits) < H:
             raise ValueError(f"terminal {s}'s header rule gives {len(bits)} bits, "
                              f"the model's headers need {H}")
-        lengths = {len(h) for h in self._config.headers[s].values()}
-        if len(lengths) <= 1:
-            (own,) = lengths or {0}
+        if self.stream_length is not None:
+            own = self.stream_length - 1 - self._P
             return Cat(bits[len(bits) - own:], Const(1, 1)), None
         width = (H + 1).bit_length()
         return Cat(bits[len(bits) - H:], Const(1, 1)), (length + 1)[:width]
 
-    def _payload(self, dst, seq):
+    def _payload(self, dst, seq, flip):
         """The payload to ``dst`` with sequence number ``seq``
-        (:func:`fatnet.golden.bist.make_payload`; its check flipped at ``flip``)."""
+        (:func:`fatnet.golden.bist.make_payload`; its check's last bit XOR ``flip``)."""
         s, n, q = self._s, self._n, self._q
         chk = Const(s, n) ^ dst
         for i in range(0, q, n):
             chk = chk ^ zero_extend(seq[i:i + n], n)
-        chk = chk ^ zero_extend(self.flip, n)
-        return Cat(chk, seq[:q], Const(s, n)) if q else Cat(chk, Const(s, n))
+        chk = chk ^ zero_extend(flip, n)
+        return Cat(chk, seq[:q], Const(s, n))
 
-    def _stream(self, m, active, dst, seq):
-        """Load the stream at every prepare (a message to ``dst``, sequence number
-        ``seq``) and shift it out at the bit-times, on ``send`` while ``active`` (a
-        message is sent this cycle). Every register bit that is a constant of the
-        terminal (the M bit, the source, a header bit the family's rule fixes) is set or
-        cleared at a prepare, with no logic; the header's length is counted only where
-        it depends on the destination."""
-        prepare, live = self.prepare, self.live
-        head, head_length = self._head(dst)
-        payload = self._payload(dst, seq)
+    def _flip(self):
+        """``flip``, where the config injects a flipped bit (else no logic for it)."""
+        return self.flip if self._flips else Const(0, 1)
+
+    def _rotating_stream(self, m, active, keep, acked, new_dst):
+        """The stream as one register that holds the message from cycle to cycle: it
+        rotates at the bit-times of ``sending`` (the first :attr:`stream_length`), so
+        each cycle sends it and leaves it as loaded; a kept message is not loaded
+        again, and the register's sequence number field is the terminal's sequence
+        number. Every other prepare loads it (a new message to ``new_dst``, or none,
+        the sequence number counted on): a bit that is a constant of the terminal (the
+        M bit, the source, a header bit the family's rule fixes) is set or cleared
+        with no logic. A flipped check bit is flipped back at the next prepare."""
+        n, q = self._n, self._q
+        # loaded at the first prepare (reset is one) before a bit of it is sent: no reset
+        stream = Signal(self.stream_length, name="stream", reset_less=True)
+        seq_next = Signal(q, name="seq_next")
+        m.d.comb += seq_next.eq(self._sequence_next(stream[n:n + q], acked))
+        head, _ = self._head(new_dst)
+        flip = self._flip()
+        flipped = Signal(name="flipped", reset_less=True)   # the check bit is flipped
+        with m.If(self.prepare):
+            m.d.sync += flipped.eq(flip)
+            with m.If(keep):
+                m.d.sync += stream[0].eq(stream[0] ^ flipped ^ flip)
+            with m.Else():
+                m.d.sync += stream.eq(Cat(self._payload(new_dst, seq_next, flip), head))
+        with m.Elif(self.sending):
+            m.d.sync += stream.eq(Cat(stream[-1], stream[:-1]))
+        m.d.comb += self.send.eq(self.sending & active & stream[-1])
+
+    def _counted_stream(self, m, active, keep, acked, new_dst):
+        """The stream where the header's length depends on the destination: the
+        destination and the sequence number kept in registers, and at every prepare
+        the M bit and the header loaded into one register, whose bits are counted out
+        first, the payload into another."""
+        n, q, prepare, live = self._n, self._q, self.prepare, self.live
+        dst = Signal(n, name="dst", reset_less=True)
+        seq = Signal(q, name="seq", reset_less=True)
+        d_now = Signal(n, name="d_now")
+        seq_next = Signal(q, name="seq_next")
+        m.d.comb += [d_now.eq(Mux(keep, dst, new_dst)),
+                     seq_next.eq(self._sequence_next(seq, acked))]
+        head, head_length = self._head(d_now)
+        payload = self._payload(d_now, seq_next, self._flip())
         # loaded at every prepare (reset is one) before a bit of it is sent: no reset
-        if head_length is None:      # one register, shifted at every bit-time
-            stream = Signal(len(head) + self._P, name="stream", reset_less=True)
-            with m.If(prepare):
-                m.d.sync += stream.eq(Cat(payload, head))
-            with m.Elif(live):
-                m.d.sync += stream.eq(stream << 1)
-            out = stream[-1]
-        else:                        # the head's bits counted, then the payload's
-            hreg = Signal(len(head), name="head", reset_less=True)
-            hcnt = Signal(len(head_length), name="hcnt", reset_less=True)
-            pay = Signal(self._P, name="pay", reset_less=True)
-            with m.If(prepare):
-                m.d.sync += [hreg.eq(head), hcnt.eq(head_length), pay.eq(payload)]
-            with m.Elif(live):
-                with m.If(hcnt.any()):
-                    m.d.sync += [hcnt.eq(hcnt - 1), hreg.eq(hreg << 1)]
-                with m.Else():
-                    m.d.sync += pay.eq(pay << 1)
-            out = Mux(hcnt.any(), hreg[-1], pay[-1])
-        m.d.comb += self.send.eq(live & active & out)
+        hreg = Signal(len(head), name="head", reset_less=True)
+        hcnt = Signal(len(head_length), name="hcnt", reset_less=True)
+        pay = Signal(self._P, name="pay", reset_less=True)
+        with m.If(prepare):
+            m.d.sync += [dst.eq(d_now), seq.eq(seq_next), hreg.eq(head),
+                         hcnt.eq(head_length), pay.eq(payload)]
+        with m.Elif(live):
+            with m.If(hcnt.any()):
+                m.d.sync += [hcnt.eq(hcnt - 1), hreg.eq(hreg << 1)]
+            with m.Else():
+                m.d.sync += pay.eq(pay << 1)
+        m.d.comb += self.send.eq(live & active & Mux(hcnt.any(), hreg[-1], pay[-1]))
 
 
 class PayloadChecker(wiring.Component):

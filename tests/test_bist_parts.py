@@ -266,6 +266,7 @@ def test_the_generator_draws_and_sends_as_the_model(pattern, seed):
     # seed 3: two terminals, whose period can be the generator's steps (m + 1 = 10
     # clocks) rather than the cycle's (T + 2 >= 9)
     config = small_config(rng, pattern, **({"N": 2, "P": 6} if seed == 3 else {}))
+    config = BistConfig(**{**vars(config), "flip_cycle": 0})    # the flip's logic built
     s = int(rng.integers(config.terminals))
     T, periods = config.cycle_length, 24
     period = config.period
@@ -283,6 +284,9 @@ def test_the_generator_draws_and_sends_as_the_model(pattern, seed):
             ctx.set(dut.live, live)
             ctx.set(dut.ran, ran)
             ctx.set(dut.draw_step, step)
+            # the rotating stream's bit-times (a terminal whose headers have one length)
+            ctx.set(dut.sending, live and dut.stream_length is not None
+                    and t - 2 < dut.stream_length)
             ctx.set(dut.flip, prepare and p == flip_at)
             # the acknowledgment at one bit-time of a cycle, or none; noise outside
             ctx.set(dut.send_ack, t - 2 == ack_at or (not live and rng.random() < 0.5))
