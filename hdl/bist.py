@@ -175,7 +175,8 @@ class BistCore(wiring.Component):
                      draw_step.eq(Mux(equals(t, 0), 1, Mux(equals(t, steps), 0, draw_step)))]
         m.d.comb += self._network.start.eq(start)
         sending = {T: live}   # per stream length, the bit-times its register rotates
-        for length in sorted({g.stream_length for g in self._sources} - {None, T}):
+        lengths = {g.stream_length for g in self._sources if g.stream_length is not None}
+        for length in sorted(lengths - {T}):
             sending[length] = Signal(name=f"sending_{length}")
             m.d.sync += sending[length].eq(Mux(equals(t, D + 1), 1, Mux(
                 equals(t, D + 1 + length), 0, sending[length])))
