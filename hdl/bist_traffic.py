@@ -66,10 +66,14 @@ class TrafficGenerator(wiring.Component):
     the prepare that takes it; the generator steps in the clocks after (``draw_step``).
     At a prepare, the message of the cycle that ended is acknowledged (``send_ack``
     was high at a bit-time of it) or kept to be sent again; a terminal with no message
-    kept takes its draw, a new message if it offers; a terminal with a message loads its
+    kept takes its draw, a new message if it offers. A terminal with a message sends its
     stream: ``1``, the header for its destination (:meth:`_head`), the payload
     (:func:`fatnet.golden.bist.make_payload`, the sequence number counting its
-    acknowledged messages). The stream goes out on ``send`` a bit per bit-time.
+    acknowledged messages), on ``send`` a bit per bit-time. Where every destination the
+    terminal draws has a header of one length (:attr:`stream_length`), the stream is one
+    register that keeps the message from cycle to cycle (:meth:`_rotating_stream`);
+    elsewhere the destination and the sequence number are kept and the stream loaded at
+    every prepare (:meth:`_counted_stream`).
 
     Parameters
     ----------
@@ -85,9 +89,12 @@ class TrafficGenerator(wiring.Component):
     draw_step : Signal
         The clocks 1 .. m after a prepare (m = :func:`fatnet.golden.bist.draw_steps`),
         in which a generator that took its draw steps.
+    sending : Signal
+        The bit-times 0 .. :attr:`stream_length` - 1, where it is not None (the stream
+        rotates).
     flip : Signal
-        Fault injection: the message loaded at this prepare goes out with its payload's
-        last bit flipped.
+        Fault injection (where the config's ``flip_cycle`` is set): the message of the
+        cycle this prepare starts goes out with its payload's last bit flipped.
     send_ack : Signal
         The network's acknowledgment of the message being sent.
     send : Signal
