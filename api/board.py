@@ -160,7 +160,7 @@ def plan_board(kind: str, args):
     from ..hdl.board import BOARDS, baud_divisor
     from ..hdl.gen import check_generable
     from ..hdl.pll import choose_pll
-    from ..sim.bist import line_cycles, make_plan
+    from ..sim.bist import line_cycles, make_plan, terminal_count
     fam = get_family(kind)
     chosen = apply_board_defaults(kind, args)
     fam.commands.check_board(kind, args)
@@ -176,7 +176,8 @@ def plan_board(kind: str, args):
     building = args.listen is None and args.check_capture is None
     fit = fit_check(args, kind, net) if building else None
     divisor = baud_divisor(clock)
-    period = period_clocks(net.cycle_length, start_latency(net))
+    n = (terminal_count(net, fam) - 1).bit_length()
+    period = period_clocks(net.cycle_length, start_latency(net), n)
     report_cycles = args.report_cycles or max(DEFAULT_REPORT_CYCLES,
                                               line_cycles(divisor, period))
     plan = make_plan(net, fam, pattern=args.pattern, load=args.load,

@@ -144,7 +144,7 @@ def add_board_options(parser: argparse.ArgumentParser, kind: str) -> None:
                         "pattern (default random)")
     p.add_argument("--load", type=fraction("load"), default=BOARD_OPTIONS["load"],
                    help="offered load: the chance a terminal with no message waiting "
-                        "offers one in a cycle, in [0, 1] (default 1)")
+                        "offers one in a cycle, in [0, 1], rounded to 1/256 (default 1)")
     add_seed_option(p, "seed of the self-test's traffic generators, independent of the "
                        "network's --seed (default 0)", flag="--bist-seed")
     p.add_argument("--report-cycles",

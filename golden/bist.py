@@ -4,13 +4,16 @@ generator, the destinations, the payload's fields, and the UART report line.
 
 Every function here is the specification the hardware is built from, bit for bit:
 
-* **Generator.** Terminal ``s`` keeps a 32-bit xorshift state (Marsaglia's
-  ``x ^= x << 13; x ^= x >> 17; x ^= x << 5``), seeded with :func:`initial_state`. A
-  terminal with no message waiting draws once per delivery cycle: it offers a new
-  message when the draw's low 16 bits are below ``threshold(load)`` (``round(load *
-  65536)``, so load 1 offers every cycle).
-* **Destinations.** ``random``: ``d = s xor v`` with ``v`` the draw's bits 16 ..
-  16 + n - 1, and ``v = 0`` read as 1 (never the terminal itself; ``s xor 1`` is twice
+* **Generator.** Terminal ``s`` keeps a 24-bit Fibonacci LFSR state ``x`` (polynomial
+  x^24 + x^23 + x^22 + x^17 + 1, maximal length: period 2^24 - 1), seeded with
+  :func:`initial_state`. A step (:func:`lfsr_step`) is ``x = ((x << 1) | (x[23] ^ x[22]
+  ^ x[21] ^ x[16])) & (2^24 - 1)``. A terminal with no message waiting takes a draw
+  once per delivery cycle; a draw takes ``m = 8 + n`` fresh bits (:func:`draw_steps`,
+  2^n terminals): draw k reads the state after k m steps (draw 0 the first state). It
+  offers a new message when the state's bits 0 .. 7 (the newest) are below
+  ``threshold(load)`` (``round(load * 256)``, so load 1 offers at every draw).
+* **Destinations.** ``random``: ``d = s xor v`` with ``v`` the state's bits 8 ..
+  8 + n - 1, and ``v = 0`` read as 1 (never the terminal itself; ``s xor 1`` is twice
   as likely as each other terminal). The fixed patterns map ``s`` to one destination
   (:data:`FIXED_PATTERNS`); a terminal the pattern maps to itself never sends.
 * **Payload** (P bits, MSB first on the wire): the source (n bits), a sequence number
@@ -34,11 +37,12 @@ import numpy as np
 from .bitstream import bits_to_int, int_to_bits
 from .errors import ParameterError
 
-__all__ = ["FIXED_PATTERNS", "PATTERNS", "COUNTERS", "xorshift32", "initial_state",
+__all__ = ["FIXED_PATTERNS", "PATTERNS", "COUNTERS", "lfsr_step", "initial_state",
            "threshold", "draw", "payload_fields", "make_payload", "check_bits",
            "report_line", "parse_report_line", "REPORT_FIELDS", "check_payload_bits",
            "StuckWire", "check_stuck_wire", "STUCK_WIRE_FIELDS", "period_clocks",
-           "min_payload_bits", "xorshift32_run", "draw_run"]
+           "min_payload_bits", "lfsr_run", "draw_run", "draw_steps", "check_address_bits",
+           "LFSR_BITS", "LFSR_TAPS", "OFFER_BITS", "ALWAYS_OFFERS", "MAX_ADDRESS_BITS"]
 
 MASK32 = (1 << 32) - 1
 
@@ -50,10 +54,12 @@ COUNTERS = ("cycles", "offered", "sent", "delivered", "acknowledged", "lost", "e
 REPORT_FIELDS = ("C", "O", "S", "D", "A", "L", "E")
 
 
-def period_clocks(cycle_length: int, start_latency: int = 0) -> int:
-    """Clocks of one BIST period: prepare, the start strobe, the start tree's
-    ``start_latency`` clocks, then the network's ``cycle_length`` bit-times."""
-    return cycle_length + 2 + start_latency
+def period_clocks(cycle_length: int, start_latency: int, n: int) -> int:
+    """Clocks of one BIST period among 2^n terminals: prepare, the start strobe, the
+    start tree's ``start_latency`` clocks, then the network's ``cycle_length``
+    bit-times; at least prepare and the :func:`draw_steps` clocks in which the
+    generators step after it."""
+    return max(cycle_length + 2 + start_latency, draw_steps(n) + 1)
 
 
 def _bit_reverse(s: int, n: int) -> int:
@@ -70,94 +76,137 @@ FIXED_PATTERNS = {
 PATTERNS = ("random",) + tuple(FIXED_PATTERNS)
 
 
-def xorshift32(x: int) -> int:
-    """One step of Marsaglia's 32-bit xorshift (13, 17, 5)."""
-    x ^= (x << 13) & MASK32
-    x ^= x >> 17
-    x ^= (x << 5) & MASK32
-    return x & MASK32
+#: The generator's state bits: a Fibonacci LFSR of 24 bits.
+LFSR_BITS = 24
+LFSR_MASK = (1 << LFSR_BITS) - 1
+#: The state bits XORed into the new bit 0 at a step: the taps 24, 23, 22, 17 of the
+#: maximal-length polynomial x^24 + x^23 + x^22 + x^17 + 1 (period 2^24 - 1).
+LFSR_TAPS = (23, 22, 21, 16)
+#: The bits of a draw that decide whether it offers: the state's bits 0 .. 7 (the newest).
+OFFER_BITS = 8
+#: The threshold at which every draw offers (load 1).
+ALWAYS_OFFERS = 1 << OFFER_BITS
+#: The most address bits a draw gives: the state's bits above the offer's.
+MAX_ADDRESS_BITS = LFSR_BITS - OFFER_BITS
+_TAP_A, _TAP_B, _TAP_C, _TAP_D = LFSR_TAPS
+
+
+def lfsr_step(x: int) -> int:
+    """One step of the generator: the state shifted up by one, its new bit 0 the XOR of
+    the taps (:data:`LFSR_TAPS`) of the state before."""
+    new = (x >> _TAP_A) ^ (x >> _TAP_B) ^ (x >> _TAP_C) ^ (x >> _TAP_D)
+    return ((x << 1) | (new & 1)) & LFSR_MASK
+
+
+def draw_steps(n: int) -> int:
+    """m, the generator's steps a draw takes among 2^n terminals: a fresh bit for each
+    bit the draw reads, :data:`OFFER_BITS` + n."""
+    return OFFER_BITS + n
 
 
 def initial_state(seed: int, terminal: int) -> int:
     """Terminal ``terminal``'s first state: a splitmix-style hash of (seed, terminal),
-    never 0 (xorshift's fixed point)."""
+    masked to :data:`LFSR_BITS` bits, never 0 (the LFSR's fixed point)."""
     z = (seed * 0x9E3779B97F4A7C15 + (terminal + 1) * 0xBF58476D1CE4E5B9) & ((1 << 64) - 1)
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & ((1 << 64) - 1)
     z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & ((1 << 64) - 1)
     z ^= z >> 31
-    return (z & MASK32) or 1
+    return (z & LFSR_MASK) or 1
 
 
 def threshold(load: float) -> int:
-    """The 17-bit offer threshold of an offered load in [0, 1]."""
+    """The offer threshold of an offered load in [0, 1]: ``round(load * 256)``, from 0
+    (never offers) to :data:`ALWAYS_OFFERS`."""
     if isinstance(load, bool) or not isinstance(load, (int, float)) or not 0 <= load <= 1:
         raise ParameterError(f"load must be a number in [0, 1], got {load!r}")
-    return int(round(load * 65536))
+    return int(round(load * ALWAYS_OFFERS))
+
+
+def check_address_bits(n: int) -> None:
+    """Refuse more terminals than a draw's address bits can reach."""
+    if n > MAX_ADDRESS_BITS:
+        raise ParameterError(f"the self-testing top takes at most 2^{MAX_ADDRESS_BITS} "
+                             f"terminals (the address bits of its generator's "
+                             f"{LFSR_BITS}-bit draw), this network has 2^{n}")
 
 
 def draw(x: int, s: int, n: int, thr: int, pattern: str) -> tuple[int, bool, int]:
-    """One draw of terminal ``s``: (next state, offers a message, destination)."""
-    x = xorshift32(x)
-    offers = (x & 0xFFFF) < thr
+    """One draw of terminal ``s`` from its state ``x``: (the state :func:`draw_steps`
+    steps on, which the next draw reads; offers a message; destination)."""
+    offers = (x & (ALWAYS_OFFERS - 1)) < thr
     if pattern == "random":
-        v = (x >> 16) & ((1 << n) - 1)
+        v = (x >> OFFER_BITS) & ((1 << n) - 1)
         d = s ^ (v or 1)
     else:
         d = FIXED_PATTERNS[pattern](s, n)
         offers = offers and d != s
-    return x, offers, d
+    return _lfsr_steps(x, draw_steps(n)), offers, d
 
 
-def _half_tables(images: np.ndarray) -> np.ndarray:
-    """The GF(2)-linear map whose image of bit ``b`` is ``images[b]`` as two tables
-    (2, 65536) of uint32: the images of every value of each 16-bit half of a 32-bit
+def _lfsr_steps(x: int, count: int) -> int:
+    """The state ``count`` steps after ``x``."""
+    for _ in range(count):
+        x = lfsr_step(x)
+    return x
+
+
+#: The bits of a state's part in a jump table (:func:`_jump_tables`): two parts.
+_PART_BITS = LFSR_BITS // 2
+
+
+def _jump_tables(images: np.ndarray) -> np.ndarray:
+    """The GF(2)-linear map of states whose image of bit ``b`` is ``images[b]`` as two
+    tables (2, 2^12) of uint32: the images of every value of each 12-bit half of a
     state."""
-    tables = np.zeros((2, 1 << 16), dtype=np.uint32)
-    for b in range(32):   # the values with bit b set: those below it, and its image
-        half, low = tables[b // 16], 1 << (b % 16)
+    tables = np.zeros((2, 1 << _PART_BITS), dtype=np.uint32)
+    for b in range(LFSR_BITS):   # the values with bit b set: those below it, and its image
+        half, low = tables[b // _PART_BITS], 1 << (b % _PART_BITS)
         half[low:2 * low] = half[:low] ^ np.uint32(images[b])
     return tables
 
 
 def _jump(tables: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """The map of :func:`_half_tables` applied to every 32-bit state of ``x`` (uint32):
-    a lookup a half."""
-    out = tables[0][x & np.uint32(0xFFFF)]
-    out ^= tables[1][x >> np.uint32(16)]
+    """The map of :func:`_jump_tables` applied to every state of ``x`` (uint32): a
+    lookup a half."""
+    out = tables[0][x & np.uint32((1 << _PART_BITS) - 1)]
+    out ^= tables[1][x >> np.uint32(_PART_BITS)]
     return out
 
 
-#: The maps of 1, 2, 4, ... xorshift steps (:func:`_half_tables`), computed once.
-_STEPS: list[np.ndarray] = []
+#: Per m, the maps of m, 2m, 4m, ... steps (:func:`_jump_tables`), computed once.
+_JUMPS: dict[int, list[np.ndarray]] = {}
 
 
-def _steps(level: int) -> np.ndarray:
-    """The tables of 2^level xorshift steps."""
-    while len(_STEPS) <= level:
-        if not _STEPS:
-            images = np.array([xorshift32(1 << b) for b in range(32)], dtype=np.uint32)
+def _jumps(m: int, level: int) -> np.ndarray:
+    """The tables of m * 2^level steps."""
+    jumps = _JUMPS.setdefault(m, [])
+    while len(jumps) <= level:
+        if not jumps:
+            images = np.array([_lfsr_steps(1 << b, m) for b in range(LFSR_BITS)],
+                              dtype=np.uint32)
         else:   # twice the steps: the last map applied to its own images
-            last = _STEPS[-1]
-            images = _jump(last, _jump(last, np.uint32(1) << np.arange(32, dtype=np.uint32)))
-        _STEPS.append(_half_tables(images))
-    return _STEPS[level]
+            last = jumps[-1]
+            images = _jump(last, _jump(last, np.uint32(1) << np.arange(LFSR_BITS,
+                                                                        dtype=np.uint32)))
+        jumps.append(_jump_tables(images))
+    return jumps[level]
 
 
-def xorshift32_run(states, count: int) -> np.ndarray:
-    """The next ``count`` states of each generator in ``states``: a (len(states),
-    count) uint32 array whose column j is :func:`xorshift32` applied j + 1 times.
+def lfsr_run(states, count: int, m: int) -> np.ndarray:
+    """The states of each generator in ``states`` every ``m`` steps: a (len(states),
+    count) uint32 array whose column j is :func:`lfsr_step` applied (j + 1) m times.
 
-    A step is linear over GF(2) (a 32 x 32 bit matrix), so the block of the first m
-    states gives the next m by one jump of m steps: the block doubles with a few array
-    operations (a jump is a table lookup per 16-bit half of the state), whatever the
+    A step is linear over GF(2) (a 24 x 24 bit matrix), so the block of the first k
+    states gives the next k by one jump of k m steps: the block doubles with a few array
+    operations (a jump is a table lookup per 12-bit half of the state), whatever the
     number of generators."""
     x = np.asarray(states, dtype=np.uint32).reshape(-1, 1)
     out = np.empty((x.shape[0], max(count, 1)), dtype=np.uint32)
-    out[:, :1] = _jump(_steps(0), x)
+    out[:, :1] = _jump(_jumps(m, 0), x)
     done, level = 1, 0
     while done < count:
         more = min(done, count - done)
-        out[:, done:done + more] = _jump(_steps(level), out[:, :more])
+        out[:, done:done + more] = _jump(_jumps(m, level), out[:, :more])
         done += more
         level += 1
     return out[:, :count]
@@ -166,12 +215,14 @@ def xorshift32_run(states, count: int) -> np.ndarray:
 def draw_run(states, terminals, n: int, thr: int, pattern: str, count: int):
     """:func:`draw` ``count`` times for each terminal ``terminals[i]`` from state
     ``states[i]``: (states, offers, destinations), each a (len(terminals), count)
-    array, column j the (j + 1)-th draw."""
-    xs = xorshift32_run(states, count)
+    array, column j the (j + 1)-th draw (its states the ones :func:`draw` returns)."""
+    xs = lfsr_run(states, count, draw_steps(n))
+    read = np.concatenate([np.asarray(states, dtype=np.uint32).reshape(-1, 1),
+                           xs[:, :-1]], axis=1)      # the state each draw reads
     s = np.asarray(terminals, dtype=np.int64).reshape(-1, 1)
-    offers = (xs & np.uint32(0xFFFF)) < thr
+    offers = (read & np.uint32(ALWAYS_OFFERS - 1)) < thr
     if pattern == "random":
-        v = (xs >> np.uint32(16)) & np.uint32((1 << n) - 1)
+        v = (read >> np.uint32(OFFER_BITS)) & np.uint32((1 << n) - 1)
         v |= v == 0                      # a draw of 0 goes to the neighbour s ^ 1
         d = (v ^ s.astype(np.uint32)).astype(np.int64)
     else:

@@ -7,16 +7,18 @@ report formatter (:mod:`fatnet.hdl.bist_report`) and the UART transmitter
 (:mod:`fatnet.hdl.bist_uart`), the last two joined by a byte stream (valid/ready).
 :class:`BistCore` holds the period's counter and strobes and joins the parts.
 
-One *BIST period* is ``T + 2 + D`` clocks, T the network's delivery cycle and D its
-start latency (:func:`fatnet.golden.bist.period_clocks`):
+One *BIST period* is ``max(T + 2 + D, m + 1)`` clocks, T the network's delivery cycle,
+D its start latency and m the generator's steps per draw
+(:func:`fatnet.golden.bist.period_clocks`, :func:`~fatnet.golden.bist.draw_steps`):
 
 * clock 0, *prepare*: the outcome of the cycle that just ended is latched (per
   terminal: acknowledged, or lost and kept to be sent again; per destination: a
   complete payload that passes its check is delivered, one that fails it is an error),
   then every terminal with no message waiting takes its draw
-  (:func:`fatnet.golden.bist.draw`, computed in the clocks before), and every terminal
-  with a message loads its stream: ``1``, the header for its destination (computed from
-  the source and the destination by the family's rule, the model's stream bit for bit:
+  (:func:`fatnet.golden.bist.draw`, read from its generator's state), and every terminal
+  with a message has its stream ready (loaded, or kept from the cycle before): ``1``,
+  the header for its destination (computed from the source and the destination by the
+  family's rule, the model's stream bit for bit:
   :meth:`fatnet.hdl.family.HardwareFamily.bist_header`), the payload
   (:func:`fatnet.golden.bist.make_payload`);
 * clocks 1 .. L + 2: the latched outcomes are counted, in stages so that no clock's
@@ -27,17 +29,21 @@ start latency (:func:`fatnet.golden.bist.period_clocks`):
   whichever are more), clock L + 1 forms the cycle's errors, clock L + 2 adds to the
   counters, which hold the cycle from clock L + 3 on (a period is at least L + 3
   clocks);
+* clocks 1 .. m: every generator whose terminal took its draw steps, once a clock
+  (``draw_step``), to the state its next draw reads;
 * clock 1: the network's ``start`` strobe;
 * clocks 2 .. D + 1: the strobe in the network's start tree (none when D = 0);
 * clocks D + 2 .. D + T + 1: the network's bit-times 0 .. T - 1: each terminal drives its
   stream on ``send`` (bit p at bit-time p) and watches ``send_ack``; each destination
   raises ``recv_ack`` from its message's first bit (the M bit) on, skips the ``prefix``
-  bits the network leaves before the payload, and shifts the payload in.
+  bits the network leaves before the payload, and accumulates the payload's check.
 
-Every strobe of the period (prepare, start, the bit-times, and whether a cycle has run)
-is a flip-flop, loaded in the clock before from the period's counter (the last from
-prepare), so that the nets that fan out to every terminal and into the network start at
-a register.
+Every strobe of the period (prepare, start, the bit-times, the first bit-times of each
+stream length, the generators' steps, and whether a cycle has run) is a flip-flop,
+loaded in the clock before from the period's counter (the last from prepare), so that
+the nets that fan out to every terminal and into the network start at a register. No
+flip-flop of a generator or a checker takes the reset: the first prepare after it
+(``ran`` low, as at every clock of the reset) starts each afresh.
 
 Counts per cycle also give two errors: acknowledged but not delivered, and delivered but
 not acknowledged (the source sends it again: delivered twice); errors add
@@ -55,7 +61,7 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
-from ..golden.bist import COUNTERS
+from ..golden.bist import COUNTERS, draw_steps
 from .bist_config import BistConfig
 from .bist_counters import SOURCE_OUTCOMES, WIRE_OUTCOMES, BistCounters, count_clocks
 from .bist_report import ReportFormatter, line_template
@@ -88,6 +94,8 @@ class _Period(NamedTuple):
     prepare: Signal   #: clock 0 of the period
     live: Signal      #: a network bit-time
     ran: Signal       #: a cycle has run since reset
+    draw_step: Signal  #: clocks 1 .. m: the generators that took a draw step
+    sending: dict      #: stream length L -> the bit-times 0 .. L - 1
 
 
 class BistCore(wiring.Component):
@@ -148,22 +156,33 @@ class BistCore(wiring.Component):
 
     def _period(self, m) -> _Period:
         """The BIST period's counter and strobes: clock 0 prepare, 1 the network's
-        start strobe, 2 .. D + 1 the start tree, D + 2 .. D + T + 1 the bit-times. Every
-        strobe is a flip-flop loaded in the clock before, so that what fans out to
-        every terminal and into the network leaves a register."""
-        D = self._config.start_latency
+        start strobe, 2 .. D + 1 the start tree, D + 2 .. D + T + 1 the bit-times, 1 .. m
+        the generators' steps, and D + 2 .. D + 1 + L the first L bit-times for each
+        stream length L of a generator that keeps its stream (``sending``). Every strobe
+        is a flip-flop loaded in the clock before, so that what fans out to every
+        terminal and into the network leaves a register."""
+        D, T = self._config.start_latency, self._config.cycle_length
+        steps = draw_steps(self._config.n)
         last = self._config.period - 1
         t = Signal(range(last + 1), name="period_t")
         prep = Signal(name="prep", init=1)    # reset is clock 0
         start = Signal(name="start")
         live = Signal(name="live")            # a network bit-time
         ran = Signal(name="ran")              # a cycle has run since reset
+        draw_step = Signal(name="draw_step")
         wrap = equals(t, last)
         m.d.sync += [t.eq(Mux(wrap, 0, t + 1)), prep.eq(wrap), start.eq(equals(t, 0)),
-                     live.eq(Mux(equals(t, D + 1), 1, Mux(wrap, 0, live))),
-                     ran.eq(ran | prep)]
+                     live.eq(Mux(equals(t, D + 1), 1, Mux(equals(t, D + T + 1), 0, live))),
+                     ran.eq(ran | prep),
+                     draw_step.eq(Mux(equals(t, 0), 1, Mux(equals(t, steps), 0, draw_step)))]
         m.d.comb += self._network.start.eq(start)
-        return _Period(prep, live, ran)
+        sending = {T: live}   # per stream length, the bit-times its register rotates
+        lengths = {g.stream_length for g in self._sources if g.stream_length is not None}
+        for length in sorted(lengths - {T}):
+            sending[length] = Signal(name=f"sending_{length}")
+            m.d.sync += sending[length].eq(Mux(equals(t, D + 1), 1, Mux(
+                equals(t, D + 1 + length), 0, sending[length])))
+        return _Period(prep, live, ran, draw_step, sending)
 
     def _terminals(self, m, period: _Period) -> None:
         """Every terminal's generator and checkers, joined to its port (through the
@@ -172,6 +191,9 @@ class BistCore(wiring.Component):
         for s, port in enumerate(self._ports):
             m.submodules[f"t{s}_source"] = gen = self._sources[s]
             self._follow(m, gen, period)
+            m.d.comb += gen.draw_step.eq(period.draw_step)
+            if gen.stream_length is not None:
+                m.d.comb += gen.sending.eq(period.sending[gen.stream_length])
             m.d.comb += gen.send_ack.eq(self._read(port.send_ack[0], s, "send", "ack"))
             self._drive(m, port.send[0], gen.send, s, "send", "data")
             for key in SOURCE_OUTCOMES:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..golden.bist import PATTERNS, StuckWire, min_payload_bits, payload_fields, period_clocks
+from ..golden.bist import (MAX_ADDRESS_BITS, PATTERNS, StuckWire, min_payload_bits,
+                           payload_fields, period_clocks)
 from .bist_counters import count_clocks
 
 __all__ = ["BistConfig"]
@@ -44,7 +45,8 @@ class BistConfig:
     states : tuple of int
         Per terminal, the generator's first state.
     offer_threshold : int
-        The 17-bit threshold of the offered load.
+        The offer threshold of the offered load (:func:`fatnet.golden.bist.threshold`,
+        0 .. 256).
     report_cycles : int
         Completed cycles between reports.
     baud_divisor : int
@@ -76,6 +78,9 @@ class BistConfig:
         N = len(self.states)
         if N < 2 or N != 1 << (N - 1).bit_length():
             raise ValueError(f"the terminals (states) must be a power of two >= 2, got {N}")
+        if self.n > MAX_ADDRESS_BITS:
+            raise ValueError(f"the terminals must be at most 2^{MAX_ADDRESS_BITS} (the "
+                             f"generator's address bits), got 2^{self.n}")
         if len(self.headers) != N:
             raise ValueError(f"headers must give one table per terminal ({N}), got "
                              f"{len(self.headers)}")
@@ -114,7 +119,7 @@ class BistConfig:
     @property
     def period(self) -> int:
         """Clocks of one BIST period (:func:`fatnet.golden.bist.period_clocks`)."""
-        return period_clocks(self.cycle_length, self.start_latency)
+        return period_clocks(self.cycle_length, self.start_latency, self.n)
 
     @property
     def sequence_bits(self) -> int:

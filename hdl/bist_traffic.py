@@ -10,15 +10,17 @@ has run since reset: the outcomes of the cycle a prepare ends count).
 
 from __future__ import annotations
 
-from amaranth import Cat, Const, Module, Mux, Signal
+from functools import lru_cache
+
+from amaranth import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..golden.bist import draw
+from ..golden.bist import LFSR_BITS, LFSR_TAPS, OFFER_BITS
 from .bist_config import BistConfig
 from .logic import below, equals, zero_extend
 
-__all__ = ["TrafficGenerator", "PayloadChecker"]
+__all__ = ["TrafficGenerator", "PayloadChecker", "shift_counter"]
 
 
 def _check_terminal(config: BistConfig, terminal) -> None:
@@ -30,6 +32,29 @@ def _check_terminal(config: BistConfig, terminal) -> None:
         raise ValueError(f"terminal must be in [0, {N - 1}], got {terminal!r}")
 
 
+@lru_cache(maxsize=None)
+def shift_counter(length: int) -> tuple[int, int, tuple[int, ...]]:
+    """A counter of ``length`` steps without a carry chain: a shift register of
+    ``width`` bits whose new bit 0 is the XOR of its top bit and bit ``tap``, loaded
+    with all ones. ``(width, tap, states)``: the narrowest such register (the lowest
+    tap) whose ``length + 1`` first states, ``states``, are distinct."""
+    width = max(2, length.bit_length())
+    while True:
+        for tap in range(width - 1):
+            x, seen = (1 << width) - 1, list[int]()
+            while len(seen) <= length and x not in seen:
+                seen.append(x)
+                x = ((x << 1) | ((x >> (width - 1)) ^ (x >> tap)) & 1) & ((1 << width) - 1)
+            if len(seen) > length:
+                return width, tap, tuple(seen)
+        width += 1
+
+
+def member(value, values) -> Value:
+    """Whether ``value`` is one of the constants ``values`` (one bit)."""
+    return Cat(Const(0, 1), *(equals(value, v) for v in values)).any()
+
+
 #: The period's strobes, which every generator and checker follows (module docstring).
 PERIOD_MEMBERS = {"prepare": In(1), "live": In(1), "ran": In(1)}
 
@@ -37,13 +62,18 @@ PERIOD_MEMBERS = {"prepare": In(1), "live": In(1), "ran": In(1)}
 class TrafficGenerator(wiring.Component):
     """Terminal ``terminal``'s traffic generator.
 
-    Its draw (:func:`fatnet.golden.bist.draw`) is ready before the prepare that takes
-    it. At a prepare, the message of the cycle that ended is acknowledged (``send_ack``
+    Its draw (:func:`fatnet.golden.bist.draw`) is read from its generator's state at
+    the prepare that takes it; the generator steps in the clocks after (``draw_step``).
+    At a prepare, the message of the cycle that ended is acknowledged (``send_ack``
     was high at a bit-time of it) or kept to be sent again; a terminal with no message
-    kept takes its draw, a new message if it offers; a terminal with a message loads its
-    stream: ``1``, the header for its destination (:meth:`_header`), the payload
+    kept takes its draw, a new message if it offers. A terminal with a message sends its
+    stream: ``1``, the header for its destination (:meth:`_head`), the payload
     (:func:`fatnet.golden.bist.make_payload`, the sequence number counting its
-    acknowledged messages). The stream goes out on ``send`` a bit per bit-time.
+    acknowledged messages), on ``send`` a bit per bit-time. Where every destination the
+    terminal draws has a header of one length (:attr:`stream_length`), the stream is one
+    register that keeps the message from cycle to cycle (:meth:`_rotating_stream`);
+    elsewhere the destination and the sequence number are kept and the stream loaded at
+    every prepare (:meth:`_counted_stream`).
 
     Parameters
     ----------
@@ -56,16 +86,23 @@ class TrafficGenerator(wiring.Component):
     ----------
     prepare, live, ran : Signal
         The period's strobes (module docstring).
+    draw_step : Signal
+        The clocks 1 .. m after a prepare (m = :func:`fatnet.golden.bist.draw_steps`),
+        in which a generator that took its draw steps.
+    sending : Signal
+        The bit-times 0 .. :attr:`stream_length` - 1, where it is not None (the stream
+        rotates).
     flip : Signal
-        Fault injection: the message loaded at this prepare goes out with its payload's
-        last bit flipped.
+        Fault injection (where the config's ``flip_cycle`` is set): the message of the
+        cycle this prepare starts goes out with its payload's last bit flipped.
     send_ack : Signal
         The network's acknowledgment of the message being sent.
     send : Signal
         The stream (0 outside bit-times).
     offered, sent, acknowledged, lost : Signal
-        At a prepare, if ``ran``, the cycle that ended: had a new message; had a
-        message; had one that was acknowledged; had one that was not.
+        At a prepare, the cycle that ended (if one has run since reset, ``ran``: the
+        counters count no other): had a new message; had a message; had one that was
+        acknowledged; had one that was not.
     """
 
     def __init__(self, config: BistConfig, terminal: int):
@@ -73,131 +110,179 @@ class TrafficGenerator(wiring.Component):
         self._config, self._s = config, terminal
         self._n, self._P, self._q = config.n, config.payload_bits, config.sequence_bits
         self._H = config.header_bits
-        self._Hb = max(1, self._H.bit_length())
-        super().__init__({**PERIOD_MEMBERS, "flip": In(1), "send_ack": In(1),
-                          "send": Out(1), "offered": Out(1), "sent": Out(1),
-                          "acknowledged": Out(1), "lost": Out(1)})
+        self._flips = config.flip_cycle is not None
+        lengths = {len(h) for h in config.headers[terminal].values()}
+        #: The stream's bits where every destination drawn has a header of one length
+        #: (the M bit, the header, the payload), else None.
+        self.stream_length = 1 + max(lengths, default=0) + self._P if len(lengths) <= 1 \
+            else None
+        super().__init__({**PERIOD_MEMBERS, "draw_step": In(1), "sending": In(1),
+                          "flip": In(1), "send_ack": In(1), "send": Out(1),
+                          "offered": Out(1), "sent": Out(1), "acknowledged": Out(1),
+                          "lost": Out(1)})
 
     def elaborate(self, platform):
         m = Module()
-        n, q = self._n, self._q
         prepare, live, ran = self.prepare, self.live, self.ran
-        dst = Signal(n, name="dst")
-        seq = Signal(max(q, 1), name="seq")
-        active = Signal(name="active")     # a message is being sent (kept or new)
-        ack_seen = Signal(name="ack_seen")
-        # ---- what the cycle that ended did
+        # No flip-flop here takes the reset: the first prepare after it (``ran`` low,
+        # as at every clock of the reset) starts the terminal afresh, so the reset
+        # reaches the terminals only through the period's registered strobes.
+        active = Signal(name="active", reset_less=True)   # a message is being sent
+        drew = Signal(name="drew", reset_less=True)       # ... and it is new
+        ack_seen = Signal(name="ack_seen", reset_less=True)
+        # ---- what the cycle that ended did (the counters count it only if ``ran``)
+        m.d.comb += [self.offered.eq(drew), self.sent.eq(active),
+                     self.acknowledged.eq(active & ack_seen),
+                     self.lost.eq(active & ~ack_seen)]
         acked = Signal(name="acked")
-        m.d.comb += [acked.eq(ran & active & ack_seen), self.acknowledged.eq(acked),
-                     self.lost.eq(ran & active & ~ack_seen)]
         keep = Signal(name="keep")
-        m.d.comb += keep.eq(active & ~acked)
-        seq_next = Signal(max(q, 1), name="seq_next")
-        m.d.comb += seq_next.eq(Mux(acked, seq + 1, seq))
-        x1, x2, offer, new_dst = self._draw(m)
+        m.d.comb += [acked.eq(ran & self.acknowledged), keep.eq(ran & self.lost)]
+        # a terminal that took its draw at the last prepare sends a new message or none
+        offer, new_dst = self._draw(m, ~active | drew)
         new = Signal(name="new")
         m.d.comb += new.eq(~keep & offer)
-        d_now = Signal(n, name="d_now")
-        m.d.comb += d_now.eq(Mux(keep, dst, new_dst))
-        go = Signal(name="go")
-        m.d.comb += go.eq(keep | new)
-        drew = Signal(name="drew")     # the running cycle's message is new
-        m.d.comb += [self.offered.eq(ran & drew), self.sent.eq(ran & active)]
         with m.If(prepare):
-            m.d.sync += [active.eq(go), dst.eq(d_now), seq.eq(seq_next),
-                         drew.eq(new), ack_seen.eq(0)]
-            with m.If(~keep):
-                m.d.sync += x1.eq(x2)
+            m.d.sync += [active.eq(keep | new), drew.eq(new), ack_seen.eq(0)]
         with m.Elif(live):
             m.d.sync += ack_seen.eq(ack_seen | self.send_ack)
-        self._stream(m, go, d_now, seq_next)
+        if self.stream_length is None:
+            self._counted_stream(m, active, keep, acked, new_dst)
+        else:
+            self._rotating_stream(m, active, keep, acked, new_dst)
         return m
 
-    def _draw(self, m):
-        """The draw, ready before the prepare that takes it: x1 is the generator's next
-        state (the model's x stepped once), which changes only at a prepare; the offer
-        and the destination drawn from it are registered (reset: the draw from the first
-        state). ``(x1, x2, offer, new_dst)``, x2 the state after x1."""
+    def _sequence_next(self, seq, acked):
+        """The sequence number of the message loaded now: ``seq`` (the last one's) plus
+        one if it was acknowledged; 0 at the first prepare."""
+        return Mux(self.ran, Mux(acked, seq + 1, seq), 0)[:len(seq)]
+
+    def _draw(self, m, took):
+        """The generator (:func:`fatnet.golden.bist.lfsr_step`, one step a clock) and
+        the draw read from its state: a terminal that took its draw at the last prepare
+        (``took``) steps its state in the ``draw_step`` clocks after it, ready for its
+        next draw. ``(offer, new_dst)``, the draw the state gives now.
+
+        The first prepare after reset (``ran`` low) reads the first state, a constant,
+        and loads it into the state, which then takes no reset and powers up at 0: an
+        FPGA's flip-flops power up at 0, and one that must start at 1 costs an inverter
+        on a shift register."""
         c, s, n = self._config, self._s, self._n
         hs = c.headers[s]
-        x1_0, offer_0, dst_0 = draw(c.states[s], s, n, c.offer_threshold, c.pattern)
-        x1 = Signal(32, name="x1", init=x1_0)
-        y = x1 ^ (x1 << 13)[:32]
-        y = y ^ (y >> 17)
-        x2 = y ^ (y << 5)[:32]        # the state after x1
-        offer = Signal(name="offer", init=offer_0)
-        new_dst = Signal(n, name="new_dst", init=dst_0)
-        cheap = below(x1[:16], c.offer_threshold)
+        first = Const(c.states[s], LFSR_BITS)
+        x = Signal(LFSR_BITS, name="lfsr", reset_less=True)
+        new_bit = x[LFSR_TAPS[0]]
+        for tap in LFSR_TAPS[1:]:
+            new_bit = new_bit ^ x[tap]
+        with m.If(self.prepare & ~self.ran):
+            m.d.sync += x.eq(first)
+        with m.Elif(self.draw_step & took):
+            m.d.sync += x.eq(Cat(new_bit, x[:-1]))
+        read = Mux(self.ran, x, first)
+        offer = below(read[:OFFER_BITS], c.offer_threshold)
         if c.pattern == "random":
-            v = x1[16:16 + n]
-            m.d.sync += [new_dst.eq(Const(s, n) ^ Mux(v.any(), v, Const(1, n))),
-                         offer.eq(cheap)]
-        elif hs:
+            v = read[OFFER_BITS:OFFER_BITS + n]
+            return offer, Const(s, n) ^ Mux(v.any(), v, Const(1, n))
+        if hs:
             (d_fixed,) = hs
-            m.d.sync += [new_dst.eq(d_fixed), offer.eq(cheap)]
-        else:                          # the pattern maps s to itself: never sends
-            m.d.sync += [new_dst.eq(s), offer.eq(0)]
-        return x1, x2, offer, new_dst
+            return offer, Const(d_fixed, n)
+        return Const(0, 1), Const(s, n)    # the pattern maps s to itself: never sends
 
-    def _header(self, m, dst):
-        """The header for destination ``dst``: ``(bits, length)``, the bits MSB first
-        from the top of an H-bit value, computed from the source and the destination
-        by the family's rule (``config.header``). Its bits are left-aligned and at
-        least as wide as the longest header drawn (H), so their top H bits hold every
-        header drawn."""
-        H, Hb = self._H, self._Hb
-        bits, length = self._config.header(self._s, dst)
+    def _head(self, dst):
+        """The M bit and the header for destination ``dst``, computed from the source
+        and the destination by the family's rule (``config.header``), left-aligned in
+        a value the stream sends from its top: ``(bits, length)``, ``length`` the bits
+        to send (the M bit included), or None where every destination the terminal
+        draws has a header of one length (``bits`` is then exactly the M bit and the
+        header)."""
+        s, H = self._s, self._H
+        bits, length = self._config.header(s, dst)
         if len(bits) < H:
-            raise ValueError(f"terminal {self._s}'s header rule gives {len(bits)} bits, "
+            raise ValueError(f"terminal {s}'s header rule gives {len(bits)} bits, "
                              f"the model's headers need {H}")
-        hdr_v = Signal(max(H, 1), name="hdr_next")
-        hlen_v = Signal(Hb + 1, name="hlen_next")
-        m.d.comb += [hdr_v.eq(bits[len(bits) - H:] if H else 0),
-                     hlen_v.eq(length[:Hb + 1])]
-        return hdr_v, hlen_v
+        if self.stream_length is not None:
+            own = self.stream_length - 1 - self._P
+            return Cat(bits[len(bits) - own:], Const(1, 1)), None
+        width = (H + 1).bit_length()
+        return Cat(bits[len(bits) - H:], Const(1, 1)), (length + 1)[:width]
 
-    def _payload(self, m, dst, seq):
+    def _payload(self, dst, seq, flip):
         """The payload to ``dst`` with sequence number ``seq``
-        (:func:`fatnet.golden.bist.make_payload`; its check flipped at ``flip``)."""
+        (:func:`fatnet.golden.bist.make_payload`; its check's last bit XOR ``flip``)."""
         s, n, q = self._s, self._n, self._q
         chk = Const(s, n) ^ dst
         for i in range(0, q, n):
             chk = chk ^ zero_extend(seq[i:i + n], n)
-        chk = chk ^ zero_extend(self.flip, n)
-        payload = Signal(self._P, name="payload")
-        m.d.comb += payload.eq(Cat(chk, seq[:q], Const(s, n)) if q else Cat(chk, Const(s, n)))
-        return payload
+        chk = chk ^ zero_extend(flip, n)
+        return Cat(chk, seq[:q], Const(s, n))
 
-    def _stream(self, m, go, dst, seq):
-        """Load the stream at a prepare (if ``go``: a message to ``dst``, sequence
-        number ``seq``) and shift it out on ``send`` at the bit-times."""
-        H, Hb = self._H, self._Hb
-        mbit = Signal(name="mbit")
-        hcnt = Signal(Hb + 1, name="hcnt")
-        hdr = Signal(max(H, 1), name="hdr")
-        pay = Signal(self._P, name="pay")
-        hdr_v, hlen_v = self._header(m, dst)
-        payload = self._payload(m, dst, seq)
+    def _flip(self):
+        """``flip``, where the config injects a flipped bit (else no logic for it)."""
+        return self.flip if self._flips else Const(0, 1)
+
+    def _rotating_stream(self, m, active, keep, acked, new_dst):
+        """The stream as one register that holds the message from cycle to cycle: it
+        rotates at the bit-times of ``sending`` (the first :attr:`stream_length`), so
+        each cycle sends it and leaves it as loaded; a kept message is not loaded
+        again, and the register's sequence number field is the terminal's sequence
+        number. Every other prepare loads it (a new message to ``new_dst``, or none,
+        the sequence number counted on): a bit that is a constant of the terminal (the
+        M bit, the source, a header bit the family's rule fixes) is set or cleared
+        with no logic. A flipped check bit is flipped back at the next prepare."""
+        n, q = self._n, self._q
+        # loaded at the first prepare (reset is one) before a bit of it is sent: no reset
+        stream = Signal(self.stream_length, name="stream", reset_less=True)
+        seq_next = Signal(q, name="seq_next")
+        m.d.comb += seq_next.eq(self._sequence_next(stream[n:n + q], acked))
+        head, _ = self._head(new_dst)
+        flip = self._flip()
+        flipped = Signal(name="flipped", reset_less=True)   # the check bit is flipped
         with m.If(self.prepare):
-            m.d.sync += [mbit.eq(go), hcnt.eq(Mux(go, hlen_v, 0)), hdr.eq(hdr_v),
-                         pay.eq(Mux(go, payload, 0))]
-        with m.Elif(self.live):
-            with m.If(mbit):
-                m.d.sync += mbit.eq(0)
-            with m.Elif(hcnt.any()):
-                m.d.sync += [hcnt.eq(hcnt - 1), hdr.eq(hdr << 1)]
+            m.d.sync += flipped.eq(flip)
+            with m.If(keep):
+                m.d.sync += stream[0].eq(stream[0] ^ flipped ^ flip)
+            with m.Else():
+                m.d.sync += stream.eq(Cat(self._payload(new_dst, seq_next, flip), head))
+        with m.Elif(self.sending):
+            m.d.sync += stream.eq(Cat(stream[-1], stream[:-1]))
+        m.d.comb += self.send.eq(self.sending & active & stream[-1])
+
+    def _counted_stream(self, m, active, keep, acked, new_dst):
+        """The stream where the header's length depends on the destination: the
+        destination and the sequence number kept in registers, and at every prepare
+        the M bit and the header loaded into one register, whose bits are counted out
+        first, the payload into another."""
+        n, q, prepare, live = self._n, self._q, self.prepare, self.live
+        dst = Signal(n, name="dst", reset_less=True)
+        seq = Signal(q, name="seq", reset_less=True)
+        d_now = Signal(n, name="d_now")
+        seq_next = Signal(q, name="seq_next")
+        m.d.comb += [d_now.eq(Mux(keep, dst, new_dst)),
+                     seq_next.eq(self._sequence_next(seq, acked))]
+        head, head_length = self._head(d_now)
+        payload = self._payload(d_now, seq_next, self._flip())
+        # loaded at every prepare (reset is one) before a bit of it is sent: no reset
+        hreg = Signal(len(head), name="head", reset_less=True)
+        hcnt = Signal(len(head_length), name="hcnt", reset_less=True)
+        pay = Signal(self._P, name="pay", reset_less=True)
+        with m.If(prepare):
+            m.d.sync += [dst.eq(d_now), seq.eq(seq_next), hreg.eq(head),
+                         hcnt.eq(head_length), pay.eq(payload)]
+        with m.Elif(live):
+            with m.If(hcnt.any()):
+                m.d.sync += [hcnt.eq(hcnt - 1), hreg.eq(hreg << 1)]
             with m.Else():
                 m.d.sync += pay.eq(pay << 1)
-        m.d.comb += self.send.eq(self.live & Mux(mbit, 1, Mux(hcnt.any(), hdr[-1], pay[-1])))
+        m.d.comb += self.send.eq(live & active & Mux(hcnt.any(), hreg[-1], pay[-1]))
 
 
 class PayloadChecker(wiring.Component):
     """The checker of one of terminal ``terminal``'s recv wires.
 
     From a message's first bit (the M bit) it raises ``recv_ack`` to the cycle's end,
-    skips the ``prefix`` bits the network delivers before the payload, and shifts in the
-    payload; a complete payload passes its check (:func:`fatnet.golden.bist.payload_ok`
-    with the terminal's own address) or fails it.
+    skips the ``prefix`` bits the network delivers before the payload, and accumulates
+    the payload's check as its bits arrive (:meth:`_accumulate`, n flip-flops); a
+    complete payload passes its check (:func:`fatnet.golden.bist.payload_ok` with the
+    terminal's own address) or fails it.
 
     Parameters
     ----------
@@ -215,8 +300,9 @@ class PayloadChecker(wiring.Component):
     recv_ack : Signal
         The acknowledgment the destination drives back.
     delivered, bad : Signal
-        At a prepare, ``ran`` and the cycle that ended brought a complete payload that
-        passes its check, that fails it.
+        At a prepare, the cycle that ended (if one has run since reset, ``ran``: the
+        counters count no other) brought a complete payload that passes its check, that
+        fails it.
     """
 
     def __init__(self, config: BistConfig, terminal: int):
@@ -228,30 +314,50 @@ class PayloadChecker(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        n, P, q, recv = self._n, self._P, self._q, self.recv
-        got = Signal(name="got")
-        skip = Signal(range(max(self._prefix, 1) + 1), name="skip")
-        take = Signal(range(P + 1), name="take")
-        rin = Signal(P, name="rin")
-        done = Signal(name="done")
+        n, P, prefix, recv = self._n, self._P, self._prefix, self.recv
+        # Nothing here takes the reset: a prepare clears it all, as at every clock of
+        # the reset.
+        got = Signal(name="got", reset_less=True)    # the M bit has come
+        acc = Signal(n, name="acc", reset_less=True)
+        width, tap, states = shift_counter(prefix + P)
+        # the bits received after the M bit, counted by a shift register (no carry
+        # chain) that steps from states[0] after it, so it is at its last state exactly
+        # when the payload is complete
+        count = Signal(width, name="count", reset_less=True)
         m.d.comb += self.recv_ack.eq(self.live & (got | recv))
+        done = Signal(name="done")
+        m.d.comb += done.eq(equals(count, states[-1]))
+        # the bit arriving now: after the prefix, of the source (its first n)
+        in_payload = member(count, states[prefix:]) if prefix else Const(1, 1)
+        in_source = member(count, states[prefix:prefix + n])
         with m.If(self.prepare):
-            m.d.sync += [got.eq(0), done.eq(0)]
+            m.d.sync += [got.eq(0), acc.eq(0), count.eq(states[0])]
         with m.Elif(self.live):
-            with m.If(~got):
-                with m.If(recv):
-                    m.d.sync += [got.eq(1), skip.eq(self._prefix), take.eq(P)]
-            with m.Elif(skip.any()):
-                m.d.sync += skip.eq(skip - 1)
-            with m.Elif(take.any()):
-                m.d.sync += [take.eq(take - 1), rin.eq(Cat(recv, rin[:-1]))]
-                with m.If(equals(take, 1)):
-                    m.d.sync += done.eq(1)
-        r_src, r_chk = rin[q + n:], rin[:n]
-        want = r_src ^ Const(self._s, n)
-        for i in range(0, q, n):
-            want = want ^ zero_extend(rin[n + i:n + min(i + n, q)], n)
-        good = ~(want ^ r_chk).any()
-        m.d.comb += [self.delivered.eq(self.ran & done & good),
-                     self.bad.eq(self.ran & done & ~good)]
+            with m.If(recv):
+                m.d.sync += got.eq(1)
+            with m.If(got & ~done):
+                m.d.sync += [count.eq(Cat(count[-1] ^ count[tap], count[:-1])),
+                             acc.eq(self._accumulate(acc, recv, in_payload, in_source))]
+        good = Signal(name="good")
+        m.d.comb += [good.eq(equals(acc, self._s)), self.delivered.eq(done & good),
+                     self.bad.eq(done & ~good)]
         return m
+
+    def _accumulate(self, acc, bit, in_payload, in_source):
+        """The check accumulated one arriving bit further, serially: ``acc`` rotated up
+        by one, the bit XORed in at index 0, or at index -q mod n for a bit of the
+        source. Rotated once for every bit after it, payload bit b ends at index b mod n
+        (the sequence number's and the check's chunk index), a source bit at its own
+        index (b - q mod n): the complete payload leaves in ``acc`` the source, the
+        sequence number's chunks and the check XORed, which is the destination's
+        address exactly when the check holds (:func:`fatnet.golden.bist.payload_ok`)."""
+        n, q = self._n, self._q
+        rotated = Cat(acc[-1], acc[:-1])
+        at_source = -q % n
+        into = [Const(0, 1)] * n
+        if at_source == 0:           # every field at one alignment
+            into[0] = bit & in_payload
+        else:
+            into[0] = bit & in_payload & ~in_source
+            into[at_source] = bit & in_source
+        return rotated ^ Cat(*into)

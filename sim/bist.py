@@ -106,6 +106,7 @@ def make_plan(net, family: SimFamily, *, pattern="random", load=1.0, bist_seed=0
     if N < 2 or N != 1 << n:
         raise ParameterError(f"the self-testing top needs a power-of-two number of "
                              f"terminals >= 2, this network has {N}")
+    gb.check_address_bits(n)
     # the family computes the headers in hardware (or refuses the network in one line)
     family.hardware.bist_header(net, 0, Const(0, n))
     P = int(net.payload_bits)
@@ -113,7 +114,7 @@ def make_plan(net, family: SimFamily, *, pattern="random", load=1.0, bist_seed=0
     if stuck_wire is not None:
         stuck_wire = gb.check_stuck_wire(stuck_wire, N)
     T = int(net.cycle_length)
-    period = gb.period_clocks(T, start_latency(net))
+    period = gb.period_clocks(T, start_latency(net), n)
     line = line_clocks(baud_divisor)
     need = line_cycles(baud_divisor, period)
     if report_cycles is None:

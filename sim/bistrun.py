@@ -74,7 +74,7 @@ class _CodeStreams:
         self.last = self.place[:, -1].copy()    # the slot of its last offer (with gaps)
         self.last_dest = np.full(N, N, dtype=np.int64)   # its destination (no gap)
         self.skipped = [0] * N
-        self.gapless = plan.threshold >= 1 << 16
+        self.gapless = plan.threshold >= gb.ALWAYS_OFFERS
         self.static = self.gapless and plan.pattern in gb.FIXED_PATTERNS
         self.offering = [s for s in range(N) if s not in never]
         self.blocks: list[dict] = [{} for _ in range(N)]    # s -> block index -> lists

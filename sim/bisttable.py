@@ -136,8 +136,8 @@ def pattern_space(plan) -> PatternSpace | None:
             [d for d in (fixed(s, n),) if d != s]
         if plan.threshold == 0:
             dests = []
-        # a terminal offers at every draw at load 1 (threshold 2^16): it is never idle
-        idle = [-1] if plan.threshold < 1 << 16 or not dests else []
+        # a terminal offers at every draw at load 1: it is never idle
+        idle = [-1] if plan.threshold < gb.ALWAYS_OFFERS or not dests else []
         values.append(idle + dests)
     space = PatternSpace(values)
     return space if space.size <= MAX_ENTRIES else None

@@ -97,10 +97,55 @@ def plan_of(name, **kw):
 
 
 # ------------------------------------------------------------------ the arithmetic
-def test_xorshift_is_marsaglias_and_states_are_distinct_and_never_zero():
-    assert gb.xorshift32(2463534242) == 723471715        # Marsaglia (2003), xor32
+def gf2_power(matrix: np.ndarray, exponent: int) -> np.ndarray:
+    """``matrix`` (0/1 entries) to the power ``exponent`` over GF(2)."""
+    out = np.eye(len(matrix), dtype=np.int64)
+    while exponent:
+        if exponent & 1:
+            out = out @ matrix % 2
+        matrix = matrix @ matrix % 2
+        exponent >>= 1
+    return out
+
+
+def test_the_generator_is_the_24_bit_lfsr_of_full_period():
+    # the step on single bits: shifted up, the new bit 0 the XOR of bits 23, 22, 21, 16
+    assert [gb.lfsr_step(1 << b) for b in (0, 15, 16, 20, 21, 22, 23)] == \
+        [2, 1 << 16, (1 << 17) | 1, 1 << 21, (1 << 22) | 1, (1 << 23) | 1, 1]
+    # the step's matrix over GF(2): column b is the image of bit b
+    step = np.array([[gb.lfsr_step(1 << b) >> i & 1 for b in range(24)] for i in range(24)],
+                    dtype=np.int64)
+    period = (1 << 24) - 1
+    identity = np.eye(24, dtype=np.int64)
+    assert (gf2_power(step, period) == identity).all()
+    for p in (3, 5, 7, 13, 17, 241):              # 2^24 - 1 = 3^2 * 5 * 7 * 13 * 17 * 241
+        assert period % p == 0
+        assert not (gf2_power(step, period // p) == identity).all(), p
+
+
+def test_the_first_states_are_distinct_24_bit_and_never_zero():
     states = [gb.initial_state(seed, s) for seed in (0, 1, 2**63) for s in range(256)]
     assert 0 not in states and len(set(states)) == len(states)
+    assert max(states) < 1 << 24
+
+
+def test_a_draw_reads_its_state_and_steps_8_plus_n_times():
+    n, s = 3, 5
+    x = (0b110 << 8) | 77                  # v = 6, the offer bits 77
+    for thr, offers in ((77, False), (78, True), (gb.ALWAYS_OFFERS, True)):
+        after, got, d = gb.draw(x, s, n, thr, "random")
+        assert (got, d) == (offers, s ^ 6)
+    want = x
+    for _ in range(8 + n):
+        want = gb.lfsr_step(want)
+    assert after == want
+    assert gb.draw(0x123000 | 5, s, n, 6, "random")[1:] == (True, s ^ 1)   # v = 0: s ^ 1
+    assert gb.threshold(1.0) == gb.ALWAYS_OFFERS == 256 and gb.threshold(0.5) == 128
+    gb.check_address_bits(16)
+    with pytest.raises(ParameterError, match=r"at most 2\^16 terminals .the address bits "
+                                             r"of its generator's 24-bit draw., this "
+                                             r"network has 2\^17"):
+        gb.check_address_bits(17)
 
 
 def test_random_destinations_are_never_the_source_and_cover_the_others():
@@ -154,7 +199,7 @@ def run_amaranth(plan, reports, uart=False):
     wakes when the cycle counter changes rather than every clock."""
     from fatnet.sim.bist import line_clocks
     core = build_core(plan)
-    period = gb.period_clocks(plan.cycle_length, start_latency(plan.net))
+    period = gb.period_clocks(plan.cycle_length, start_latency(plan.net), plan.n)
     # a bound past the last report and its line, should the counters never get there
     clocks = reports * plan.report_cycles * period + period + 4 + line_clocks(
         plan.baud_divisor)

@@ -24,10 +24,11 @@ from amaranth.sim import Simulator
 from fatnet.golden import bist as gb
 from fatnet.golden.bitstream import bits_to_int, int_to_bits
 from fatnet.hdl.bist import BistCore
+from fatnet.hdl import bist_config
 from fatnet.hdl.bist_config import BistConfig
 from fatnet.hdl.bist_counters import SOURCE_OUTCOMES, WIRE_OUTCOMES, BistCounters
 from fatnet.hdl.bist_report import ReportFormatter
-from fatnet.hdl.bist_traffic import PayloadChecker, TrafficGenerator
+from fatnet.hdl.bist_traffic import PayloadChecker, TrafficGenerator, shift_counter
 from fatnet.hdl.bist_uart import FRAME_BITS, UartTx
 from fatnet.sim.bist import decode_uart
 
@@ -220,11 +221,13 @@ def small_config(rng, pattern="random", prefix=0, P=12, N=8) -> BistConfig:
                       report_cycles=1, baud_divisor=2)
 
 
-def period_clock(k: int, T: int) -> tuple[bool, bool, bool]:
-    """(prepare, live, ran) at clock k of a run of periods of T + 2 clocks: prepare at
-    0, the start strobe at 1, bit-times from 2 on."""
-    t = k % (T + 2)
-    return t == 0, t >= 2, k > 0
+def period_clock(k: int, config: BistConfig) -> tuple[bool, bool, bool, bool]:
+    """(prepare, live, ran, draw_step) at clock k of a run of the config's periods
+    (start latency 0): prepare at 0, the start strobe at 1, the T bit-times from 2 on,
+    the generators' steps at 1 .. m."""
+    t = k % config.period
+    return (t == 0, 2 <= t < config.cycle_length + 2, k > 0,
+            1 <= t <= gb.draw_steps(config.n))
 
 
 class GeneratorModel:
@@ -260,9 +263,13 @@ class GeneratorModel:
 @pytest.mark.parametrize("pattern", ["random", "shift"])
 def test_the_generator_draws_and_sends_as_the_model(pattern, seed):
     rng = np.random.default_rng([seed, len(pattern)])
-    config = small_config(rng, pattern)
+    # seed 3: two terminals, whose period can be the generator's steps (m + 1 = 10
+    # clocks) rather than the cycle's (T + 2 >= 9)
+    config = small_config(rng, pattern, **({"N": 2, "P": 6} if seed == 3 else {}))
+    config = BistConfig(**{**vars(config), "flip_cycle": 0})    # the flip's logic built
     s = int(rng.integers(config.terminals))
     T, periods = config.cycle_length, 24
+    period = config.period
     dut = TrafficGenerator(config, s)
     model = GeneratorModel(config, s)
     flip_at = int(rng.integers(periods))
@@ -270,19 +277,23 @@ def test_the_generator_draws_and_sends_as_the_model(pattern, seed):
 
     async def bench(ctx):
         acked, stream, ack_at = False, [], -1
-        for k in range((T + 2) * periods):
-            prepare, live, ran = period_clock(k, T)
-            p, t = divmod(k, T + 2)
+        for k in range(period * periods):
+            prepare, live, ran, step = period_clock(k, config)
+            p, t = divmod(k, period)
             ctx.set(dut.prepare, prepare)
             ctx.set(dut.live, live)
             ctx.set(dut.ran, ran)
+            ctx.set(dut.draw_step, step)
+            # the rotating stream's bit-times (a terminal whose headers have one length)
+            ctx.set(dut.sending, live and dut.stream_length is not None
+                    and t - 2 < dut.stream_length)
             ctx.set(dut.flip, prepare and p == flip_at)
             # the acknowledgment at one bit-time of a cycle, or none; noise outside
             ctx.set(dut.send_ack, t - 2 == ack_at or (not live and rng.random() < 0.5))
             if prepare:
                 flags, stream = model.prepare(ran, acked, p == flip_at)
                 have = tuple(ctx.get(getattr(dut, key)) for key in SOURCE_OUTCOMES)
-                assert have == flags, (where, "period", p)
+                assert have == flags or not ran, (where, "period", p)   # counted if ran
                 ack_at = int(rng.integers(T)) if rng.random() < 0.6 else -1
                 acked = ack_at >= 0
             bit = stream[t - 2] if live else 0
@@ -294,7 +305,9 @@ def test_the_generator_draws_and_sends_as_the_model(pattern, seed):
 @pytest.mark.parametrize("seed", range(4))
 def test_the_checker_passes_a_sound_payload_and_fails_any_other(seed):
     rng = np.random.default_rng(seed)
-    config = small_config(rng, prefix=int(rng.integers(0, 4)))
+    # q = P - 6 sequence bits among 8 terminals: every alignment of the source's
+    # chunk to the others' (q mod n = 0, 1, 2)
+    config = small_config(rng, prefix=int(rng.integers(0, 4)), P=12 + seed % 3)
     n, P, T, pre = config.n, config.payload_bits, config.cycle_length, config.prefix
     s = int(rng.integers(config.terminals))
     dut = PayloadChecker(config, s)
@@ -320,21 +333,31 @@ def test_the_checker_passes_a_sound_payload_and_fails_any_other(seed):
 
     async def bench(ctx):
         want, bits, at = (0, 0), [0] * T, T
-        for k in range((T + 2) * 30):
-            prepare, live, ran = period_clock(k, T)
-            p, t = divmod(k, T + 2)
+        for k in range(config.period * 30):
+            prepare, live, ran, _ = period_clock(k, config)
+            p, t = divmod(k, config.period)
             ctx.set(dut.prepare, prepare)
             ctx.set(dut.live, live)
             ctx.set(dut.ran, ran)
             if prepare:
                 have = (ctx.get(dut.delivered), ctx.get(dut.bad))
-                assert have == tuple(map(int, want)), (where, "period", p)
+                assert have == tuple(map(int, want)) or not ran, (where, "period", p)
                 bits, at, want = message(kinds[int(rng.integers(len(kinds)))])
             # noise outside the bit-times
             ctx.set(dut.recv, bits[t - 2] if live else int(rng.integers(2)))
             assert ctx.get(dut.recv_ack) == (live and t - 2 >= at and any(bits)), (where, p, t)
             await ctx.tick()
     simulate(dut, bench)
+
+
+@pytest.mark.parametrize("length", [1, 2, 5, 14, 15, 16, 40, 127, 200])
+def test_the_shift_counter_steps_through_distinct_states(length):
+    width, tap, states = shift_counter(length)
+    mask = (1 << width) - 1
+    assert len(states) == length + 1 == len(set(states)) and states[0] == mask
+    for a, b in zip(states, states[1:]):      # shifted up, bit 0 the top's XOR the tap's
+        assert b == ((a << 1) & mask) | ((a >> (width - 1) ^ a >> tap) & 1)
+    assert width <= length.bit_length() + 1   # at most a bit wider than a binary count
 
 
 # ------------------------------------------------------------------ bad parameters
@@ -356,15 +379,31 @@ def test_a_component_refuses_bad_parameters_in_one_line(never_elaborated):
          "baud_divisor must be >= 2, got 1"),
         (lambda: BistConfig(**{**vars(config), "payload_bits": 9}),
          "payload_bits must be >= 2n . 4 = 10, got 9"),
-        (lambda: BistConfig(**{**vars(config), "cycle_length": 1}),
-         "the BIST period must be >= 5 clocks, the count's stages for 8 outcome flags; "
-         "cycle_length 1 gives 3"),
-        # four recv wires per terminal: 32 flags, a clock more than the config's 8 flags
-        (lambda: BistCore(None, [SimpleNamespace(recv=[0] * 4)] * 8,
-                          BistConfig(**{**vars(config), "cycle_length": 3})),
-         "the BIST period must be >= 6 clocks, the count's stages for 32 outcome flags; "
-         "cycle_length 3 gives 5")]
+        (lambda: BistConfig(**{**vars(config), "states": (1,) * (1 << 17),
+                               "headers": ({},) * (1 << 17)}),
+         r"the terminals must be at most 2\^16 \(the generator's address bits\), got 2\^17")]
     with never_elaborated():   # each refused in its constructor, never elaborated
         for make, words in cases:
             with pytest.raises(ValueError, match=words):
                 make()
+
+
+def test_a_period_shorter_than_the_count_is_refused_in_one_line(monkeypatch,
+                                                                never_elaborated):
+    # A period is at least the generator's m + 1 = 12 clocks among 8 terminals, which
+    # today's count (ceil(ceil(lg flags) / 2) + 3 clocks) never exceeds short of 2^18
+    # flags: a count that takes longer shows the refusal.
+    config = BistConfig(**{**vars(small_config(np.random.default_rng(0))), "cycle_length": 10})
+    assert config.period == gb.draw_steps(3) + 1 == 12
+    monkeypatch.setattr(bist_config, "count_clocks", lambda flags: 12 + flags // 32)
+    with never_elaborated():
+        # four recv wires per terminal: 32 flags, a clock more than the config's 8 flags
+        with pytest.raises(ValueError, match="the BIST period must be >= 13 clocks, the "
+                                             "count's stages for 32 outcome flags; "
+                                             "cycle_length 10 gives 12"):
+            BistCore(None, [SimpleNamespace(recv=[0] * 4)] * 8, config)
+        monkeypatch.setattr(bist_config, "count_clocks", lambda flags: 13)
+        with pytest.raises(ValueError, match="the BIST period must be >= 13 clocks, the "
+                                             "count's stages for 8 outcome flags; "
+                                             "cycle_length 10 gives 12"):
+            BistConfig(**vars(config))
