@@ -1,8 +1,9 @@
 """The self-testing top's components, each alone on Amaranth's simulator against the
 arithmetic of :mod:`fatnet.golden.bist`: the UART transmitter (bytes in, the 8N1 line
-out, clock for clock, with back-pressure), the report formatter (a snapshot of random
-counters out as :func:`~fatnet.golden.bist.report_line` and CR LF, whatever the
-consumer's pace), the counters (random outcome flags, counted in stages), the traffic
+out, clock for clock, with back-pressure), the report formatter (a report's words of
+random counters in, :func:`~fatnet.golden.bist.report_line` and CR LF out, whatever the
+consumer's pace), the counters (random outcome flags, counted in stages, their report
+words clock for clock), the traffic
 generator (its draws, streams and outcome flags against :func:`~fatnet.golden.bist.draw`
 and :func:`~fatnet.golden.bist.make_payload`) and the checker (payloads that pass and fail
 :func:`~fatnet.golden.bist.payload_ok`); and their refusals of bad parameters.
@@ -14,7 +15,6 @@ Every random choice comes from the test's seed; replay a failure with
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -103,6 +103,20 @@ def random_counts(rng) -> dict:
     return counts
 
 
+async def send_report(ctx, stream, counts: dict, rng):
+    """A report's words on ``stream`` (:data:`~fatnet.hdl.bist_counters.REPORT_WORD`), in
+    a random order with random gaps, the cycles' last and marked so (async)."""
+    order = [int(k) for k in rng.permutation(range(1, 7))] + [0]
+    for k in order:
+        for _ in range(int(rng.integers(0, 3))):
+            await ctx.tick()
+        ctx.set(stream.valid, 1)
+        ctx.set(stream.payload, {"index": k, "value": counts[gb.COUNTERS[k]],
+                                 "last": k == 0})
+        await ctx.tick()
+        ctx.set(stream.valid, 0)
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_the_formatter_sends_its_snapshots_report_line_at_any_pace(seed):
     rng = np.random.default_rng(seed)
@@ -113,13 +127,7 @@ def test_the_formatter_sends_its_snapshots_report_line_at_any_pace(seed):
 
     async def bench(ctx):
         for counts in snaps:
-            for name, v in counts.items():
-                ctx.set(getattr(dut.counts, name), v)
-            ctx.set(dut.snapshot, 1)
-            await ctx.tick()
-            ctx.set(dut.snapshot, 0)
-            for name in gb.COUNTERS:     # the line is of the snapshot, not of the inputs
-                ctx.set(getattr(dut.counts, name), int(rng.integers(0, 1 << 32)))
+            await send_report(ctx, dut.i_report, counts, rng)
             text, held, after = "", None, 0
             # until 20 clocks after the line's end (nothing more is offered), at most
             # 5,000 clocks
@@ -142,48 +150,70 @@ def test_the_formatter_sends_its_snapshots_report_line_at_any_pace(seed):
 
 
 # ------------------------------------------------------------------ the counters
+def counter_flags(rng, N: int, wires: int) -> dict:
+    """Random outcome flags of a cycle: each acknowledged message one that was sent."""
+    flags = {key: int(rng.integers(0, 1 << N)) for key in SOURCE_OUTCOMES}
+    flags["acknowledged"] &= flags["sent"]
+    flags.update({key: int(rng.integers(0, 1 << wires)) for key in WIRE_OUTCOMES})
+    return flags
+
+
+def count_cycle(want: dict, flags: dict) -> None:
+    """Add a cycle's flags to the counters as the model counts them."""
+    ones = {key: bin(v).count("1") for key, v in flags.items()}
+    want["cycles"] += 1
+    for key in ("offered", "sent", "delivered", "acknowledged"):
+        want[key] += ones[key]
+    want["lost"] += ones["sent"] - ones["acknowledged"]
+    want["errors"] += ones["bad"] + abs(ones["acknowledged"] - ones["delivered"])
+
+
 @pytest.mark.parametrize("seed", range(4))
-def test_the_counters_count_each_cycles_flags_in_stages(seed):
+def test_the_counters_count_each_cycles_flags_and_report_every_r_cycles(seed):
     rng = np.random.default_rng(seed)
     # terminals and recv wires: the terminals or the wires the wider, an odd count,
     # trees of one, two and three clocks
     N, wires = [(3, 1), (8, 5), (8, 16), (3, 32)][seed]
     R = int(rng.integers(1, 4))
     dut = BistCounters(N, wires, R)
-    # latch, a clock per two levels of the adder tree over the most flags, errors, add
+    # latch, a clock per two levels of the adder tree over the most flags, the errors,
+    # the first read
     latency = 3 + max(1, math.ceil(math.ceil(math.log2(max(N, wires))) / 2))
-    assert dut.latency == latency, replay("counters_count", seed)
-    period = int(rng.integers(latency, latency + 4))
-    widths = {**dict.fromkeys(SOURCE_OUTCOMES, N), **dict.fromkeys(WIRE_OUTCOMES, wires)}
+    assert dut.latency == latency, replay("counters_count_each", seed)
+    # the shortest period, the sweep's seven clocks, and longer ones
+    period = int(rng.integers(7, 11))
     want = dict.fromkeys(gb.COUNTERS, 0)
-    added: dict[int, dict] = {}     # clock -> the counters from that clock on
+    words: dict[int, tuple] = {}     # clock -> the report word written then
+    errors: dict[int, int] = {}      # clock -> the error flag from then on
     got = []
 
     async def bench(ctx):
         for clock in range(period * 24):
             prepare = clock % period == 0
-            flags = {key: int(rng.integers(0, 1 << w)) for key, w in widths.items()}
+            flags = counter_flags(rng, N, wires)
             ctx.set(dut.prepare, prepare)
             ctx.set(dut.ran, clock > 0)
             for key, v in flags.items():       # noise between prepares: not counted
                 ctx.set(getattr(dut.flags, key), v)
             if prepare and clock > 0:
-                ones = {key: bin(v).count("1") for key, v in flags.items()}
-                want["cycles"] += 1
-                for key in gb.COUNTERS[1:-1]:
-                    want[key] += ones[key]
-                want["errors"] += ones["bad"] + abs(ones["acknowledged"] - ones["delivered"])
-                added[clock + latency] = dict(want)
-            got.append(({name: ctx.get(getattr(dut.counts, name)) for name in gb.COUNTERS},
-                        ctx.get(dut.report)))
+                count_cycle(want, flags)
+                errors[clock + latency + 1] = int(want["errors"] > 0)
+                if want["cycles"] % R == 0:     # errors (word 6) first, cycles last
+                    words.update({clock + latency + 6 - k: (k, want[name], int(k == 0))
+                                  for k, name in enumerate(gb.COUNTERS)})
+            word = ctx.get(dut.o_report.payload)
+            got.append((ctx.get(dut.o_report.valid),
+                        (word.index, word.value, word.last), ctx.get(dut.error)))
             await ctx.tick()
     simulate(dut, bench)
-    counts = dict.fromkeys(gb.COUNTERS, 0)
-    for clock, (have, report) in enumerate(got):
-        counts = added.get(clock, counts)
-        reported = clock in added and counts["cycles"] % R == 0
-        assert (have, report) == (counts, reported), (replay("counters_count", seed), clock)
-    assert counts["cycles"] >= 20 and counts["errors"] > 0
+    error = 0
+    for clock, (valid, word, flag) in enumerate(got):
+        error = errors.get(clock, error)
+        where = (replay("counters_count_each", seed), clock)
+        assert valid == (clock in words) and flag == error, where
+        if valid:
+            assert word == words[clock], where
+    assert want["cycles"] >= 20 and want["errors"] > 0 and len(words) >= 7 * 6
 
 
 # ------------------------------------------------------------------ the traffic
@@ -281,7 +311,8 @@ def test_the_generator_draws_and_sends_as_the_model(pattern, seed):
             ctx.set(dut.send_ack, t - 2 == ack_at or (not live and rng.random() < 0.5))
             if prepare:
                 flags, stream = model.prepare(ran, acked, p == flip_at)
-                have = tuple(ctx.get(getattr(dut, key)) for key in SOURCE_OUTCOMES)
+                have = tuple(ctx.get(getattr(dut, key)) for key in ("offered", "sent",
+                                                                  "acknowledged", "lost"))
                 assert have == flags, (where, "period", p)
                 ack_at = int(rng.integers(T)) if rng.random() < 0.6 else -1
                 acked = ack_at >= 0
@@ -356,14 +387,9 @@ def test_a_component_refuses_bad_parameters_in_one_line(never_elaborated):
          "baud_divisor must be >= 2, got 1"),
         (lambda: BistConfig(**{**vars(config), "payload_bits": 9}),
          "payload_bits must be >= 2n . 4 = 10, got 9"),
-        (lambda: BistConfig(**{**vars(config), "cycle_length": 1}),
-         "the BIST period must be >= 5 clocks, the count's stages for 8 outcome flags; "
-         "cycle_length 1 gives 3"),
-        # four recv wires per terminal: 32 flags, a clock more than the config's 8 flags
-        (lambda: BistCore(None, [SimpleNamespace(recv=[0] * 4)] * 8,
-                          BistConfig(**{**vars(config), "cycle_length": 3})),
-         "the BIST period must be >= 6 clocks, the count's stages for 32 outcome flags; "
-         "cycle_length 3 gives 5")]
+        (lambda: BistConfig(**{**vars(config), "cycle_length": 4}),
+         "the BIST period must be >= 7 clocks, the counters' sweep .a clock per "
+         "counter.; cycle_length 4 gives 6")]
     with never_elaborated():   # each refused in its constructor, never elaborated
         for make, words in cases:
             with pytest.raises(ValueError, match=words):
