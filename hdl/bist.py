@@ -19,14 +19,13 @@ start latency (:func:`fatnet.golden.bist.period_clocks`):
   the source and the destination by the family's rule, the model's stream bit for bit:
   :meth:`fatnet.hdl.family.HardwareFamily.bist_header`), the payload
   (:func:`fatnet.golden.bist.make_payload`);
-* clocks 1 .. L + 2: the latched outcomes are counted, in stages so that no clock's
-  path runs through more than two levels of the adder trees from a checker to a
-  counter (:func:`~fatnet.hdl.bist_counters.count_clocks`): clocks 1 .. L sum each kind
-  of outcome over the terminals, two levels of an adder tree per clock (L is
-  :func:`~fatnet.hdl.bist_counters.tree_clocks` of the terminals or the recv wires,
-  whichever are more), clock L + 1 forms the cycle's errors, clock L + 2 adds to the
-  counters, which hold the cycle from clock L + 3 on (a period is at least L + 3
-  clocks);
+* from clock 1 on: the latched outcomes are counted, in stages so that no clock's
+  path runs through more than two levels of the adder tree from a checker to a
+  counter (:class:`~fatnet.hdl.bist_counters.BistCounters`): one tree sums a kind of
+  outcome a clock (L clocks deep, :func:`~fatnet.hdl.bist_counters.tree_clocks` of the
+  terminals or the recv wires, whichever are more), clock L + 6 forms the cycle's
+  errors and lost messages, clocks L + 7 .. L + 14 sweep the counters' memory with one
+  adder (a period is at least :data:`~fatnet.hdl.bist_counters.MIN_PERIOD` clocks);
 * clock 1: the network's ``start`` strobe;
 * clocks 2 .. D + 1: the strobe in the network's start tree (none when D = 0);
 * clocks D + 2 .. D + T + 1: the network's bit-times 0 .. T - 1: each terminal drives its
@@ -41,8 +40,9 @@ a register.
 
 Counts per cycle also give two errors: acknowledged but not delivered, and delivered but
 not acknowledged (the source sends it again: delivered twice); errors add
-``|acknowledged - delivered|``. Every ``report_cycles`` completed cycles the seven
-counters (:data:`fatnet.golden.bist.COUNTERS`) are copied and sent as one line,
+``|acknowledged - delivered|``. Every ``report_cycles`` completed cycles the sweep
+writes the seven counters' new values (:data:`fatnet.golden.bist.COUNTERS`) into the
+report formatter's snapshot, which sends them as one line,
 ``fatnet C=xxxxxxxx O=... E=xxxxxxxx`` and CR LF, 8N1 at ``clock / baud_divisor``
 baud.
 """

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..golden.bist import PATTERNS, StuckWire, min_payload_bits, payload_fields, period_clocks
-from .bist_counters import SWEEP_CLOCKS
+from .bist_counters import MIN_PERIOD
 
 __all__ = ["BistConfig"]
 
@@ -92,12 +92,12 @@ class BistConfig:
         self.check_count()
 
     def check_count(self) -> None:
-        """ValueError, in one line, unless a period is at least the counters' sweep
-        (:data:`~fatnet.hdl.bist_counters.SWEEP_CLOCKS`, a clock per counter)."""
-        if self.period < SWEEP_CLOCKS:
-            raise ValueError(f"the BIST period must be >= {SWEEP_CLOCKS} clocks, the "
-                             f"counters' sweep (a clock per counter); cycle_length "
-                             f"{self.cycle_length} gives {self.period}")
+        """ValueError, in one line, unless a period is at least the count's shortest
+        (:data:`~fatnet.hdl.bist_counters.MIN_PERIOD`)."""
+        if self.period < MIN_PERIOD:
+            raise ValueError(f"the BIST period must be >= {MIN_PERIOD} clocks, the count's "
+                             f"(each kind's sum held until the counters' sweep takes it); "
+                             f"cycle_length {self.cycle_length} gives {self.period}")
 
     @property
     def terminals(self) -> int:

@@ -15,14 +15,18 @@ from .logic import equals, zero_extend
 
 __all__ = ["BistCounters", "popcount", "count_four", "outcome_flags", "tree_clocks",
            "count_clocks", "LEVELS_PER_CLOCK", "SOURCE_OUTCOMES", "WIRE_OUTCOMES",
-           "SWEEP_CLOCKS", "REPORT_WORD", "counter_memory"]
+           "MIN_PERIOD", "REPORT_WORD", "counter_memory", "FEED", "ZERO_WORD",
+           "collisions_undefined"]
 
-#: The clocks of a prepare's count besides its adder trees' before the sweep starts:
-#: latch the outcomes, form the errors and the lost messages, the first read.
-_STAGES = 3
-#: The counters' sweep: one counter read, added to and written back a clock. The
-#: shortest BIST period: the sweep's increments must hold until their counter's turn.
-SWEEP_CLOCKS = len(COUNTERS)
+#: The clocks of a prepare's count besides its adder tree's before the sweep's first
+#: write: latch the outcomes, the five kinds fed a clock each (:data:`FEED`), take the
+#: last sum, form the errors and the lost messages, the first read.
+_STAGES = 8
+#: The shortest BIST period: each kind's sum is held from its turn in the tree until the
+#: next period's, and the sweep takes the offered messages' 8 clocks after the
+#: acknowledged ones' (a clock per counter from the errors, the first, which waits for
+#: the last kind).
+MIN_PERIOD = len(COUNTERS) + 1
 #: One counter's new value at a report (:data:`fatnet.golden.bist.COUNTERS` index
 #: ``index``); ``last`` marks a report's last word, the cycles'.
 REPORT_WORD = data.StructLayout({"index": range(len(COUNTERS)), "value": 32, "last": 1})
@@ -39,6 +43,10 @@ SOURCE_OUTCOMES = ("offered", "sent", "acknowledged")
 #: The outcomes of a cycle, one flag per recv wire: a complete payload that passes its
 #: check, one that fails it.
 WIRE_OUTCOMES = ("delivered", "bad")
+#: The order in which the kinds of outcome go through the one adder tree, a kind a
+#: clock: those the sweep adds to their counters in its order (the acknowledged,
+#: word 4, first), then the failed checks, which only the errors take.
+FEED = ("acknowledged", "delivered", "sent", "offered", "bad")
 
 
 def tree_clocks(flags: int) -> int:
@@ -50,18 +58,62 @@ def tree_clocks(flags: int) -> int:
 
 def count_clocks(flags: int) -> int:
     """Clocks from a prepare to its report's first word (:data:`REPORT_WORD`, the
-    errors'), the widest outcome having ``flags`` flags: latch the outcomes, the adder
-    tree's clocks (:func:`tree_clocks`), form the errors and the lost messages, read the
-    first counter. The other words follow a clock apart, the cycles' last."""
+    errors'), the widest outcome having ``flags`` flags: latch the outcomes, feed the
+    kinds through the adder tree (:func:`tree_clocks`), form the errors and the lost
+    messages, read the first counter. The other words follow a clock apart, the
+    cycles' last."""
     return _STAGES + tree_clocks(flags)
 
 
+#: The counters' memory's word that is never written: 0, read instead of a counter in
+#: the first sweep after a reset (a choice of address, not of the 32 bits read).
+ZERO_WORD = len(COUNTERS)
+
+
+def collisions_undefined(rtlil: str) -> str:
+    """The RTLIL ``rtlil`` with every read port of a memory marked ``no_rw_check``
+    (:func:`counter_memory`) told that a read of a word in the clock it is written reads
+    an undefined value (``COLLISION_X_MASK`` all ones). Amaranth writes every read port
+    as reading the old word, and Yosys does not apply the attribute to the read ports of
+    an RTLIL memory; without this Yosys builds that read, on a block RAM that does not
+    give it, from a register of the written word and a multiplexer per bit (33 LUTs and
+    69 flip-flops for the counters' memory on the iCE40)."""
+    lines = rtlil.split("\n")
+    marked, module, attributes = set(), None, []
+    for line in lines:
+        words = line.split()
+        if words[:1] == ["module"]:
+            module = words[1]
+        elif words[:1] == ["attribute"]:
+            attributes.append(words[1])
+            continue
+        elif words[:1] == ["memory"] and "\\no_rw_check" in attributes:
+            marked.add((module, words[-1]))
+        attributes = []
+    memid = None
+    for i, line in enumerate(lines):
+        words = line.split()
+        if words[:1] == ["module"]:
+            module = words[1]
+        elif words[:2] == ["parameter", "\\MEMID"]:
+            memid = words[2].strip('"').replace("\\\\", "\\")
+        elif words[:2] == ["parameter", "\\COLLISION_X_MASK"] and (module, memid) in marked:
+            width = words[2].split("'")[0]
+            lines[i] = line[:line.index(words[2])] + f"{width}'" + "1" * int(width)
+    return "\n".join(lines)
+
+
 def counter_memory() -> memory.Memory:
-    """A memory of the seven 32-bit counters, word k :data:`COUNTERS`[k], all 0 at
-    configuration; in block RAM (``ram_style``: Yosys would put so small a memory in
-    logic on the ECP5 and the Gowin parts)."""
-    return memory.Memory(shape=32, depth=len(COUNTERS), init=[],
-                         attrs={"ram_style": "block"})
+    """A memory of the seven 32-bit counters, word k :data:`COUNTERS`[k], and
+    :data:`ZERO_WORD`, all 0 at configuration; in block RAM (``ram_style``: Yosys would
+    put so small a memory in logic on the ECP5 and the Gowin parts). Its users never
+    use a word read in the clock it is written (the counters' sweep reads each word the
+    clock before it writes it; the report formatter uses no word it reads while a
+    report is written), so Yosys is told not to build logic that would give such a read
+    the old word (``no_rw_check``, :func:`collisions_undefined`: on the iCE40 a
+    register and a multiplexer per bit)."""
+    return memory.Memory(shape=32, depth=ZERO_WORD + 1, init=[],
+                         attrs={"ram_style": "block", "no_rw_check": 1})
 
 
 def count_four(flags):
@@ -112,21 +164,22 @@ class BistCounters(wiring.Component):
     """The count of each delivery cycle, in stages, into the counters' memory.
 
     A cycle's outcome flags are taken at its ``prepare`` (the clock that ends it) and
-    counted in stages, so that no clock's path runs through more than two levels of
-    the adder trees: each kind of outcome is summed over its flags by a tree of adders,
-    :data:`LEVELS_PER_CLOCK` levels per clock (:func:`popcount`; every kind's tree as
-    deep as the widest's, :func:`tree_clocks`: L clocks); the next clock forms the
-    cycle's errors (``bad + |acknowledged - delivered|``) and its lost messages
-    (``sent - acknowledged``). If ``ran`` was high at the prepare (a cycle had run), the
-    counters are then swept, one a clock, from the errors (word 6) down to the cycles
-    (word 0): counter k is read at clock L + 8 - k after the prepare, its increment
-    registered at the same clock, and written back, plus its increment, at clock
-    L + 9 - k (the first sweep after a reset adds to 0 instead: the memory is not
-    reset). A prepare's sums hold for a period, so periods must be at least
-    :data:`SWEEP_CLOCKS` clocks (the offered messages, word 1, are read 6 clocks after
-    the errors). Every ``report_cycles`` counted cycles, the sweep also sends each new
-    value on ``o_report`` (:data:`REPORT_WORD`, in the clock it is written: the
-    errors' at clock L + 3, the cycles' at L + 9, with ``last``).
+    counted by one adder tree, a kind of outcome a clock (:data:`FEED`, from clock 1
+    after the prepare), in stages so that no clock's path runs through more than two
+    levels of the tree (:func:`popcount`, :data:`LEVELS_PER_CLOCK` levels a clock:
+    :func:`tree_clocks` of the terminals or the recv wires, whichever are more: L
+    clocks); the kind fed at clock 1 + i is summed by clock L + 1 + i and held from
+    clock L + 2 + i until the next period's. Clock L + 6 forms the cycle's errors
+    (``bad + |acknowledged - delivered|``) and its lost messages (``sent -
+    acknowledged``). If ``ran`` was high at the prepare (a cycle had run), the counters
+    are then swept, one a clock, from the errors (word 6) down to the cycles (word 0):
+    counter k is read at clock L + 13 - k after the prepare, its increment registered
+    at the same clock, and written back, plus its increment, at clock L + 14 - k (the
+    first sweep after a reset adds to 0 instead: the memory is not reset). Periods
+    must be at least :data:`MIN_PERIOD` clocks, so that each sum holds until the
+    sweep takes it. Every ``report_cycles`` counted cycles, the sweep also sends each
+    new value on ``o_report`` (:data:`REPORT_WORD`, in the clock it is written: the
+    errors' at clock L + 8, the cycles' at L + 14, with ``last``).
 
     Parameters
     ----------
@@ -173,25 +226,39 @@ class BistCounters(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.memory = self.memory
+        L = self._clocks
         latched = {key: Signal(len(getattr(self.flags, key)), name=f"latched_{key}",
-                               reset_less=True)
-                   for key in (*SOURCE_OUTCOMES, *WIRE_OUTCOMES)}
-        # the latched flags, the adder trees and the stage after them hold no state a
+                               reset_less=True) for key in FEED}
+        # the latched flags, the adder tree and the stages after it hold no state a
         # reset must clear (a cycle is counted only if ``ran`` at its prepare, a period
         # after the reset at least), so they take no reset: no reset net reaches them.
-        # The trees are plain pipeline registers (no enable: the latched outcomes hold
-        # from one prepare to the next, so the sums hold the cycle's for a period from
-        # clock L + 1 on); the sweep starts from a flip-flop, not a decode of the
-        # period's clock
-        counted = Signal(self._clocks + 1, name="counted")  # bit k: clock k + 1 after
+        # The tree is a plain pipeline (no enable); which kind it is fed, when its sum
+        # is taken and when the sweep starts come from flip-flops (a shift register of
+        # the counted prepares), not from a decode of the period's clock
+        counted = Signal(L + len(FEED) + 1, name="counted")   # bit k: clock k + 1 after
         m.d.sync += counted.eq(Cat(self.prepare & self.ran, counted[:-1]))
         with m.If(self.prepare):
             m.d.sync += [f.eq(getattr(self.flags, key)) for key, f in latched.items()]
-        sums = {key: popcount(m, list(flags), f"count_{key}", self._clocks)
-                for key, flags in latched.items()}
+        width = max(len(f) for f in latched.values())
+        fed = Signal(width, name="count_fed")
+        m.d.comb += fed.eq(Cat(*(self._feed(latched, counted, j) for j in range(width))))
+        total = popcount(m, list(fed), "count", L)
+        sums = {key: Signal(len(f).bit_length(), name=f"sum_{key}", reset_less=True)
+                for key, f in latched.items()}
+        for i, key in enumerate(FEED):
+            with m.If(counted[L + i]):
+                m.d.sync += sums[key].eq(total[:len(sums[key])])
         adds = {"cycles": Const(1, 1), **sums, **self._derived(m, sums)}
         self._sweep(m, counted[-1], [adds[name] for name in COUNTERS])
         return m
+
+    @staticmethod
+    def _feed(latched: dict, counted, j: int):
+        """Bit j of the adder tree's input: bit j of the latched flags of the kind whose
+        turn it is (:data:`FEED`: kind i at clock 1 + i), 0 outside the turns."""
+        terms = [latched[key][j] & counted[i] for i, key in enumerate(FEED)
+                 if j < len(latched[key])]
+        return Cat(*terms).any()
 
     @staticmethod
     def _derived(m, sums: dict) -> dict:
@@ -209,9 +276,10 @@ class BistCounters(wiring.Component):
 
     def _sweep(self, m, start, adds: list) -> None:
         """From the clock after ``start``, read each counter, from the last down to word
-        0, one a clock; a clock later write it back plus its ``adds`` entry (0 instead of
-        the counter in the first sweep after a reset); at a report, send the new value
-        on ``o_report``; the error flag from the errors' new value."""
+        0, one a clock; a clock later write it back plus its ``adds`` entry (the first
+        sweep after a reset reads :data:`ZERO_WORD` instead of the counter); at a
+        report, send the new value on ``o_report``; the error flag from the errors' new
+        value."""
         last = len(COUNTERS) - 1
         read = self.memory.read_port()
         write = self.memory.write_port()
@@ -221,7 +289,8 @@ class BistCounters(wiring.Component):
         written = Signal(range(last + 1), name="sweep_write")
         step = Signal(max(len(a) for a in adds), name="sweep_add", reset_less=True)
         fresh = Signal(name="sweep_fresh", init=1)     # no sweep since the reset
-        m.d.comb += read.addr.eq(address)
+        assert ZERO_WORD == (1 << len(address)) - 1     # all ones: an OR chooses it
+        m.d.comb += read.addr.eq(address | fresh.replicate(len(address)))
         m.d.sync += [writing.eq(reading), written.eq(address)]
         with m.Switch(address):     # a full case, as lint asks: the last is the default
             for k, add in enumerate(adds[:-1]):
@@ -236,7 +305,7 @@ class BistCounters(wiring.Component):
         with m.If(start):       # after the last read of a sweep, if the period is short
             m.d.sync += [reading.eq(1), address.eq(last)]
         value = Signal(32, name="sweep_value")
-        m.d.comb += [value.eq(Mux(fresh, 0, read.data) + step),
+        m.d.comb += [value.eq(read.data + step),
                      write.addr.eq(written), write.data.eq(value), write.en.eq(writing)]
         final = writing & equals(written, 0)
         with m.If(final):

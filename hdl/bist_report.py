@@ -5,7 +5,7 @@ a time into a memory, sent as the report line's characters
 from __future__ import annotations
 
 from amaranth import Cat, Const, Module, Mux, Signal
-from amaranth.lib import stream, wiring
+from amaranth.lib import memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..golden.bist import COUNTERS, REPORT_FIELDS
@@ -49,10 +49,11 @@ class ReportFormatter(wiring.Component):
     before (the snapshot's word is read in the clock after, then the character is
     registered).
 
-    The line's hex digits are counted: the count's high bits are the snapshot's word,
-    its low bits the nibble (the most significant first), so the memory's address is a
-    register and a digit is a choice of eight nibbles, not a shift register of the
-    whole snapshot.
+    The line's template (its characters, and which are hex digits) is a read-only
+    memory addressed by the character's index. The line's hex digits are counted: the
+    count's high bits are the snapshot's word, its low bits the nibble (the most
+    significant first), so both memories' addresses are registers and a digit is a
+    choice of eight nibbles, not a shift register of the whole snapshot.
 
     Attributes
     ----------
@@ -93,10 +94,13 @@ class ReportFormatter(wiring.Component):
             for i in range(DIGITS):
                 with m.Case(i):
                     m.d.comb += nibble.eq(read.data[4 * (DIGITS - 1 - i):][:4])
-        char, is_digit = self._character(m, index, nibble, items)
+        template = self._template(m, index, items)
+        is_digit = template.data[8]
+        char = Mux(is_digit, hex_digit(nibble), template.data[:8])
         char_next = Signal(8, name="char_next")
         # the index's character is in char_next from the second clock after the index
-        # changes (the snapshot's word read, then the character registered)
+        # changes (the template's and the snapshot's words read, then the character
+        # registered)
         settled = Signal(2, name="settled")
         o = self.o_stream
         take = o.valid & o.ready
@@ -112,20 +116,13 @@ class ReportFormatter(wiring.Component):
         return m
 
     @staticmethod
-    def _character(m, index, nibble, items):
-        """The character of item ``index`` of the line (``nibble``'s for a hex digit)
-        and whether it is a hex digit (comb signals)."""
-        char = Signal(8, name="char")
-        is_digit = Signal(name="is_digit")
-        digit_char = Signal(8, name="digit_char")
-        m.d.comb += digit_char.eq(hex_digit(nibble))
-        with m.Switch(index):       # every case sets both (a full case, as lint asks)
-            for i, it in enumerate(items):
-                with m.Case(i):
-                    if isinstance(it, int):
-                        m.d.comb += [char.eq(it), is_digit.eq(0)]
-                    else:
-                        m.d.comb += [char.eq(digit_char), is_digit.eq(1)]
-            with m.Default():
-                m.d.comb += [char.eq(0), is_digit.eq(0)]
-        return char, is_digit
+    def _template(m, index, items):
+        """The read port, its address ``index``, of the line's template in a read-only
+        memory (block RAM): item i's word is its character, or bit 8 set for a hex
+        digit; the word after the line's last is 0."""
+        rom = memory.Memory(shape=9, depth=len(items) + 1, attrs={"ram_style": "block"},
+                            init=[it if isinstance(it, int) else 1 << 8 for it in items])
+        m.submodules.template = rom
+        read = rom.read_port()
+        m.d.comb += read.addr.eq(index)
+        return read

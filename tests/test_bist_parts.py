@@ -18,14 +18,16 @@ import math
 
 import numpy as np
 import pytest
-from amaranth import Const, Mux
+from amaranth import Const, Elaboratable, Module, Mux, ResetInserter, Signal
+from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
 from fatnet.golden import bist as gb
 from fatnet.golden.bitstream import bits_to_int, int_to_bits
 from fatnet.hdl.bist import BistCore
 from fatnet.hdl.bist_config import BistConfig
-from fatnet.hdl.bist_counters import SOURCE_OUTCOMES, WIRE_OUTCOMES, BistCounters
+from fatnet.hdl.bist_counters import (SOURCE_OUTCOMES, WIRE_OUTCOMES, BistCounters,
+                                      collisions_undefined)
 from fatnet.hdl.bist_report import ReportFormatter
 from fatnet.hdl.bist_traffic import PayloadChecker, TrafficGenerator
 from fatnet.hdl.bist_uart import FRAME_BITS, UartTx
@@ -176,12 +178,12 @@ def test_the_counters_count_each_cycles_flags_and_report_every_r_cycles(seed):
     N, wires = [(3, 1), (8, 5), (8, 16), (3, 32)][seed]
     R = int(rng.integers(1, 4))
     dut = BistCounters(N, wires, R)
-    # latch, a clock per two levels of the adder tree over the most flags, the errors,
-    # the first read
-    latency = 3 + max(1, math.ceil(math.ceil(math.log2(max(N, wires))) / 2))
+    # latch, a clock per two levels of the adder tree over the most flags, five kinds a
+    # clock each, the last sum taken, the errors, the first read
+    latency = 8 + max(1, math.ceil(math.ceil(math.log2(max(N, wires))) / 2))
     assert dut.latency == latency, replay("counters_count_each", seed)
-    # the shortest period, the sweep's seven clocks, and longer ones
-    period = int(rng.integers(7, 11))
+    # the shortest period, 8 clocks, and longer ones
+    period = int(rng.integers(8, 12))
     want = dict.fromkeys(gb.COUNTERS, 0)
     words: dict[int, tuple] = {}     # clock -> the report word written then
     errors: dict[int, int] = {}      # clock -> the error flag from then on
@@ -214,6 +216,97 @@ def test_the_counters_count_each_cycles_flags_and_report_every_r_cycles(seed):
         if valid:
             assert word == words[clock], where
     assert want["cycles"] >= 20 and want["errors"] > 0 and len(words) >= 7 * 6
+
+
+def test_the_counters_count_from_zero_after_a_reset():
+    """The memory keeps its words through a reset; the first sweep after it adds to 0."""
+    rng = np.random.default_rng(7)
+    N, wires, period = 4, 8, 9
+    rst = Signal()
+    counters = BistCounters(N, wires, 1)
+    dut = ResetInserter(rst)(counters)
+    reports: list[dict] = []
+    want: list[dict] = []
+
+    async def bench(ctx):
+        word: dict = {}
+        for clock in range(period * 16):
+            t = clock % (period * 8)      # a reset at clock 0 and half-way
+            ctx.set(rst, t == 0)
+            ctx.set(counters.prepare, t % period == 1)
+            ctx.set(counters.ran, t > 1)
+            flags = counter_flags(rng, N, wires)
+            for key, v in flags.items():
+                ctx.set(getattr(counters.flags, key), v)
+            if t == 0:
+                counts = dict.fromkeys(gb.COUNTERS, 0)
+            elif t % period == 1 and t > 1:
+                count_cycle(counts, flags)
+                want.append(dict(counts))
+            if ctx.get(counters.o_report.valid):
+                payload = ctx.get(counters.o_report.payload)
+                word[gb.COUNTERS[payload.index]] = payload.value
+                if payload.last:
+                    reports.append(dict(word))
+            await ctx.tick()
+    simulate(dut, bench)
+    # each half's last cycle is cut short by the reset before its sweep
+    assert reports == want[:6] + want[7:13] and reports[6]["cycles"] == 1
+
+
+class ReportChain(Elaboratable):
+    """The counters, the report formatter and the UART joined as the self-testing top
+    joins them."""
+
+    def __init__(self, N, wires, div):
+        self.counting, self.report, self.uart = BistCounters(N, wires, 1), ReportFormatter(), \
+            UartTx(div)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules += [self.counting, self.report, self.uart]
+        wiring.connect(m, self.counting.o_report, self.report.i_report)
+        wiring.connect(m, self.report.o_stream, self.uart.i_stream)
+        return m
+
+
+@pytest.mark.parametrize("N,wires", [(4, 8), (8, 32)])
+def test_a_reports_start_bit_is_on_the_wire_at_clock_l_plus_19(N, wires):
+    div = 2
+    dut = ReportChain(N, wires, div)
+    L = max(1, math.ceil(math.ceil(math.log2(max(N, wires))) / 2))
+    line: list[int] = []
+
+    async def bench(ctx):
+        ctx.set(dut.counting.ran, 1)
+        ctx.set(dut.counting.prepare, 1)      # the prepare at clock 0
+        await ctx.tick()
+        ctx.set(dut.counting.prepare, 0)
+        for _ in range(1, L + 19 + 90 * (10 * div + 1)):
+            line.append(ctx.get(dut.uart.tx))
+            await ctx.tick()
+    simulate(dut, bench)
+    assert line.index(0) + 1 == L + 19, (N, wires, line.index(0) + 1)
+    assert decode_uart(line, div) == gb.report_line(
+        {**dict.fromkeys(gb.COUNTERS, 0), "cycles": 1}) + "\r\n"
+
+
+def test_only_the_read_ports_of_a_memory_marked_no_rw_check_read_undefined_on_collision():
+    text = "\n".join([
+        "module \\a", "  attribute \\no_rw_check 1", "  memory width 32 size 8 \\mem",
+        "  memory width 4 size 2 \\other",
+        "  cell $memrd_v2 $1", '    parameter \\MEMID "\\\\mem"',
+        "    parameter \\COLLISION_X_MASK 2'00", "  end",
+        "  cell $memrd_v2 $2", '    parameter \\MEMID "\\\\other"',
+        "    parameter \\COLLISION_X_MASK 1'0", "  end", "end",
+        "module \\b", "  memory width 32 size 8 \\mem",
+        "  cell $memrd_v2 $1", '    parameter \\MEMID "\\\\mem"',
+        "    parameter \\COLLISION_X_MASK 1'0", "  end", "end"])
+    got = collisions_undefined(text).split("\n")
+    assert [line.strip() for line in got if "COLLISION" in line] == [
+        "parameter \\COLLISION_X_MASK 2'11", "parameter \\COLLISION_X_MASK 1'0",
+        "parameter \\COLLISION_X_MASK 1'0"]
+    assert len(got) == len(text.split("\n"))
 
 
 # ------------------------------------------------------------------ the traffic
@@ -387,9 +480,9 @@ def test_a_component_refuses_bad_parameters_in_one_line(never_elaborated):
          "baud_divisor must be >= 2, got 1"),
         (lambda: BistConfig(**{**vars(config), "payload_bits": 9}),
          "payload_bits must be >= 2n . 4 = 10, got 9"),
-        (lambda: BistConfig(**{**vars(config), "cycle_length": 4}),
-         "the BIST period must be >= 7 clocks, the counters' sweep .a clock per "
-         "counter.; cycle_length 4 gives 6")]
+        (lambda: BistConfig(**{**vars(config), "cycle_length": 5}),
+         "the BIST period must be >= 8 clocks, the count's .each kind's sum held until "
+         "the counters' sweep takes it.; cycle_length 5 gives 7")]
     with never_elaborated():   # each refused in its constructor, never elaborated
         for make, words in cases:
             with pytest.raises(ValueError, match=words):
