@@ -22,10 +22,11 @@ __all__ = ["BistCounters", "popcount", "count_four", "outcome_flags", "tree_cloc
 #: write: latch the outcomes, the five kinds fed a clock each (:data:`FEED`), take the
 #: last sum, form the errors and the lost messages, the first read.
 _STAGES = 8
-#: The shortest BIST period: each kind's sum is held from its turn in the tree until the
-#: next period's, and the sweep takes the offered messages' 8 clocks after the
-#: acknowledged ones' (a clock per counter from the errors, the first, which waits for
-#: the last kind).
+#: The shortest BIST period: each kind's sum is held for a period, from the clock after
+#: the tree gives it, and the sweep takes each up to 8 clocks after the tree gives it
+#: (the acknowledged messages', the first kind, given at clock L + 1 and taken at
+#: L + 9: the sweep, a clock per counter, starts with the errors, which wait for the
+#: last kind).
 MIN_PERIOD = len(COUNTERS) + 1
 #: One counter's new value at a report (:data:`fatnet.golden.bist.COUNTERS` index
 #: ``index``); ``last`` marks a report's last word, the cycles'.
