@@ -102,17 +102,27 @@ class ReportFormatter(wiring.Component):
         # changes (the template's and the snapshot's words read, then the character
         # registered)
         settled = Signal(2, name="settled")
+        # a line is going out (the index is before its end): a flip-flop, not a decode
+        # of the index, which would lie on the path from the index back to itself
+        going = Signal(name="going")
         o = self.o_stream
         take = o.valid & o.ready
-        m.d.comb += [o.payload.eq(char_next),
-                     o.valid.eq(~equals(index, end) & settled[1])]
-        m.d.sync += [char_next.eq(char), settled.eq(Cat(~take, settled[0] & ~take))]
+        m.d.comb += [o.payload.eq(char_next), o.valid.eq(going & settled[1])]
+        # the index's and the digit count's successors are registered too (computed in
+        # the clock of the transfer, the increments' carry chains were the formatter's
+        # longest paths on the iCE40)
+        index_next = Signal.like(index, name="index_next")
+        digit_next = Signal.like(digit, name="digit_next")
+        m.d.sync += [char_next.eq(char), settled.eq(Cat(~take, settled[0] & ~take)),
+                     index_next.eq(index + 1), digit_next.eq(digit + 1)]
         with m.If(self.started):
-            m.d.sync += [index.eq(0), digit.eq(0), settled.eq(0)]
+            m.d.sync += [index.eq(0), digit.eq(0), settled.eq(0), going.eq(1)]
         with m.Elif(take):
-            m.d.sync += index.eq(index + 1)
+            m.d.sync += index.eq(index_next)
+            with m.If(equals(index, end - 1)):
+                m.d.sync += going.eq(0)
             with m.If(is_digit):
-                m.d.sync += digit.eq(digit + 1)
+                m.d.sync += digit.eq(digit_next)
         return m
 
     @staticmethod
