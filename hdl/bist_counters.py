@@ -311,8 +311,12 @@ class BistCounters(wiring.Component):
         final = writing & equals(written, 0)
         with m.If(final):
             m.d.sync += fresh.eq(0)
+        # the errors' new value is not 0: an OR of its nibbles registered, then of those
+        # (a 32-input OR after the adder's carry chain was the top's longest path)
+        nonzero = Signal(8, name="errors_nonzero")
         with m.If(writing & equals(written, last)):
-            m.d.sync += self.error.eq(value.any())
+            m.d.sync += nonzero.eq(Cat(*(value[4 * i:4 * i + 4].any() for i in range(8))))
+        m.d.comb += self.error.eq(nonzero.any())
         reporting = Signal(name="sweep_reporting")   # the writes follow the reads
         m.d.sync += reporting.eq(self._reporting(m, start))
         o = self.o_report
