@@ -164,6 +164,43 @@ def bist_speed_table(results: dict) -> str:
                   "Outcome table: patterns, up front s, lazy s", "Date"), rows)
 
 
+#: docs/boards.md's table of the self-test's logic per component: (column, the key of
+#: its values in bist_area.json's entries, what it is divided by for the per-terminal
+#: or per-wire figure, or None).
+BIST_AREA_COLUMNS = (("Network", "network", None), ("Generators (per terminal)",
+                                                    "generators", "terminals"),
+                     ("Checkers (per recv wire)", "checkers", "wires"),
+                     ("Counting", "counting", None), ("Report", "report", None),
+                     ("UART", "uart", None), ("Top", "top", None))
+
+
+def _lut_ff(values: dict, key: str, per: str | None) -> str:
+    """One component's cell in :func:`bist_area_table`: ``LUT, FF`` (block RAMs where
+    it has any; per terminal or wire where ``per`` names the divisor)."""
+    lut, ff = values.get(f"{key}_lut", 0), values.get(f"{key}_ff", 0)
+    text = f"{lut:,}, {ff:,}"
+    if values.get(f"{key}_ram"):
+        text += f", {values[f'{key}_ram']} RAM"
+    if per and values.get(per):
+        text += f" ({lut / values[per]:.1f}, {ff / values[per]:.1f})"
+    return text
+
+
+def bist_area_table(results: dict) -> str:
+    """docs/boards.md's table of the self-test's LUTs and flip-flops per kind of
+    component, one row per recorded case of ``bench/bist_area.py``."""
+    rows = []
+    for found in results.get("bist_area", {"entries": {}})["entries"].values():
+        v = found["values"]
+        share = f" ({v['self_test_lut'] / v['capacity']:.0%})" if v.get("capacity") else ""
+        rows.append((v["board"], command_cell(f"{v['kind']} {v['options']}"),
+                     *(_lut_ff(v, key, per) for _, key, per in BIST_AREA_COLUMNS),
+                     f"{v['self_test_lut']:,}, {v['self_test_ff']:,}{share}",
+                     command_cell(found["command"]), found["date"]))
+    return table(("Board", "Kind and size", *(c for c, _, _ in BIST_AREA_COLUMNS),
+                  "Self-test", "Command", "Date"), rows)
+
+
 #: docs/cosim.md's soak table: (label, the key of its values in soak.json's entry).
 SOAK_NETWORKS = (("butterfly, 16 inputs", "butterfly"),
                  ("fat-tree, 16 leaves, off-line", "fattree"),
@@ -214,6 +251,7 @@ TARGETS = (
     ("docs/figures.md", "board-tops", board_tops_table),
     ("docs/figures.md", "recorded", recorded_table),
     ("docs/boards.md", "bist-speed", bist_speed_table),
+    ("docs/boards.md", "bist-area", bist_area_table),
     ("docs/cosim.md", "soak", soak_table),
 )
 

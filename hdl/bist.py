@@ -21,14 +21,13 @@ D its start latency and m the generator's steps per draw
   family's rule, the model's stream bit for bit:
   :meth:`fatnet.hdl.family.HardwareFamily.bist_header`), the payload
   (:func:`fatnet.golden.bist.make_payload`);
-* clocks 1 .. L + 2: the latched outcomes are counted, in stages so that no clock's
-  path runs through more than two levels of the adder trees from a checker to a
-  counter (:func:`~fatnet.hdl.bist_counters.count_clocks`): clocks 1 .. L sum each kind
-  of outcome over the terminals, two levels of an adder tree per clock (L is
-  :func:`~fatnet.hdl.bist_counters.tree_clocks` of the terminals or the recv wires,
-  whichever are more), clock L + 1 forms the cycle's errors, clock L + 2 adds to the
-  counters, which hold the cycle from clock L + 3 on (a period is at least L + 3
-  clocks);
+* from clock 1 on: the latched outcomes are counted, in stages so that no clock's
+  path runs through more than two levels of the adder tree from a checker to a
+  counter (:class:`~fatnet.hdl.bist_counters.BistCounters`): one tree sums a kind of
+  outcome a clock (L clocks deep, :func:`~fatnet.hdl.bist_counters.tree_clocks` of the
+  terminals or the recv wires, whichever are more), clock L + 6 forms the cycle's
+  errors and lost messages, clocks L + 7 .. L + 14 sweep the counters' memory with one
+  adder (a period is at least :data:`~fatnet.hdl.bist_counters.MIN_PERIOD` clocks);
 * clocks 1 .. m: every generator whose terminal took its draw steps, once a clock
   (``draw_step``), to the state its next draw reads;
 * clock 1: the network's ``start`` strobe;
@@ -47,8 +46,9 @@ flip-flop of a generator or a checker takes the reset: the first prepare after i
 
 Counts per cycle also give two errors: acknowledged but not delivered, and delivered but
 not acknowledged (the source sends it again: delivered twice); errors add
-``|acknowledged - delivered|``. Every ``report_cycles`` completed cycles the seven
-counters (:data:`fatnet.golden.bist.COUNTERS`) are copied and sent as one line,
+``|acknowledged - delivered|``. Every ``report_cycles`` completed cycles the sweep
+writes the seven counters' new values (:data:`fatnet.golden.bist.COUNTERS`) into the
+report formatter's snapshot, which sends them as one line,
 ``fatnet C=xxxxxxxx O=... E=xxxxxxxx`` and CR LF, 8N1 at ``clock / baud_divisor``
 baud.
 """
@@ -117,8 +117,12 @@ class BistCore(wiring.Component):
         The report lines, 8N1.
     led_heartbeat, led_error : Signal
         The LEDs.
-    counters : dict of str to Signal
-        The counters (32 bits each), in :data:`~fatnet.golden.bist.COUNTERS` order.
+    counters : dict of str to amaranth.lib.memory.MemoryData row
+        The counters of the latest report (32 bits each; the report formatter's
+        snapshot), in :data:`~fatnet.golden.bist.COUNTERS` order: a simulation reads
+        them with ``ctx.get``.
+    report : Signal
+        A report's counters are all in ``counters`` and its line starts (one clock).
     """
 
     def __init__(self, network, ports, config: BistConfig):
@@ -132,23 +136,23 @@ class BistCore(wiring.Component):
         self._checkers = [[PayloadChecker(config, s) for _ in port.recv]
                           for s, port in enumerate(ports)]
         wires = sum(map(len, self._checkers))
-        config.check_count(max(config.terminals, wires))
         self._counting = BistCounters(config.terminals, wires, config.report_cycles)
+        self._report = ReportFormatter()
         super().__init__({"uart_tx": Out(1, init=1), "led_heartbeat": Out(1),
                           "led_error": Out(1)})
-        self.counters = {name: getattr(self._counting.counts, name) for name in COUNTERS}
+        self.counters = {name: self._report.memory.data[k] for k, name in enumerate(COUNTERS)}
+        self.report = self._report.started
 
     def elaborate(self, platform):
         m = Module()
         m.submodules.network = self._network
         m.submodules.counting = counting = self._counting
-        m.submodules.report = report = ReportFormatter()
+        m.submodules.report = report = self._report
         m.submodules.uart = uart = UartTx(self._config.baud_divisor)
         period = self._period(m)
         self._terminals(m, period)
-        m.d.comb += [counting.prepare.eq(period.prepare), counting.ran.eq(period.ran),
-                     report.snapshot.eq(counting.report)]
-        wiring.connect(m, counting.counts, report.counts)
+        m.d.comb += [counting.prepare.eq(period.prepare), counting.ran.eq(period.ran)]
+        wiring.connect(m, counting.o_report, report.i_report)
         wiring.connect(m, report.o_stream, uart.i_stream)
         m.d.comb += self.uart_tx.eq(uart.tx)
         self._indicators(m)
@@ -217,11 +221,12 @@ class BistCore(wiring.Component):
         m.d.comb += [part.prepare.eq(period.prepare), part.live.eq(period.live),
                      part.ran.eq(period.ran)]
 
-    def _loading(self, m, period: _Period):
-        """The index of the cycle being prepared (32 bits)."""
+    @staticmethod
+    def _loading(m, period: _Period):
+        """The index of the cycle being prepared (32 bits): the prepares before it."""
         loading = Signal(32, name="loading")
-        cycles = self.counters["cycles"]
-        m.d.comb += loading.eq(Mux(period.ran, cycles + 1, cycles)[:32])
+        with m.If(period.prepare):
+            m.d.sync += loading.eq(loading + 1)
         return loading
 
     def _stuck_value(self, s, direction, signal, w=0):
@@ -244,7 +249,7 @@ class BistCore(wiring.Component):
 
     def _indicators(self, m) -> None:
         """The LEDs: an error was counted; a heartbeat."""
-        m.d.comb += self.led_error.eq(self.counters["errors"].any())
+        m.d.comb += self.led_error.eq(self._counting.error)
         beat = Signal(24, name="heartbeat")
         m.d.sync += beat.eq(beat + 1)
         m.d.comb += self.led_heartbeat.eq(beat[-1])

@@ -1,35 +1,53 @@
 """The self-testing top's counters: each delivery cycle's outcomes, counted in stages
-into the seven 32-bit counters (:data:`fatnet.golden.bist.COUNTERS`), and the report
-strobe."""
+and added to the seven 32-bit counters (:data:`fatnet.golden.bist.COUNTERS`), which are
+words of a memory (block RAM on every board) updated by one adder in a sweep of seven
+clocks; at a report the sweep also sends each new value on a stream of words
+(:data:`REPORT_WORD`) to the report formatter."""
 
 from __future__ import annotations
 
 from amaranth import Cat, Const, Module, Mux, Signal
-from amaranth.lib import wiring
+from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..golden.bist import COUNTERS
-from .bist_report import COUNTS
-from .logic import zero_extend
+from .logic import equals, zero_extend
 
 __all__ = ["BistCounters", "popcount", "count_four", "outcome_flags", "tree_clocks",
-           "count_clocks", "LEVELS_PER_CLOCK", "SOURCE_OUTCOMES", "WIRE_OUTCOMES"]
+           "count_clocks", "LEVELS_PER_CLOCK", "SOURCE_OUTCOMES", "WIRE_OUTCOMES",
+           "MIN_PERIOD", "REPORT_WORD", "counter_memory", "FEED", "ZERO_WORD",
+           "collisions_undefined"]
 
-#: The count's clocks besides its adder trees': latch the outcomes, form the errors, add
-#: to the counters.
-_STAGES = 3
+#: The clocks of a prepare's count besides its adder tree's before the sweep's first
+#: write: latch the outcomes, the five kinds fed a clock each (:data:`FEED`), take the
+#: last sum, form the errors and the lost messages, the first read.
+_STAGES = 8
+#: The shortest BIST period: each kind's sum is held for a period, from the clock after
+#: the tree gives it, and the sweep takes each up to 8 clocks after the tree gives it
+#: (the acknowledged messages', the first kind, given at clock L + 1 and taken at
+#: L + 9: the sweep, a clock per counter, starts with the errors, which wait for the
+#: last kind).
+MIN_PERIOD = len(COUNTERS) + 1
+#: One counter's new value at a report (:data:`fatnet.golden.bist.COUNTERS` index
+#: ``index``); ``last`` marks a report's last word, the cycles'.
+REPORT_WORD = data.StructLayout({"index": range(len(COUNTERS)), "value": 32, "last": 1})
 #: The adder trees' levels per clock. The first two levels count four flags into three
 #: bits, each a function of the four (one LUT4 deep); later pairs of levels are two
 #: short carry chains. A register after every level would cost the logic of each level
 #: apart (more LUTs, and a flip-flop per bit and level). :func:`popcount` takes two.
 LEVELS_PER_CLOCK = 2
 
-#: The outcomes of a cycle, one flag per terminal: a new message, a message sent, one
-#: acknowledged, one lost (sent and not acknowledged).
-SOURCE_OUTCOMES = ("offered", "sent", "acknowledged", "lost")
+#: The outcomes of a cycle counted, one flag per terminal: a new message, a message sent,
+#: one acknowledged. The lost messages (sent and not acknowledged) are the sent less the
+#: acknowledged: counted from those two sums, not flags of their own.
+SOURCE_OUTCOMES = ("offered", "sent", "acknowledged")
 #: The outcomes of a cycle, one flag per recv wire: a complete payload that passes its
 #: check, one that fails it.
 WIRE_OUTCOMES = ("delivered", "bad")
+#: The order in which the kinds of outcome go through the one adder tree, a kind a
+#: clock: those the sweep adds to their counters in its order (the acknowledged,
+#: word 4, first), then the failed checks, which only the errors take.
+FEED = ("acknowledged", "delivered", "sent", "offered", "bad")
 
 
 def tree_clocks(flags: int) -> int:
@@ -40,10 +58,63 @@ def tree_clocks(flags: int) -> int:
 
 
 def count_clocks(flags: int) -> int:
-    """Clocks from a prepare to the counters holding the cycle that ended, the widest
-    outcome having ``flags`` flags: latch the outcomes, the adder tree's clocks
-    (:func:`tree_clocks`), form the errors, add. A period is at least this."""
+    """Clocks from a prepare to its report's first word (:data:`REPORT_WORD`, the
+    errors'), the widest outcome having ``flags`` flags: latch the outcomes, feed the
+    kinds through the adder tree (:func:`tree_clocks`), form the errors and the lost
+    messages, read the first counter. The other words follow a clock apart, the
+    cycles' last."""
     return _STAGES + tree_clocks(flags)
+
+
+#: The counters' memory's word that is never written: 0, read instead of a counter in
+#: the first sweep after a reset (a choice of address, not of the 32 bits read).
+ZERO_WORD = len(COUNTERS)
+
+
+def collisions_undefined(rtlil: str) -> str:
+    """The RTLIL ``rtlil`` with every read port of a memory marked ``no_rw_check``
+    (:func:`counter_memory`) told that a read of a word in the clock it is written reads
+    an undefined value (``COLLISION_X_MASK`` all ones). Amaranth writes every read port
+    as reading the old word, and Yosys does not apply the attribute to the read ports of
+    an RTLIL memory; without this Yosys builds that read, on a block RAM that does not
+    give it, from a register of the written word and a multiplexer per bit (33 LUTs and
+    69 flip-flops for the counters' memory on the iCE40)."""
+    lines = rtlil.split("\n")
+    marked, module, attributes = set(), None, []
+    for line in lines:
+        words = line.split()
+        if words[:1] == ["module"]:
+            module = words[1]
+        elif words[:1] == ["attribute"]:
+            attributes.append(words[1])
+            continue
+        elif words[:1] == ["memory"] and "\\no_rw_check" in attributes:
+            marked.add((module, words[-1]))
+        attributes = []
+    memid = None
+    for i, line in enumerate(lines):
+        words = line.split()
+        if words[:1] == ["module"]:
+            module = words[1]
+        elif words[:2] == ["parameter", "\\MEMID"]:
+            memid = words[2].strip('"').replace("\\\\", "\\")
+        elif words[:2] == ["parameter", "\\COLLISION_X_MASK"] and (module, memid) in marked:
+            width = words[2].split("'")[0]
+            lines[i] = line[:line.index(words[2])] + f"{width}'" + "1" * int(width)
+    return "\n".join(lines)
+
+
+def counter_memory() -> memory.Memory:
+    """A memory of the seven 32-bit counters, word k :data:`COUNTERS`[k], and
+    :data:`ZERO_WORD`, all 0 at configuration; in block RAM (``ram_style``: Yosys would
+    put so small a memory in logic on the ECP5 and the Gowin parts). Its users never
+    use a word read in the clock it is written (the counters' sweep reads each word the
+    clock before it writes it; the report formatter uses no word it reads while a
+    report is written), so Yosys is told not to build logic that would give such a read
+    the old word (``no_rw_check``, :func:`collisions_undefined`: on the iCE40 a
+    register and a multiplexer per bit)."""
+    return memory.Memory(shape=32, depth=ZERO_WORD + 1, init=[],
+                         attrs={"ram_style": "block", "no_rw_check": 1})
 
 
 def count_four(flags):
@@ -91,19 +162,25 @@ def outcome_flags(terminals: int, wires: int) -> wiring.Signature:
 
 
 class BistCounters(wiring.Component):
-    """The count of each delivery cycle, in stages, and the report strobe.
+    """The count of each delivery cycle, in stages, into the counters' memory.
 
     A cycle's outcome flags are taken at its ``prepare`` (the clock that ends it) and
-    counted in stages, so that no clock's path runs through more than two levels of
-    the adder trees: each kind of outcome is summed over its flags by a tree of adders,
-    :data:`LEVELS_PER_CLOCK` levels per clock (:func:`popcount`; every kind's tree as
-    deep as the widest's, :func:`tree_clocks`),
-    the next clock forms the cycle's errors (``bad + |acknowledged - delivered|``), the
-    next adds to the counters, if ``ran`` was high at the prepare (a cycle had run). A
-    cycle is in the counters from the ``latency``-th clock after its prepare
-    (:func:`count_clocks`); prepares must be at least that far apart. Every
-    ``report_cycles`` counted cycles, ``report`` is high for one clock: the clock the
-    counters first hold the report's cycle.
+    counted by one adder tree, a kind of outcome a clock (:data:`FEED`, from clock 1
+    after the prepare), in stages so that no clock's path runs through more than two
+    levels of the tree (:func:`popcount`, :data:`LEVELS_PER_CLOCK` levels a clock:
+    :func:`tree_clocks` of the terminals or the recv wires, whichever are more: L
+    clocks); the kind fed at clock 1 + i is summed by clock L + 1 + i and held from
+    clock L + 2 + i until the next period's. Clock L + 6 forms the cycle's errors
+    (``bad + |acknowledged - delivered|``) and its lost messages (``sent -
+    acknowledged``). If ``ran`` was high at the prepare (a cycle had run), the counters
+    are then swept, one a clock, from the errors (word 6) down to the cycles (word 0):
+    counter k is read at clock L + 13 - k after the prepare, its increment registered
+    at the same clock, and written back, plus its increment, at clock L + 14 - k (the
+    first sweep after a reset adds to 0 instead: the memory is not reset). Periods
+    must be at least :data:`MIN_PERIOD` clocks, so that each sum holds until the
+    sweep takes it. Every ``report_cycles`` counted cycles, the sweep also sends each
+    new value on ``o_report`` (:data:`REPORT_WORD`, in the clock it is written: the
+    errors' at clock L + 8, the cycles' at L + 14, with ``last``).
 
     Parameters
     ----------
@@ -117,18 +194,20 @@ class BistCounters(wiring.Component):
     Attributes
     ----------
     latency : int
-        Clocks from a prepare to the counters holding its cycle
-        (:func:`count_clocks` of the widest outcome's flags).
+        Clocks from a prepare to its report's first word (:func:`count_clocks` of the
+        widest outcome's flags).
     prepare : Signal
         The clock that ends a cycle: its flags are taken.
     ran : Signal
         A cycle has run (the flags taken at a prepare are counted).
     flags : wiring.PureInterface
         The cycle's outcome flags (:func:`outcome_flags`).
-    counts : wiring.PureInterface
-        The counters (:data:`fatnet.hdl.bist_report.COUNTS`).
-    report : Signal
-        A report's counters are in ``counts`` (one clock).
+    o_report : stream.Interface
+        A report's counters, a word a clock (:data:`REPORT_WORD`; always ready).
+    error : Signal
+        The errors' counter is not 0 (from the clock after it is written).
+    memory : amaranth.lib.memory.Memory
+        The counters (:func:`counter_memory`).
     """
 
     def __init__(self, terminals: int, wires: int, report_cycles: int):
@@ -139,59 +218,117 @@ class BistCounters(wiring.Component):
         self._report_cycles = report_cycles
         self._clocks = tree_clocks(max(terminals, wires))
         self.latency = count_clocks(max(terminals, wires))
+        self.memory = counter_memory()
         super().__init__({"prepare": In(1), "ran": In(1),
                           "flags": In(outcome_flags(terminals, wires)),
-                          "counts": Out(COUNTS), "report": Out(1)})
+                          "o_report": Out(stream.Signature(REPORT_WORD, always_ready=True)),
+                          "error": Out(1)})
 
     def elaborate(self, platform):
         m = Module()
-        ended = Signal(name="ended")      # the latched cycle ran
+        m.submodules.memory = self.memory
+        L = self._clocks
         latched = {key: Signal(len(getattr(self.flags, key)), name=f"latched_{key}",
-                          reset_less=True)
-                   for key in (*SOURCE_OUTCOMES, *WIRE_OUTCOMES)}
-        # the latched flags, the adder trees and the errors hold no state a reset must
-        # clear (a cycle is counted only if ``ran`` at its prepare, a period after the
-        # reset at least), so they take no reset: no reset net reaches them.
-        # The adder trees and the errors are plain pipeline registers (no enable: the
-        # latched outcomes hold from one prepare to the next, so the sums hold the
-        # cycle's from clock tree_clocks + 1 on and the errors from the clock after); the
-        # counters add at the clock after that, strobed by a flip-flop rather than a
-        # decode of the period's clock (an enable or a decode, merged into the adders'
-        # first LUTs, would lie on the longest path)
-        stage = Signal(self.latency - 1, name="stage")   # bit k: clock k + 1 after a prepare
-        m.d.sync += stage.eq(Cat(self.prepare, stage[:-1]))
+                               reset_less=True) for key in FEED}
+        # the latched flags, the adder tree and the stages after it hold no state a
+        # reset must clear (a cycle is counted only if ``ran`` at its prepare, a period
+        # after the reset at least), so they take no reset: no reset net reaches them.
+        # The tree is a plain pipeline (no enable); which kind it is fed, when its sum
+        # is taken and when the sweep starts come from flip-flops (a shift register of
+        # the counted prepares), not from a decode of the period's clock
+        counted = Signal(L + len(FEED) + 1, name="counted")   # bit k: clock k + 1 after
+        m.d.sync += counted.eq(Cat(self.prepare & self.ran, counted[:-1]))
         with m.If(self.prepare):
-            m.d.sync += ended.eq(self.ran)
             m.d.sync += [f.eq(getattr(self.flags, key)) for key, f in latched.items()]
-        sums = {key: popcount(m, list(flags), f"count_{key}", self._clocks)
-                for key, flags in latched.items()}
-        errors = self._errors(m, sums)
-        adds = {"cycles": Const(1, 32), "errors": errors,
-                **{name: sums[name] for name in COUNTERS if name in sums}}
-        self._add(m, stage[-1] & ended, adds)
+        width = max(len(f) for f in latched.values())
+        fed = Signal(width, name="count_fed")
+        m.d.comb += fed.eq(Cat(*(self._feed(latched, counted, j) for j in range(width))))
+        total = popcount(m, list(fed), "count", L)
+        sums = {key: Signal(len(f).bit_length(), name=f"sum_{key}", reset_less=True)
+                for key, f in latched.items()}
+        for i, key in enumerate(FEED):
+            with m.If(counted[L + i]):
+                m.d.sync += sums[key].eq(total[:len(sums[key])])
+        adds = {"cycles": Const(1, 1), **sums, **self._derived(m, sums)}
+        self._sweep(m, counted[-1], [adds[name] for name in COUNTERS])
         return m
 
     @staticmethod
-    def _errors(m, sums: dict):
-        """The cycle's errors, registered: failed checks and ``|acknowledged -
-        delivered|``."""
-        w = max(len(v) for v in sums.values()) + 1
-        a_n, d_n, bad_n = (zero_extend(sums[k], w) for k in ("acknowledged", "delivered", "bad"))
-        errors = Signal(w, name="cycle_errors", reset_less=True)
-        m.d.sync += errors.eq((bad_n + Mux(a_n > d_n, a_n - d_n, d_n - a_n)[:w])[:w])
-        return errors
+    def _feed(latched: dict, counted, j: int):
+        """Bit j of the adder tree's input: bit j of the latched flags of the kind whose
+        turn it is (:data:`FEED`: kind i at clock 1 + i), 0 outside the turns."""
+        terms = [latched[key][j] & counted[i] for i, key in enumerate(FEED)
+                 if j < len(latched[key])]
+        return Cat(*terms).any()
 
-    def _add(self, m, add, adds: dict):
-        """At ``add``, each counter plus its cycle's count; the report strobe."""
+    @staticmethod
+    def _derived(m, sums: dict) -> dict:
+        """The cycle's errors (failed checks and ``|acknowledged - delivered|``) and lost
+        messages (``sent - acknowledged``: every message sent is acknowledged or lost),
+        registered."""
+        w = max(len(v) for v in sums.values()) + 1
+        a_n, d_n, bad_n, s_n = (zero_extend(sums[k], w) for k in
+                                ("acknowledged", "delivered", "bad", "sent"))
+        errors = Signal(w, name="cycle_errors", reset_less=True)
+        lost = Signal(w - 1, name="cycle_lost", reset_less=True)
+        m.d.sync += [errors.eq((bad_n + Mux(a_n > d_n, a_n - d_n, d_n - a_n)[:w])[:w]),
+                     lost.eq((s_n - a_n)[:w - 1])]
+        return {"errors": errors, "lost": lost}
+
+    def _sweep(self, m, start, adds: list) -> None:
+        """From the clock after ``start``, read each counter, from the last down to word
+        0, one a clock; a clock later write it back plus its ``adds`` entry (the first
+        sweep after a reset reads :data:`ZERO_WORD` instead of the counter); at a
+        report, send the new value on ``o_report``; the error flag from the errors' new
+        value."""
+        last = len(COUNTERS) - 1
+        read = self.memory.read_port()
+        write = self.memory.write_port()
+        reading = Signal(name="sweep_reading")
+        address = Signal(range(last + 1), name="sweep_read", init=last)
+        writing = Signal(name="sweep_writing")
+        written = Signal(range(last + 1), name="sweep_write")
+        step = Signal(max(len(a) for a in adds), name="sweep_add", reset_less=True)
+        fresh = Signal(name="sweep_fresh", init=1)     # no sweep since the reset
+        assert ZERO_WORD == (1 << len(address)) - 1     # all ones: an OR chooses it
+        m.d.comb += read.addr.eq(address | fresh.replicate(len(address)))
+        m.d.sync += [writing.eq(reading), written.eq(address)]
+        with m.Switch(address):     # a full case, as lint asks: the last is the default
+            for k, add in enumerate(adds[:-1]):
+                with m.Case(k):
+                    m.d.sync += step.eq(add)
+            with m.Default():
+                m.d.sync += step.eq(adds[-1])
+        with m.If(reading):
+            m.d.sync += address.eq(address - 1)
+            with m.If(equals(address, 0)):
+                m.d.sync += reading.eq(0)
+        with m.If(start):       # after the last read of a sweep, if the period is short
+            m.d.sync += [reading.eq(1), address.eq(last)]
+        value = Signal(32, name="sweep_value")
+        m.d.comb += [value.eq(read.data + step),
+                     write.addr.eq(written), write.data.eq(value), write.en.eq(writing)]
+        final = writing & equals(written, 0)
+        with m.If(final):
+            m.d.sync += fresh.eq(0)
+        # the errors' new value is not 0: an OR of its nibbles registered, then of those
+        # (a 32-input OR after the adder's carry chain was the top's longest path)
+        nonzero = Signal(8, name="errors_nonzero")
+        with m.If(writing & equals(written, last)):
+            m.d.sync += nonzero.eq(Cat(*(value[4 * i:4 * i + 4].any() for i in range(8))))
+        m.d.comb += self.error.eq(nonzero.any())
+        reporting = Signal(name="sweep_reporting")   # the writes follow the reads
+        m.d.sync += reporting.eq(self._reporting(m, start))
+        o = self.o_report
+        m.d.comb += [o.valid.eq(writing & reporting), o.payload.index.eq(written),
+                     o.payload.value.eq(value), o.payload.last.eq(final)]
+
+    def _reporting(self, m, start):
+        """Whether the sweep that ``start`` begins is a report's (every
+        ``report_cycles``-th), from the clock after ``start``, with its reads."""
         R = self._report_cycles
         left = Signal(range(R), name="report_left", init=R - 1)
-        report = Signal(name="report_now")
-        m.d.comb += report.eq(0)
-        with m.If(add):
-            m.d.sync += [getattr(self.counts, name).eq(
-                (getattr(self.counts, name) + zero_extend(adds[name], 32))[:32])
-                for name in COUNTERS]
-            last = ~left.any()
-            m.d.sync += left.eq(Mux(last, R - 1, left - 1))
-            m.d.comb += report.eq(last)
-        m.d.sync += self.report.eq(report)
+        reporting = Signal(name="report_reads")
+        with m.If(start):
+            m.d.sync += [reporting.eq(~left.any()), left.eq(Mux(left.any(), left - 1, R - 1))]
+        return reporting

@@ -1,20 +1,21 @@
-"""The self-testing top's report formatter: a snapshot of the counters as the report
-line's characters (:func:`fatnet.golden.bist.report_line` and CR LF) on a byte stream."""
+"""The self-testing top's report formatter: a snapshot of the counters, written a word at
+a time into a memory, sent as the report line's characters
+(:func:`fatnet.golden.bist.report_line` and CR LF) on a byte stream."""
 
 from __future__ import annotations
 
 from amaranth import Cat, Const, Module, Mux, Signal
-from amaranth.lib import stream, wiring
+from amaranth.lib import memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..golden.bist import COUNTERS, REPORT_FIELDS
+from .bist_counters import REPORT_WORD, counter_memory
 from .logic import equals
 
-__all__ = ["ReportFormatter", "COUNTS", "line_template", "hex_digit"]
+__all__ = ["ReportFormatter", "line_template", "hex_digit"]
 
-#: The seven 32-bit counters (:data:`fatnet.golden.bist.COUNTERS`), one member each by
-#: its name, as their owner drives them.
-COUNTS = wiring.Signature({name: Out(32) for name in COUNTERS})
+#: The hex digits of a counter in the line.
+DIGITS = 8
 
 
 def line_template() -> list:
@@ -39,78 +40,99 @@ def hex_digit(d4):
 class ReportFormatter(wiring.Component):
     """The report line of a snapshot of the counters, a character at a time.
 
-    At ``snapshot`` the counters are copied and the line starts from its first
-    character (a line still going out is cut short: the self-testing top's report
-    period leaves time for a whole line); the line's characters then go out on
-    ``o_stream``, one transfer at most every second clock (a character is registered:
-    it is offered from the second clock after the transfer of the one before).
+    Each word taken on ``i_report`` (:data:`~fatnet.hdl.bist_counters.REPORT_WORD`) is
+    written into the snapshot, a memory of the seven counters; the clock after the word
+    marked ``last`` the line starts from its first character (a line still going out is
+    cut short: the self-testing top's report period leaves time for a whole line). The
+    line's characters then go out on ``o_stream``, a transfer at most every third
+    clock: a character is offered from the third clock after the transfer of the one
+    before (the snapshot's word is read in the clock after, then the character is
+    registered).
 
-    The snapshot is one shift register whose top nibble is the next hex digit of the
-    line (the counters in the line's order, most significant nibble first), shifted by
-    a nibble as each digit goes out: a digit is then a function of 4 bits, not a choice
-    among the line's 56 nibbles by the index. The character and the next index are
-    registered (computed in the clock of the transfer, the character's multiplexers and
-    the increment's carry chain were the top's longest paths on the iCE40).
+    The line's template (its characters, and which are hex digits) is a read-only
+    memory addressed by the character's index. The line's hex digits are counted: the
+    count's high bits are the snapshot's word, its low bits the nibble (the most
+    significant first), so both memories' addresses are registers and a digit is a
+    choice of eight nibbles, not a shift register of the whole snapshot.
 
     Attributes
     ----------
-    snapshot : Signal
-        Copy the counters and start the line (one clock).
-    counts : wiring.PureInterface
-        The counters (:data:`COUNTS`), 32 bits each.
+    i_report : stream.Interface
+        A report's counters, a word at a time (always ready).
     o_stream : stream.Interface
         The line's characters, 8 bits each.
+    started : Signal
+        The line has started: the snapshot holds its counters (one clock).
+    memory : amaranth.lib.memory.Memory
+        The snapshot (:func:`~fatnet.hdl.bist_counters.counter_memory`).
     """
 
     def __init__(self):
-        super().__init__({"snapshot": In(1), "counts": In(COUNTS),
+        self.memory = counter_memory()
+        super().__init__({"i_report": In(stream.Signature(REPORT_WORD, always_ready=True)),
                           "o_stream": Out(stream.Signature(8))})
+        self.started = Signal(name="line_started")
 
     def elaborate(self, platform):
         m = Module()
+        m.submodules.memory = self.memory
         items = line_template()
         assert [it for it in items if not isinstance(it, int)] == [
-            (name, nib) for name in COUNTERS for nib in range(7, -1, -1)]
-        assert isinstance(items[0], int)     # the snapshot sets the first character
+            (name, nib) for name in COUNTERS for nib in range(DIGITS - 1, -1, -1)]
         end = len(items)
+        word = self.i_report
+        write = self.memory.write_port()
+        m.d.comb += [write.addr.eq(word.payload.index), write.data.eq(word.payload.value),
+                     write.en.eq(word.valid)]
+        m.d.sync += self.started.eq(word.valid & word.payload.last)
         index = Signal(range(end + 1), name="index", init=end)
-        index_next = Signal(range(end + 2), name="index_next")
-        held = Signal(32 * len(COUNTERS), name="held")   # the snapshot, shifted
-        char, is_digit = self._character(m, index, held[-4:], items)
+        digit = Signal(range(len(COUNTERS) * DIGITS), name="digit")   # digits sent
+        read = self.memory.read_port()
+        m.d.comb += read.addr.eq(digit[3:])
+        nibble = Signal(4, name="nibble")
+        with m.Switch(digit[:3]):    # the most significant nibble first
+            for i in range(DIGITS):
+                with m.Case(i):
+                    m.d.comb += nibble.eq(read.data[4 * (DIGITS - 1 - i):][:4])
+        template = self._template(m, index, items)
+        is_digit = template.data[8]
+        char = Mux(is_digit, hex_digit(nibble), template.data[:8])
         char_next = Signal(8, name="char_next")
-        # char_next and index_next hold the index's character and successor from the
-        # clock after the index changes
-        settled = Signal(name="settled", init=1)
+        # the index's character is in char_next from the second clock after the index
+        # changes (the template's and the snapshot's words read, then the character
+        # registered)
+        settled = Signal(2, name="settled")
+        # a line is going out (the index is before its end): a flip-flop, not a decode
+        # of the index, which would lie on the path from the index back to itself
+        going = Signal(name="going")
         o = self.o_stream
         take = o.valid & o.ready
-        m.d.comb += [o.payload.eq(char_next), o.valid.eq(~equals(index, end) & settled)]
-        m.d.sync += [char_next.eq(char), index_next.eq(index + 1), settled.eq(~take)]
-        with m.If(self.snapshot):
-            m.d.sync += held.eq(Cat(*(getattr(self.counts, name)
-                                     for name in reversed(COUNTERS))))
-            m.d.sync += [index.eq(0), index_next.eq(1), char_next.eq(items[0]),
-                         settled.eq(1)]
+        m.d.comb += [o.payload.eq(char_next), o.valid.eq(going & settled[1])]
+        # the index's and the digit count's successors are registered too (computed in
+        # the clock of the transfer, the increments' carry chains were the formatter's
+        # longest paths on the iCE40)
+        index_next = Signal.like(index, name="index_next")
+        digit_next = Signal.like(digit, name="digit_next")
+        m.d.sync += [char_next.eq(char), settled.eq(Cat(~take, settled[0] & ~take)),
+                     index_next.eq(index + 1), digit_next.eq(digit + 1)]
+        with m.If(self.started):
+            m.d.sync += [index.eq(0), digit.eq(0), settled.eq(0), going.eq(1)]
         with m.Elif(take):
             m.d.sync += index.eq(index_next)
+            with m.If(equals(index, end - 1)):
+                m.d.sync += going.eq(0)
             with m.If(is_digit):
-                m.d.sync += held.eq(Cat(Const(0, 4), held[:-4]))
+                m.d.sync += digit.eq(digit_next)
         return m
 
     @staticmethod
-    def _character(m, index, digit, items):
-        """The character of item ``index`` of the line (``digit``'s for a hex digit)
-        and whether it is a hex digit (comb signals)."""
-        char = Signal(8, name="char")
-        is_digit = Signal(name="is_digit")
-        digit_char = Signal(8, name="digit_char")
-        m.d.comb += digit_char.eq(hex_digit(digit))
-        with m.Switch(index):       # every case sets both (a full case, as lint asks)
-            for i, it in enumerate(items):
-                with m.Case(i):
-                    if isinstance(it, int):
-                        m.d.comb += [char.eq(it), is_digit.eq(0)]
-                    else:
-                        m.d.comb += [char.eq(digit_char), is_digit.eq(1)]
-            with m.Default():
-                m.d.comb += [char.eq(0), is_digit.eq(0)]
-        return char, is_digit
+    def _template(m, index, items):
+        """The read port, its address ``index``, of the line's template in a read-only
+        memory (block RAM): item i's word is its character, or bit 8 set for a hex
+        digit; the word after the line's last is 0."""
+        rom = memory.Memory(shape=9, depth=len(items) + 1, attrs={"ram_style": "block"},
+                            init=[it if isinstance(it, int) else 1 << 8 for it in items])
+        m.submodules.template = rom
+        read = rom.read_port()
+        m.d.comb += read.addr.eq(index)
+        return read

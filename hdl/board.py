@@ -29,6 +29,7 @@ from amaranth.build.run import LocalBuildProducts
 from amaranth.lib import io
 from amaranth.lib.cdc import ResetSynchronizer
 
+from .bist_counters import collisions_undefined
 from .controller import keep_start_tree
 from .parts import NetworkAlone, Part, read_parts, yosys_overrides
 from .pll import PLLS, PllSetting
@@ -483,9 +484,10 @@ def build_board(core, board: str, out: Path, *, bitstream: bool, name: str = "bi
                                          overrides.get("synth_opts")))
     on_step("generation (the board's top)", None, None)
     plan = platform.prepare(BoardTop(core, board, pll), name=name, **overrides)
-    for fname, content in plan.files.items():   # the start tree's registers kept apart
+    # the start tree's registers kept apart; the self-test's memories without collision logic
+    for fname, content in plan.files.items():
         if fname.endswith(".il"):
-            plan.files[fname] = keep_start_tree(content)
+            plan.files[fname] = collisions_undefined(keep_start_tree(content))
     plan.extract(str(out))
     if not bitstream or BOARDS[board].bitstream is None:
         on_step(None, None, None)

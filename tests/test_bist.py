@@ -192,39 +192,35 @@ CLOCK = 1e-6
 
 
 def run_amaranth(plan, reports, uart=False):
-    """The core's counters at each of the first ``reports`` reports (the clock after the
-    counters settle), from reset; with ``uart``, also the UART line's samples, clock by
-    clock, until the last report's line has been sent. Without, the simulation stops at
-    the last report (the line after it is needed only to decode it), and the testbench
-    wakes when the cycle counter changes rather than every clock."""
+    """The core's counters at each of the first ``reports`` reports (its report
+    formatter's snapshot, read the clock its line starts: ``core.report``), from reset;
+    with ``uart``, also the UART line's samples, clock by clock, until the last report's
+    line has been sent. Without, the simulation stops at the last report (the line
+    after it is needed only to decode it), and the testbench wakes when the report
+    strobe changes rather than every clock."""
     from fatnet.sim.bist import line_clocks
     core = build_core(plan)
     period = gb.period_clocks(plan.cycle_length, start_latency(plan.net), plan.n)
     # a bound past the last report and its line, should the counters never get there
     clocks = reports * plan.report_cycles * period + period + 4 + line_clocks(
         plan.baud_divisor)
-    cycles = core.counters["cycles"]
     got, samples = [], []
 
-    def report(ctx, cyc):
-        if cyc and cyc % plan.report_cycles == 0:
+    def report(ctx, now):
+        if now:
             got.append({k: ctx.get(v) for k, v in core.counters.items()})
 
     async def every_clock(ctx):
-        last = 0
         for _ in range(clocks):
             await ctx.tick()
             samples.append(ctx.get(core.uart_tx))
-            cyc = ctx.get(cycles)
-            if cyc != last:
-                report(ctx, cyc)
-            last = cyc
+            report(ctx, ctx.get(core.report))
 
     async def on_cycles(ctx):
-        async for stalled, cyc in ctx.delay(clocks * CLOCK).changed(cycles):
+        async for stalled, now in ctx.delay(clocks * CLOCK).changed(core.report):
             if stalled:
                 return
-            report(ctx, cyc)
+            report(ctx, now)
             if len(got) == reports:
                 return
     sim = Simulator(core)

@@ -1,8 +1,9 @@
 """The self-testing top's components, each alone on Amaranth's simulator against the
 arithmetic of :mod:`fatnet.golden.bist`: the UART transmitter (bytes in, the 8N1 line
-out, clock for clock, with back-pressure), the report formatter (a snapshot of random
-counters out as :func:`~fatnet.golden.bist.report_line` and CR LF, whatever the
-consumer's pace), the counters (random outcome flags, counted in stages), the traffic
+out, clock for clock, with back-pressure), the report formatter (a report's words of
+random counters in, :func:`~fatnet.golden.bist.report_line` and CR LF out, whatever the
+consumer's pace), the counters (random outcome flags, counted in stages, their report
+words clock for clock), the traffic
 generator (its draws, streams and outcome flags against :func:`~fatnet.golden.bist.draw`
 and :func:`~fatnet.golden.bist.make_payload`) and the checker (payloads that pass and fail
 :func:`~fatnet.golden.bist.payload_ok`); and their refusals of bad parameters.
@@ -14,11 +15,11 @@ Every random choice comes from the test's seed; replay a failure with
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from amaranth import Const, Mux
+from amaranth import Const, Elaboratable, Module, Mux, ResetInserter, Signal
+from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
 from fatnet.golden import bist as gb
@@ -26,7 +27,8 @@ from fatnet.golden.bitstream import bits_to_int, int_to_bits
 from fatnet.hdl.bist import BistCore
 from fatnet.hdl import bist_config
 from fatnet.hdl.bist_config import BistConfig
-from fatnet.hdl.bist_counters import SOURCE_OUTCOMES, WIRE_OUTCOMES, BistCounters
+from fatnet.hdl.bist_counters import (SOURCE_OUTCOMES, WIRE_OUTCOMES, BistCounters,
+                                      collisions_undefined)
 from fatnet.hdl.bist_report import ReportFormatter
 from fatnet.hdl.bist_traffic import PayloadChecker, TrafficGenerator, shift_counter
 from fatnet.hdl.bist_uart import FRAME_BITS, UartTx
@@ -104,6 +106,20 @@ def random_counts(rng) -> dict:
     return counts
 
 
+async def send_report(ctx, stream, counts: dict, rng):
+    """A report's words on ``stream`` (:data:`~fatnet.hdl.bist_counters.REPORT_WORD`), in
+    a random order with random gaps, the cycles' last and marked so (async)."""
+    order = [int(k) for k in rng.permutation(range(1, 7))] + [0]
+    for k in order:
+        for _ in range(int(rng.integers(0, 3))):
+            await ctx.tick()
+        ctx.set(stream.valid, 1)
+        ctx.set(stream.payload, {"index": k, "value": counts[gb.COUNTERS[k]],
+                                 "last": k == 0})
+        await ctx.tick()
+        ctx.set(stream.valid, 0)
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_the_formatter_sends_its_snapshots_report_line_at_any_pace(seed):
     rng = np.random.default_rng(seed)
@@ -114,13 +130,7 @@ def test_the_formatter_sends_its_snapshots_report_line_at_any_pace(seed):
 
     async def bench(ctx):
         for counts in snaps:
-            for name, v in counts.items():
-                ctx.set(getattr(dut.counts, name), v)
-            ctx.set(dut.snapshot, 1)
-            await ctx.tick()
-            ctx.set(dut.snapshot, 0)
-            for name in gb.COUNTERS:     # the line is of the snapshot, not of the inputs
-                ctx.set(getattr(dut.counts, name), int(rng.integers(0, 1 << 32)))
+            await send_report(ctx, dut.i_report, counts, rng)
             text, held, after = "", None, 0
             # until 20 clocks after the line's end (nothing more is offered), at most
             # 5,000 clocks
@@ -143,48 +153,161 @@ def test_the_formatter_sends_its_snapshots_report_line_at_any_pace(seed):
 
 
 # ------------------------------------------------------------------ the counters
+def counter_flags(rng, N: int, wires: int) -> dict:
+    """Random outcome flags of a cycle: each acknowledged message one that was sent."""
+    flags = {key: int(rng.integers(0, 1 << N)) for key in SOURCE_OUTCOMES}
+    flags["acknowledged"] &= flags["sent"]
+    flags.update({key: int(rng.integers(0, 1 << wires)) for key in WIRE_OUTCOMES})
+    return flags
+
+
+def count_cycle(want: dict, flags: dict) -> None:
+    """Add a cycle's flags to the counters as the model counts them."""
+    ones = {key: bin(v).count("1") for key, v in flags.items()}
+    want["cycles"] += 1
+    for key in ("offered", "sent", "delivered", "acknowledged"):
+        want[key] += ones[key]
+    want["lost"] += ones["sent"] - ones["acknowledged"]
+    want["errors"] += ones["bad"] + abs(ones["acknowledged"] - ones["delivered"])
+
+
 @pytest.mark.parametrize("seed", range(4))
-def test_the_counters_count_each_cycles_flags_in_stages(seed):
+def test_the_counters_count_each_cycles_flags_and_report_every_r_cycles(seed):
     rng = np.random.default_rng(seed)
     # terminals and recv wires: the terminals or the wires the wider, an odd count,
     # trees of one, two and three clocks
     N, wires = [(3, 1), (8, 5), (8, 16), (3, 32)][seed]
     R = int(rng.integers(1, 4))
     dut = BistCounters(N, wires, R)
-    # latch, a clock per two levels of the adder tree over the most flags, errors, add
-    latency = 3 + max(1, math.ceil(math.ceil(math.log2(max(N, wires))) / 2))
-    assert dut.latency == latency, replay("counters_count", seed)
-    period = int(rng.integers(latency, latency + 4))
-    widths = {**dict.fromkeys(SOURCE_OUTCOMES, N), **dict.fromkeys(WIRE_OUTCOMES, wires)}
+    # latch, a clock per two levels of the adder tree over the most flags, five kinds a
+    # clock each, the last sum taken, the errors, the first read
+    latency = 8 + max(1, math.ceil(math.ceil(math.log2(max(N, wires))) / 2))
+    assert dut.latency == latency, replay("counters_count_each", seed)
+    # the shortest period, 8 clocks, and longer ones
+    period = int(rng.integers(8, 12))
     want = dict.fromkeys(gb.COUNTERS, 0)
-    added: dict[int, dict] = {}     # clock -> the counters from that clock on
+    words: dict[int, tuple] = {}     # clock -> the report word written then
+    errors: dict[int, int] = {}      # clock -> the error flag from then on
     got = []
 
     async def bench(ctx):
         for clock in range(period * 24):
             prepare = clock % period == 0
-            flags = {key: int(rng.integers(0, 1 << w)) for key, w in widths.items()}
+            flags = counter_flags(rng, N, wires)
             ctx.set(dut.prepare, prepare)
             ctx.set(dut.ran, clock > 0)
             for key, v in flags.items():       # noise between prepares: not counted
                 ctx.set(getattr(dut.flags, key), v)
             if prepare and clock > 0:
-                ones = {key: bin(v).count("1") for key, v in flags.items()}
-                want["cycles"] += 1
-                for key in gb.COUNTERS[1:-1]:
-                    want[key] += ones[key]
-                want["errors"] += ones["bad"] + abs(ones["acknowledged"] - ones["delivered"])
-                added[clock + latency] = dict(want)
-            got.append(({name: ctx.get(getattr(dut.counts, name)) for name in gb.COUNTERS},
-                        ctx.get(dut.report)))
+                count_cycle(want, flags)
+                errors[clock + latency + 1] = int(want["errors"] > 0)
+                if want["cycles"] % R == 0:     # errors (word 6) first, cycles last
+                    words.update({clock + latency + 6 - k: (k, want[name], int(k == 0))
+                                  for k, name in enumerate(gb.COUNTERS)})
+            word = ctx.get(dut.o_report.payload)
+            got.append((ctx.get(dut.o_report.valid),
+                        (word.index, word.value, word.last), ctx.get(dut.error)))
             await ctx.tick()
     simulate(dut, bench)
-    counts = dict.fromkeys(gb.COUNTERS, 0)
-    for clock, (have, report) in enumerate(got):
-        counts = added.get(clock, counts)
-        reported = clock in added and counts["cycles"] % R == 0
-        assert (have, report) == (counts, reported), (replay("counters_count", seed), clock)
-    assert counts["cycles"] >= 20 and counts["errors"] > 0
+    error = 0
+    for clock, (valid, word, flag) in enumerate(got):
+        error = errors.get(clock, error)
+        where = (replay("counters_count_each", seed), clock)
+        assert valid == (clock in words) and flag == error, where
+        if valid:
+            assert word == words[clock], where
+    assert want["cycles"] >= 20 and want["errors"] > 0 and len(words) >= 7 * 6
+
+
+def test_the_counters_count_from_zero_after_a_reset():
+    """The memory keeps its words through a reset; the first sweep after it adds to 0."""
+    rng = np.random.default_rng(7)
+    N, wires, period = 4, 8, 9
+    rst = Signal()
+    counters = BistCounters(N, wires, 1)
+    dut = ResetInserter(rst)(counters)
+    reports: list[dict] = []
+    want: list[dict] = []
+
+    async def bench(ctx):
+        word: dict = {}
+        for clock in range(period * 16):
+            t = clock % (period * 8)      # a reset at clock 0 and half-way
+            ctx.set(rst, t == 0)
+            ctx.set(counters.prepare, t % period == 1)
+            ctx.set(counters.ran, t > 1)
+            flags = counter_flags(rng, N, wires)
+            for key, v in flags.items():
+                ctx.set(getattr(counters.flags, key), v)
+            if t == 0:
+                counts = dict.fromkeys(gb.COUNTERS, 0)
+            elif t % period == 1 and t > 1:
+                count_cycle(counts, flags)
+                want.append(dict(counts))
+            if ctx.get(counters.o_report.valid):
+                payload = ctx.get(counters.o_report.payload)
+                word[gb.COUNTERS[payload.index]] = payload.value
+                if payload.last:
+                    reports.append(dict(word))
+            await ctx.tick()
+    simulate(dut, bench)
+    # each half's last cycle is cut short by the reset before its sweep
+    assert reports == want[:6] + want[7:13] and reports[6]["cycles"] == 1
+
+
+class ReportChain(Elaboratable):
+    """The counters, the report formatter and the UART joined as the self-testing top
+    joins them."""
+
+    def __init__(self, N, wires, div):
+        self.counting, self.report, self.uart = BistCounters(N, wires, 1), ReportFormatter(), \
+            UartTx(div)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules += [self.counting, self.report, self.uart]
+        wiring.connect(m, self.counting.o_report, self.report.i_report)
+        wiring.connect(m, self.report.o_stream, self.uart.i_stream)
+        return m
+
+
+@pytest.mark.parametrize("N,wires", [(4, 8), (8, 32)])
+def test_a_reports_start_bit_is_on_the_wire_at_clock_l_plus_19(N, wires):
+    div = 2
+    dut = ReportChain(N, wires, div)
+    L = max(1, math.ceil(math.ceil(math.log2(max(N, wires))) / 2))
+    line: list[int] = []
+
+    async def bench(ctx):
+        ctx.set(dut.counting.ran, 1)
+        ctx.set(dut.counting.prepare, 1)      # the prepare at clock 0
+        await ctx.tick()
+        ctx.set(dut.counting.prepare, 0)
+        for _ in range(1, L + 19 + 90 * (10 * div + 1)):
+            line.append(ctx.get(dut.uart.tx))
+            await ctx.tick()
+    simulate(dut, bench)
+    assert line.index(0) + 1 == L + 19, (N, wires, line.index(0) + 1)
+    assert decode_uart(line, div) == gb.report_line(
+        {**dict.fromkeys(gb.COUNTERS, 0), "cycles": 1}) + "\r\n"
+
+
+def test_only_the_read_ports_of_a_memory_marked_no_rw_check_read_undefined_on_collision():
+    text = "\n".join([
+        "module \\a", "  attribute \\no_rw_check 1", "  memory width 32 size 8 \\mem",
+        "  memory width 4 size 2 \\other",
+        "  cell $memrd_v2 $1", '    parameter \\MEMID "\\\\mem"',
+        "    parameter \\COLLISION_X_MASK 2'00", "  end",
+        "  cell $memrd_v2 $2", '    parameter \\MEMID "\\\\other"',
+        "    parameter \\COLLISION_X_MASK 1'0", "  end", "end",
+        "module \\b", "  memory width 32 size 8 \\mem",
+        "  cell $memrd_v2 $1", '    parameter \\MEMID "\\\\mem"',
+        "    parameter \\COLLISION_X_MASK 1'0", "  end", "end"])
+    got = collisions_undefined(text).split("\n")
+    assert [line.strip() for line in got if "COLLISION" in line] == [
+        "parameter \\COLLISION_X_MASK 2'11", "parameter \\COLLISION_X_MASK 1'0",
+        "parameter \\COLLISION_X_MASK 1'0"]
+    assert len(got) == len(text.split("\n"))
 
 
 # ------------------------------------------------------------------ the traffic
@@ -292,7 +415,8 @@ def test_the_generator_draws_and_sends_as_the_model(pattern, seed):
             ctx.set(dut.send_ack, t - 2 == ack_at or (not live and rng.random() < 0.5))
             if prepare:
                 flags, stream = model.prepare(ran, acked, p == flip_at)
-                have = tuple(ctx.get(getattr(dut, key)) for key in SOURCE_OUTCOMES)
+                have = tuple(ctx.get(getattr(dut, key)) for key in ("offered", "sent",
+                                                                  "acknowledged", "lost"))
                 assert have == flags or not ran, (where, "period", p)   # counted if ran
                 ack_at = int(rng.integers(T)) if rng.random() < 0.6 else -1
                 acked = ack_at >= 0
@@ -390,20 +514,14 @@ def test_a_component_refuses_bad_parameters_in_one_line(never_elaborated):
 
 def test_a_period_shorter_than_the_count_is_refused_in_one_line(monkeypatch,
                                                                 never_elaborated):
-    # A period is at least the generator's m + 1 = 12 clocks among 8 terminals, which
-    # today's count (ceil(ceil(lg flags) / 2) + 3 clocks) never exceeds short of 2^18
-    # flags: a count that takes longer shows the refusal.
+    # A period is at least the generator's m + 1 = 12 clocks among 8 terminals, above
+    # the count's shortest (MIN_PERIOD, 8): a count that needed longer shows the refusal.
     config = BistConfig(**{**vars(small_config(np.random.default_rng(0))), "cycle_length": 10})
     assert config.period == gb.draw_steps(3) + 1 == 12
-    monkeypatch.setattr(bist_config, "count_clocks", lambda flags: 12 + flags // 32)
+    monkeypatch.setattr(bist_config, "MIN_PERIOD", 13)
     with never_elaborated():
-        # four recv wires per terminal: 32 flags, a clock more than the config's 8 flags
         with pytest.raises(ValueError, match="the BIST period must be >= 13 clocks, the "
-                                             "count's stages for 32 outcome flags; "
-                                             "cycle_length 10 gives 12"):
-            BistCore(None, [SimpleNamespace(recv=[0] * 4)] * 8, config)
-        monkeypatch.setattr(bist_config, "count_clocks", lambda flags: 13)
-        with pytest.raises(ValueError, match="the BIST period must be >= 13 clocks, the "
-                                             "count's stages for 8 outcome flags; "
+                                             r"count's \(each kind's sum held until the "
+                                             r"counters' sweep takes it\); "
                                              "cycle_length 10 gives 12"):
             BistConfig(**vars(config))
