@@ -95,25 +95,32 @@ class ReportFormatter(wiring.Component):
                 with m.Case(i):
                     m.d.comb += nibble.eq(read.data[4 * (DIGITS - 1 - i):][:4])
         template = self._template(m, index, items)
+        # the words read are registered before they are decoded (the block RAMs' outputs
+        # are slow, and the nibble's multiplexer, the hex digit and the choice of the
+        # template's character after them were the board's longest path)
+        nibble_held = Signal(4, name="nibble_held")
+        word_held = Signal(9, name="template_held")
+        m.d.sync += [nibble_held.eq(nibble), word_held.eq(template.data)]
+        char = Mux(word_held[8], hex_digit(nibble_held), word_held[:8])
         is_digit = template.data[8]
-        char = Mux(is_digit, hex_digit(nibble), template.data[:8])
         char_next = Signal(8, name="char_next")
-        # the index's character is in char_next from the second clock after the index
-        # changes (the template's and the snapshot's words read, then the character
-        # registered)
-        settled = Signal(2, name="settled")
+        # the index's character is in char_next from the third clock after the index
+        # changes (the template's and the snapshot's words read, then held, then the
+        # character registered)
+        settled = Signal(3, name="settled")
         # a line is going out (the index is before its end): a flip-flop, not a decode
         # of the index, which would lie on the path from the index back to itself
         going = Signal(name="going")
         o = self.o_stream
         take = o.valid & o.ready
-        m.d.comb += [o.payload.eq(char_next), o.valid.eq(going & settled[1])]
+        m.d.comb += [o.payload.eq(char_next), o.valid.eq(going & settled[2])]
         # the index's and the digit count's successors are registered too (computed in
         # the clock of the transfer, the increments' carry chains were the formatter's
         # longest paths on the iCE40)
         index_next = Signal.like(index, name="index_next")
         digit_next = Signal.like(digit, name="digit_next")
-        m.d.sync += [char_next.eq(char), settled.eq(Cat(~take, settled[0] & ~take)),
+        m.d.sync += [char_next.eq(char),
+                     settled.eq(Cat(~take, settled[0] & ~take, settled[1] & ~take)),
                      index_next.eq(index + 1), digit_next.eq(digit + 1)]
         with m.If(self.started):
             m.d.sync += [index.eq(0), digit.eq(0), settled.eq(0), going.eq(1)]
