@@ -171,22 +171,26 @@ class BistCore(wiring.Component):
         t = Signal(range(last + 1), name="period_t")
         prep = Signal(name="prep", init=1)    # reset is clock 0
         start = Signal(name="start")
-        live = Signal(name="live")            # a network bit-time
         ran = Signal(name="ran")              # a cycle has run since reset
-        draw_step = Signal(name="draw_step")
         wrap = equals(t, last)
         m.d.sync += [t.eq(Mux(wrap, 0, t + 1)), prep.eq(wrap), start.eq(equals(t, 0)),
-                     live.eq(Mux(equals(t, D + 1), 1, Mux(equals(t, D + T + 1), 0, live))),
-                     ran.eq(ran | prep),
-                     draw_step.eq(Mux(equals(t, 0), 1, Mux(equals(t, steps), 0, draw_step)))]
+                     ran.eq(ran | prep)]
         m.d.comb += self._network.start.eq(start)
+        live = self._window(m, t, "live", D + 1, D + T + 1)     # a network bit-time
+        draw_step = self._window(m, t, "draw_step", 0, steps)
         sending = {T: live}   # per stream length, the bit-times its register rotates
         lengths = {g.stream_length for g in self._sources if g.stream_length is not None}
         for length in sorted(lengths - {T}):
-            sending[length] = Signal(name=f"sending_{length}")
-            m.d.sync += sending[length].eq(Mux(equals(t, D + 1), 1, Mux(
-                equals(t, D + 1 + length), 0, sending[length])))
+            sending[length] = self._window(m, t, f"sending_{length}", D + 1, D + 1 + length)
         return _Period(prep, live, ran, draw_step, sending)
+
+    @staticmethod
+    def _window(m, t, name: str, opens: int, closes: int) -> Signal:
+        """A strobe of the period, a flip-flop: high in clocks ``opens + 1`` ..
+        ``closes`` of the period's counter ``t`` (set and cleared in the clock before)."""
+        strobe = Signal(name=name)
+        m.d.sync += strobe.eq(Mux(equals(t, opens), 1, Mux(equals(t, closes), 0, strobe)))
+        return strobe
 
     def _terminals(self, m, period: _Period) -> None:
         """Every terminal's generator and checkers, joined to its port (through the
