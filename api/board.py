@@ -18,8 +18,6 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from ..golden.bist import period_clocks
-from ..golden.cycle import start_latency
 from ..golden.errors import ParameterError
 from .outputs import staged_dir
 from .params import accepted, check_choice, check_fraction, check_int
@@ -160,7 +158,7 @@ def plan_board(kind: str, args):
     from ..hdl.board import BOARDS, baud_divisor
     from ..hdl.gen import check_generable
     from ..hdl.pll import choose_pll
-    from ..sim.bist import line_cycles, make_plan, terminal_count
+    from ..sim.bist import line_cycles, make_plan, period_of
     fam = get_family(kind)
     chosen = apply_board_defaults(kind, args)
     fam.commands.check_board(kind, args)
@@ -176,8 +174,7 @@ def plan_board(kind: str, args):
     building = args.listen is None and args.check_capture is None
     fit = fit_check(args, kind, net) if building else None
     divisor = baud_divisor(clock)
-    n = (terminal_count(net, fam) - 1).bit_length()
-    period = period_clocks(net.cycle_length, start_latency(net), n)
+    period = period_of(net, fam)
     report_cycles = args.report_cycles or max(DEFAULT_REPORT_CYCLES,
                                               line_cycles(divisor, period))
     plan = make_plan(net, fam, pattern=args.pattern, load=args.load,

@@ -39,7 +39,7 @@ TRIAL_CYCLES = 64
 
 __all__ = ["BistPlan", "make_plan", "predict", "run_counters", "counter_run", "unpredicted",
            "build_core", "bist_config", "network_ports", "decode_uart", "line_clocks",
-           "line_cycles", "terminal_count", "model_header"]
+           "line_cycles", "terminal_count", "model_header", "period_of"]
 
 
 @dataclass
@@ -74,6 +74,14 @@ def terminal_count(net, family: SimFamily) -> int:
     while family.testbench.port_name(net, N) in names:
         N += 1
     return N
+
+
+def period_of(net, family: SimFamily) -> int:
+    """The clocks of the self-test's period around ``net``
+    (:func:`fatnet.golden.bist.period_clocks` of its delivery cycle, its start latency
+    and its terminals)."""
+    n = (terminal_count(net, family) - 1).bit_length()
+    return gb.period_clocks(int(net.cycle_length), start_latency(net), n)
 
 
 def line_clocks(baud_divisor: int) -> int:
@@ -114,7 +122,7 @@ def make_plan(net, family: SimFamily, *, pattern="random", load=1.0, bist_seed=0
     if stuck_wire is not None:
         stuck_wire = gb.check_stuck_wire(stuck_wire, N)
     T = int(net.cycle_length)
-    period = gb.period_clocks(T, start_latency(net), n)
+    period = period_of(net, family)
     line = line_clocks(baud_divisor)
     need = line_cycles(baud_divisor, period)
     if report_cycles is None:
