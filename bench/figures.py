@@ -201,6 +201,32 @@ def bist_area_table(results: dict) -> str:
                   "Self-test", "Command", "Date"), rows)
 
 
+def _fmax_cell(mhz: float, path: str | None) -> str:
+    """An Fmax and its critical path, for :func:`board_clock_table`."""
+    return f"{mhz:.2f} MHz" + (f" (`{path}`)" if path else "")
+
+
+def board_clock_table(results: dict) -> str:
+    """docs/boards.md's table of the network's and the self-test's logic and the board's
+    Fmax against the network alone's, one row per recorded case of
+    ``bench/board_clock.py``."""
+    rows = []
+    for found in results.get("board_clock", {"entries": {}})["entries"].values():
+        v = found["values"]
+        def share(luts, v=v):
+            return f" ({luts / v['capacity']:.0%})" if v.get("capacity") else ""
+        rows.append((v["board"], command_cell(f"{v['kind']} {v['options']}"),
+                     f"{v['network_lut']:,}, {v['network_ff']:,}{share(v['network_lut'])}",
+                     f"{v['self_test_lut']:,}, {v['self_test_ff']:,}"
+                     f"{share(v['self_test_lut'])}",
+                     _fmax_cell(v["fmax_mhz"], v["critical_path"]),
+                     _fmax_cell(v["network_fmax_mhz"], v["network_critical_path"]),
+                     f"{v['ratio']:.2f}", command_cell(found["command"]), found["date"]))
+    return table(("Board", "Kind and size", "Network LUT, FF", "Self-test LUT, FF",
+                  "Board's Fmax (critical path)", "Network alone's Fmax (critical path)",
+                  "Board's / network's", "Command", "Date"), rows)
+
+
 #: docs/cosim.md's soak table: (label, the key of its values in soak.json's entry).
 SOAK_NETWORKS = (("butterfly, 16 inputs", "butterfly"),
                  ("fat-tree, 16 leaves, off-line", "fattree"),
@@ -252,6 +278,7 @@ TARGETS = (
     ("docs/figures.md", "recorded", recorded_table),
     ("docs/boards.md", "bist-speed", bist_speed_table),
     ("docs/boards.md", "bist-area", bist_area_table),
+    ("docs/boards.md", "board-clock", board_clock_table),
     ("docs/cosim.md", "soak", soak_table),
 )
 
