@@ -1,4 +1,5 @@
-"""Width-clean combinational helpers shared by the hardware.
+"""Width-clean combinational helpers shared by the hardware, and the register whose
+power-up value is free.
 
 Yosys prints a constant operand of a comparison or an arithmetic operation at its own,
 smaller width, and Verilator's ``-Wall`` then reports the width mismatch; it prints
@@ -8,9 +9,33 @@ that every operator in the Verilog sees equal widths.
 
 from __future__ import annotations
 
-from amaranth import Cat, Const
+from amaranth import Cat, Const, Signal
 
-__all__ = ["equals", "zero_extend", "below"]
+__all__ = ["equals", "zero_extend", "below", "FREE_INIT", "free_init_register"]
+
+#: The attribute of a register whose value at power-up nothing reads: the board's Yosys
+#: script drops such a register's ``init`` (:func:`fatnet.hdl.parts.yosys_overrides`).
+#: An ECP5 or Gowin flip-flop powers up at the value of its set or reset, so Yosys
+#: gives a register loaded with ones by a synchronous strobe (a set) and powering up at
+#: 0 (Amaranth's ``init``) a plain flip-flop and builds the set and the enable from
+#: LUTs; with no ``init`` the flip-flop takes both.
+FREE_INIT = "fatnet_free_init"
+
+
+def free_init_register(shape, *, name: str) -> Signal:
+    """A reset-less register (:data:`FREE_INIT`) whose value at power-up nothing reads:
+    the design loads it before any use (for instance at every clock of the reset, as
+    the self-test's period loads its generators and checkers). Amaranth simulates it
+    from 0; on a board it powers up at whatever value its flip-flops take.
+
+    Parameters
+    ----------
+    shape : int or Shape
+        Its shape.
+    name : str
+        Its name.
+    """
+    return Signal(shape, name=name, reset_less=True, attrs={FREE_INIT: 1})
 
 
 def equals(value, constant: int):

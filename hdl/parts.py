@@ -35,9 +35,11 @@ from amaranth import Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Flow, Out
 
+from .logic import FREE_INIT
+
 __all__ = ["NETWORK_PATH", "network_module", "stat_file", "yosys_overrides", "Part",
            "count_part", "split_parts", "read_parts", "NetworkAlone", "LUT_CELLS",
-           "FF_CELLS", "KEPT_SYNTH_OPTS"]
+           "FF_CELLS", "KEPT_SYNTH_OPTS", "BOARD_SYNTH_OPTS"]
 
 #: The network's instance path below the board's top: the board top's ``bist``
 #: (:class:`fatnet.hdl.board.BoardTop`), then the core's ``network`` (the self-test's
@@ -72,17 +74,27 @@ def stat_file(top: str) -> str:
 #: board's top uses, so without the mapping only an unused input (the UART's receive
 #: pin) is left without one, and nextpnr leaves its pin alone.
 KEPT_SYNTH_OPTS = {"gowin": "-noiopads"}
+#: The options the boards' synthesis takes per vendor, before the user's:
+#: ``-nowidelut``, LUT4s alone, as on the iCE40. With wide LUTs (LUT5 to LUT8 from a
+#: slice's LUT4s and its multiplexers: ``PFUMX``, ``L6MUX21``, ``MUX2_LUT5`` ...)
+#: ABC maps the networks' switches to a fifth more LUT4s (the 8-input butterfly's
+#: network: 441 LUT4 against 361 on the ECP5 and the Gowin).
+BOARD_SYNTH_OPTS = {"ecp5": "-nowidelut", "gowin": "-nowidelut"}
 
 
 def yosys_overrides(top: str, vendor: str, synth_opts: str | None = None) -> dict[str, str]:
-    """Amaranth's overrides that keep the network's hierarchy through synthesis and
-    write Yosys's per-module statistics (:func:`stat_file`) after it, and ``synth_opts``
-    (the user's, or None) with what the ``vendor``'s synthesis needs for it
-    (:data:`KEPT_SYNTH_OPTS`)."""
+    """Amaranth's overrides that keep the network's hierarchy through synthesis, leave
+    the power-up value of the registers that do not need one to the device (the
+    registers marked :data:`~fatnet.hdl.logic.FREE_INIT`) and write Yosys's per-module
+    statistics (:func:`stat_file`) after it, and the ``vendor``'s synthesis options
+    (:data:`BOARD_SYNTH_OPTS`), then ``synth_opts`` (the user's, or None), then what
+    the synthesis needs for the kept module (:data:`KEPT_SYNTH_OPTS`)."""
     overrides = {"script_after_read":
-                 f"setattr -mod -set keep_hierarchy 1 {network_module(top)}",
+                 f"setattr -mod -set keep_hierarchy 1 {network_module(top)}\n"
+                 f"setattr -unset init a:{FREE_INIT}",
                  "script_after_synth": f"tee -q -o {stat_file(top)} stat -json"}
-    opts = " ".join(filter(None, (synth_opts, KEPT_SYNTH_OPTS.get(vendor))))
+    opts = " ".join(filter(None, (BOARD_SYNTH_OPTS.get(vendor), synth_opts,
+                                  KEPT_SYNTH_OPTS.get(vendor))))
     if opts:
         overrides["synth_opts"] = opts
     return overrides

