@@ -16,12 +16,16 @@ from .logic import equals, zero_extend
 __all__ = ["BistCounters", "popcount", "count_four", "outcome_flags", "tree_clocks",
            "count_clocks", "LEVELS_PER_CLOCK", "SOURCE_OUTCOMES", "WIRE_OUTCOMES",
            "MIN_PERIOD", "REPORT_WORD", "counter_memory", "FEED", "ZERO_WORD",
-           "collisions_undefined"]
+           "collisions_undefined", "SWEEP_CLOCKS"]
 
+#: The clocks of the sweep from a counter's read to its write: the word read and the
+#: counter's increment registered, then their sum.
+SWEEP_CLOCKS = 3
 #: The clocks of a prepare's count besides its adder tree's before the sweep's first
 #: write: latch the outcomes, the five kinds fed a clock each (:data:`FEED`), take the
-#: last sum, form the errors and the lost messages, the first read.
-_STAGES = 8
+#: last sum, form the errors and the lost messages, the first read, then the sweep's
+#: :data:`SWEEP_CLOCKS`.
+_STAGES = 7 + SWEEP_CLOCKS
 #: The shortest BIST period: each kind's sum is held for a period, from the clock after
 #: the tree gives it, and the sweep takes each up to 8 clocks after the tree gives it
 #: (the acknowledged messages', the first kind, given at clock L + 1 and taken at
@@ -175,12 +179,13 @@ class BistCounters(wiring.Component):
     acknowledged``). If ``ran`` was high at the prepare (a cycle had run), the counters
     are then swept, one a clock, from the errors (word 6) down to the cycles (word 0):
     counter k is read at clock L + 13 - k after the prepare, its increment registered
-    at the same clock, and written back, plus its increment, at clock L + 14 - k (the
-    first sweep after a reset adds to 0 instead: the memory is not reset). Periods
-    must be at least :data:`MIN_PERIOD` clocks, so that each sum holds until the
-    sweep takes it. Every ``report_cycles`` counted cycles, the sweep also sends each
-    new value on ``o_report`` (:data:`REPORT_WORD`, in the clock it is written: the
-    errors' at clock L + 8, the cycles' at L + 14, with ``last``).
+    at the same clock, the word read and the increment registered at L + 14 - k, their
+    sum at L + 15 - k, and the sum written back at clock L + 16 - k (the first sweep
+    after a reset adds to 0 instead: the memory is not reset). Periods must be at
+    least :data:`MIN_PERIOD` clocks, so that each sum holds until the sweep takes it.
+    Every ``report_cycles`` counted cycles, the sweep also sends each new value on
+    ``o_report`` (:data:`REPORT_WORD`, in the clock it is written, from registers:
+    the errors' at clock L + 10, the cycles' at L + 16, with ``last``).
 
     Parameters
     ----------
@@ -277,22 +282,20 @@ class BistCounters(wiring.Component):
 
     def _sweep(self, m, start, adds: list) -> None:
         """From the clock after ``start``, read each counter, from the last down to word
-        0, one a clock; a clock later write it back plus its ``adds`` entry (the first
-        sweep after a reset reads :data:`ZERO_WORD` instead of the counter); at a
-        report, send the new value on ``o_report``; the error flag from the errors' new
-        value."""
+        0, one a clock, and take its ``adds`` entry (the first sweep after a reset reads
+        :data:`ZERO_WORD` instead of the counter); add them (:meth:`_add`) and write the
+        sum back :data:`SWEEP_CLOCKS` clocks after the read; at a report, send the new
+        value on ``o_report`` in the clock it is written; the error flag from the
+        errors' new value."""
         last = len(COUNTERS) - 1
         read = self.memory.read_port()
         write = self.memory.write_port()
         reading = Signal(name="sweep_reading")
         address = Signal(range(last + 1), name="sweep_read", init=last)
-        writing = Signal(name="sweep_writing")
-        written = Signal(range(last + 1), name="sweep_write")
         step = Signal(max(len(a) for a in adds), name="sweep_add", reset_less=True)
-        fresh = Signal(name="sweep_fresh", init=1)     # no sweep since the reset
+        fresh = Signal(name="sweep_fresh", init=1)     # no sweep read since the reset
         assert ZERO_WORD == (1 << len(address)) - 1     # all ones: an OR chooses it
         m.d.comb += read.addr.eq(address | fresh.replicate(len(address)))
-        m.d.sync += [writing.eq(reading), written.eq(address)]
         with m.Switch(address):     # a full case, as lint asks: the last is the default
             for k, add in enumerate(adds[:-1]):
                 with m.Case(k):
@@ -302,26 +305,40 @@ class BistCounters(wiring.Component):
         with m.If(reading):
             m.d.sync += address.eq(address - 1)
             with m.If(equals(address, 0)):
-                m.d.sync += reading.eq(0)
+                m.d.sync += [reading.eq(0), fresh.eq(0)]
         with m.If(start):       # after the last read of a sweep, if the period is short
             m.d.sync += [reading.eq(1), address.eq(last)]
-        value = Signal(32, name="sweep_value")
-        m.d.comb += [value.eq(read.data + step),
-                     write.addr.eq(written), write.data.eq(value), write.en.eq(writing)]
-        final = writing & equals(written, 0)
-        with m.If(final):
-            m.d.sync += fresh.eq(0)
+        # what each read is for (written back, which word, reported), carried along the
+        # sum's stages to the write
+        tag = Cat(reading, address, self._reporting(m, start))
+        for stage in range(SWEEP_CLOCKS):
+            tag_next = Signal(len(tag), name=f"sweep_tag{stage + 1}")
+            m.d.sync += tag_next.eq(tag)
+            tag = tag_next
+        writing, written, reporting = tag[0], tag[1:-1], tag[-1]
+        value = self._add(m, read.data, step)
+        m.d.comb += [write.addr.eq(written), write.data.eq(value), write.en.eq(writing)]
         # the errors' new value is not 0: an OR of its nibbles registered, then of those
-        # (a 32-input OR after the adder's carry chain was the top's longest path)
         nonzero = Signal(8, name="errors_nonzero")
         with m.If(writing & equals(written, last)):
             m.d.sync += nonzero.eq(Cat(*(value[4 * i:4 * i + 4].any() for i in range(8))))
         m.d.comb += self.error.eq(nonzero.any())
-        reporting = Signal(name="sweep_reporting")   # the writes follow the reads
-        m.d.sync += reporting.eq(self._reporting(m, start))
         o = self.o_report
         m.d.comb += [o.valid.eq(writing & reporting), o.payload.index.eq(written),
-                     o.payload.value.eq(value), o.payload.last.eq(final)]
+                     o.payload.value.eq(value), o.payload.last.eq(equals(written, 0))]
+
+    @staticmethod
+    def _add(m, word, step):
+        """The sweep's one adder, ``word + step`` (32 bits), :data:`SWEEP_CLOCKS` clocks
+        after the read whose data ``word`` is (``step`` is registered in the clock of
+        the read): the word read and ``step`` registered (a block RAM's output is slow
+        on every board), then the sum (what is written and reported leaves a
+        register)."""
+        held = Signal(32, name="sweep_held", reset_less=True)
+        held_step = Signal(len(step), name="sweep_held_add", reset_less=True)
+        total = Signal(32, name="sweep_value", reset_less=True)
+        m.d.sync += [held.eq(word), held_step.eq(step), total.eq(held + held_step)]
+        return total
 
     def _reporting(self, m, start):
         """Whether the sweep that ``start`` begins is a report's (every
