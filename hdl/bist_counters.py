@@ -270,13 +270,18 @@ class BistCounters(wiring.Component):
     def _derived(m, sums: dict) -> dict:
         """The cycle's errors (failed checks and ``|acknowledged - delivered|``) and lost
         messages (``sent - acknowledged``: every message sent is acknowledged or lost),
-        registered."""
+        registered. ``|acknowledged - delivered|`` is registered on its own, from the
+        clock after the delivered messages' sum (:data:`FEED`: the failed checks' comes
+        three clocks later), so that no clock's path runs through the comparison, the
+        subtraction and the addition."""
         w = max(len(v) for v in sums.values()) + 1
         a_n, d_n, bad_n, s_n = (zero_extend(sums[k], w) for k in
                                 ("acknowledged", "delivered", "bad", "sent"))
+        apart = Signal(w - 1, name="cycle_unmatched", reset_less=True)
         errors = Signal(w, name="cycle_errors", reset_less=True)
         lost = Signal(w - 1, name="cycle_lost", reset_less=True)
-        m.d.sync += [errors.eq((bad_n + Mux(a_n > d_n, a_n - d_n, d_n - a_n)[:w])[:w]),
+        m.d.sync += [apart.eq(Mux(a_n > d_n, a_n - d_n, d_n - a_n)[:w - 1]),
+                     errors.eq((bad_n + zero_extend(apart, w))[:w]),
                      lost.eq((s_n - a_n)[:w - 1])]
         return {"errors": errors, "lost": lost}
 
