@@ -277,7 +277,7 @@ class ReportChain(Elaboratable):
 
 
 @pytest.mark.parametrize("N,wires", [(4, 8), (8, 32)])
-def test_a_reports_start_bit_is_on_the_wire_at_clock_l_plus_22(N, wires):
+def test_a_reports_start_bit_is_on_the_wire_at_clock_l_plus_23(N, wires):
     div = 2
     dut = ReportChain(N, wires, div)
     L = max(1, math.ceil(math.ceil(math.log2(max(N, wires))) / 2))
@@ -288,11 +288,11 @@ def test_a_reports_start_bit_is_on_the_wire_at_clock_l_plus_22(N, wires):
         ctx.set(dut.counting.prepare, 1)      # the prepare at clock 0
         await ctx.tick()
         ctx.set(dut.counting.prepare, 0)
-        for _ in range(1, L + 22 + 90 * (10 * div + 1)):
+        for _ in range(1, L + 23 + 90 * (10 * div + 1)):
             line.append(ctx.get(dut.uart.tx))
             await ctx.tick()
     simulate(dut, bench)
-    assert line.index(0) + 1 == L + 22, (N, wires, line.index(0) + 1)
+    assert line.index(0) + 1 == L + 23, (N, wires, line.index(0) + 1)
     assert decode_uart(line, div) == gb.report_line(
         {**dict.fromkeys(gb.COUNTERS, 0), "cycles": 1}) + "\r\n"
 
