@@ -106,7 +106,7 @@ class ReportFormatter(wiring.Component):
         word_held = Signal(9, name="template_held")
         m.d.sync += [nibble_held.eq(nibble), word_held.eq(template_read)]
         char = Mux(word_held[8], hex_digit(nibble_held), word_held[:8])
-        is_digit = template.data[8]
+        is_digit = template_read[8]     # the index's: a transfer comes 4 clocks after it
         char_next = Signal(8, name="char_next")
         # the index's character is in char_next from the fourth clock after the index
         # changes (the template's and the snapshot's words read, then held, then the
