@@ -74,16 +74,16 @@ from .logic import equals
 
 __all__ = ["BistCore", "BistConfig", "line_template", "bist_lint_waivers", "count_clocks"]
 
+#: Terminals per copy of the period's strobes (:meth:`BistCore._strobes`): each copy's
+#: nets reach these terminals only, not every terminal across the chip.
+STROBE_GROUP = 8
+
 #: Verilator waivers for the self-testing top's Verilog (network and BIST in one file):
 #: the network's own (:data:`fatnet.hdl.gen.LINT_WAIVERS`) and WIDTHEXPAND, because
 #: Yosys narrows an adder's zero-extended operand (a per-cycle count added to a 32-bit
 #: counter, the first level of the counts' adder trees) to its non-zero bits, and
 #: Verilator then reports the narrower operand. The network alone is -Wall clean
 #: without it (``fatnet gen``).
-#: Terminals per copy of the period's strobes (:meth:`BistCore._strobes`): each copy's
-#: nets reach these terminals only, not every terminal across the chip.
-STROBE_GROUP = 8
-
 BIST_LINT_EXTRA = """// Yosys narrows an adder's zero-extended operand to its non-zero bits.
 lint_off -rule WIDTHEXPAND
 """
