@@ -233,24 +233,19 @@ class BistCounters(wiring.Component):
         m = Module()
         m.submodules.memory = self.memory
         L = self._clocks
-        latched = {key: Signal(len(getattr(self.flags, key)), name=f"latched_{key}",
-                               reset_less=True) for key in FEED}
-        # the latched flags, the adder tree and the stages after it hold no state a
-        # reset must clear (a cycle is counted only if ``ran`` at its prepare, a period
-        # after the reset at least), so they take no reset: no reset net reaches them.
-        # The tree is a plain pipeline (no enable); which kind it is fed, when its sum
-        # is taken and when the sweep starts come from flip-flops (a shift register of
-        # the counted prepares), not from a decode of the period's clock
+        flags = {key: getattr(self.flags, key) for key in FEED}
+        # the flags taken, the adder tree and the stages after it hold no state a reset
+        # must clear (a cycle is counted only if ``ran`` at its prepare, a period after
+        # the reset at least), so they take no reset: no reset net reaches them. The
+        # tree is a plain pipeline (no enable); when its sums are taken and when the
+        # sweep starts come from flip-flops (a shift register of the counted prepares),
+        # not from a decode of the period's clock
         counted = Signal(L + len(FEED) + 1, name="counted")   # bit k: clock k + 1 after
         m.d.sync += counted.eq(Cat(self.prepare & self.ran, counted[:-1]))
-        with m.If(self.prepare):
-            m.d.sync += [f.eq(getattr(self.flags, key)) for key, f in latched.items()]
-        width = max(len(f) for f in latched.values())
-        fed = Signal(width, name="count_fed")
-        m.d.comb += fed.eq(Cat(*(self._feed(latched, counted, j) for j in range(width))))
+        fed = self._feed(m, list(flags.values()))
         total = popcount(m, list(fed), "count", L)
         sums = {key: Signal(len(f).bit_length(), name=f"sum_{key}", reset_less=True)
-                for key, f in latched.items()}
+                for key, f in flags.items()}
         for i, key in enumerate(FEED):
             with m.If(counted[L + i]):
                 m.d.sync += sums[key].eq(total[:len(sums[key])])
@@ -258,13 +253,20 @@ class BistCounters(wiring.Component):
         self._sweep(m, counted[-1], [adds[name] for name in COUNTERS])
         return m
 
-    @staticmethod
-    def _feed(latched: dict, counted, j: int):
-        """Bit j of the adder tree's input: bit j of the latched flags of the kind whose
-        turn it is (:data:`FEED`: kind i at clock 1 + i), 0 outside the turns."""
-        terms = [latched[key][j] & counted[i] for i, key in enumerate(FEED)
-                 if j < len(latched[key])]
-        return Cat(*terms).any()
+    def _feed(self, m, kinds: list):
+        """The adder tree's input: the flags of ``kinds`` (:data:`FEED` order) taken at
+        the prepare into a shift register of a stage per kind, which shifts a stage a
+        clock toward stage 0, the tree's input: kind i at clock 1 + i, 0 after the last.
+        Stage 0 is a flip-flop, not a choice of the kind by the clock (three levels of
+        logic before the tree's first)."""
+        stages = [Signal(max(len(k) for k in kinds[i:]), name=f"count_feed{i}",
+                         reset_less=True) for i in range(len(kinds))]
+        with m.If(self.prepare):
+            m.d.sync += [stage.eq(kind) for stage, kind in zip(stages, kinds)]
+        with m.Else():
+            m.d.sync += [stage.eq(after) for stage, after in
+                         zip(stages, stages[1:] + [Const(0, 1)])]
+        return stages[0]
 
     @staticmethod
     def _derived(m, sums: dict) -> dict:
