@@ -26,7 +26,7 @@ D its start latency and m the generator's steps per draw
   counter (:class:`~fatnet.hdl.bist_counters.BistCounters`): one tree sums a kind of
   outcome a clock (L clocks deep, :func:`~fatnet.hdl.bist_counters.tree_clocks` of the
   terminals or the recv wires, whichever are more), clock L + 6 forms the cycle's
-  errors and lost messages, clocks L + 7 .. L + 16 sweep the counters' memory with one
+  errors and lost messages, clocks L + 7 .. L + 17 sweep the counters' memory with one
   adder (a period is at least :data:`~fatnet.hdl.bist_counters.MIN_PERIOD` clocks);
 * clocks 1 .. m: every generator whose terminal took its draw steps, once a clock
   (``draw_step``), to the state its next draw reads;

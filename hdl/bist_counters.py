@@ -19,8 +19,9 @@ __all__ = ["BistCounters", "popcount", "count_four", "outcome_flags", "tree_cloc
            "collisions_undefined", "SWEEP_CLOCKS"]
 
 #: The clocks of the sweep from a counter's read to its write: the word read and the
-#: counter's increment registered, then their sum.
-SWEEP_CLOCKS = 3
+#: counter's increment registered, then their sum's low half and its carry, then the
+#: high half (:meth:`BistCounters._add`).
+SWEEP_CLOCKS = 4
 #: The clocks of a prepare's count besides its adder tree's before the sweep's first
 #: write: latch the outcomes, the five kinds fed a clock each (:data:`FEED`), take the
 #: last sum, form the errors and the lost messages, the first read, then the sweep's
@@ -179,13 +180,14 @@ class BistCounters(wiring.Component):
     acknowledged``). If ``ran`` was high at the prepare (a cycle had run), the counters
     are then swept, one a clock, from the errors (word 6) down to the cycles (word 0):
     counter k is read at clock L + 13 - k after the prepare, its increment registered
-    at the same clock, the word read and the increment registered at L + 14 - k, their
-    sum at L + 15 - k, and the sum written back at clock L + 16 - k (the first sweep
-    after a reset adds to 0 instead: the memory is not reset). Periods must be at
-    least :data:`MIN_PERIOD` clocks, so that each sum holds until the sweep takes it.
-    Every ``report_cycles`` counted cycles, the sweep also sends each new value on
-    ``o_report`` (:data:`REPORT_WORD`, in the clock it is written, from registers:
-    the errors' at clock L + 10, the cycles' at L + 16, with ``last``).
+    at the same clock, the word read and the increment registered at L + 14 - k, the
+    sum's low half and carry at L + 15 - k, its high half at L + 16 - k, and the sum
+    written back at clock L + 17 - k (the first sweep after a reset adds to 0 instead:
+    the memory is not reset). Periods must be at least :data:`MIN_PERIOD` clocks, so
+    that each sum holds until the sweep takes it. Every ``report_cycles`` counted
+    cycles, the sweep also sends each new value on ``o_report`` (:data:`REPORT_WORD`,
+    in the clock it is written, from registers: the errors' at clock L + 11, the
+    cycles' at L + 17, with ``last``).
 
     Parameters
     ----------
@@ -339,12 +341,18 @@ class BistCounters(wiring.Component):
         """The sweep's one adder, ``word + step`` (32 bits), :data:`SWEEP_CLOCKS` clocks
         after the read whose data ``word`` is (``step`` is registered in the clock of
         the read): the word read and ``step`` registered (a block RAM's output is slow
-        on every board), then the sum (what is written and reported leaves a
-        register)."""
+        on every board), then the low 16 bits' sum and its carry, with the high 16 bits
+        held, then the high half plus the carry (two 16-bit carry chains, not one of 32
+        bits); what is written and reported leaves a register."""
+        half = 16
         held = Signal(32, name="sweep_held", reset_less=True)
         held_step = Signal(len(step), name="sweep_held_add", reset_less=True)
+        low = Signal(half + 1, name="sweep_low", reset_less=True)     # and its carry
+        high = Signal(32 - half, name="sweep_high", reset_less=True)
         total = Signal(32, name="sweep_value", reset_less=True)
-        m.d.sync += [held.eq(word), held_step.eq(step), total.eq(held + held_step)]
+        m.d.sync += [held.eq(word), held_step.eq(step),
+                     low.eq(held[:half] + held_step), high.eq(held[half:]),
+                     total.eq(Cat(low[:half], (high + low[half])[:32 - half]))]
         return total
 
     def _reporting(self, m, start):
