@@ -26,7 +26,7 @@ D its start latency and m the generator's steps per draw
   counter (:class:`~fatnet.hdl.bist_counters.BistCounters`): one tree sums a kind of
   outcome a clock (L clocks deep, :func:`~fatnet.hdl.bist_counters.tree_clocks` of the
   terminals or the recv wires, whichever are more), clock L + 6 forms the cycle's
-  errors and lost messages, clocks L + 7 .. L + 14 sweep the counters' memory with one
+  errors and lost messages, clocks L + 7 .. L + 17 sweep the counters' memory with one
   adder (a period is at least :data:`~fatnet.hdl.bist_counters.MIN_PERIOD` clocks);
 * clocks 1 .. m: every generator whose terminal took its draw steps, once a clock
   (``draw_step``), to the state its next draw reads;
@@ -40,7 +40,9 @@ D its start latency and m the generator's steps per draw
 Every strobe of the period (prepare, start, the bit-times, the first bit-times of each
 stream length, the generators' steps, and whether a cycle has run) is a flip-flop,
 loaded in the clock before from the period's counter (the last from prepare), so that
-the nets that fan out to every terminal and into the network start at a register. No
+the nets that fan out to the terminals and into the network start at a register; each
+but ``start`` has a copy for every :data:`STROBE_GROUP` terminals and one for the
+counters, so that no strobe's net reaches every terminal across the chip. No
 flip-flop of a generator or a checker takes the reset: the first prepare after it
 (``ran`` low, as at every clock of the reset) starts each afresh.
 
@@ -71,6 +73,10 @@ from .gen import LINT_WAIVERS
 from .logic import equals
 
 __all__ = ["BistCore", "BistConfig", "line_template", "bist_lint_waivers", "count_clocks"]
+
+#: Terminals per copy of the period's strobes (:meth:`BistCore._strobes`): each copy's
+#: nets reach these terminals only, not every terminal across the chip.
+STROBE_GROUP = 8
 
 #: Verilator waivers for the self-testing top's Verilog (network and BIST in one file):
 #: the network's own (:data:`fatnet.hdl.gen.LINT_WAIVERS`) and WIDTHEXPAND, because
@@ -149,39 +155,49 @@ class BistCore(wiring.Component):
         m.submodules.counting = counting = self._counting
         m.submodules.report = report = self._report
         m.submodules.uart = uart = UartTx(self._config.baud_divisor)
-        period = self._period(m)
-        self._terminals(m, period)
-        m.d.comb += [counting.prepare.eq(period.prepare), counting.ran.eq(period.ran)]
+        copies = self._period(m)
+        self._terminals(m, copies)
+        m.d.comb += [counting.prepare.eq(copies[-1].prepare),
+                     counting.ran.eq(copies[-1].ran)]
         wiring.connect(m, counting.o_report, report.i_report)
         wiring.connect(m, report.o_stream, uart.i_stream)
         m.d.comb += self.uart_tx.eq(uart.tx)
         self._indicators(m)
         return m
 
-    def _period(self, m) -> _Period:
-        """The BIST period's counter and strobes: clock 0 prepare, 1 the network's
-        start strobe, 2 .. D + 1 the start tree, D + 2 .. D + T + 1 the bit-times, 1 .. m
-        the generators' steps, and D + 2 .. D + 1 + L the first L bit-times for each
-        stream length L of a generator that keeps its stream (``sending``). Every strobe
-        is a flip-flop loaded in the clock before, so that what fans out to every
-        terminal and into the network leaves a register."""
-        D, T = self._config.start_latency, self._config.cycle_length
-        steps = draw_steps(self._config.n)
+    def _period(self, m) -> list[_Period]:
+        """The BIST period's counter and the network's ``start`` strobe (clock 1), and
+        the copies of the other strobes (:meth:`_strobes`): one for each
+        :data:`STROBE_GROUP` terminals, in their order, and one for the counters, the
+        last."""
         last = self._config.period - 1
         t = Signal(range(last + 1), name="period_t")
-        prep = Signal(name="prep", init=1)    # reset is clock 0
         start = Signal(name="start")
-        ran = Signal(name="ran")              # a cycle has run since reset
-        wrap = equals(t, last)
-        m.d.sync += [t.eq(Mux(wrap, 0, t + 1)), prep.eq(wrap), start.eq(equals(t, 0)),
-                     ran.eq(ran | prep)]
+        m.d.sync += [t.eq(Mux(equals(t, last), 0, t + 1)), start.eq(equals(t, 0))]
         m.d.comb += self._network.start.eq(start)
-        live = self._window(m, t, "live", D + 1, D + T + 1)     # a network bit-time
-        draw_step = self._window(m, t, "draw_step", 0, steps)
-        sending = {T: live}   # per stream length, the bit-times its register rotates
         lengths = {g.stream_length for g in self._sources if g.stream_length is not None}
+        groups = -(-self._config.terminals // STROBE_GROUP)
+        return [self._strobes(m, t, f"strobe{g}", lengths) for g in range(groups + 1)]
+
+    def _strobes(self, m, t, prefix: str, lengths: set) -> _Period:
+        """One copy of the period's strobes, named ``{prefix}_...``: clock 0 prepare,
+        D + 2 .. D + T + 1 the bit-times, 1 .. m the generators' steps, and D + 2 .. D +
+        1 + L the first L bit-times for each stream length L in ``lengths`` of a
+        generator that keeps its stream (``sending``). Every strobe is a flip-flop
+        loaded in the clock before, so that what fans out to the terminals leaves a
+        register; the copies' flip-flops are kept apart
+        (:func:`~fatnet.hdl.controller.keep_start_tree`)."""
+        D, T = self._config.start_latency, self._config.cycle_length
+        last = self._config.period - 1
+        prep = Signal(name=f"{prefix}_prepare", init=1)     # reset is clock 0
+        ran = Signal(name=f"{prefix}_ran")                 # a cycle has run since reset
+        m.d.sync += [prep.eq(equals(t, last)), ran.eq(ran | prep)]
+        live = self._window(m, t, f"{prefix}_live", D + 1, D + T + 1)   # a bit-time
+        draw_step = self._window(m, t, f"{prefix}_draw_step", 0, draw_steps(self._config.n))
+        sending = {T: live}   # per stream length, the bit-times its register rotates
         for length in sorted(lengths - {T}):
-            sending[length] = self._window(m, t, f"sending_{length}", D + 1, D + 1 + length)
+            sending[length] = self._window(m, t, f"{prefix}_sending_{length}", D + 1,
+                                           D + 1 + length)
         return _Period(prep, live, ran, draw_step, sending)
 
     @staticmethod
@@ -192,11 +208,13 @@ class BistCore(wiring.Component):
         m.d.sync += strobe.eq(Mux(equals(t, opens), 1, Mux(equals(t, closes), 0, strobe)))
         return strobe
 
-    def _terminals(self, m, period: _Period) -> None:
+    def _terminals(self, m, copies: list) -> None:
         """Every terminal's generator and checkers, joined to its port (through the
-        stuck wire, if it is one of theirs) and to the counters' outcome flags."""
+        stuck wire, if it is one of theirs), to its group's copy of the period's
+        strobes and to the counters' outcome flags."""
         flags: dict[str, list] = {key: [] for key in (*SOURCE_OUTCOMES, *WIRE_OUTCOMES)}
         for s, port in enumerate(self._ports):
+            period = copies[s // STROBE_GROUP]
             m.submodules[f"t{s}_source"] = gen = self._sources[s]
             self._follow(m, gen, period)
             m.d.comb += gen.draw_step.eq(period.draw_step)
@@ -215,7 +233,7 @@ class BistCore(wiring.Component):
                     flags[key].append(getattr(chk, key))
         flip = self._config.flip_cycle
         if flip is not None:
-            m.d.comb += self._sources[0].flip.eq(equals(self._loading(m, period), flip))
+            m.d.comb += self._sources[0].flip.eq(equals(self._loading(m, copies[0]), flip))
         m.d.comb += [getattr(self._counting.flags, key).eq(Cat(bits))
                      for key, bits in flags.items()]
 

@@ -16,12 +16,17 @@ from .logic import equals, zero_extend
 __all__ = ["BistCounters", "popcount", "count_four", "outcome_flags", "tree_clocks",
            "count_clocks", "LEVELS_PER_CLOCK", "SOURCE_OUTCOMES", "WIRE_OUTCOMES",
            "MIN_PERIOD", "REPORT_WORD", "counter_memory", "FEED", "ZERO_WORD",
-           "collisions_undefined"]
+           "collisions_undefined", "SWEEP_CLOCKS"]
 
+#: The clocks of the sweep from a counter's read to its write: the word read and the
+#: counter's increment registered, then their sum's low half and its carry, then the
+#: high half (:meth:`BistCounters._add`).
+SWEEP_CLOCKS = 4
 #: The clocks of a prepare's count besides its adder tree's before the sweep's first
 #: write: latch the outcomes, the five kinds fed a clock each (:data:`FEED`), take the
-#: last sum, form the errors and the lost messages, the first read.
-_STAGES = 8
+#: last sum, form the errors and the lost messages, the first read, then the sweep's
+#: :data:`SWEEP_CLOCKS`.
+_STAGES = 7 + SWEEP_CLOCKS
 #: The shortest BIST period: each kind's sum is held for a period, from the clock after
 #: the tree gives it, and the sweep takes each up to 8 clocks after the tree gives it
 #: (the acknowledged messages', the first kind, given at clock L + 1 and taken at
@@ -175,12 +180,14 @@ class BistCounters(wiring.Component):
     acknowledged``). If ``ran`` was high at the prepare (a cycle had run), the counters
     are then swept, one a clock, from the errors (word 6) down to the cycles (word 0):
     counter k is read at clock L + 13 - k after the prepare, its increment registered
-    at the same clock, and written back, plus its increment, at clock L + 14 - k (the
-    first sweep after a reset adds to 0 instead: the memory is not reset). Periods
-    must be at least :data:`MIN_PERIOD` clocks, so that each sum holds until the
-    sweep takes it. Every ``report_cycles`` counted cycles, the sweep also sends each
-    new value on ``o_report`` (:data:`REPORT_WORD`, in the clock it is written: the
-    errors' at clock L + 8, the cycles' at L + 14, with ``last``).
+    at the same clock, the word read and the increment registered at L + 14 - k, the
+    sum's low half and carry at L + 15 - k, its high half at L + 16 - k, and the sum
+    written back at clock L + 17 - k (the first sweep after a reset adds to 0 instead:
+    the memory is not reset). Periods must be at least :data:`MIN_PERIOD` clocks, so
+    that each sum holds until the sweep takes it. Every ``report_cycles`` counted
+    cycles, the sweep also sends each new value on ``o_report`` (:data:`REPORT_WORD`,
+    in the clock it is written, from registers: the errors' at clock L + 11, the
+    cycles' at L + 17, with ``last``).
 
     Parameters
     ----------
@@ -228,24 +235,19 @@ class BistCounters(wiring.Component):
         m = Module()
         m.submodules.memory = self.memory
         L = self._clocks
-        latched = {key: Signal(len(getattr(self.flags, key)), name=f"latched_{key}",
-                               reset_less=True) for key in FEED}
-        # the latched flags, the adder tree and the stages after it hold no state a
-        # reset must clear (a cycle is counted only if ``ran`` at its prepare, a period
-        # after the reset at least), so they take no reset: no reset net reaches them.
-        # The tree is a plain pipeline (no enable); which kind it is fed, when its sum
-        # is taken and when the sweep starts come from flip-flops (a shift register of
-        # the counted prepares), not from a decode of the period's clock
+        flags = {key: getattr(self.flags, key) for key in FEED}
+        # the flags taken, the adder tree and the stages after it hold no state a reset
+        # must clear (a cycle is counted only if ``ran`` at its prepare, a period after
+        # the reset at least), so they take no reset: no reset net reaches them. The
+        # tree is a plain pipeline (no enable); when its sums are taken and when the
+        # sweep starts come from flip-flops (a shift register of the counted prepares),
+        # not from a decode of the period's clock
         counted = Signal(L + len(FEED) + 1, name="counted")   # bit k: clock k + 1 after
         m.d.sync += counted.eq(Cat(self.prepare & self.ran, counted[:-1]))
-        with m.If(self.prepare):
-            m.d.sync += [f.eq(getattr(self.flags, key)) for key, f in latched.items()]
-        width = max(len(f) for f in latched.values())
-        fed = Signal(width, name="count_fed")
-        m.d.comb += fed.eq(Cat(*(self._feed(latched, counted, j) for j in range(width))))
+        fed = self._feed(m, list(flags.values()))
         total = popcount(m, list(fed), "count", L)
         sums = {key: Signal(len(f).bit_length(), name=f"sum_{key}", reset_less=True)
-                for key, f in latched.items()}
+                for key, f in flags.items()}
         for i, key in enumerate(FEED):
             with m.If(counted[L + i]):
                 m.d.sync += sums[key].eq(total[:len(sums[key])])
@@ -253,46 +255,56 @@ class BistCounters(wiring.Component):
         self._sweep(m, counted[-1], [adds[name] for name in COUNTERS])
         return m
 
-    @staticmethod
-    def _feed(latched: dict, counted, j: int):
-        """Bit j of the adder tree's input: bit j of the latched flags of the kind whose
-        turn it is (:data:`FEED`: kind i at clock 1 + i), 0 outside the turns."""
-        terms = [latched[key][j] & counted[i] for i, key in enumerate(FEED)
-                 if j < len(latched[key])]
-        return Cat(*terms).any()
+    def _feed(self, m, kinds: list):
+        """The adder tree's input: the flags of ``kinds`` (:data:`FEED` order) taken at
+        the prepare into a shift register of a stage per kind, which shifts a stage a
+        clock toward stage 0, the tree's input: kind i at clock 1 + i, 0 after the last.
+        Stage 0 is a flip-flop, not a choice of the kind by the clock (three levels of
+        logic before the tree's first)."""
+        stages = [Signal(max(len(k) for k in kinds[i:]), name=f"count_feed{i}",
+                         reset_less=True) for i in range(len(kinds))]
+        with m.If(self.prepare):
+            m.d.sync += [stage.eq(kind) for stage, kind in zip(stages, kinds)]
+        with m.Else():
+            m.d.sync += [stage.eq(after) for stage, after in
+                         zip(stages, stages[1:] + [Const(0, 1)])]
+        return stages[0]
 
     @staticmethod
     def _derived(m, sums: dict) -> dict:
         """The cycle's errors (failed checks and ``|acknowledged - delivered|``) and lost
         messages (``sent - acknowledged``: every message sent is acknowledged or lost),
-        registered."""
+        registered. ``|acknowledged - delivered|`` is registered on its own, from the
+        clock after the delivered messages' sum (:data:`FEED`: the failed checks' comes
+        three clocks later), so that no clock's path runs through the comparison, the
+        subtraction and the addition."""
         w = max(len(v) for v in sums.values()) + 1
         a_n, d_n, bad_n, s_n = (zero_extend(sums[k], w) for k in
                                 ("acknowledged", "delivered", "bad", "sent"))
+        apart = Signal(w - 1, name="cycle_unmatched", reset_less=True)
         errors = Signal(w, name="cycle_errors", reset_less=True)
         lost = Signal(w - 1, name="cycle_lost", reset_less=True)
-        m.d.sync += [errors.eq((bad_n + Mux(a_n > d_n, a_n - d_n, d_n - a_n)[:w])[:w]),
+        m.d.sync += [apart.eq(Mux(a_n > d_n, a_n - d_n, d_n - a_n)[:w - 1]),
+                     errors.eq((bad_n + zero_extend(apart, w))[:w]),
                      lost.eq((s_n - a_n)[:w - 1])]
         return {"errors": errors, "lost": lost}
 
     def _sweep(self, m, start, adds: list) -> None:
         """From the clock after ``start``, read each counter, from the last down to word
-        0, one a clock; a clock later write it back plus its ``adds`` entry (the first
-        sweep after a reset reads :data:`ZERO_WORD` instead of the counter); at a
-        report, send the new value on ``o_report``; the error flag from the errors' new
-        value."""
+        0, one a clock, and take its ``adds`` entry (the first sweep after a reset reads
+        :data:`ZERO_WORD` instead of the counter); add them (:meth:`_add`) and write the
+        sum back :data:`SWEEP_CLOCKS` clocks after the read; at a report, send the new
+        value on ``o_report`` in the clock it is written; the error flag from the
+        errors' new value."""
         last = len(COUNTERS) - 1
         read = self.memory.read_port()
         write = self.memory.write_port()
         reading = Signal(name="sweep_reading")
         address = Signal(range(last + 1), name="sweep_read", init=last)
-        writing = Signal(name="sweep_writing")
-        written = Signal(range(last + 1), name="sweep_write")
         step = Signal(max(len(a) for a in adds), name="sweep_add", reset_less=True)
-        fresh = Signal(name="sweep_fresh", init=1)     # no sweep since the reset
+        fresh = Signal(name="sweep_fresh", init=1)     # no sweep read since the reset
         assert ZERO_WORD == (1 << len(address)) - 1     # all ones: an OR chooses it
         m.d.comb += read.addr.eq(address | fresh.replicate(len(address)))
-        m.d.sync += [writing.eq(reading), written.eq(address)]
         with m.Switch(address):     # a full case, as lint asks: the last is the default
             for k, add in enumerate(adds[:-1]):
                 with m.Case(k):
@@ -302,26 +314,46 @@ class BistCounters(wiring.Component):
         with m.If(reading):
             m.d.sync += address.eq(address - 1)
             with m.If(equals(address, 0)):
-                m.d.sync += reading.eq(0)
+                m.d.sync += [reading.eq(0), fresh.eq(0)]
         with m.If(start):       # after the last read of a sweep, if the period is short
             m.d.sync += [reading.eq(1), address.eq(last)]
-        value = Signal(32, name="sweep_value")
-        m.d.comb += [value.eq(read.data + step),
-                     write.addr.eq(written), write.data.eq(value), write.en.eq(writing)]
-        final = writing & equals(written, 0)
-        with m.If(final):
-            m.d.sync += fresh.eq(0)
+        # what each read is for (written back, which word, reported), carried along the
+        # sum's stages to the write
+        tag = Cat(reading, address, self._reporting(m, start))
+        for stage in range(SWEEP_CLOCKS):
+            tag_next = Signal(len(tag), name=f"sweep_tag{stage + 1}")
+            m.d.sync += tag_next.eq(tag)
+            tag = tag_next
+        writing, written, reporting = tag[0], tag[1:-1], tag[-1]
+        value = self._add(m, read.data, step)
+        m.d.comb += [write.addr.eq(written), write.data.eq(value), write.en.eq(writing)]
         # the errors' new value is not 0: an OR of its nibbles registered, then of those
-        # (a 32-input OR after the adder's carry chain was the top's longest path)
         nonzero = Signal(8, name="errors_nonzero")
         with m.If(writing & equals(written, last)):
             m.d.sync += nonzero.eq(Cat(*(value[4 * i:4 * i + 4].any() for i in range(8))))
         m.d.comb += self.error.eq(nonzero.any())
-        reporting = Signal(name="sweep_reporting")   # the writes follow the reads
-        m.d.sync += reporting.eq(self._reporting(m, start))
         o = self.o_report
         m.d.comb += [o.valid.eq(writing & reporting), o.payload.index.eq(written),
-                     o.payload.value.eq(value), o.payload.last.eq(final)]
+                     o.payload.value.eq(value), o.payload.last.eq(equals(written, 0))]
+
+    @staticmethod
+    def _add(m, word, step):
+        """The sweep's one adder, ``word + step`` (32 bits), :data:`SWEEP_CLOCKS` clocks
+        after the read whose data ``word`` is (``step`` is registered in the clock of
+        the read): the word read and ``step`` registered (a block RAM's output is slow
+        on every board), then the low 16 bits' sum and its carry, with the high 16 bits
+        held, then the high half plus the carry (two 16-bit carry chains, not one of 32
+        bits); what is written and reported leaves a register."""
+        half = 16
+        held = Signal(32, name="sweep_held", reset_less=True)
+        held_step = Signal(len(step), name="sweep_held_add", reset_less=True)
+        low = Signal(half + 1, name="sweep_low", reset_less=True)     # and its carry
+        high = Signal(32 - half, name="sweep_high", reset_less=True)
+        total = Signal(32, name="sweep_value", reset_less=True)
+        m.d.sync += [held.eq(word), held_step.eq(step),
+                     low.eq(held[:half] + held_step), high.eq(held[half:]),
+                     total.eq(Cat(low[:half], (high + low[half])[:32 - half]))]
+        return total
 
     def _reporting(self, m, start):
         """Whether the sweep that ``start`` begins is a report's (every

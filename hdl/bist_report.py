@@ -44,10 +44,11 @@ class ReportFormatter(wiring.Component):
     written into the snapshot, a memory of the seven counters; the clock after the word
     marked ``last`` the line starts from its first character (a line still going out is
     cut short: the self-testing top's report period leaves time for a whole line). The
-    line's characters then go out on ``o_stream``, a transfer at most every third
-    clock: a character is offered from the third clock after the transfer of the one
-    before (the snapshot's word is read in the clock after, then the character is
-    registered).
+    line's characters then go out on ``o_stream``, a transfer at most every fourth
+    clock: a character is offered from the fourth clock after the transfer of the one
+    before (the snapshot's and the template's words are read in the clock after, then
+    registered, then the nibble and the template's word registered, then the
+    character).
 
     The line's template (its characters, and which are hex digits) is a read-only
     memory addressed by the character's index. The line's hex digits are counted: the
@@ -89,38 +90,41 @@ class ReportFormatter(wiring.Component):
         digit = Signal(range(len(COUNTERS) * DIGITS), name="digit")   # digits sent
         read = self.memory.read_port()
         m.d.comb += read.addr.eq(digit[3:])
+        template = self._template(m, index, items)
+        # the words read are registered as they leave the block RAMs (whose outputs are
+        # slow on every board), then the nibble chosen and registered before its hex
+        # digit and the choice of the template's character
+        snapshot_held = Signal(32, name="snapshot_held", reset_less=True)
+        template_read = Signal(9, name="template_read", reset_less=True)
+        m.d.sync += [snapshot_held.eq(read.data), template_read.eq(template.data)]
         nibble = Signal(4, name="nibble")
         with m.Switch(digit[:3]):    # the most significant nibble first
             for i in range(DIGITS):
                 with m.Case(i):
-                    m.d.comb += nibble.eq(read.data[4 * (DIGITS - 1 - i):][:4])
-        template = self._template(m, index, items)
-        # the words read are registered before they are decoded (the block RAMs' outputs
-        # are slow, and the nibble's multiplexer, the hex digit and the choice of the
-        # template's character after them were the board's longest path)
+                    m.d.comb += nibble.eq(snapshot_held[4 * (DIGITS - 1 - i):][:4])
         nibble_held = Signal(4, name="nibble_held")
         word_held = Signal(9, name="template_held")
-        m.d.sync += [nibble_held.eq(nibble), word_held.eq(template.data)]
+        m.d.sync += [nibble_held.eq(nibble), word_held.eq(template_read)]
         char = Mux(word_held[8], hex_digit(nibble_held), word_held[:8])
-        is_digit = template.data[8]
+        is_digit = template_read[8]     # the index's: a transfer comes 4 clocks after it
         char_next = Signal(8, name="char_next")
-        # the index's character is in char_next from the third clock after the index
+        # the index's character is in char_next from the fourth clock after the index
         # changes (the template's and the snapshot's words read, then held, then the
-        # character registered)
-        settled = Signal(3, name="settled")
+        # nibble and the template's word held, then the character registered)
+        settled = Signal(4, name="settled")
         # a line is going out (the index is before its end): a flip-flop, not a decode
         # of the index, which would lie on the path from the index back to itself
         going = Signal(name="going")
         o = self.o_stream
         take = o.valid & o.ready
-        m.d.comb += [o.payload.eq(char_next), o.valid.eq(going & settled[2])]
+        m.d.comb += [o.payload.eq(char_next), o.valid.eq(going & settled[-1])]
         # the index's and the digit count's successors are registered too (computed in
         # the clock of the transfer, the increments' carry chains were the formatter's
         # longest paths on the iCE40)
         index_next = Signal.like(index, name="index_next")
         digit_next = Signal.like(digit, name="digit_next")
         m.d.sync += [char_next.eq(char),
-                     settled.eq(Cat(~take, settled[0] & ~take, settled[1] & ~take)),
+                     settled.eq(Cat(~take, settled[:-1] & ~take.replicate(len(settled) - 1))),
                      index_next.eq(index + 1), digit_next.eq(digit + 1)]
         with m.If(self.started):
             m.d.sync += [index.eq(0), digit.eq(0), settled.eq(0), going.eq(1)]

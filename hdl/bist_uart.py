@@ -6,6 +6,8 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from .logic import equals
+
 __all__ = ["UartTx", "FRAME_BITS"]
 
 #: Bits of one 8N1 character on the wire: the start bit, 8 data bits (LSB first), the
@@ -48,16 +50,22 @@ class UartTx(wiring.Component):
         frame = Signal(FRAME_BITS, name="frame")        # bit 0 is on the line
         bits_left = Signal(range(FRAME_BITS + 1), name="bits_left")
         baud = Signal(range(div), name="baud")          # clocks left of the bit, less 1
-        idle = ~bits_left.any()
-        m.d.comb += self.i_stream.ready.eq(idle)
-        with m.If(idle):
+        # flip-flops, not decodes of the counts, so that the frame's enable is one LUT
+        # from registers: a frame is going out (bits_left is not 0), and this is its
+        # bit's last clock (baud is 0; div >= 2, so never the clock after a load)
+        busy = Signal(name="busy")
+        bit_end = Signal(name="bit_end")
+        m.d.comb += self.i_stream.ready.eq(~busy)
+        with m.If(~busy):
             with m.If(self.i_stream.valid):
                 m.d.sync += [frame.eq(Cat(Const(0, 1), self.i_stream.payload, Const(1, 1))),
-                             bits_left.eq(FRAME_BITS), baud.eq(div - 1)]
-        with m.Elif(baud.any()):
-            m.d.sync += baud.eq(baud - 1)
+                             bits_left.eq(FRAME_BITS), baud.eq(div - 1), busy.eq(1)]
+        with m.Elif(~bit_end):
+            m.d.sync += [baud.eq(baud - 1), bit_end.eq(equals(baud, 1))]
         with m.Else():
             m.d.sync += [frame.eq(Cat(frame[1:], Const(1, 1))),
-                         bits_left.eq(bits_left - 1), baud.eq(div - 1)]
-        m.d.comb += self.tx.eq(Mux(idle, 1, frame[0]))
+                         bits_left.eq(bits_left - 1), baud.eq(div - 1), bit_end.eq(0)]
+            with m.If(equals(bits_left, 1)):
+                m.d.sync += busy.eq(0)
+        m.d.comb += self.tx.eq(Mux(busy, frame[0], 1))
         return m

@@ -23,18 +23,20 @@ from .logic import equals
 __all__ = ["add_cycle_controller", "controller_members", "controller_meaning",
            "start_tree", "bit_time_zero", "cleared_when", "keep_start_tree"]
 
-#: The start tree's registers are named ``start_s<stage>_<index>``.
-_TREE_Q = re.compile(r"^\s*connect \\Q \\start_s\d+_\d+\s*$")
+#: The start tree's registers are named ``start_s<stage>_<index>``; the self-testing
+#: top's copies of its period's strobes ``strobe<copy>_<strobe>``.
+_TREE_Q = re.compile(r"^\s*connect \\Q \\(start_s\d+_\d+|strobe\d+_\w+)\s*$")
 
 
 def keep_start_tree(text: str) -> str:
     """The RTLIL ``text`` with ``attribute \\keep 1`` on the start tree's flip-flop
-    cells. The registers of a stage are identical, and Yosys's ``opt_merge`` would merge
+    cells (and on the self-testing top's copies of its period's strobes, for the same
+    reason). The registers of a stage are identical, and Yosys's ``opt_merge`` would merge
     them back into one register driving one net: it honours ``keep`` on a cell, not on
     the wire Amaranth gives a signal's attribute to. Every RTLIL the generator turns into
     Verilog and every board build's goes through here; the Verilog carries the
     attribute to any later synthesis."""
-    if "start_s" not in text:      # no start tree: nothing to mark
+    if "start_s" not in text and "strobe" not in text:    # nothing to mark
         return text
     lines = text.split("\n")
     marked, cell = [], None
