@@ -37,10 +37,12 @@ D its start latency and m the generator's steps per draw
   raises ``recv_ack`` from its message's first bit (the M bit) on, skips the ``prefix``
   bits the network leaves before the payload, and accumulates the payload's check.
 
-Every strobe of the period (prepare, start, the bit-times, the first bit-times of each
-stream length, the generators' steps, and whether a cycle has run) is a flip-flop,
-loaded in the clock before from the period's counter (the last from prepare), so that
-the nets that fan out to every terminal and into the network start at a register. No
+Every strobe of the period (prepare, start, the bit-times, per stream length those of
+the bits a generator keeps and of its constant bits, the checkers' payload bit-times
+where every message arrives at one bit-time, the generators' steps, and whether a cycle
+has run) is a flip-flop, loaded in the clock before from the period's counter (the last
+from prepare), so that the nets that fan out to every terminal and into the network
+start at a register. No
 flip-flop of a generator or a checker takes the reset: the first prepare after it
 (``ran`` low, as at every clock of the reset) starts each afresh.
 
@@ -65,7 +67,7 @@ from ..golden.bist import COUNTERS, draw_steps
 from .bist_config import BistConfig
 from .bist_counters import SOURCE_OUTCOMES, WIRE_OUTCOMES, BistCounters, count_clocks
 from .bist_report import ReportFormatter, line_template
-from .bist_traffic import PayloadChecker, TrafficGenerator
+from .bist_traffic import PayloadChecker, TrafficGenerator, member, stream_times
 from .bist_uart import UartTx
 from .gen import LINT_WAIVERS
 from .logic import equals
@@ -95,7 +97,8 @@ class _Period(NamedTuple):
     live: Signal      #: a network bit-time
     ran: Signal       #: a cycle has run since reset
     draw_step: Signal  #: clocks 1 .. m: the generators that took a draw step
-    sending: dict      #: stream length L -> the bit-times 0 .. L - 1
+    streams: dict      #: stream length L -> its ``(rotate, mark)`` strobes
+    window: dict       #: the checkers' payload strobes (``WINDOW_STROBES``), if any
 
 
 class BistCore(wiring.Component):
@@ -161,9 +164,10 @@ class BistCore(wiring.Component):
     def _period(self, m) -> _Period:
         """The BIST period's counter and strobes: clock 0 prepare, 1 the network's
         start strobe, 2 .. D + 1 the start tree, D + 2 .. D + T + 1 the bit-times, 1 .. m
-        the generators' steps, and D + 2 .. D + 1 + L the first L bit-times for each
-        stream length L of a generator that keeps its stream (``sending``). Every strobe
-        is a flip-flop loaded in the clock before, so that what fans out to every
+        the generators' steps, for each stream length L of a generator that keeps its
+        stream the bit-times of its parts (:meth:`_stream_strobes`), and where every
+        message arrives at one bit-time the checkers' (:meth:`_payload_window`). Every
+        strobe is a flip-flop loaded in the clock before, so that what fans out to every
         terminal and into the network leaves a register."""
         D, T = self._config.start_latency, self._config.cycle_length
         steps = draw_steps(self._config.n)
@@ -178,11 +182,37 @@ class BistCore(wiring.Component):
         m.d.comb += self._network.start.eq(start)
         live = self._window(m, t, "live", D + 1, D + T + 1)     # a network bit-time
         draw_step = self._window(m, t, "draw_step", 0, steps)
-        sending = {T: live}   # per stream length, the bit-times its register rotates
         lengths = {g.stream_length for g in self._sources if g.stream_length is not None}
-        for length in sorted(lengths - {T}):
-            sending[length] = self._window(m, t, f"sending_{length}", D + 1, D + 1 + length)
-        return _Period(prep, live, ran, draw_step, sending)
+        streams = {length: self._stream_strobes(m, t, length) for length in sorted(lengths)}
+        return _Period(prep, live, ran, draw_step, streams, self._payload_window(m, t))
+
+    def _stream_strobes(self, m, t, length: int) -> tuple[Signal, Signal]:
+        """The strobes of the generators whose stream has ``length`` bits
+        (:func:`~fatnet.hdl.bist_traffic.stream_times`): ``rotate``, the bit-times of
+        the bits a generator keeps, and ``mark``, one-hot, those of the M bit and the
+        source's bits; each a flip-flop loaded in the clock before."""
+        c = self._config
+        bit0 = c.start_latency + 2      # the clock of bit-time 0
+        rotate_at, marks_at = stream_times(length, c.payload_bits, c.n)
+        rotate = Signal(name=f"rotate_{length}")
+        mark = Signal(len(marks_at), name=f"mark_{length}")
+        m.d.sync += [rotate.eq(member(t, [bit0 + b - 1 for b in rotate_at])),
+                     mark.eq(Cat(equals(t, bit0 + b - 1) for b in marks_at))]
+        return rotate, mark
+
+    def _payload_window(self, m, t) -> dict:
+        """Where every message arrives at one bit-time a (the config's ``arrival``),
+        the checkers' strobes: ``arrived``, bit-time a; ``in_payload``, the payload's
+        bit-times a + 1 + prefix .. T - 1; ``in_source``, its first n. Else none."""
+        c = self._config
+        if c.arrival is None:
+            return {}
+        arrived = c.start_latency + 2 + c.arrival     # the clock of bit-time a
+        first = arrived + 1 + c.prefix                  # of the payload's first bit
+        return {"arrived": self._window(m, t, "arrived", arrived - 1, arrived),
+                "in_payload": self._window(m, t, "in_payload", first - 1,
+                                           first - 1 + c.payload_bits),
+                "in_source": self._window(m, t, "in_source", first - 1, first - 1 + c.n)}
 
     @staticmethod
     def _window(m, t, name: str, opens: int, closes: int) -> Signal:
@@ -201,7 +231,8 @@ class BistCore(wiring.Component):
             self._follow(m, gen, period)
             m.d.comb += gen.draw_step.eq(period.draw_step)
             if gen.stream_length is not None:
-                m.d.comb += gen.sending.eq(period.sending[gen.stream_length])
+                rotate, mark = period.streams[gen.stream_length]
+                m.d.comb += [gen.rotate.eq(rotate), gen.mark.eq(mark)]
             m.d.comb += gen.send_ack.eq(self._read(port.send_ack[0], s, "send", "ack"))
             self._drive(m, port.send[0], gen.send, s, "send", "data")
             for key in SOURCE_OUTCOMES:
@@ -221,9 +252,13 @@ class BistCore(wiring.Component):
 
     @staticmethod
     def _follow(m, part, period: _Period) -> None:
-        """A generator or checker follows the period's strobes."""
+        """A generator or checker follows the period's strobes (a windowed checker
+        its payload's strobes too)."""
         m.d.comb += [part.prepare.eq(period.prepare), part.live.eq(period.live),
                      part.ran.eq(period.ran)]
+        if getattr(part, "windowed", False):
+            m.d.comb += [getattr(part, key).eq(strobe)
+                         for key, strobe in period.window.items()]
 
     @staticmethod
     def _loading(m, period: _Period):

@@ -20,7 +20,8 @@ from ..golden.bist import LFSR_BITS, LFSR_TAPS, OFFER_BITS
 from .bist_config import BistConfig
 from .logic import below, equals, zero_extend
 
-__all__ = ["TrafficGenerator", "PayloadChecker", "shift_counter"]
+__all__ = ["TrafficGenerator", "PayloadChecker", "shift_counter", "WINDOW_STROBES",
+           "stream_times"]
 
 
 def _check_terminal(config: BistConfig, terminal) -> None:
@@ -55,8 +56,22 @@ def member(value, values) -> Value:
     return Cat(Const(0, 1), *(equals(value, v) for v in values)).any()
 
 
+def stream_times(length: int, payload_bits: int, n: int) -> tuple[tuple, tuple]:
+    """The bit-times of a stream of ``length`` bits (the M bit, a header, a payload of
+    ``payload_bits`` among 2^n terminals) that a generator keeps in a register
+    (:meth:`TrafficGenerator._rotating_stream`): ``(rotate, marks)``, the bit-times of
+    the header, the sequence number and the check, and those of the M bit and of the
+    source's n bits, MSB first."""
+    header = length - 1 - payload_bits
+    source = 1 + header
+    return (*range(1, source), *range(source + n, length)), (0, *range(source, source + n))
+
+
 #: The period's strobes, which every generator and checker follows (module docstring).
 PERIOD_MEMBERS = {"prepare": In(1), "live": In(1), "ran": In(1)}
+#: The period's strobes of a checker whose payload comes at one bit-time
+#: (:class:`PayloadChecker`).
+WINDOW_STROBES = ("arrived", "in_payload", "in_source")
 
 
 class TrafficGenerator(wiring.Component):
@@ -70,8 +85,9 @@ class TrafficGenerator(wiring.Component):
     stream: ``1``, the header for its destination (:meth:`_head`), the payload
     (:func:`fatnet.golden.bist.make_payload`, the sequence number counting its
     acknowledged messages), on ``send`` a bit per bit-time. Where every destination the
-    terminal draws has a header of one length (:attr:`stream_length`), the stream is one
-    register that keeps the message from cycle to cycle (:meth:`_rotating_stream`);
+    terminal draws has a header of one length (:attr:`stream_length`), the stream's bits
+    that vary are one register that keeps the message from cycle to cycle and the M bit
+    and the source come from the period's strobes (:meth:`_rotating_stream`);
     elsewhere the destination and the sequence number are kept and the stream loaded at
     every prepare (:meth:`_counted_stream`).
 
@@ -89,9 +105,11 @@ class TrafficGenerator(wiring.Component):
     draw_step : Signal
         The clocks 1 .. m after a prepare (m = :func:`fatnet.golden.bist.draw_steps`),
         in which a generator that took its draw steps.
-    sending : Signal
-        The bit-times 0 .. :attr:`stream_length` - 1, where it is not None (the stream
-        rotates).
+    rotate, mark : Signal
+        Where :attr:`stream_length` is not None, the bit-times of its stream
+        (:func:`stream_times`): those of the bits the terminal keeps in a register (the
+        header, the sequence number and the check), at which the register rotates;
+        one-hot, those of the M bit and of the source's bits, MSB first.
     flip : Signal
         Fault injection (where the config's ``flip_cycle`` is set): the message of the
         cycle this prepare starts goes out with its payload's last bit flipped.
@@ -116,7 +134,9 @@ class TrafficGenerator(wiring.Component):
         #: (the M bit, the header, the payload), else None.
         self.stream_length = 1 + max(lengths, default=0) + self._P if len(lengths) <= 1 \
             else None
-        super().__init__({**PERIOD_MEMBERS, "draw_step": In(1), "sending": In(1),
+        marks = {} if self.stream_length is None else \
+            {"rotate": In(1), "mark": In(1 + self._n)}
+        super().__init__({**PERIOD_MEMBERS, **marks, "draw_step": In(1),
                           "flip": In(1), "send_ack": In(1), "send": Out(1),
                           "offered": Out(1), "sent": Out(1), "acknowledged": Out(1),
                           "lost": Out(1)})
@@ -188,63 +208,69 @@ class TrafficGenerator(wiring.Component):
         return Const(0, 1), Const(s, n)    # the pattern maps s to itself: never sends
 
     def _head(self, dst):
-        """The M bit and the header for destination ``dst``, computed from the source
-        and the destination by the family's rule (``config.header``), left-aligned in
-        a value the stream sends from its top: ``(bits, length)``, ``length`` the bits
-        to send (the M bit included), or None where every destination the terminal
-        draws has a header of one length (``bits`` is then exactly the M bit and the
-        header)."""
+        """The header for destination ``dst``, computed from the source and the
+        destination by the family's rule (``config.header``), left-aligned in a value
+        the stream sends from its top: ``(bits, length)``. Where every destination the
+        terminal draws has a header of one length (:attr:`stream_length`), ``bits`` is
+        exactly the header and ``length`` None; elsewhere ``bits`` is the M bit and the
+        longest header's bits, ``length`` the bits to send (the M bit included)."""
         s, H = self._s, self._H
         bits, length = self._config.header(s, dst)
         if len(bits) < H:
             raise ValueError(f"terminal {s}'s header rule gives {len(bits)} bits, "
                              f"the model's headers need {H}")
         if self.stream_length is not None:
-            own = self.stream_length - 1 - self._P
-            return Cat(bits[len(bits) - own:], Const(1, 1)), None
+            return bits[len(bits) - (self.stream_length - 1 - self._P):], None
         width = (H + 1).bit_length()
         return Cat(bits[len(bits) - H:], Const(1, 1)), (length + 1)[:width]
+
+    def _check(self, dst, seq, flip):
+        """The payload's check to ``dst`` with sequence number ``seq``
+        (:func:`fatnet.golden.bist.make_payload`; its last bit XOR ``flip``)."""
+        n, q = self._n, self._q
+        chk = Const(self._s, n) ^ dst
+        for i in range(0, q, n):
+            chk = chk ^ zero_extend(seq[i:i + n], n)
+        return chk ^ zero_extend(flip, n)
 
     def _payload(self, dst, seq, flip):
         """The payload to ``dst`` with sequence number ``seq``
         (:func:`fatnet.golden.bist.make_payload`; its check's last bit XOR ``flip``)."""
-        s, n, q = self._s, self._n, self._q
-        chk = Const(s, n) ^ dst
-        for i in range(0, q, n):
-            chk = chk ^ zero_extend(seq[i:i + n], n)
-        chk = chk ^ zero_extend(flip, n)
-        return Cat(chk, seq[:q], Const(s, n))
+        return Cat(self._check(dst, seq, flip), seq[:self._q], Const(self._s, self._n))
 
     def _flip(self):
         """``flip``, where the config injects a flipped bit (else no logic for it)."""
         return self.flip if self._flips else Const(0, 1)
 
     def _rotating_stream(self, m, active, keep, acked, new_dst):
-        """The stream as one register that holds the message from cycle to cycle: it
-        rotates at the bit-times of ``sending`` (the first :attr:`stream_length`), so
-        each cycle sends it and leaves it as loaded; a kept message is not loaded
-        again, and the register's sequence number field is the terminal's sequence
-        number. Every other prepare loads it (a new message to ``new_dst``, or none,
-        the sequence number counted on): a bit that is a constant of the terminal (the
-        M bit, the source, a header bit the family's rule fixes) is set or cleared
-        with no logic. A flipped check bit is flipped back at the next prepare."""
-        n, q = self._n, self._q
+        """The stream from one register of the bits that vary (the header, the sequence
+        number, the check: the M bit and the source are the terminal's constants) that
+        holds the message from cycle to cycle: it rotates at the bit-times of ``rotate``
+        (:func:`stream_times`), once for each of its bits, so each cycle sends it and
+        leaves it as loaded; the M bit and the source's 1 bits are the ``mark``
+        strobes of their bit-times. A kept message is not loaded again, and the
+        register's sequence number field is the terminal's sequence number. Every other
+        prepare loads it (a new message to ``new_dst``, or none, the sequence number
+        counted on). A flipped check bit is flipped back at the next prepare."""
+        n, q, s = self._n, self._q, self._s
         # loaded at the first prepare (reset is one) before a bit of it is sent: no reset
-        stream = Signal(self.stream_length, name="stream", reset_less=True)
+        kept = Signal(self.stream_length - 1 - n, name="kept", reset_less=True)
         seq_next = Signal(q, name="seq_next")
-        m.d.comb += seq_next.eq(self._sequence_next(stream[n:n + q], acked))
+        m.d.comb += seq_next.eq(self._sequence_next(kept[n:n + q], acked))
         head, _ = self._head(new_dst)
         flip = self._flip()
         flipped = Signal(name="flipped", reset_less=True)   # the check bit is flipped
         with m.If(self.prepare):
             m.d.sync += flipped.eq(flip)
             with m.If(keep):
-                m.d.sync += stream[0].eq(stream[0] ^ flipped ^ flip)
+                m.d.sync += kept[0].eq(kept[0] ^ flipped ^ flip)
             with m.Else():
-                m.d.sync += stream.eq(Cat(self._payload(new_dst, seq_next, flip), head))
-        with m.Elif(self.sending):
-            m.d.sync += stream.eq(Cat(stream[-1], stream[:-1]))
-        m.d.comb += self.send.eq(self.sending & active & stream[-1])
+                m.d.sync += kept.eq(Cat(self._check(new_dst, seq_next, flip), seq_next,
+                                        head))
+        with m.Elif(self.rotate):
+            m.d.sync += kept.eq(Cat(kept[-1], kept[:-1]))
+        ones = [self.mark[0]] + [self.mark[1 + i] for i in range(n) if s >> (n - 1 - i) & 1]
+        m.d.comb += self.send.eq(active & (Cat(*ones).any() | (self.rotate & kept[-1])))
 
     def _counted_stream(self, m, active, keep, acked, new_dst):
         """The stream where the header's length depends on the destination: the
@@ -282,7 +308,11 @@ class PayloadChecker(wiring.Component):
     skips the ``prefix`` bits the network delivers before the payload, and accumulates
     the payload's check as its bits arrive (:meth:`_accumulate`, n flip-flops); a
     complete payload passes its check (:func:`fatnet.golden.bist.payload_ok` with the
-    terminal's own address) or fails it.
+    terminal's own address) or fails it. Where every message arrives at one bit-time
+    (the config's ``arrival``, :attr:`windowed`) the payload's bit-times are the
+    period's strobes ``arrived``, ``in_payload`` and ``in_source``, which the top
+    drives for every checker; elsewhere a shift counter per wire counts the bits from
+    the M bit on.
 
     Parameters
     ----------
@@ -295,6 +325,9 @@ class PayloadChecker(wiring.Component):
     ----------
     prepare, live, ran : Signal
         The period's strobes (module docstring).
+    arrived, in_payload, in_source : Signal
+        Where :attr:`windowed`: the bit-time ``arrival``; the payload's bit-times; its
+        first n (the source's).
     recv : Signal
         The wire.
     recv_ack : Signal
@@ -309,39 +342,64 @@ class PayloadChecker(wiring.Component):
         _check_terminal(config, terminal)
         self._s, self._n, self._P = terminal, config.n, config.payload_bits
         self._q, self._prefix = config.sequence_bits, config.prefix
-        super().__init__({**PERIOD_MEMBERS, "recv": In(1), "recv_ack": Out(1),
+        #: Whether the payload's bit-times are the period's strobes (the config's
+        #: ``arrival`` is set).
+        self.windowed = config.arrival is not None
+        window = {key: In(1) for key in WINDOW_STROBES} if self.windowed else {}
+        super().__init__({**PERIOD_MEMBERS, **window, "recv": In(1), "recv_ack": Out(1),
                           "delivered": Out(1), "bad": Out(1)})
 
     def elaborate(self, platform):
         m = Module()
-        n, P, prefix, recv = self._n, self._P, self._prefix, self.recv
         # Nothing here takes the reset: a prepare clears it all, as at every clock of
         # the reset.
         got = Signal(name="got", reset_less=True)    # the M bit has come
-        acc = Signal(n, name="acc", reset_less=True)
-        width, tap, states = shift_counter(prefix + P)
-        # the bits received after the M bit, counted by a shift register (no carry
-        # chain) that steps from states[0] after it, so it is at its last state exactly
-        # when the payload is complete
-        count = Signal(width, name="count", reset_less=True)
-        m.d.comb += self.recv_ack.eq(self.live & (got | recv))
-        done = Signal(name="done")
-        m.d.comb += done.eq(equals(count, states[-1]))
-        # the bit arriving now: after the prefix, of the source (its first n)
-        in_payload = member(count, states[prefix:]) if prefix else Const(1, 1)
-        in_source = member(count, states[prefix:prefix + n])
+        acc = Signal(self._n, name="acc", reset_less=True)
+        m.d.comb += self.recv_ack.eq(self.live & (got | self.recv))
         with m.If(self.prepare):
-            m.d.sync += [got.eq(0), acc.eq(0), count.eq(states[0])]
-        with m.Elif(self.live):
-            with m.If(recv):
-                m.d.sync += got.eq(1)
-            with m.If(got & ~done):
-                m.d.sync += [count.eq(Cat(count[-1] ^ count[tap], count[:-1])),
-                             acc.eq(self._accumulate(acc, recv, in_payload, in_source))]
+            m.d.sync += [got.eq(0), acc.eq(0)]
+        with m.Elif(self.live & self.recv):
+            m.d.sync += got.eq(1)
+        done = self._window(m, got, acc) if self.windowed else self._count(m, got, acc)
         good = Signal(name="good")
         m.d.comb += [good.eq(equals(acc, self._s)), self.delivered.eq(done & good),
                      self.bad.eq(done & ~good)]
         return m
+
+    def _count(self, m, got, acc):
+        """The payload's bits counted on the wire: a shift register (no carry chain)
+        that steps from states[0] in the bit-times after the M bit, so it is at its
+        last state exactly when the payload is complete. ``done``."""
+        prefix, P, recv = self._prefix, self._P, self.recv
+        width, tap, states = shift_counter(prefix + P)
+        count = Signal(width, name="count", reset_less=True)
+        done = Signal(name="done")
+        m.d.comb += done.eq(equals(count, states[-1]))
+        # the bit arriving now: after the prefix, of the source (its first n)
+        in_payload = member(count, states[prefix:]) if prefix else Const(1, 1)
+        in_source = member(count, states[prefix:prefix + self._n])
+        with m.If(self.prepare):
+            m.d.sync += count.eq(states[0])
+        with m.Elif(self.live & got & ~done):
+            m.d.sync += [count.eq(Cat(count[-1] ^ count[tap], count[:-1])),
+                         acc.eq(self._accumulate(acc, recv, in_payload, in_source))]
+        return done
+
+    def _window(self, m, got, acc):
+        """The payload's bits at the period's strobes: the check accumulates every bit
+        of ``in_payload`` (the wire is 0 there unless a message has come), and the
+        payload is complete if the M bit had come by the bit-time ``arrived`` (a
+        stream that comes earlier is ones to the cycle's end; one that comes later
+        ends after the cycle). ``done``."""
+        armed = Signal(name="armed", reset_less=True)    # the M bit came in time
+        with m.If(self.prepare):
+            m.d.sync += armed.eq(0)
+        with m.Elif(self.arrived & (got | self.recv)):
+            m.d.sync += armed.eq(1)
+        with m.If(self.in_payload):    # never at a prepare
+            m.d.sync += acc.eq(self._accumulate(acc, self.recv, Const(1, 1),
+                                                self.in_source))
+        return armed
 
     def _accumulate(self, acc, bit, in_payload, in_source):
         """The check accumulated one arriving bit further, serially: ``acc`` rotated up

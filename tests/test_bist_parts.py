@@ -30,7 +30,8 @@ from fatnet.hdl.bist_config import BistConfig
 from fatnet.hdl.bist_counters import (SOURCE_OUTCOMES, WIRE_OUTCOMES, BistCounters,
                                       collisions_undefined)
 from fatnet.hdl.bist_report import ReportFormatter
-from fatnet.hdl.bist_traffic import PayloadChecker, TrafficGenerator, shift_counter
+from fatnet.hdl.bist_traffic import (PayloadChecker, TrafficGenerator, shift_counter,
+                                     stream_times)
 from fatnet.hdl.bist_uart import FRAME_BITS, UartTx
 from fatnet.sim.bist import decode_uart
 
@@ -407,9 +408,13 @@ def test_the_generator_draws_and_sends_as_the_model(pattern, seed):
             ctx.set(dut.live, live)
             ctx.set(dut.ran, ran)
             ctx.set(dut.draw_step, step)
-            # the rotating stream's bit-times (a terminal whose headers have one length)
-            ctx.set(dut.sending, live and dut.stream_length is not None
-                    and t - 2 < dut.stream_length)
+            # the kept stream's bit-times (a terminal whose headers have one length)
+            if dut.stream_length is not None:
+                rotate, marks = stream_times(dut.stream_length, config.payload_bits,
+                                             config.n)
+                ctx.set(dut.rotate, live and t - 2 in rotate)
+                ctx.set(dut.mark, sum(1 << i for i, b in enumerate(marks)
+                                      if live and t - 2 == b))
             ctx.set(dut.flip, prepare and p == flip_at)
             # the acknowledgment at one bit-time of a cycle, or none; noise outside
             ctx.set(dut.send_ack, t - 2 == ack_at or (not live and rng.random() < 0.5))
@@ -472,6 +477,71 @@ def test_the_checker_passes_a_sound_payload_and_fails_any_other(seed):
             assert ctx.get(dut.recv_ack) == (live and t - 2 >= at and any(bits)), (where, p, t)
             await ctx.tick()
     simulate(dut, bench)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_checker_on_the_payloads_strobes_flags_as_the_counting_one(seed):
+    """Where every message arrives at one bit-time a and its payload ends the cycle, the
+    checker that takes the payload's bit-times from the period's strobes raises the
+    same acknowledgment and flags as the one that counts them, for a message at a,
+    none, one later (never complete) and a stream of ones from a bit-time up to a
+    (a wire stuck at 1); and the flags are the check's."""
+    rng = np.random.default_rng([seed, 7])
+    counted = small_config(rng, prefix=int(rng.integers(0, 3)), P=12 + seed % 3)
+    n, P, pre = counted.n, counted.payload_bits, counted.prefix
+    a = int(rng.integers(0, 4))
+    T = a + 1 + pre + P
+    counted = BistConfig(**{**vars(counted), "cycle_length": T})
+    windowed = BistConfig(**{**vars(counted), "arrival": a})
+    s = int(rng.integers(counted.terminals))
+    top = Module()
+    top.submodules.counted = counting = PayloadChecker(counted, s)
+    top.submodules.windowed = dut = PayloadChecker(windowed, s)
+    assert dut.windowed and not counting.windowed
+    where = replay("payloads_strobes", seed)
+    kinds = ["none", "sound", "flipped", "elsewhere", "late", "ones"]
+
+    def message(kind):
+        """(the cycle's recv bits, the flags the checker must raise)."""
+        dst = s if kind != "elsewhere" else (s + 1) % counted.terminals
+        pay = gb.make_payload(int(rng.integers(counted.terminals)), dst,
+                              int(rng.integers(1 << 10)), P, n)
+        pay ^= (1 << int(rng.integers(P))) if kind == "flipped" else 0
+        body = [1] + [int(b) for b in rng.integers(0, 2, pre)] + int_to_bits(pay, P)
+        if kind == "none":
+            return [0] * T, (0, 0)
+        if kind == "ones":
+            return [0] * int(rng.integers(a + 1)) + [1] * T, \
+                (gb.payload_ok((1 << P) - 1, s, P, n), not gb.payload_ok((1 << P) - 1, s, P, n))
+        at = a if kind != "late" else a + 1 + int(rng.integers(T - a - 1))
+        ok = gb.payload_ok(pay, s, P, n)
+        return [0] * at + body, (0, 0) if kind == "late" else (ok, not ok)
+
+    async def bench(ctx):
+        want, bits = (0, 0), [0] * T
+        for k in range(windowed.period * 40):
+            prepare, live, ran, _ = period_clock(k, windowed)
+            p, b = divmod(k, windowed.period)
+            b -= 2    # the bit-time
+            for chk in (counting, dut):
+                ctx.set(chk.prepare, prepare)
+                ctx.set(chk.live, live)
+                ctx.set(chk.ran, ran)
+            ctx.set(dut.arrived, live and b == a)
+            ctx.set(dut.in_payload, live and b > a + pre)
+            ctx.set(dut.in_source, live and a + pre < b <= a + pre + n)
+            if prepare:
+                for chk in (counting, dut):
+                    have = (ctx.get(chk.delivered), ctx.get(chk.bad))
+                    assert have == tuple(map(int, want)) or not ran, (where, "period", p)
+                bits, want = message(kinds[int(rng.integers(len(kinds)))])
+                bits = (bits + [0] * T)[:T]
+            bit = bits[b] if live else int(rng.integers(2))    # noise outside
+            for chk in (counting, dut):
+                ctx.set(chk.recv, bit)
+            assert ctx.get(dut.recv_ack) == ctx.get(counting.recv_ack), (where, p, b)
+            await ctx.tick()
+    simulate(top, bench)
 
 
 @pytest.mark.parametrize("length", [1, 2, 5, 14, 15, 16, 40, 127, 200])
