@@ -67,7 +67,7 @@ from ..golden.bist import COUNTERS, draw_steps
 from .bist_config import BistConfig
 from .bist_counters import SOURCE_OUTCOMES, WIRE_OUTCOMES, BistCounters, count_clocks
 from .bist_report import ReportFormatter, line_template
-from .bist_traffic import PayloadChecker, TrafficGenerator, member, stream_times
+from .bist_traffic import PayloadChecker, TrafficGenerator, member
 from .bist_uart import UartTx
 from .gen import LINT_WAIVERS
 from .logic import equals
@@ -97,7 +97,7 @@ class _Period(NamedTuple):
     live: Signal      #: a network bit-time
     ran: Signal       #: a cycle has run since reset
     draw_step: Signal  #: clocks 1 .. m: the generators that took a draw step
-    streams: dict      #: stream length L -> its ``(rotate, mark)`` strobes
+    streams: dict      #: the generators' stream strobes, (name, bit-times) -> strobe
     window: dict       #: the checkers' payload strobes (``WINDOW_STROBES``), if any
 
 
@@ -182,23 +182,22 @@ class BistCore(wiring.Component):
         m.d.comb += self._network.start.eq(start)
         live = self._window(m, t, "live", D + 1, D + T + 1)     # a network bit-time
         draw_step = self._window(m, t, "draw_step", 0, steps)
-        lengths = {g.stream_length for g in self._sources if g.stream_length is not None}
-        streams = {length: self._stream_strobes(m, t, length) for length in sorted(lengths)}
-        return _Period(prep, live, ran, draw_step, streams, self._payload_window(m, t))
+        return _Period(prep, live, ran, draw_step, self._stream_strobes(m, t),
+                       self._payload_window(m, t))
 
-    def _stream_strobes(self, m, t, length: int) -> tuple[Signal, Signal]:
-        """The strobes of the generators whose stream has ``length`` bits
-        (:func:`~fatnet.hdl.bist_traffic.stream_times`): ``rotate``, the bit-times of
-        the bits a generator keeps, and ``mark``, one-hot, those of the M bit and the
-        source's bits; each a flip-flop loaded in the clock before."""
-        c = self._config
-        bit0 = c.start_latency + 2      # the clock of bit-time 0
-        rotate_at, marks_at = stream_times(length, c.payload_bits, c.n)
-        rotate = Signal(name=f"rotate_{length}")
-        mark = Signal(len(marks_at), name=f"mark_{length}")
-        m.d.sync += [rotate.eq(member(t, [bit0 + b - 1 for b in rotate_at])),
-                     mark.eq(Cat(equals(t, bit0 + b - 1) for b in marks_at))]
-        return rotate, mark
+    def _stream_strobes(self, m, t) -> dict:
+        """The strobes of the generators that keep their streams, one per distinct
+        name and bit-times (:attr:`~fatnet.hdl.bist_traffic.TrafficGenerator.strobes`),
+        each a flip-flop loaded in the clock before: ``(name, bit-times)`` -> strobe."""
+        bit0 = self._config.start_latency + 2      # the clock of bit-time 0
+        strobes: dict = {}
+        for gen in self._sources:
+            for key in gen.strobes.items():
+                if key not in strobes:
+                    name, times = key
+                    strobe = strobes[key] = Signal(name=f"{name}_{len(strobes)}")
+                    m.d.sync += strobe.eq(member(t, [bit0 + b - 1 for b in times]))
+        return strobes
 
     def _payload_window(self, m, t) -> dict:
         """Where every message arrives at one bit-time a (the config's ``arrival``),
@@ -230,9 +229,8 @@ class BistCore(wiring.Component):
             m.submodules[f"t{s}_source"] = gen = self._sources[s]
             self._follow(m, gen, period)
             m.d.comb += gen.draw_step.eq(period.draw_step)
-            if gen.stream_length is not None:
-                rotate, mark = period.streams[gen.stream_length]
-                m.d.comb += [gen.rotate.eq(rotate), gen.mark.eq(mark)]
+            m.d.comb += [getattr(gen, key[0]).eq(period.streams[key])
+                         for key in gen.strobes.items()]
             m.d.comb += gen.send_ack.eq(self._read(port.send_ack[0], s, "send", "ack"))
             self._drive(m, port.send[0], gen.send, s, "send", "data")
             for key in SOURCE_OUTCOMES:

@@ -17,11 +17,12 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..golden.bist import LFSR_BITS, LFSR_TAPS, OFFER_BITS
+from ..golden.bitstream import int_to_bits
 from .bist_config import BistConfig
 from .logic import below, equals, zero_extend
 
 __all__ = ["TrafficGenerator", "PayloadChecker", "shift_counter", "WINDOW_STROBES",
-           "stream_times"]
+           "stream_strobes"]
 
 
 def _check_terminal(config: BistConfig, terminal) -> None:
@@ -56,15 +57,32 @@ def member(value, values) -> Value:
     return Cat(Const(0, 1), *(equals(value, v) for v in values)).any()
 
 
-def stream_times(length: int, payload_bits: int, n: int) -> tuple[tuple, tuple]:
-    """The bit-times of a stream of ``length`` bits (the M bit, a header, a payload of
-    ``payload_bits`` among 2^n terminals) that a generator keeps in a register
-    (:meth:`TrafficGenerator._rotating_stream`): ``(rotate, marks)``, the bit-times of
-    the header, the sequence number and the check, and those of the M bit and of the
-    source's n bits, MSB first."""
-    header = length - 1 - payload_bits
-    source = 1 + header
-    return (*range(1, source), *range(source + n, length)), (0, *range(source, source + n))
+def stream_strobes(length: int, payload_bits: int, n: int, keeps_destination: bool,
+                   flips: bool) -> dict[str, tuple[int, ...]]:
+    """The strobes of a generator whose stream has ``length`` bits (the M bit, a
+    header, a payload of ``payload_bits`` among 2^n terminals) and stays in registers
+    from cycle to cycle (:meth:`TrafficGenerator._kept_stream`,
+    :meth:`TrafficGenerator._destination_stream`): name -> its bit-times. ``mark_m``,
+    the M bit's; ``mark_j``, the source's bit j's (and, where the generator keeps the
+    destination, the check's bit j's, whose constant part is the source's bit j). Where
+    it keeps the destination (the header is the destination; at most n sequence bits):
+    ``rotate_dst``, the header's and the check's bit-times, ``rotate_seq``, the sequence
+    number's and the check's last q, and ``flip_bit`` (where ``flips``), the check's last
+    bit's; elsewhere ``rotate``, the header's, the sequence number's and the check's."""
+    q = payload_bits - 2 * n
+    source = length - payload_bits       # the bit-time of the source's first bit
+    check = source + n + q
+    strobes = {"mark_m": (0,)}
+    for j in range(n):                   # bit j is sent (n - 1 - j) bits into its field
+        strobes[f"mark_{j}"] = (source + n - 1 - j,) + \
+            ((check + n - 1 - j,) if keeps_destination else ())
+    if not keeps_destination:
+        return {**strobes, "rotate": (*range(1, source), *range(source + n, length))}
+    strobes.update(rotate_dst=(*range(1, source), *range(check, length)),
+                   rotate_seq=(*range(source + n, check), *range(length - q, length)))
+    if flips:
+        strobes["flip_bit"] = (length - 1,)
+    return strobes
 
 
 #: The period's strobes, which every generator and checker follows (module docstring).
@@ -86,10 +104,11 @@ class TrafficGenerator(wiring.Component):
     (:func:`fatnet.golden.bist.make_payload`, the sequence number counting its
     acknowledged messages), on ``send`` a bit per bit-time. Where every destination the
     terminal draws has a header of one length (:attr:`stream_length`), the stream's bits
-    that vary are one register that keeps the message from cycle to cycle and the M bit
-    and the source come from the period's strobes (:meth:`_rotating_stream`);
-    elsewhere the destination and the sequence number are kept and the stream loaded at
-    every prepare (:meth:`_counted_stream`).
+    that vary stay in registers from cycle to cycle and the M bit and the source come
+    from the period's strobes (:meth:`_destination_stream` where the header is the
+    destination, else :meth:`_kept_stream`); elsewhere the destination and the
+    sequence number are kept and the stream loaded at every prepare
+    (:meth:`_counted_stream`).
 
     Parameters
     ----------
@@ -105,11 +124,9 @@ class TrafficGenerator(wiring.Component):
     draw_step : Signal
         The clocks 1 .. m after a prepare (m = :func:`fatnet.golden.bist.draw_steps`),
         in which a generator that took its draw steps.
-    rotate, mark : Signal
-        Where :attr:`stream_length` is not None, the bit-times of its stream
-        (:func:`stream_times`): those of the bits the terminal keeps in a register (the
-        header, the sequence number and the check), at which the register rotates;
-        one-hot, those of the M bit and of the source's bits, MSB first.
+    mark_m, mark_0 .. mark_n-1, rotate, rotate_dst, rotate_seq, flip_bit : Signal
+        Where :attr:`stream_length` is not None, the bit-times of its stream's parts,
+        :attr:`strobes` (:func:`stream_strobes`).
     flip : Signal
         Fault injection (where the config's ``flip_cycle`` is set): the message of the
         cycle this prepare starts goes out with its payload's last bit flipped.
@@ -134,9 +151,17 @@ class TrafficGenerator(wiring.Component):
         #: (the M bit, the header, the payload), else None.
         self.stream_length = 1 + max(lengths, default=0) + self._P if len(lengths) <= 1 \
             else None
-        marks = {} if self.stream_length is None else \
-            {"rotate": In(1), "mark": In(1 + self._n)}
-        super().__init__({**PERIOD_MEMBERS, **marks, "draw_step": In(1),
+        n, q = self._n, self._q
+        #: Whether the stream keeps the destination (:meth:`_destination_stream`):
+        #: every header it draws is the destination, and q <= n.
+        self.keeps_destination = self.stream_length == 1 + n + self._P and q <= n and all(
+            h == int_to_bits(d, n) for d, h in config.headers[terminal].items())
+        #: The period's strobes of a kept stream (:func:`stream_strobes`), name -> its
+        #: bit-times; none for a counted stream.
+        self.strobes = {} if self.stream_length is None else stream_strobes(
+            self.stream_length, self._P, n, self.keeps_destination, self._flips)
+        super().__init__({**PERIOD_MEMBERS, **{key: In(1) for key in self.strobes},
+                          "draw_step": In(1),
                           "flip": In(1), "send_ack": In(1), "send": Out(1),
                           "offered": Out(1), "sent": Out(1), "acknowledged": Out(1),
                           "lost": Out(1)})
@@ -167,8 +192,10 @@ class TrafficGenerator(wiring.Component):
             m.d.sync += ack_seen.eq(ack_seen | self.send_ack)
         if self.stream_length is None:
             self._counted_stream(m, active, keep, acked, new_dst)
+        elif self.keeps_destination:
+            self._destination_stream(m, active, keep, acked, new_dst)
         else:
-            self._rotating_stream(m, active, keep, acked, new_dst)
+            self._kept_stream(m, active, keep, acked, new_dst)
         return m
 
     def _sequence_next(self, seq, acked):
@@ -242,17 +269,23 @@ class TrafficGenerator(wiring.Component):
         """``flip``, where the config injects a flipped bit (else no logic for it)."""
         return self.flip if self._flips else Const(0, 1)
 
-    def _rotating_stream(self, m, active, keep, acked, new_dst):
+    def _constant_bits(self):
+        """The stream's bits that are the terminal's constants, at their bit-times: the
+        OR of the ``mark`` strobes of the M bit and of the source's 1 bits."""
+        ones = [self.mark_m] + [getattr(self, f"mark_{j}") for j in range(self._n)
+                                if self._s >> j & 1]
+        return Cat(*ones).any()
+
+    def _kept_stream(self, m, active, keep, acked, new_dst):
         """The stream from one register of the bits that vary (the header, the sequence
-        number, the check: the M bit and the source are the terminal's constants) that
-        holds the message from cycle to cycle: it rotates at the bit-times of ``rotate``
-        (:func:`stream_times`), once for each of its bits, so each cycle sends it and
-        leaves it as loaded; the M bit and the source's 1 bits are the ``mark``
-        strobes of their bit-times. A kept message is not loaded again, and the
-        register's sequence number field is the terminal's sequence number. Every other
-        prepare loads it (a new message to ``new_dst``, or none, the sequence number
-        counted on). A flipped check bit is flipped back at the next prepare."""
-        n, q, s = self._n, self._q, self._s
+        number, the check) that holds the message from cycle to cycle: it rotates at
+        the bit-times of ``rotate``, once for each of its bits, so each cycle sends it
+        and leaves it as loaded; the M bit and the source are
+        :meth:`_constant_bits`. A kept message is not loaded again, and the register's
+        sequence number field is the terminal's sequence number. Every other prepare
+        loads it (a new message to ``new_dst``, or none, the sequence number counted
+        on). A flipped check bit is flipped back at the next prepare."""
+        n, q = self._n, self._q
         # loaded at the first prepare (reset is one) before a bit of it is sent: no reset
         kept = Signal(self.stream_length - 1 - n, name="kept", reset_less=True)
         seq_next = Signal(q, name="seq_next")
@@ -269,8 +302,37 @@ class TrafficGenerator(wiring.Component):
                                         head))
         with m.Elif(self.rotate):
             m.d.sync += kept.eq(Cat(kept[-1], kept[:-1]))
-        ones = [self.mark[0]] + [self.mark[1 + i] for i in range(n) if s >> (n - 1 - i) & 1]
-        m.d.comb += self.send.eq(active & (Cat(*ones).any() | (self.rotate & kept[-1])))
+        m.d.comb += self.send.eq(active & (self._constant_bits() | (self.rotate & kept[-1])))
+
+    def _destination_stream(self, m, active, keep, acked, new_dst):
+        """The stream where the header is the destination and the sequence number has
+        at most n bits: the destination (n flip-flops) and the sequence number (q) kept
+        from cycle to cycle, each rotating at its strobe's bit-times (``rotate_dst``:
+        the header and the check, ``rotate_seq``: the sequence number and the check's
+        last q), twice its width, so each cycle sends them and leaves them as loaded.
+        The check's bit j is the source's bit j XOR the destination's XOR the sequence
+        number's (the XOR of the n-bit chunks, of which there is one), sent as the XOR
+        of the three at its bit-time; the M bit and the source are
+        :meth:`_constant_bits`. A kept message is not loaded again; every other prepare
+        loads both (a new message to ``new_dst``, or none, the sequence number counted
+        on). A flipped check bit is sent flipped (``flip_bit``) in its cycle only."""
+        # loaded at the first prepare (reset is one) before a bit of it is sent: no reset
+        dst = Signal(self._n, name="dst", reset_less=True)
+        seq = Signal(self._q, name="seq", reset_less=True)
+        with m.If(self.prepare & ~keep):
+            m.d.sync += [dst.eq(new_dst), seq.eq(self._sequence_next(seq, acked))]
+        with m.Elif(self.rotate_dst):
+            m.d.sync += dst.eq(Cat(dst[-1], dst[:-1]))
+        with m.If(self.rotate_seq):        # never at a prepare
+            m.d.sync += seq.eq(Cat(seq[-1], seq[:-1]))
+        bit = self._constant_bits() ^ (self.rotate_dst & dst[-1]) ^ \
+            (self.rotate_seq & seq[-1])
+        if self._flips:
+            flipped = Signal(name="flipped", reset_less=True)
+            with m.If(self.prepare):
+                m.d.sync += flipped.eq(self.flip)
+            bit = bit ^ (self.flip_bit & flipped)
+        m.d.comb += self.send.eq(active & bit)
 
     def _counted_stream(self, m, active, keep, acked, new_dst):
         """The stream where the header's length depends on the destination: the

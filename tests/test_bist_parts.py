@@ -30,8 +30,7 @@ from fatnet.hdl.bist_config import BistConfig
 from fatnet.hdl.bist_counters import (SOURCE_OUTCOMES, WIRE_OUTCOMES, BistCounters,
                                       collisions_undefined)
 from fatnet.hdl.bist_report import ReportFormatter
-from fatnet.hdl.bist_traffic import (PayloadChecker, TrafficGenerator, shift_counter,
-                                     stream_times)
+from fatnet.hdl.bist_traffic import PayloadChecker, TrafficGenerator, shift_counter
 from fatnet.hdl.bist_uart import FRAME_BITS, UartTx
 from fatnet.sim.bist import decode_uart
 
@@ -326,14 +325,17 @@ def table_header(headers, H: int):
     return header
 
 
-def small_config(rng, pattern="random", prefix=0, P=12, N=8) -> BistConfig:
-    """A config of N terminals with random headers (0 to 4 bits per destination)."""
+def small_config(rng, pattern="random", prefix=0, P=12, N=8,
+                 destination=False) -> BistConfig:
+    """A config of N terminals with random headers (0 to 4 bits per destination), or
+    with the destination's bits as the header (``destination``)."""
     n = (N - 1).bit_length()
     headers = []
     for s in range(N):
         dests = [d for d in range(N) if d != s] if pattern == "random" else \
             [d for d in [gb.FIXED_PATTERNS[pattern](s, n)] if d != s]
-        headers.append({d: [int(b) for b in rng.integers(0, 2, int(rng.integers(0, 5)))]
+        headers.append({d: int_to_bits(d, n) if destination else
+                        [int(b) for b in rng.integers(0, 2, int(rng.integers(0, 5)))]
                         for d in dests})
     H = max(len(h) for hs in headers for h in hs.values())
     return BistConfig(cycle_length=1 + H + prefix + P + int(rng.integers(0, 3)),
@@ -383,18 +385,22 @@ class GeneratorModel:
         return tuple(map(int, flags)), stream + [0] * (c.cycle_length - len(stream))
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("pattern", ["random", "shift"])
 def test_the_generator_draws_and_sends_as_the_model(pattern, seed):
     rng = np.random.default_rng([seed, len(pattern)])
     # seed 3: two terminals, whose period can be the generator's steps (m + 1 = 10
-    # clocks) rather than the cycle's (T + 2 >= 9)
-    config = small_config(rng, pattern, **({"N": 2, "P": 6} if seed == 3 else {}))
+    # clocks) rather than the cycle's (T + 2 >= 9); seeds 4, 5: the header is the
+    # destination and the sequence number n bits (the generator keeps the destination)
+    config = small_config(rng, pattern, **({"N": 2, "P": 6} if seed == 3 else
+                                           {"N": 16, "destination": True} if seed >= 4
+                                           else {}))
     config = BistConfig(**{**vars(config), "flip_cycle": 0})    # the flip's logic built
     s = int(rng.integers(config.terminals))
     T, periods = config.cycle_length, 24
     period = config.period
     dut = TrafficGenerator(config, s)
+    assert dut.keeps_destination == (seed >= 4)
     model = GeneratorModel(config, s)
     flip_at = int(rng.integers(periods))
     where = replay(f"generator_draws and {pattern}", seed)
@@ -409,12 +415,8 @@ def test_the_generator_draws_and_sends_as_the_model(pattern, seed):
             ctx.set(dut.ran, ran)
             ctx.set(dut.draw_step, step)
             # the kept stream's bit-times (a terminal whose headers have one length)
-            if dut.stream_length is not None:
-                rotate, marks = stream_times(dut.stream_length, config.payload_bits,
-                                             config.n)
-                ctx.set(dut.rotate, live and t - 2 in rotate)
-                ctx.set(dut.mark, sum(1 << i for i, b in enumerate(marks)
-                                      if live and t - 2 == b))
+            for name, times in dut.strobes.items():
+                ctx.set(getattr(dut, name), live and t - 2 in times)
             ctx.set(dut.flip, prepare and p == flip_at)
             # the acknowledgment at one bit-time of a cycle, or none; noise outside
             ctx.set(dut.send_ack, t - 2 == ack_at or (not live and rng.random() < 0.5))
