@@ -28,8 +28,10 @@ D its start latency and m the generator's steps per draw
   terminals or the recv wires, whichever are more), clock L + 6 forms the cycle's
   errors and lost messages, clocks L + 7 .. L + 14 sweep the counters' memory with one
   adder (a period is at least :data:`~fatnet.hdl.bist_counters.MIN_PERIOD` clocks);
-* clocks 1 .. m: every generator whose terminal took its draw steps, once a clock
-  (``draw_step``), to the state its next draw reads;
+* from clock 1 on: the generators' states, one memory for all terminals
+  (:class:`~fatnet.hdl.bist_draws.DrawEngine`), are read a word a clock; each terminal
+  that took its draw has its state moved on by the m steps of a draw and the draw the
+  new state gives written into its draw register, which its next draw reads;
 * clock 1: the network's ``start`` strobe;
 * clocks 2 .. D + 1: the strobe in the network's start tree (none when D = 0);
 * clocks D + 2 .. D + T + 1: the network's bit-times 0 .. T - 1: each terminal drives its
@@ -39,7 +41,7 @@ D its start latency and m the generator's steps per draw
 
 Every strobe of the period (prepare, start, the bit-times, per stream length those of
 the bits a generator keeps and of its constant bits, the checkers' payload bit-times
-where every message arrives at one bit-time, the generators' steps, and whether a cycle
+where every message arrives at one bit-time, the draw engine's words, and whether a cycle
 has run) is a flip-flop, loaded in the clock before from the period's counter (the last
 from prepare), so that the nets that fan out to every terminal and into the network
 start at a register. No
@@ -63,8 +65,9 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
-from ..golden.bist import COUNTERS, draw_steps
+from ..golden.bist import COUNTERS
 from .bist_config import BistConfig
+from .bist_draws import DrawEngine, draw_fields
 from .bist_counters import SOURCE_OUTCOMES, WIRE_OUTCOMES, BistCounters, count_clocks
 from .bist_report import ReportFormatter, line_template
 from .bist_traffic import PayloadChecker, TrafficGenerator, member
@@ -96,7 +99,6 @@ class _Period(NamedTuple):
     prepare: Signal   #: clock 0 of the period
     live: Signal      #: a network bit-time
     ran: Signal       #: a cycle has run since reset
-    draw_step: Signal  #: clocks 1 .. m: the generators that took a draw step
     streams: dict      #: the generators' stream strobes, (name, bit-times) -> strobe
     window: dict       #: the checkers' payload strobes (``WINDOW_STROBES``), if any
 
@@ -136,6 +138,7 @@ class BistCore(wiring.Component):
                              f"({config.terminals}), got {len(ports)}")
         self._network, self._ports, self._config = network, ports, config
         self._sources = [TrafficGenerator(config, s) for s in range(config.terminals)]
+        self._engine = DrawEngine(config) if sum(draw_fields(config)) else None
         self._checkers = [[PayloadChecker(config, s) for _ in port.recv]
                           for s, port in enumerate(ports)]
         wires = sum(map(len, self._checkers))
@@ -164,13 +167,12 @@ class BistCore(wiring.Component):
     def _period(self, m) -> _Period:
         """The BIST period's counter and strobes: clock 0 prepare, 1 the network's
         start strobe, 2 .. D + 1 the start tree, D + 2 .. D + T + 1 the bit-times, 1 .. m
-        the generators' steps, for each stream length L of a generator that keeps its
+        for each stream length L of a generator that keeps its
         stream the bit-times of its parts (:meth:`_stream_strobes`), and where every
         message arrives at one bit-time the checkers' (:meth:`_payload_window`). Every
         strobe is a flip-flop loaded in the clock before, so that what fans out to every
         terminal and into the network leaves a register."""
         D, T = self._config.start_latency, self._config.cycle_length
-        steps = draw_steps(self._config.n)
         last = self._config.period - 1
         t = Signal(range(last + 1), name="period_t")
         prep = Signal(name="prep", init=1)    # reset is clock 0
@@ -181,8 +183,7 @@ class BistCore(wiring.Component):
                      ran.eq(ran | prep)]
         m.d.comb += self._network.start.eq(start)
         live = self._window(m, t, "live", D + 1, D + T + 1)     # a network bit-time
-        draw_step = self._window(m, t, "draw_step", 0, steps)
-        return _Period(prep, live, ran, draw_step, self._stream_strobes(m, t),
+        return _Period(prep, live, ran, self._stream_strobes(m, t),
                        self._payload_window(m, t))
 
     def _stream_strobes(self, m, t) -> dict:
@@ -228,7 +229,7 @@ class BistCore(wiring.Component):
         for s, port in enumerate(self._ports):
             m.submodules[f"t{s}_source"] = gen = self._sources[s]
             self._follow(m, gen, period)
-            m.d.comb += gen.draw_step.eq(period.draw_step)
+            self._draws(m, gen, s, period)
             m.d.comb += [getattr(gen, key[0]).eq(period.streams[key])
                          for key in gen.strobes.items()]
             m.d.comb += gen.send_ack.eq(self._read(port.send_ack[0], s, "send", "ack"))
@@ -247,6 +248,19 @@ class BistCore(wiring.Component):
             m.d.comb += self._sources[0].flip.eq(equals(self._loading(m, period), flip))
         m.d.comb += [getattr(self._counting.flags, key).eq(Cat(bits))
                      for key, bits in flags.items()]
+
+    def _draws(self, m, gen, s: int, period: _Period) -> None:
+        """Terminal s's generator takes its next draw from the draw engine (word
+        s // k, lane s % k), where its draws vary."""
+        engine = self._engine
+        if engine is None:
+            return
+        if s == 0:
+            m.submodules.draws = engine
+            m.d.comb += [engine.prepare.eq(period.prepare), engine.ran.eq(period.ran)]
+        k = engine.lanes
+        m.d.comb += [engine.took[s].eq(gen.took), gen.draw.eq(engine.draws[s % k]),
+                     gen.draw_ready.eq(engine.ready[s // k])]
 
     @staticmethod
     def _follow(m, part, period: _Period) -> None:

@@ -16,10 +16,11 @@ from amaranth import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..golden.bist import LFSR_BITS, LFSR_TAPS, OFFER_BITS
+from ..golden.bist import ALWAYS_OFFERS
 from ..golden.bitstream import int_to_bits
 from .bist_config import BistConfig
-from .logic import below, equals, zero_extend
+from .bist_draws import draw_const, draw_fields
+from .logic import equals, zero_extend
 
 __all__ = ["TrafficGenerator", "PayloadChecker", "shift_counter", "WINDOW_STROBES",
            "stream_strobes"]
@@ -95,8 +96,9 @@ WINDOW_STROBES = ("arrived", "in_payload", "in_source")
 class TrafficGenerator(wiring.Component):
     """Terminal ``terminal``'s traffic generator.
 
-    Its draw (:func:`fatnet.golden.bist.draw`) is read from its generator's state at
-    the prepare that takes it; the generator steps in the clocks after (``draw_step``).
+    Its draw (:func:`fatnet.golden.bist.draw`) is read at the prepare that takes it,
+    from a register of the draw its generator's state gives, which the shared engine
+    (:class:`~fatnet.hdl.bist_draws.DrawEngine`) keeps and moves on after it.
     At a prepare, the message of the cycle that ended is acknowledged (``send_ack``
     was high at a bit-time of it) or kept to be sent again; a terminal with no message
     kept takes its draw, a new message if it offers. A terminal with a message sends its
@@ -121,9 +123,11 @@ class TrafficGenerator(wiring.Component):
     ----------
     prepare, live, ran : Signal
         The period's strobes (module docstring).
-    draw_step : Signal
-        The clocks 1 .. m after a prepare (m = :func:`fatnet.golden.bist.draw_steps`),
-        in which a generator that took its draw steps.
+    draw, draw_ready : Signal
+        The terminal's next draw (:func:`~fatnet.hdl.bist_draws.draw_fields`), which
+        it takes where ``draw_ready`` and it took its draw at the last prepare.
+    took : Signal
+        The terminal took its draw at the last prepare (no message was kept).
     mark_m, mark_0 .. mark_n-1, rotate, rotate_dst, rotate_seq, flip_bit : Signal
         Where :attr:`stream_length` is not None, the bit-times of its stream's parts,
         :attr:`strobes` (:func:`stream_strobes`).
@@ -160,8 +164,9 @@ class TrafficGenerator(wiring.Component):
         #: bit-times; none for a counted stream.
         self.strobes = {} if self.stream_length is None else stream_strobes(
             self.stream_length, self._P, n, self.keeps_destination, self._flips)
+        draw = sum(draw_fields(config))
         super().__init__({**PERIOD_MEMBERS, **{key: In(1) for key in self.strobes},
-                          "draw_step": In(1),
+                          "draw": In(draw), "draw_ready": In(1), "took": Out(1),
                           "flip": In(1), "send_ack": In(1), "send": Out(1),
                           "offered": Out(1), "sent": Out(1), "acknowledged": Out(1),
                           "lost": Out(1)})
@@ -174,11 +179,10 @@ class TrafficGenerator(wiring.Component):
         # reaches the terminals only through the period's registered strobes.
         active = Signal(name="active", reset_less=True)   # a message is being sent
         drew = Signal(name="drew", reset_less=True)       # ... and it is new
-        ack_seen = Signal(name="ack_seen", reset_less=True)
+        ack_seen = Signal(name="ack_seen", reset_less=True)   # ... and acknowledged
         # ---- what the cycle that ended did (the counters count it only if ``ran``)
         m.d.comb += [self.offered.eq(drew), self.sent.eq(active),
-                     self.acknowledged.eq(active & ack_seen),
-                     self.lost.eq(active & ~ack_seen)]
+                     self.acknowledged.eq(ack_seen), self.lost.eq(active & ~ack_seen)]
         acked = Signal(name="acked")
         keep = Signal(name="keep")
         m.d.comb += [acked.eq(ran & self.acknowledged), keep.eq(ran & self.lost)]
@@ -188,8 +192,8 @@ class TrafficGenerator(wiring.Component):
         m.d.comb += new.eq(~keep & offer)
         with m.If(prepare):
             m.d.sync += [active.eq(keep | new), drew.eq(new), ack_seen.eq(0)]
-        with m.Elif(live):
-            m.d.sync += ack_seen.eq(ack_seen | self.send_ack)
+        with m.Elif(live & active & self.send_ack):
+            m.d.sync += ack_seen.eq(1)
         if self.stream_length is None:
             self._counted_stream(m, active, keep, acked, new_dst)
         elif self.keeps_destination:
@@ -204,31 +208,26 @@ class TrafficGenerator(wiring.Component):
         return Mux(self.ran, Mux(acked, seq + 1, seq), 0)[:len(seq)]
 
     def _draw(self, m, took):
-        """The generator (:func:`fatnet.golden.bist.lfsr_step`, one step a clock) and
-        the draw read from its state: a terminal that took its draw at the last prepare
-        (``took``) steps its state in the ``draw_step`` clocks after it, ready for its
-        next draw. ``(offer, new_dst)``, the draw the state gives now.
-
-        The first prepare after reset (``ran`` low) reads the first state, a constant,
-        and loads it into the state, which then takes no reset and powers up at 0: an
-        FPGA's flip-flops power up at 0, and one that must start at 1 costs an inverter
-        on a shift register."""
+        """The terminal's next draw, in a register that the shared engine
+        (:class:`~fatnet.hdl.bist_draws.DrawEngine`) writes after each prepare at
+        which the terminal took its draw (``took``, the engine's ``draw_ready``), from
+        its generator's state moved on by one draw; the draw it gives now,
+        ``(offer, new_dst)``. The first prepare after reset (``ran`` low) reads the
+        first state's draw, a constant, instead."""
         c, s, n = self._config, self._s, self._n
         hs = c.headers[s]
-        first = Const(c.states[s], LFSR_BITS)
-        x = Signal(LFSR_BITS, name="lfsr", reset_less=True)
-        new_bit = x[LFSR_TAPS[0]]
-        for tap in LFSR_TAPS[1:]:
-            new_bit = new_bit ^ x[tap]
-        with m.If(self.prepare & ~self.ran):
-            m.d.sync += x.eq(first)
-        with m.Elif(self.draw_step & took):
-            m.d.sync += x.eq(Cat(new_bit, x[:-1]))
-        read = Mux(self.ran, x, first)
-        offer = below(read[:OFFER_BITS], c.offer_threshold)
+        offers, address = draw_fields(c)
+        m.d.comb += self.took.eq(took)
+        read = Const(draw_const(c, c.states[s]), offers + address)
+        if offers + address:
+            # written after a prepare before the next reads it: no reset
+            kept = Signal(offers + address, name="draw", reset_less=True)
+            with m.If(self.draw_ready & took):
+                m.d.sync += kept.eq(self.draw)
+            read = Mux(self.ran, kept, read)
+        offer = read[0] if offers else Const(c.offer_threshold >= ALWAYS_OFFERS, 1)
         if c.pattern == "random":
-            v = read[OFFER_BITS:OFFER_BITS + n]
-            return offer, Const(s, n) ^ Mux(v.any(), v, Const(1, n))
+            return offer, Const(s, n) ^ read[offers:]
         if hs:
             (d_fixed,) = hs
             return offer, Const(d_fixed, n)

@@ -30,6 +30,7 @@ from fatnet.hdl.bist_config import BistConfig
 from fatnet.hdl.bist_counters import (SOURCE_OUTCOMES, WIRE_OUTCOMES, BistCounters,
                                       collisions_undefined)
 from fatnet.hdl.bist_report import ReportFormatter
+from fatnet.hdl.bist_draws import DrawEngine, draw_const
 from fatnet.hdl.bist_traffic import PayloadChecker, TrafficGenerator, shift_counter
 from fatnet.hdl.bist_uart import FRAME_BITS, UartTx
 from fatnet.sim.bist import decode_uart
@@ -372,7 +373,8 @@ class GeneratorModel:
                  ran and self.active and not acked)
         acked = flags[2]
         self.seq += acked
-        if not (self.active and not acked):
+        self.took = not (self.active and not acked)
+        if self.took:
             self.x, offers, d = gb.draw(self.x, s, n, c.offer_threshold, c.pattern)
             self.active = self.drew = bool(offers)
             self.dst = d if offers else self.dst
@@ -413,7 +415,13 @@ def test_the_generator_draws_and_sends_as_the_model(pattern, seed):
             ctx.set(dut.prepare, prepare)
             ctx.set(dut.live, live)
             ctx.set(dut.ran, ran)
-            ctx.set(dut.draw_step, step)
+            # the draw engine: at clock 2, the draw of the state the model moved on to
+            # if the terminal took its draw, else of the state after that (not taken)
+            if t == 2:
+                assert ctx.get(dut.took) == model.took, (where, "period", p)
+                x = model.x if model.took else gb.draw(model.x, s, config.n, 0, "random")[0]
+                ctx.set(dut.draw, draw_const(config, x))
+            ctx.set(dut.draw_ready, t == 2)
             # the kept stream's bit-times (a terminal whose headers have one length)
             for name, times in dut.strobes.items():
                 ctx.set(getattr(dut, name), live and t - 2 in times)
@@ -429,6 +437,48 @@ def test_the_generator_draws_and_sends_as_the_model(pattern, seed):
                 acked = ack_at >= 0
             bit = stream[t - 2] if live else 0
             assert ctx.get(dut.send) == bit, (where, "period", p, "clock", t)
+            await ctx.tick()
+    simulate(dut, bench)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_draw_engine_moves_a_state_on_by_a_draw_where_its_terminal_took_it(seed):
+    """Every pass of the engine after a prepare offers each terminal that took its draw
+    the draw of its state moved on by :func:`~fatnet.golden.bist.draw` (one word of
+    terminals a clock, before the next prepare), from the first states after a reset;
+    a terminal that did not take its draw keeps its state."""
+    rng = np.random.default_rng([seed, 11])
+    config = small_config(rng, N=[8, 16, 32][seed], P=14)
+    config = BistConfig(**{**vars(config), "offer_threshold": gb.threshold(0.6)})
+    dut = DrawEngine(config)
+    N, n, k = config.terminals, config.n, dut.lanes
+    assert dut.words * k == N and dut.words + 1 + 2 <= config.period - 1
+    states, took, want = list(config.states), [True] * N, {}
+    seen: set = set()
+    where = replay("draw_engine", seed)
+
+    async def bench(ctx):
+        nonlocal took, want, seen
+        for clock in range(config.period * 12):
+            p, t = divmod(clock, config.period)
+            ctx.set(dut.prepare, t == 0)
+            ctx.set(dut.ran, clock > 0)
+            if t == 0:
+                assert p == 0 or seen == set(range(dut.words)), (where, "period", p)
+                took = [True] * N if p == 0 else [bool(b) for b in rng.integers(0, 2, N)]
+                for i in range(N):
+                    if took[i]:
+                        states[i] = gb.draw(states[i], i, n, 0, "random")[0]
+                want, seen = {i: draw_const(config, states[i]) for i in range(N)}, set()
+                ctx.set(dut.took, sum(1 << i for i in range(N) if took[i]))
+            ready = ctx.get(dut.ready)
+            for w in range(dut.words):
+                if ready >> w & 1:
+                    seen.add(w)
+                    for j in range(k):
+                        i = w * k + j
+                        assert not took[i] or ctx.get(dut.draws[j]) == want[i], \
+                            (where, "period", p, "terminal", i)
             await ctx.tick()
     simulate(dut, bench)
 
