@@ -192,8 +192,8 @@ class TrafficGenerator(wiring.Component):
         m.d.comb += new.eq(~keep & offer)
         with m.If(prepare):
             m.d.sync += [active.eq(keep | new), drew.eq(new), ack_seen.eq(0)]
-        with m.Elif(live & active & self.send_ack):
-            m.d.sync += ack_seen.eq(1)
+        with m.Elif(live):
+            m.d.sync += ack_seen.eq(ack_seen | (active & self.send_ack))
         if self.stream_length is None:
             self._counted_stream(m, active, keep, acked, new_dst)
         elif self.keeps_destination:
@@ -222,8 +222,8 @@ class TrafficGenerator(wiring.Component):
         if offers + address:
             # written after a prepare before the next reads it: no reset
             kept = Signal(offers + address, name="draw", reset_less=True)
-            with m.If(self.draw_ready & took):
-                m.d.sync += kept.eq(self.draw)
+            with m.If(self.draw_ready):     # shared by the word's terminals
+                m.d.sync += kept.eq(Mux(took, self.draw, kept))
             read = Mux(self.ran, kept, read)
         offer = read[0] if offers else Const(c.offer_threshold >= ALWAYS_OFFERS, 1)
         if c.pattern == "random":
@@ -418,9 +418,11 @@ class PayloadChecker(wiring.Component):
         acc = Signal(self._n, name="acc", reset_less=True)
         m.d.comb += self.recv_ack.eq(self.live & (got | self.recv))
         with m.If(self.prepare):
-            m.d.sync += [got.eq(0), acc.eq(0)]
-        with m.Elif(self.live & self.recv):
-            m.d.sync += got.eq(1)
+            m.d.sync += acc.eq(0)
+        # enabled by the period's strobes alone (shared by every checker's flip-flops),
+        # the wire in the logic in front
+        with m.If(self.prepare | self.live):
+            m.d.sync += got.eq(~self.prepare & self.recv_ack)
         done = self._window(m, got, acc) if self.windowed else self._count(m, got, acc)
         good = Signal(name="good")
         m.d.comb += [good.eq(equals(acc, self._s)), self.delivered.eq(done & good),
@@ -453,10 +455,8 @@ class PayloadChecker(wiring.Component):
         stream that comes earlier is ones to the cycle's end; one that comes later
         ends after the cycle). ``done``."""
         armed = Signal(name="armed", reset_less=True)    # the M bit came in time
-        with m.If(self.prepare):
-            m.d.sync += armed.eq(0)
-        with m.Elif(self.arrived & (got | self.recv)):
-            m.d.sync += armed.eq(1)
+        with m.If(self.prepare | self.arrived):
+            m.d.sync += armed.eq(~self.prepare & (got | self.recv))
         with m.If(self.in_payload):    # never at a prepare
             m.d.sync += acc.eq(self._accumulate(acc, self.recv, Const(1, 1),
                                                 self.in_source))
