@@ -259,7 +259,8 @@ class BistCore(wiring.Component):
             m.submodules.draws = engine
             m.d.comb += [engine.prepare.eq(period.prepare), engine.ran.eq(period.ran)]
         k = engine.lanes
-        m.d.comb += [engine.took[s].eq(gen.took), gen.draw.eq(engine.draws[s % k]),
+        m.d.comb += [engine.sent[s].eq(gen.sent), engine.offered[s].eq(gen.offered),
+                     gen.draw.eq(engine.draws[s % k]),
                      gen.draw_ready.eq(engine.ready[s // k])]
 
     @staticmethod

@@ -91,12 +91,12 @@ class DrawEngine(wiring.Component):
     w k .. w k + k - 1), stepped by one engine a word a clock.
 
     At each prepare it starts a pass: it reads word w at clock 1 + w, moves on each
-    terminal there that takes its draw at that prepare (``took``) by one draw's steps
-    (:func:`jump`) and writes the word back; a clock later the draws the new states
+    terminal there that takes its draw at that prepare (``sent``, ``offered``) by one
+    draw's steps (:func:`jump`) and writes the word back; a clock later the draws the new states
     give are on ``draws`` (lane j: terminal w k + j's) and ``ready`` has bit w set,
     for one clock, for the terminals of word w to take into their draw registers. The
-    pass after the first prepare since reset (``ran`` low) reads the first states, a
-    second memory's, instead of the states.
+    pass after the first prepare since reset (``ran`` low) reads the first states,
+    words W .. 2W - 1 of the memory, instead of the states.
 
     Parameters
     ----------
@@ -107,8 +107,10 @@ class DrawEngine(wiring.Component):
     ----------
     prepare, ran : Signal
         The period's strobes.
-    took : Signal
-        Per terminal, whether it took its draw at the last prepare.
+    sent, offered : Signal
+        Per terminal, its generator's flags since the last prepare: it has a message;
+        the message is new. It took its draw at that prepare unless it has a message
+        that is not new (one kept).
     draws : Signal
         Per lane, the draw of the word now ready (:func:`draw_value`).
     ready : Signal
@@ -126,46 +128,49 @@ class DrawEngine(wiring.Component):
         self.words = max(1, N // self.lanes)
         #: The bits of a draw (:func:`draw_fields`).
         self.width = sum(draw_fields(config))
-        super().__init__({"prepare": In(1), "ran": In(1), "took": In(N),
+        super().__init__({"prepare": In(1), "ran": In(1), "sent": In(N), "offered": In(N),
                           "draws": Out(self.width).array(self.lanes),
                           "ready": Out(self.words)})
 
-    def _memories(self, m):
-        """The states' memory and the first states' (block RAM: a read of a word in
-        the clock it is written never happens) and a read port of each."""
+    def _memory(self, m):
+        """The memory of the states, words 0 .. W - 1, and of the first states, words
+        W .. 2W - 1 (its contents at configuration, never written), in block RAM (a
+        read of a word in the clock it is written never happens)."""
         k, bits = self.lanes, LFSR_BITS
         firsts = [sum(self._config.states[w * k + j] << (j * bits) for j in range(k))
                   for w in range(self.words)]
-        attrs = {"ram_style": "block", "no_rw_check": 1}
         m.submodules.states = states = memory.Memory(
-            shape=k * bits, depth=self.words, init=[], attrs=attrs)
-        m.submodules.firsts = first = memory.Memory(
-            shape=k * bits, depth=self.words, init=firsts, attrs={"ram_style": "block"})
-        return states, states.read_port(), first.read_port()
+            shape=k * bits, depth=2 * self.words, init=firsts + firsts,
+            attrs={"ram_style": "block", "no_rw_check": 1})
+        return states
 
     def elaborate(self, platform):
         m = Module()
         k, W, bits = self.lanes, self.words, LFSR_BITS
         steps = draw_steps(self._config.n)
-        states, read, read_first = self._memories(m)
-        write = states.write_port(granularity=bits)
+        states = self._memory(m)
+        read, write = states.read_port(), states.write_port(granularity=bits)
         address = Signal(range(W + 1), name="address", init=W)   # W: no pass
         fresh = Signal(name="fresh")       # the pass after the first prepare since reset
-        read_word = Signal(range(W), name="read_word")
-        reading = Signal(name="reading")   # the ports' data is word read_word's
+        read_word = Signal(range(max(W, 2)), name="read_word")
+        reading = Signal(name="reading")   # the port's data is word read_word's
         with m.If(self.prepare):
             m.d.sync += [address.eq(0), fresh.eq(~self.ran)]
         with m.Elif(address != W):
             m.d.sync += address.eq(address + 1)
-        m.d.comb += [read.addr.eq(address), read_first.addr.eq(address)]
+        # the pass after the first prepare since reset reads the first states
+        m.d.comb += read.addr.eq(Mux(fresh, address + W, address))
         m.d.sync += [read_word.eq(address), reading.eq(address != W)]
-        took = Array(self.took[w * k:(w + 1) * k] for w in range(W))[read_word]
+        sent = Array(self.sent[w * k:(w + 1) * k] for w in range(W))[read_word]
+        offered = Array(self.offered[w * k:(w + 1) * k] for w in range(W))[read_word]
+        took = ~sent | offered
         m.d.comb += write.addr.eq(read_word)
-        m.d.sync += self.ready.eq(Cat(reading & equals(read_word, w) for w in range(W)))
+        # one-hot, a shift register: word 0's at the pass's first read, then the next
+        m.d.sync += self.ready.eq(Cat(reading & equals(read_word, 0), self.ready[:-1]))
         for j in range(k):
             lane = slice(j * bits, (j + 1) * bits)
             state = Signal(bits, name=f"state_{j}")
-            m.d.comb += state.eq(Mux(fresh, read_first.data[lane], read.data[lane]))
+            m.d.comb += state.eq(read.data[lane])
             new = Signal(bits, name=f"new_{j}")
             m.d.comb += [new.eq(jump(state, steps)), write.data[lane].eq(new),
                          write.en[j].eq(reading & (took[j] | fresh))]

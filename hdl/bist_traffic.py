@@ -420,9 +420,9 @@ class PayloadChecker(wiring.Component):
         with m.If(self.prepare):
             m.d.sync += acc.eq(0)
         # enabled by the period's strobes alone (shared by every checker's flip-flops),
-        # the wire in the logic in front
+        # loaded with recv_ack, which is low at a prepare (never a bit-time)
         with m.If(self.prepare | self.live):
-            m.d.sync += got.eq(~self.prepare & self.recv_ack)
+            m.d.sync += got.eq(self.recv_ack)
         done = self._window(m, got, acc) if self.windowed else self._count(m, got, acc)
         good = Signal(name="good")
         m.d.comb += [good.eq(equals(acc, self._s)), self.delivered.eq(done & good),
@@ -455,8 +455,8 @@ class PayloadChecker(wiring.Component):
         stream that comes earlier is ones to the cycle's end; one that comes later
         ends after the cycle). ``done``."""
         armed = Signal(name="armed", reset_less=True)    # the M bit came in time
-        with m.If(self.prepare | self.arrived):
-            m.d.sync += armed.eq(~self.prepare & (got | self.recv))
+        with m.If(self.prepare | self.arrived):    # recv_ack: got | recv, low at a prepare
+            m.d.sync += armed.eq(self.recv_ack)
         with m.If(self.in_payload):    # never at a prepare
             m.d.sync += acc.eq(self._accumulate(acc, self.recv, Const(1, 1),
                                                 self.in_source))

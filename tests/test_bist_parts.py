@@ -445,41 +445,54 @@ def test_the_generator_draws_and_sends_as_the_model(pattern, seed):
 def test_the_draw_engine_moves_a_state_on_by_a_draw_where_its_terminal_took_it(seed):
     """Every pass of the engine after a prepare offers each terminal that took its draw
     the draw of its state moved on by :func:`~fatnet.golden.bist.draw` (one word of
-    terminals a clock, before the next prepare), from the first states after a reset;
-    a terminal that did not take its draw keeps its state."""
+    terminals a clock, before the next prepare), from the first states after a reset
+    (one of a clock in the middle of a period); a terminal that did not take its draw
+    keeps its state."""
     rng = np.random.default_rng([seed, 11])
     config = small_config(rng, N=[8, 16, 32][seed], P=14)
     config = BistConfig(**{**vars(config), "offer_threshold": gb.threshold(0.6)})
-    dut = DrawEngine(config)
-    N, n, k = config.terminals, config.n, dut.lanes
-    assert dut.words * k == N and dut.words + 1 + 2 <= config.period - 1
-    states, took, want = list(config.states), [True] * N, {}
-    seen: set = set()
+    engine = DrawEngine(config)
+    rst = Signal(name="rst")
+    dut = ResetInserter(rst)(engine)
+    N, n, k = config.terminals, config.n, engine.lanes
+    assert engine.words * k == N and engine.words + 1 + 2 <= config.period - 1
+    took: list = []
+    want: dict = {}
     where = replay("draw_engine", seed)
+    reset_at = int(rng.integers(3, 8)) * config.period + int(rng.integers(config.period))
 
     async def bench(ctx):
-        nonlocal took, want, seen
+        nonlocal took, want
+        states, seen, t, p, ran = list(config.states), None, 0, 0, False
         for clock in range(config.period * 12):
-            p, t = divmod(clock, config.period)
-            ctx.set(dut.prepare, t == 0)
-            ctx.set(dut.ran, clock > 0)
+            ctx.set(rst, clock == reset_at)   # a reset of one clock, mid-period
+            ctx.set(engine.prepare, t == 0)
+            ctx.set(engine.ran, ran)
             if t == 0:
-                assert p == 0 or seen == set(range(dut.words)), (where, "period", p)
-                took = [True] * N if p == 0 else [bool(b) for b in rng.integers(0, 2, N)]
+                assert seen in (None, set(range(engine.words))), (where, "period", p)
+                took = [True] * N if not ran else [bool(b) for b in rng.integers(0, 2, N)]
+                states = list(config.states) if not ran else states
                 for i in range(N):
                     if took[i]:
                         states[i] = gb.draw(states[i], i, n, 0, "random")[0]
                 want, seen = {i: draw_const(config, states[i]) for i in range(N)}, set()
-                ctx.set(dut.took, sum(1 << i for i in range(N) if took[i]))
-            ready = ctx.get(dut.ready)
-            for w in range(dut.words):
+                # took: no message, or a new one; else a message kept
+                sent = [not took[i] or bool(rng.integers(2)) for i in range(N)]
+                ctx.set(engine.sent, sum(1 << i for i in range(N) if sent[i]))
+                ctx.set(engine.offered, sum(1 << i for i in range(N)
+                                            if took[i] and sent[i]))
+            ready = ctx.get(engine.ready)
+            for w in range(engine.words):
                 if ready >> w & 1:
                     seen.add(w)
                     for j in range(k):
                         i = w * k + j
-                        assert not took[i] or ctx.get(dut.draws[j]) == want[i], \
+                        assert not took[i] or ctx.get(engine.draws[j]) == want[i], \
                             (where, "period", p, "terminal", i)
             await ctx.tick()
+            # as the top's period: a reset restarts it (prepare next, no cycle run)
+            t, ran = (0, False) if clock == reset_at else ((t + 1) % config.period, True)
+            p, seen = p + (t == 0), None if clock == reset_at else seen
     simulate(dut, bench)
 
 
