@@ -39,14 +39,13 @@ D its start latency and m the generator's steps per draw
   raises ``recv_ack`` from its message's first bit (the M bit) on, skips the ``prefix``
   bits the network leaves before the payload, and accumulates the payload's check.
 
-Every strobe of the period (prepare, start, the bit-times, per stream length those of
-the bits a generator keeps and of its constant bits, the checkers' payload bit-times
-where every message arrives at one bit-time, the draw engine's words, and whether a cycle
+Every strobe of the period (prepare, start, the bit-times, those of the parts of the
+generators' kept streams, the checkers' payload bit-times where every message arrives
+at one bit-time, the draw engine's words, and whether a cycle
 has run) is a flip-flop, loaded in the clock before from the period's counter (the last
 from prepare), so that the nets that fan out to every terminal and into the network
-start at a register. No
-flip-flop of a generator or a checker takes the reset: the first prepare after it
-(``ran`` low, as at every clock of the reset) starts each afresh.
+start at a register. No flip-flop of a generator or a checker takes the reset: the first
+prepare after it (``ran`` low, as at every clock of the reset) starts each afresh.
 
 Counts per cycle also give two errors: acknowledged but not delivered, and delivered but
 not acknowledged (the source sends it again: delivered twice); errors add
@@ -166,12 +165,11 @@ class BistCore(wiring.Component):
 
     def _period(self, m) -> _Period:
         """The BIST period's counter and strobes: clock 0 prepare, 1 the network's
-        start strobe, 2 .. D + 1 the start tree, D + 2 .. D + T + 1 the bit-times, 1 .. m
-        for each stream length L of a generator that keeps its
-        stream the bit-times of its parts (:meth:`_stream_strobes`), and where every
-        message arrives at one bit-time the checkers' (:meth:`_payload_window`). Every
-        strobe is a flip-flop loaded in the clock before, so that what fans out to every
-        terminal and into the network leaves a register."""
+        start strobe, 2 .. D + 1 the start tree, D + 2 .. D + T + 1 the bit-times, the
+        bit-times of the parts of the generators' kept streams (:meth:`_stream_strobes`),
+        and where every message arrives at one bit-time the checkers'
+        (:meth:`_payload_window`). Every strobe is a flip-flop loaded in the clock before,
+        so that what fans out to every terminal and into the network leaves a register."""
         D, T = self._config.start_latency, self._config.cycle_length
         last = self._config.period - 1
         t = Signal(range(last + 1), name="period_t")

@@ -423,7 +423,7 @@ class PayloadChecker(wiring.Component):
         # loaded with recv_ack, which is low at a prepare (never a bit-time)
         with m.If(self.prepare | self.live):
             m.d.sync += got.eq(self.recv_ack)
-        done = self._window(m, got, acc) if self.windowed else self._count(m, got, acc)
+        done = self._window(m, acc) if self.windowed else self._count(m, got, acc)
         good = Signal(name="good")
         m.d.comb += [good.eq(equals(acc, self._s)), self.delivered.eq(done & good),
                      self.bad.eq(done & ~good)]
@@ -448,7 +448,7 @@ class PayloadChecker(wiring.Component):
                          acc.eq(self._accumulate(acc, recv, in_payload, in_source))]
         return done
 
-    def _window(self, m, got, acc):
+    def _window(self, m, acc):
         """The payload's bits at the period's strobes: the check accumulates every bit
         of ``in_payload`` (the wire is 0 there unless a message has come), and the
         payload is complete if the M bit had come by the bit-time ``arrived`` (a
