@@ -161,9 +161,11 @@ class DrawEngine(wiring.Component):
         # the pass after the first prepare since reset reads the first states
         m.d.comb += read.addr.eq(Mux(fresh, address + W, address))
         m.d.sync += [read_word.eq(address), reading.eq(address != W)]
-        sent = Array(self.sent[w * k:(w + 1) * k] for w in range(W))[read_word]
-        offered = Array(self.offered[w * k:(w + 1) * k] for w in range(W))[read_word]
-        took = ~sent | offered
+        # which of the word's terminals took their draws, registered with its read
+        sent = Array(self.sent[w * k:(w + 1) * k] for w in range(W))[address]
+        offered = Array(self.offered[w * k:(w + 1) * k] for w in range(W))[address]
+        took = Signal(k, name="took")
+        m.d.sync += took.eq(~sent | offered)
         m.d.comb += write.addr.eq(read_word)
         # one-hot, a shift register: word 0's at the pass's first read, then the next
         m.d.sync += self.ready.eq(Cat(reading & equals(read_word, 0), self.ready[:-1]))
