@@ -73,7 +73,7 @@ def stream_strobes(length: int, payload_bits: int, n: int, keeps_destination: bo
     q = payload_bits - 2 * n
     source = length - payload_bits       # the bit-time of the source's first bit
     check = source + n + q
-    strobes = {"mark_m": (0,)}
+    strobes: dict[str, tuple[int, ...]] = {"mark_m": (0,)}
     for j in range(n):                   # bit j is sent (n - 1 - j) bits into its field
         strobes[f"mark_{j}"] = (source + n - 1 - j,) + \
             ((check + n - 1 - j,) if keeps_destination else ())
