@@ -92,9 +92,10 @@ class DrawEngine(wiring.Component):
 
     At each prepare it starts a pass: it reads word w at clock 1 + w, moves on each
     terminal there that takes its draw at that prepare (``sent``, ``offered``) by one
-    draw's steps (:func:`jump`) and writes the word back; a clock later the draws the new states
-    give are on ``draws`` (lane j: terminal w k + j's) and ``ready`` has bit w set,
-    for one clock, for the terminals of word w to take into their draw registers. The
+    draw's steps (:func:`jump`) and writes the word back; a clock later the draws the
+    new states give are on ``draws`` (lane j: terminal w k + j's) and ``ready`` has
+    bit w set, for one clock, for the terminals of word w to take into their draw
+    registers (:data:`DRAW_DELAY` clocks after the read). The
     pass after the first prepare since reset (``ran`` low) reads the first states,
     words W .. 2W - 1 of the memory, instead of the states.
 
@@ -161,9 +162,11 @@ class DrawEngine(wiring.Component):
         # the pass after the first prepare since reset reads the first states
         m.d.comb += read.addr.eq(Mux(fresh, address + W, address))
         m.d.sync += [read_word.eq(address), reading.eq(address != W)]
-        # which of the word's terminals took their draws, registered with its read
-        sent = Array(self.sent[w * k:(w + 1) * k] for w in range(W))[address]
-        offered = Array(self.offered[w * k:(w + 1) * k] for w in range(W))[address]
+        # which of the word's terminals took their draws, registered with its read (W
+        # is a power of two: the index covers the words exactly)
+        word = address[:(W - 1).bit_length()]
+        sent, offered = ((Array(flags[w * k:(w + 1) * k] for w in range(W))[word]
+                          if W > 1 else flags) for flags in (self.sent, self.offered))
         took = Signal(k, name="took")
         m.d.sync += took.eq(~sent | offered)
         m.d.comb += write.addr.eq(read_word)
