@@ -39,7 +39,7 @@ TRIAL_CYCLES = 64
 
 __all__ = ["BistPlan", "make_plan", "predict", "run_counters", "counter_run", "unpredicted",
            "build_core", "bist_config", "network_ports", "decode_uart", "line_clocks",
-           "line_cycles", "terminal_count", "model_header", "period_of"]
+           "line_cycles", "terminal_count", "model_header", "period_of", "fixed_arrival"]
 
 
 @dataclass

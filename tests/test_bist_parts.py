@@ -33,7 +33,7 @@ from fatnet.hdl.bist_report import ReportFormatter
 from fatnet.hdl.bist_draws import DrawEngine, draw_const
 from fatnet.hdl.bist_traffic import PayloadChecker, TrafficGenerator, shift_counter
 from fatnet.hdl.bist_uart import FRAME_BITS, UartTx
-from fatnet.sim.bist import decode_uart
+from fatnet.sim.bist import decode_uart, fixed_arrival
 
 HERE = "tests/test_bist_parts.py"
 #: The simulated clock's period (s).
@@ -544,6 +544,16 @@ def test_the_checker_passes_a_sound_payload_and_fails_any_other(seed):
     simulate(dut, bench)
 
 
+def test_the_payloads_bit_times_are_fixed_only_where_every_message_arrives_at_one():
+    # T = 19, no prefix, P = 12: a message arriving at bit-time 6 ends the cycle
+    assert fixed_arrival({6}, 19, 0, 12) == 6
+    assert fixed_arrival({6, None}, 19, 0, 12) == 6     # one lost on a stuck link
+    assert fixed_arrival({2, 6}, 19, 0, 12) is None     # the fat-tree's paths
+    assert fixed_arrival({5}, 19, 0, 12) is None        # a later message could end
+    assert fixed_arrival({3}, 19, 3, 12) == 3
+    assert fixed_arrival({None}, 19, 0, 12) is None
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_a_checker_on_the_payloads_strobes_flags_as_the_counting_one(seed):
     """Where every message arrives at one bit-time a and its payload ends the cycle, the
@@ -640,7 +650,11 @@ def test_a_component_refuses_bad_parameters_in_one_line(never_elaborated):
          "payload_bits must be >= 2n . 4 = 10, got 9"),
         (lambda: BistConfig(**{**vars(config), "states": (1,) * (1 << 17),
                                "headers": ({},) * (1 << 17)}),
-         r"the terminals must be at most 2\^16 \(the generator's address bits\), got 2\^17")]
+         r"the terminals must be at most 2\^16 \(the generator's address bits\), got 2\^17"),
+        (lambda: BistConfig(**{**vars(config), "arrival": config.cycle_length}),
+         f"arrival . 1 . prefix . payload_bits must be cycle_length "
+         f"{config.cycle_length}, got arrival {config.cycle_length}"),
+        (lambda: DrawEngine(None), "config must be a BistConfig, got None")]
     with never_elaborated():   # each refused in its constructor, never elaborated
         for make, words in cases:
             with pytest.raises(ValueError, match=words):
