@@ -348,13 +348,11 @@ def small_config(rng, pattern="random", prefix=0, P=12, N=8,
                       report_cycles=1, baud_divisor=2)
 
 
-def period_clock(k: int, config: BistConfig) -> tuple[bool, bool, bool, bool]:
-    """(prepare, live, ran, draw_step) at clock k of a run of the config's periods
-    (start latency 0): prepare at 0, the start strobe at 1, the T bit-times from 2 on,
-    the generators' steps at 1 .. m."""
+def period_clock(k: int, config: BistConfig) -> tuple[bool, bool, bool]:
+    """(prepare, live, ran) at clock k of a run of the config's periods (start latency
+    0): prepare at 0, the start strobe at 1, the T bit-times from 2 on."""
     t = k % config.period
-    return (t == 0, 2 <= t < config.cycle_length + 2, k > 0,
-            1 <= t <= gb.draw_steps(config.n))
+    return t == 0, 2 <= t < config.cycle_length + 2, k > 0
 
 
 class GeneratorModel:
@@ -410,7 +408,7 @@ def test_the_generator_draws_and_sends_as_the_model(pattern, seed):
     async def bench(ctx):
         acked, stream, ack_at = False, [], -1
         for k in range(period * periods):
-            prepare, live, ran, step = period_clock(k, config)
+            prepare, live, ran = period_clock(k, config)
             p, t = divmod(k, period)
             ctx.set(dut.prepare, prepare)
             ctx.set(dut.live, live)
@@ -528,7 +526,7 @@ def test_the_checker_passes_a_sound_payload_and_fails_any_other(seed):
     async def bench(ctx):
         want, bits, at = (0, 0), [0] * T, T
         for k in range(config.period * 30):
-            prepare, live, ran, _ = period_clock(k, config)
+            prepare, live, ran = period_clock(k, config)
             p, t = divmod(k, config.period)
             ctx.set(dut.prepare, prepare)
             ctx.set(dut.live, live)
@@ -595,7 +593,7 @@ def test_a_checker_on_the_payloads_strobes_flags_as_the_counting_one(seed):
     async def bench(ctx):
         want, bits = (0, 0), [0] * T
         for k in range(windowed.period * 40):
-            prepare, live, ran, _ = period_clock(k, windowed)
+            prepare, live, ran = period_clock(k, windowed)
             p, b = divmod(k, windowed.period)
             b -= 2    # the bit-time
             for chk in (counting, dut):
