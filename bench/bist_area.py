@@ -54,7 +54,8 @@ CORE = f"{TOP}.bist"
 #: (reset synchroniser, I/O buffers, PLL).
 COMPONENTS = (
     ("network", "the network", r"network", None),
-    ("generators", "traffic generators", r"t\d+_source", "terminal"),
+    ("generators", "traffic generators and their draw engine", r"t\d+_source|draws",
+     "terminal"),
     ("checkers", "checkers", r"t\d+_w\d+_check", "wire"),
     ("counting", "counting", r"counting", None),
     ("report", "report formatter", r"report", None),

@@ -28,8 +28,10 @@ D its start latency and m the generator's steps per draw
   terminals or the recv wires, whichever are more), clock L + 6 forms the cycle's
   errors and lost messages, clocks L + 7 .. L + 17 sweep the counters' memory with one
   adder (a period is at least :data:`~fatnet.hdl.bist_counters.MIN_PERIOD` clocks);
-* clocks 1 .. m: every generator whose terminal took its draw steps, once a clock
-  (``draw_step``), to the state its next draw reads;
+* from clock 1 on: the generators' states, one memory for all terminals
+  (:class:`~fatnet.hdl.bist_draws.DrawEngine`), are read a word a clock; each terminal
+  that took its draw has its state moved on by the m steps of a draw and the draw the
+  new state gives written into its draw register, which its next draw reads;
 * clock 1: the network's ``start`` strobe;
 * clocks 2 .. D + 1: the strobe in the network's start tree (none when D = 0);
 * clocks D + 2 .. D + T + 1: the network's bit-times 0 .. T - 1: each terminal drives its
@@ -37,14 +39,16 @@ D its start latency and m the generator's steps per draw
   raises ``recv_ack`` from its message's first bit (the M bit) on, skips the ``prefix``
   bits the network leaves before the payload, and accumulates the payload's check.
 
-Every strobe of the period (prepare, start, the bit-times, the first bit-times of each
-stream length, the generators' steps, and whether a cycle has run) is a flip-flop,
-loaded in the clock before from the period's counter (the last from prepare), so that
-the nets that fan out to the terminals and into the network start at a register; each
-but ``start`` has a copy for every :data:`STROBE_GROUP` terminals and one for the
-counters, so that no strobe's net reaches every terminal across the chip. No
-flip-flop of a generator or a checker takes the reset: the first prepare after it
-(``ran`` low, as at every clock of the reset) starts each afresh.
+Every strobe of the period (prepare, start, the bit-times, those of the parts of the
+generators' kept streams, the checkers' payload bit-times where every message arrives
+at one bit-time, the draw engine's words, and whether a cycle
+has run) is a flip-flop, loaded in the clock before from the period's counter (the last
+from prepare), so that the nets that fan out to the terminals and into the network
+start at a register; each but ``start`` has a copy for every :data:`STROBE_GROUP`
+terminals (of the strobes those terminals follow), and prepare and whether a cycle has
+run one for the counters and the draw engine, so that no strobe's net reaches every
+terminal across the chip. No flip-flop of a generator or a checker takes the reset: the first
+prepare after it (``ran`` low, as at every clock of the reset) starts each afresh.
 
 Counts per cycle also give two errors: acknowledged but not delivered, and delivered but
 not acknowledged (the source sends it again: delivered twice); errors add
@@ -63,11 +67,12 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
-from ..golden.bist import COUNTERS, draw_steps
+from ..golden.bist import COUNTERS
 from .bist_config import BistConfig
+from .bist_draws import DrawEngine, draw_fields
 from .bist_counters import SOURCE_OUTCOMES, WIRE_OUTCOMES, BistCounters, count_clocks
 from .bist_report import ReportFormatter, line_template
-from .bist_traffic import PayloadChecker, TrafficGenerator
+from .bist_traffic import PayloadChecker, TrafficGenerator, member
 from .bist_uart import UartTx
 from .gen import LINT_WAIVERS
 from .logic import equals
@@ -98,10 +103,10 @@ class _Period(NamedTuple):
     """The period's strobes every terminal follows."""
 
     prepare: Signal   #: clock 0 of the period
-    live: Signal      #: a network bit-time
+    live: Signal | None   #: a network bit-time (None in the counters' copy)
     ran: Signal       #: a cycle has run since reset
-    draw_step: Signal  #: clocks 1 .. m: the generators that took a draw step
-    sending: dict      #: stream length L -> the bit-times 0 .. L - 1
+    streams: dict      #: the generators' stream strobes, (name, bit-times) -> strobe
+    window: dict       #: the checkers' payload strobes (``WINDOW_STROBES``), if any
 
 
 class BistCore(wiring.Component):
@@ -139,6 +144,7 @@ class BistCore(wiring.Component):
                              f"({config.terminals}), got {len(ports)}")
         self._network, self._ports, self._config = network, ports, config
         self._sources = [TrafficGenerator(config, s) for s in range(config.terminals)]
+        self._engine = DrawEngine(config) if sum(draw_fields(config)) else None
         self._checkers = [[PayloadChecker(config, s) for _ in port.recv]
                           for s, port in enumerate(ports)]
         wires = sum(map(len, self._checkers))
@@ -155,50 +161,78 @@ class BistCore(wiring.Component):
         m.submodules.counting = counting = self._counting
         m.submodules.report = report = self._report
         m.submodules.uart = uart = UartTx(self._config.baud_divisor)
-        copies = self._period(m)
-        self._terminals(m, copies)
-        m.d.comb += [counting.prepare.eq(copies[-1].prepare),
-                     counting.ran.eq(copies[-1].ran)]
+        copies, shared = self._period(m)
+        self._terminals(m, copies, shared)
+        m.d.comb += [counting.prepare.eq(shared.prepare), counting.ran.eq(shared.ran)]
         wiring.connect(m, counting.o_report, report.i_report)
         wiring.connect(m, report.o_stream, uart.i_stream)
         m.d.comb += self.uart_tx.eq(uart.tx)
         self._indicators(m)
         return m
 
-    def _period(self, m) -> list[_Period]:
+    def _period(self, m) -> tuple[list[_Period], _Period]:
         """The BIST period's counter and the network's ``start`` strobe (clock 1), and
         the copies of the other strobes (:meth:`_strobes`): one for each
-        :data:`STROBE_GROUP` terminals, in their order, and one for the counters, the
-        last."""
+        :data:`STROBE_GROUP` terminals, in their order, and one (prepare and ``ran``
+        alone) for the counters and the draw engine."""
         last = self._config.period - 1
         t = Signal(range(last + 1), name="period_t")
         start = Signal(name="start")
         m.d.sync += [t.eq(Mux(equals(t, last), 0, t + 1)), start.eq(equals(t, 0))]
         m.d.comb += self._network.start.eq(start)
-        lengths = {g.stream_length for g in self._sources if g.stream_length is not None}
-        groups = -(-self._config.terminals // STROBE_GROUP)
-        return [self._strobes(m, t, f"strobe{g}", lengths) for g in range(groups + 1)]
+        groups = range(0, self._config.terminals, STROBE_GROUP)
+        copies = [self._strobes(m, t, f"strobe{g}", self._sources[s:s + STROBE_GROUP])
+                  for g, s in enumerate(groups)]
+        return copies, self._strobes(m, t, f"strobe{len(copies)}", None)
 
-    def _strobes(self, m, t, prefix: str, lengths: set) -> _Period:
+    def _strobes(self, m, t, prefix: str, sources) -> _Period:
         """One copy of the period's strobes, named ``{prefix}_...``: clock 0 prepare,
-        D + 2 .. D + T + 1 the bit-times, 1 .. m the generators' steps, and D + 2 .. D +
-        1 + L the first L bit-times for each stream length L in ``lengths`` of a
-        generator that keeps its stream (``sending``). Every strobe is a flip-flop
-        loaded in the clock before, so that what fans out to the terminals leaves a
-        register; the copies' flip-flops are kept apart
-        (:func:`~fatnet.hdl.controller.keep_start_tree`)."""
+        whether a cycle has run, and for the generators ``sources`` (None: prepare and
+        ``ran`` alone) and their checkers, D + 2 .. D + T + 1 the bit-times, the
+        bit-times of the parts of their kept streams (:meth:`_stream_strobes`), and
+        where every message arrives at one bit-time the checkers'
+        (:meth:`_payload_window`). Every strobe is a flip-flop loaded in the clock before,
+        so that what fans out to the terminals leaves a register; the copies'
+        flip-flops are kept apart (:func:`~fatnet.hdl.controller.keep_start_tree`)."""
         D, T = self._config.start_latency, self._config.cycle_length
-        last = self._config.period - 1
         prep = Signal(name=f"{prefix}_prepare", init=1)     # reset is clock 0
         ran = Signal(name=f"{prefix}_ran")                 # a cycle has run since reset
-        m.d.sync += [prep.eq(equals(t, last)), ran.eq(ran | prep)]
+        m.d.sync += [prep.eq(equals(t, self._config.period - 1)), ran.eq(ran | prep)]
+        if sources is None:
+            return _Period(prep, None, ran, {}, {})
         live = self._window(m, t, f"{prefix}_live", D + 1, D + T + 1)   # a bit-time
-        draw_step = self._window(m, t, f"{prefix}_draw_step", 0, draw_steps(self._config.n))
-        sending = {T: live}   # per stream length, the bit-times its register rotates
-        for length in sorted(lengths - {T}):
-            sending[length] = self._window(m, t, f"{prefix}_sending_{length}", D + 1,
-                                           D + 1 + length)
-        return _Period(prep, live, ran, draw_step, sending)
+        return _Period(prep, live, ran, self._stream_strobes(m, t, prefix, sources),
+                       self._payload_window(m, t, prefix))
+
+    def _stream_strobes(self, m, t, prefix: str, sources) -> dict:
+        """The strobes of the generators ``sources`` that keep their streams, one per
+        distinct name and bit-times
+        (:attr:`~fatnet.hdl.bist_traffic.TrafficGenerator.strobes`), each a flip-flop
+        loaded in the clock before: ``(name, bit-times)`` -> strobe."""
+        bit0 = self._config.start_latency + 2      # the clock of bit-time 0
+        strobes: dict = {}
+        for gen in sources:
+            for key in gen.strobes.items():
+                if key not in strobes:
+                    name, times = key
+                    strobe = strobes[key] = Signal(name=f"{prefix}_{name}_{len(strobes)}")
+                    m.d.sync += strobe.eq(member(t, [bit0 + b - 1 for b in times]))
+        return strobes
+
+    def _payload_window(self, m, t, prefix: str) -> dict:
+        """Where every message arrives at one bit-time a (the config's ``arrival``),
+        the checkers' strobes: ``arrived``, bit-time a; ``in_payload``, the payload's
+        bit-times a + 1 + prefix .. T - 1; ``in_source``, its first n. Else none."""
+        c = self._config
+        if c.arrival is None:
+            return {}
+        arrived = c.start_latency + 2 + c.arrival     # the clock of bit-time a
+        first = arrived + 1 + c.prefix                  # of the payload's first bit
+        return {"arrived": self._window(m, t, f"{prefix}_arrived", arrived - 1, arrived),
+                "in_payload": self._window(m, t, f"{prefix}_in_payload", first - 1,
+                                           first - 1 + c.payload_bits),
+                "in_source": self._window(m, t, f"{prefix}_in_source", first - 1,
+                                          first - 1 + c.n)}
 
     @staticmethod
     def _window(m, t, name: str, opens: int, closes: int) -> Signal:
@@ -208,18 +242,19 @@ class BistCore(wiring.Component):
         m.d.sync += strobe.eq(Mux(equals(t, opens), 1, Mux(equals(t, closes), 0, strobe)))
         return strobe
 
-    def _terminals(self, m, copies: list) -> None:
+    def _terminals(self, m, copies: list, shared: _Period) -> None:
         """Every terminal's generator and checkers, joined to its port (through the
         stuck wire, if it is one of theirs), to its group's copy of the period's
-        strobes and to the counters' outcome flags."""
+        strobes, to the draw engine (which follows ``shared``) and to the counters'
+        outcome flags."""
         flags: dict[str, list] = {key: [] for key in (*SOURCE_OUTCOMES, *WIRE_OUTCOMES)}
         for s, port in enumerate(self._ports):
             period = copies[s // STROBE_GROUP]
             m.submodules[f"t{s}_source"] = gen = self._sources[s]
             self._follow(m, gen, period)
-            m.d.comb += gen.draw_step.eq(period.draw_step)
-            if gen.stream_length is not None:
-                m.d.comb += gen.sending.eq(period.sending[gen.stream_length])
+            self._draws(m, gen, s, shared)
+            m.d.comb += [getattr(gen, key[0]).eq(period.streams[key])
+                         for key in gen.strobes.items()]
             m.d.comb += gen.send_ack.eq(self._read(port.send_ack[0], s, "send", "ack"))
             self._drive(m, port.send[0], gen.send, s, "send", "data")
             for key in SOURCE_OUTCOMES:
@@ -237,11 +272,30 @@ class BistCore(wiring.Component):
         m.d.comb += [getattr(self._counting.flags, key).eq(Cat(bits))
                      for key, bits in flags.items()]
 
+    def _draws(self, m, gen, s: int, period: _Period) -> None:
+        """Terminal s's generator takes its next draw from the draw engine (word
+        s // k, lane s % k), where its draws vary; the engine follows ``period``'s
+        prepare and ``ran``."""
+        engine = self._engine
+        if engine is None:
+            return
+        if s == 0:
+            m.submodules.draws = engine
+            m.d.comb += [engine.prepare.eq(period.prepare), engine.ran.eq(period.ran)]
+        k = engine.lanes
+        m.d.comb += [engine.sent[s].eq(gen.sent), engine.offered[s].eq(gen.offered),
+                     gen.draw.eq(engine.draws[s % k]),
+                     gen.draw_ready.eq(engine.ready[s // k])]
+
     @staticmethod
     def _follow(m, part, period: _Period) -> None:
-        """A generator or checker follows the period's strobes."""
+        """A generator or checker follows the period's strobes (a windowed checker
+        its payload's strobes too)."""
         m.d.comb += [part.prepare.eq(period.prepare), part.live.eq(period.live),
                      part.ran.eq(period.ran)]
+        if getattr(part, "windowed", False):
+            m.d.comb += [getattr(part, key).eq(strobe)
+                         for key, strobe in period.window.items()]
 
     @staticmethod
     def _loading(m, period: _Period):

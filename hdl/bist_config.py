@@ -58,6 +58,12 @@ class BistConfig:
         Fault injection: this wire between the top and a terminal's port (wire 0 of
         its ``send``, ``send_ack``, ``recv`` or ``recv_ack``) is held at its value at
         every clock; the side that reads it sees only that value.
+    arrival : int or None
+        The bit-time at which every message's M bit reaches its destination's wire,
+        where the model delivers each message alone at that one bit-time and its
+        payload ends the cycle (``arrival + 1 + prefix + payload_bits`` is T): the
+        checkers then take the payload's bit-times from the period's strobes rather
+        than count them. None elsewhere.
     """
 
     cycle_length: int
@@ -73,6 +79,7 @@ class BistConfig:
     baud_divisor: int
     flip_cycle: int | None = None
     stuck_wire: StuckWire | None = None
+    arrival: int | None = None
 
     def __post_init__(self):
         N = len(self.states)
@@ -94,6 +101,10 @@ class BistConfig:
             raise ValueError(f"baud_divisor must be >= 2, got {self.baud_divisor}")
         if self.report_cycles < 1:
             raise ValueError(f"report_cycles must be >= 1, got {self.report_cycles}")
+        if self.arrival is not None and self.arrival + 1 + self.prefix + \
+                self.payload_bits != self.cycle_length:
+            raise ValueError(f"arrival + 1 + prefix + payload_bits must be cycle_length "
+                             f"{self.cycle_length}, got arrival {self.arrival}")
         self.check_count()
 
     def check_count(self) -> None:

@@ -16,11 +16,14 @@ from amaranth import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..golden.bist import LFSR_BITS, LFSR_TAPS, OFFER_BITS
+from ..golden.bist import ALWAYS_OFFERS
+from ..golden.bitstream import int_to_bits
 from .bist_config import BistConfig
-from .logic import below, equals, zero_extend
+from .bist_draws import draw_const, draw_fields
+from .logic import equals, zero_extend
 
-__all__ = ["TrafficGenerator", "PayloadChecker", "shift_counter"]
+__all__ = ["TrafficGenerator", "PayloadChecker", "shift_counter", "WINDOW_STROBES",
+           "stream_strobes"]
 
 
 def _check_terminal(config: BistConfig, terminal) -> None:
@@ -55,25 +58,59 @@ def member(value, values) -> Value:
     return Cat(Const(0, 1), *(equals(value, v) for v in values)).any()
 
 
+def stream_strobes(length: int, payload_bits: int, n: int, keeps_destination: bool,
+                   flips: bool) -> dict[str, tuple[int, ...]]:
+    """The strobes of a generator whose stream has ``length`` bits (the M bit, a
+    header, a payload of ``payload_bits`` among 2^n terminals) and stays in registers
+    from cycle to cycle (:meth:`TrafficGenerator._kept_stream`,
+    :meth:`TrafficGenerator._destination_stream`): name -> its bit-times. ``mark_m``,
+    the M bit's; ``mark_j``, the source's bit j's (and, where the generator keeps the
+    destination, the check's bit j's, whose constant part is the source's bit j). Where
+    it keeps the destination (the header is the destination; at most n sequence bits):
+    ``rotate_dst``, the header's and the check's bit-times, ``rotate_seq``, the sequence
+    number's and the check's last q, and ``flip_bit`` (where ``flips``), the check's last
+    bit's; elsewhere ``rotate``, the header's, the sequence number's and the check's."""
+    q = payload_bits - 2 * n
+    source = length - payload_bits       # the bit-time of the source's first bit
+    check = source + n + q
+    strobes: dict[str, tuple[int, ...]] = {"mark_m": (0,)}
+    for j in range(n):                   # bit j is sent (n - 1 - j) bits into its field
+        strobes[f"mark_{j}"] = (source + n - 1 - j,) + \
+            ((check + n - 1 - j,) if keeps_destination else ())
+    if not keeps_destination:
+        return {**strobes, "rotate": (*range(1, source), *range(source + n, length))}
+    strobes.update(rotate_dst=(*range(1, source), *range(check, length)),
+                   rotate_seq=(*range(source + n, check), *range(length - q, length)))
+    if flips:
+        strobes["flip_bit"] = (length - 1,)
+    return strobes
+
+
 #: The period's strobes, which every generator and checker follows (module docstring).
 PERIOD_MEMBERS = {"prepare": In(1), "live": In(1), "ran": In(1)}
+#: The period's strobes of a checker whose payload comes at one bit-time
+#: (:class:`PayloadChecker`).
+WINDOW_STROBES = ("arrived", "in_payload", "in_source")
 
 
 class TrafficGenerator(wiring.Component):
     """Terminal ``terminal``'s traffic generator.
 
-    Its draw (:func:`fatnet.golden.bist.draw`) is read from its generator's state at
-    the prepare that takes it; the generator steps in the clocks after (``draw_step``).
+    Its draw (:func:`fatnet.golden.bist.draw`) is read at the prepare that takes it,
+    from a register of the draw its generator's state gives, which the shared engine
+    (:class:`~fatnet.hdl.bist_draws.DrawEngine`) keeps and moves on after it.
     At a prepare, the message of the cycle that ended is acknowledged (``send_ack``
     was high at a bit-time of it) or kept to be sent again; a terminal with no message
     kept takes its draw, a new message if it offers. A terminal with a message sends its
     stream: ``1``, the header for its destination (:meth:`_head`), the payload
     (:func:`fatnet.golden.bist.make_payload`, the sequence number counting its
     acknowledged messages), on ``send`` a bit per bit-time. Where every destination the
-    terminal draws has a header of one length (:attr:`stream_length`), the stream is one
-    register that keeps the message from cycle to cycle (:meth:`_rotating_stream`);
-    elsewhere the destination and the sequence number are kept and the stream loaded at
-    every prepare (:meth:`_counted_stream`).
+    terminal draws has a header of one length (:attr:`stream_length`), the stream's bits
+    that vary stay in registers from cycle to cycle and the M bit and the source come
+    from the period's strobes (:meth:`_destination_stream` where the header is the
+    destination, else :meth:`_kept_stream`); elsewhere the destination and the
+    sequence number are kept and the stream loaded at every prepare
+    (:meth:`_counted_stream`).
 
     Parameters
     ----------
@@ -86,12 +123,14 @@ class TrafficGenerator(wiring.Component):
     ----------
     prepare, live, ran : Signal
         The period's strobes (module docstring).
-    draw_step : Signal
-        The clocks 1 .. m after a prepare (m = :func:`fatnet.golden.bist.draw_steps`),
-        in which a generator that took its draw steps.
-    sending : Signal
-        The bit-times 0 .. :attr:`stream_length` - 1, where it is not None (the stream
-        rotates).
+    draw, draw_ready : Signal
+        The terminal's next draw (:func:`~fatnet.hdl.bist_draws.draw_fields`), which
+        it takes where ``draw_ready`` and it took its draw at the last prepare.
+    took : Signal
+        The terminal took its draw at the last prepare (no message was kept).
+    mark_m, mark_0 .. mark_n-1, rotate, rotate_dst, rotate_seq, flip_bit : Signal
+        Where :attr:`stream_length` is not None, the bit-times of its stream's parts,
+        :attr:`strobes` (:func:`stream_strobes`).
     flip : Signal
         Fault injection (where the config's ``flip_cycle`` is set): the message of the
         cycle this prepare starts goes out with its payload's last bit flipped.
@@ -116,7 +155,18 @@ class TrafficGenerator(wiring.Component):
         #: (the M bit, the header, the payload), else None.
         self.stream_length = 1 + max(lengths, default=0) + self._P if len(lengths) <= 1 \
             else None
-        super().__init__({**PERIOD_MEMBERS, "draw_step": In(1), "sending": In(1),
+        n, q = self._n, self._q
+        #: Whether the stream keeps the destination (:meth:`_destination_stream`):
+        #: every header it draws is the destination, and q <= n.
+        self.keeps_destination = self.stream_length == 1 + n + self._P and q <= n and all(
+            h == int_to_bits(d, n) for d, h in config.headers[terminal].items())
+        #: The period's strobes of a kept stream (:func:`stream_strobes`), name -> its
+        #: bit-times; none for a counted stream.
+        self.strobes = {} if self.stream_length is None else stream_strobes(
+            self.stream_length, self._P, n, self.keeps_destination, self._flips)
+        draw = sum(draw_fields(config))
+        super().__init__({**PERIOD_MEMBERS, **{key: In(1) for key in self.strobes},
+                          "draw": In(draw), "draw_ready": In(1), "took": Out(1),
                           "flip": In(1), "send_ack": In(1), "send": Out(1),
                           "offered": Out(1), "sent": Out(1), "acknowledged": Out(1),
                           "lost": Out(1)})
@@ -129,11 +179,10 @@ class TrafficGenerator(wiring.Component):
         # reaches the terminals only through the period's registered strobes.
         active = Signal(name="active", reset_less=True)   # a message is being sent
         drew = Signal(name="drew", reset_less=True)       # ... and it is new
-        ack_seen = Signal(name="ack_seen", reset_less=True)
+        ack_seen = Signal(name="ack_seen", reset_less=True)   # ... and acknowledged
         # ---- what the cycle that ended did (the counters count it only if ``ran``)
         m.d.comb += [self.offered.eq(drew), self.sent.eq(active),
-                     self.acknowledged.eq(active & ack_seen),
-                     self.lost.eq(active & ~ack_seen)]
+                     self.acknowledged.eq(ack_seen), self.lost.eq(active & ~ack_seen)]
         acked = Signal(name="acked")
         keep = Signal(name="keep")
         m.d.comb += [acked.eq(ran & self.acknowledged), keep.eq(ran & self.lost)]
@@ -144,11 +193,13 @@ class TrafficGenerator(wiring.Component):
         with m.If(prepare):
             m.d.sync += [active.eq(keep | new), drew.eq(new), ack_seen.eq(0)]
         with m.Elif(live):
-            m.d.sync += ack_seen.eq(ack_seen | self.send_ack)
+            m.d.sync += ack_seen.eq(ack_seen | (active & self.send_ack))
         if self.stream_length is None:
             self._counted_stream(m, active, keep, acked, new_dst)
+        elif self.keeps_destination:
+            self._destination_stream(m, active, keep, acked, new_dst)
         else:
-            self._rotating_stream(m, active, keep, acked, new_dst)
+            self._kept_stream(m, active, keep, acked, new_dst)
         return m
 
     def _sequence_next(self, seq, acked):
@@ -157,94 +208,130 @@ class TrafficGenerator(wiring.Component):
         return Mux(self.ran, Mux(acked, seq + 1, seq), 0)[:len(seq)]
 
     def _draw(self, m, took):
-        """The generator (:func:`fatnet.golden.bist.lfsr_step`, one step a clock) and
-        the draw read from its state: a terminal that took its draw at the last prepare
-        (``took``) steps its state in the ``draw_step`` clocks after it, ready for its
-        next draw. ``(offer, new_dst)``, the draw the state gives now.
-
-        The first prepare after reset (``ran`` low) reads the first state, a constant,
-        and loads it into the state, which then takes no reset and powers up at 0: an
-        FPGA's flip-flops power up at 0, and one that must start at 1 costs an inverter
-        on a shift register."""
+        """The terminal's next draw, in a register that the shared engine
+        (:class:`~fatnet.hdl.bist_draws.DrawEngine`) writes after each prepare at
+        which the terminal took its draw (``took``, the engine's ``draw_ready``), from
+        its generator's state moved on by one draw; the draw it gives now,
+        ``(offer, new_dst)``. The first prepare after reset (``ran`` low) reads the
+        first state's draw, a constant, instead."""
         c, s, n = self._config, self._s, self._n
         hs = c.headers[s]
-        first = Const(c.states[s], LFSR_BITS)
-        x = Signal(LFSR_BITS, name="lfsr", reset_less=True)
-        new_bit = x[LFSR_TAPS[0]]
-        for tap in LFSR_TAPS[1:]:
-            new_bit = new_bit ^ x[tap]
-        with m.If(self.prepare & ~self.ran):
-            m.d.sync += x.eq(first)
-        with m.Elif(self.draw_step & took):
-            m.d.sync += x.eq(Cat(new_bit, x[:-1]))
-        read = Mux(self.ran, x, first)
-        offer = below(read[:OFFER_BITS], c.offer_threshold)
+        offers, address = draw_fields(c)
+        m.d.comb += self.took.eq(took)
+        read = Const(draw_const(c, c.states[s]), offers + address)
+        if offers + address:
+            # written after a prepare before the next reads it: no reset
+            kept = Signal(offers + address, name="draw", reset_less=True)
+            with m.If(self.draw_ready):     # shared by the word's terminals
+                m.d.sync += kept.eq(Mux(took, self.draw, kept))
+            read = Mux(self.ran, kept, read)
+        offer = read[0] if offers else Const(c.offer_threshold >= ALWAYS_OFFERS, 1)
         if c.pattern == "random":
-            v = read[OFFER_BITS:OFFER_BITS + n]
-            return offer, Const(s, n) ^ Mux(v.any(), v, Const(1, n))
+            return offer, Const(s, n) ^ read[offers:]
         if hs:
             (d_fixed,) = hs
             return offer, Const(d_fixed, n)
         return Const(0, 1), Const(s, n)    # the pattern maps s to itself: never sends
 
     def _head(self, dst):
-        """The M bit and the header for destination ``dst``, computed from the source
-        and the destination by the family's rule (``config.header``), left-aligned in
-        a value the stream sends from its top: ``(bits, length)``, ``length`` the bits
-        to send (the M bit included), or None where every destination the terminal
-        draws has a header of one length (``bits`` is then exactly the M bit and the
-        header)."""
+        """The header for destination ``dst``, computed from the source and the
+        destination by the family's rule (``config.header``), left-aligned in a value
+        the stream sends from its top: ``(bits, length)``. Where every destination the
+        terminal draws has a header of one length (:attr:`stream_length`), ``bits`` is
+        exactly the header and ``length`` None; elsewhere ``bits`` is the M bit and the
+        longest header's bits, ``length`` the bits to send (the M bit included)."""
         s, H = self._s, self._H
         bits, length = self._config.header(s, dst)
         if len(bits) < H:
             raise ValueError(f"terminal {s}'s header rule gives {len(bits)} bits, "
                              f"the model's headers need {H}")
         if self.stream_length is not None:
-            own = self.stream_length - 1 - self._P
-            return Cat(bits[len(bits) - own:], Const(1, 1)), None
+            return bits[len(bits) - (self.stream_length - 1 - self._P):], None
         width = (H + 1).bit_length()
         return Cat(bits[len(bits) - H:], Const(1, 1)), (length + 1)[:width]
+
+    def _check(self, dst, seq, flip):
+        """The payload's check to ``dst`` with sequence number ``seq``
+        (:func:`fatnet.golden.bist.make_payload`; its last bit XOR ``flip``)."""
+        n, q = self._n, self._q
+        chk = Const(self._s, n) ^ dst
+        for i in range(0, q, n):
+            chk = chk ^ zero_extend(seq[i:i + n], n)
+        return chk ^ zero_extend(flip, n)
 
     def _payload(self, dst, seq, flip):
         """The payload to ``dst`` with sequence number ``seq``
         (:func:`fatnet.golden.bist.make_payload`; its check's last bit XOR ``flip``)."""
-        s, n, q = self._s, self._n, self._q
-        chk = Const(s, n) ^ dst
-        for i in range(0, q, n):
-            chk = chk ^ zero_extend(seq[i:i + n], n)
-        chk = chk ^ zero_extend(flip, n)
-        return Cat(chk, seq[:q], Const(s, n))
+        return Cat(self._check(dst, seq, flip), seq[:self._q], Const(self._s, self._n))
 
     def _flip(self):
         """``flip``, where the config injects a flipped bit (else no logic for it)."""
         return self.flip if self._flips else Const(0, 1)
 
-    def _rotating_stream(self, m, active, keep, acked, new_dst):
-        """The stream as one register that holds the message from cycle to cycle: it
-        rotates at the bit-times of ``sending`` (the first :attr:`stream_length`), so
-        each cycle sends it and leaves it as loaded; a kept message is not loaded
-        again, and the register's sequence number field is the terminal's sequence
-        number. Every other prepare loads it (a new message to ``new_dst``, or none,
-        the sequence number counted on): a bit that is a constant of the terminal (the
-        M bit, the source, a header bit the family's rule fixes) is set or cleared
-        with no logic. A flipped check bit is flipped back at the next prepare."""
+    def _constant_bits(self):
+        """The stream's bits that are the terminal's constants, at their bit-times: the
+        OR of the ``mark`` strobes of the M bit and of the source's 1 bits."""
+        ones = [self.mark_m] + [getattr(self, f"mark_{j}") for j in range(self._n)
+                                if self._s >> j & 1]
+        return Cat(*ones).any()
+
+    def _kept_stream(self, m, active, keep, acked, new_dst):
+        """The stream from one register of the bits that vary (the header, the sequence
+        number, the check) that holds the message from cycle to cycle: it rotates at
+        the bit-times of ``rotate``, once for each of its bits, so each cycle sends it
+        and leaves it as loaded; the M bit and the source are
+        :meth:`_constant_bits`. A kept message is not loaded again, and the register's
+        sequence number field is the terminal's sequence number. Every other prepare
+        loads it (a new message to ``new_dst``, or none, the sequence number counted
+        on). A flipped check bit is flipped back at the next prepare."""
         n, q = self._n, self._q
         # loaded at the first prepare (reset is one) before a bit of it is sent: no reset
-        stream = Signal(self.stream_length, name="stream", reset_less=True)
+        kept = Signal(self.stream_length - 1 - n, name="kept", reset_less=True)
         seq_next = Signal(q, name="seq_next")
-        m.d.comb += seq_next.eq(self._sequence_next(stream[n:n + q], acked))
+        m.d.comb += seq_next.eq(self._sequence_next(kept[n:n + q], acked))
         head, _ = self._head(new_dst)
         flip = self._flip()
         flipped = Signal(name="flipped", reset_less=True)   # the check bit is flipped
         with m.If(self.prepare):
             m.d.sync += flipped.eq(flip)
             with m.If(keep):
-                m.d.sync += stream[0].eq(stream[0] ^ flipped ^ flip)
+                m.d.sync += kept[0].eq(kept[0] ^ flipped ^ flip)
             with m.Else():
-                m.d.sync += stream.eq(Cat(self._payload(new_dst, seq_next, flip), head))
-        with m.Elif(self.sending):
-            m.d.sync += stream.eq(Cat(stream[-1], stream[:-1]))
-        m.d.comb += self.send.eq(self.sending & active & stream[-1])
+                m.d.sync += kept.eq(Cat(self._check(new_dst, seq_next, flip), seq_next,
+                                        head))
+        with m.Elif(self.rotate):
+            m.d.sync += kept.eq(Cat(kept[-1], kept[:-1]))
+        m.d.comb += self.send.eq(active & (self._constant_bits() | (self.rotate & kept[-1])))
+
+    def _destination_stream(self, m, active, keep, acked, new_dst):
+        """The stream where the header is the destination and the sequence number has
+        at most n bits: the destination (n flip-flops) and the sequence number (q) kept
+        from cycle to cycle, each rotating at its strobe's bit-times (``rotate_dst``:
+        the header and the check, ``rotate_seq``: the sequence number and the check's
+        last q), twice its width, so each cycle sends them and leaves them as loaded.
+        The check's bit j is the source's bit j XOR the destination's XOR the sequence
+        number's (the XOR of the n-bit chunks, of which there is one), sent as the XOR
+        of the three at its bit-time; the M bit and the source are
+        :meth:`_constant_bits`. A kept message is not loaded again; every other prepare
+        loads both (a new message to ``new_dst``, or none, the sequence number counted
+        on). A flipped check bit is sent flipped (``flip_bit``) in its cycle only."""
+        # loaded at the first prepare (reset is one) before a bit of it is sent: no reset
+        dst = Signal(self._n, name="dst", reset_less=True)
+        seq = Signal(self._q, name="seq", reset_less=True)
+        with m.If(self.prepare & ~keep):
+            m.d.sync += [dst.eq(new_dst), seq.eq(self._sequence_next(seq, acked))]
+        with m.Elif(self.rotate_dst):
+            m.d.sync += dst.eq(Cat(dst[-1], dst[:-1]))
+        with m.If(self.rotate_seq):        # never at a prepare
+            m.d.sync += seq.eq(Cat(seq[-1], seq[:-1]))
+        bit = self._constant_bits() ^ (self.rotate_dst & dst[-1]) ^ \
+            (self.rotate_seq & seq[-1])
+        if self._flips:
+            flipped = Signal(name="flipped", reset_less=True)
+            with m.If(self.prepare):
+                m.d.sync += flipped.eq(self.flip)
+            bit = bit ^ (self.flip_bit & flipped)
+        m.d.comb += self.send.eq(active & bit)
 
     def _counted_stream(self, m, active, keep, acked, new_dst):
         """The stream where the header's length depends on the destination: the
@@ -282,7 +369,11 @@ class PayloadChecker(wiring.Component):
     skips the ``prefix`` bits the network delivers before the payload, and accumulates
     the payload's check as its bits arrive (:meth:`_accumulate`, n flip-flops); a
     complete payload passes its check (:func:`fatnet.golden.bist.payload_ok` with the
-    terminal's own address) or fails it.
+    terminal's own address) or fails it. Where every message arrives at one bit-time
+    (the config's ``arrival``, :attr:`windowed`) the payload's bit-times are the
+    period's strobes ``arrived``, ``in_payload`` and ``in_source``, which the top
+    drives for every checker; elsewhere a shift counter per wire counts the bits from
+    the M bit on.
 
     Parameters
     ----------
@@ -295,6 +386,9 @@ class PayloadChecker(wiring.Component):
     ----------
     prepare, live, ran : Signal
         The period's strobes (module docstring).
+    arrived, in_payload, in_source : Signal
+        Where :attr:`windowed`: the bit-time ``arrival``; the payload's bit-times; its
+        first n (the source's).
     recv : Signal
         The wire.
     recv_ack : Signal
@@ -309,39 +403,64 @@ class PayloadChecker(wiring.Component):
         _check_terminal(config, terminal)
         self._s, self._n, self._P = terminal, config.n, config.payload_bits
         self._q, self._prefix = config.sequence_bits, config.prefix
-        super().__init__({**PERIOD_MEMBERS, "recv": In(1), "recv_ack": Out(1),
+        #: Whether the payload's bit-times are the period's strobes (the config's
+        #: ``arrival`` is set).
+        self.windowed = config.arrival is not None
+        window = {key: In(1) for key in WINDOW_STROBES} if self.windowed else {}
+        super().__init__({**PERIOD_MEMBERS, **window, "recv": In(1), "recv_ack": Out(1),
                           "delivered": Out(1), "bad": Out(1)})
 
     def elaborate(self, platform):
         m = Module()
-        n, P, prefix, recv = self._n, self._P, self._prefix, self.recv
         # Nothing here takes the reset: a prepare clears it all, as at every clock of
         # the reset.
         got = Signal(name="got", reset_less=True)    # the M bit has come
-        acc = Signal(n, name="acc", reset_less=True)
-        width, tap, states = shift_counter(prefix + P)
-        # the bits received after the M bit, counted by a shift register (no carry
-        # chain) that steps from states[0] after it, so it is at its last state exactly
-        # when the payload is complete
-        count = Signal(width, name="count", reset_less=True)
-        m.d.comb += self.recv_ack.eq(self.live & (got | recv))
-        done = Signal(name="done")
-        m.d.comb += done.eq(equals(count, states[-1]))
-        # the bit arriving now: after the prefix, of the source (its first n)
-        in_payload = member(count, states[prefix:]) if prefix else Const(1, 1)
-        in_source = member(count, states[prefix:prefix + n])
+        acc = Signal(self._n, name="acc", reset_less=True)
+        m.d.comb += self.recv_ack.eq(self.live & (got | self.recv))
         with m.If(self.prepare):
-            m.d.sync += [got.eq(0), acc.eq(0), count.eq(states[0])]
-        with m.Elif(self.live):
-            with m.If(recv):
-                m.d.sync += got.eq(1)
-            with m.If(got & ~done):
-                m.d.sync += [count.eq(Cat(count[-1] ^ count[tap], count[:-1])),
-                             acc.eq(self._accumulate(acc, recv, in_payload, in_source))]
+            m.d.sync += acc.eq(0)
+        # enabled by the period's strobes alone (shared by every checker's flip-flops),
+        # loaded with recv_ack, which is low at a prepare (never a bit-time)
+        with m.If(self.prepare | self.live):
+            m.d.sync += got.eq(self.recv_ack)
+        done = self._window(m, acc) if self.windowed else self._count(m, got, acc)
         good = Signal(name="good")
         m.d.comb += [good.eq(equals(acc, self._s)), self.delivered.eq(done & good),
                      self.bad.eq(done & ~good)]
         return m
+
+    def _count(self, m, got, acc):
+        """The payload's bits counted on the wire: a shift register (no carry chain)
+        that steps from states[0] in the bit-times after the M bit, so it is at its
+        last state exactly when the payload is complete. ``done``."""
+        prefix, P, recv = self._prefix, self._P, self.recv
+        width, tap, states = shift_counter(prefix + P)
+        count = Signal(width, name="count", reset_less=True)
+        done = Signal(name="done")
+        m.d.comb += done.eq(equals(count, states[-1]))
+        # the bit arriving now: after the prefix, of the source (its first n)
+        in_payload = member(count, states[prefix:]) if prefix else Const(1, 1)
+        in_source = member(count, states[prefix:prefix + self._n])
+        with m.If(self.prepare):
+            m.d.sync += count.eq(states[0])
+        with m.Elif(self.live & got & ~done):
+            m.d.sync += [count.eq(Cat(count[-1] ^ count[tap], count[:-1])),
+                         acc.eq(self._accumulate(acc, recv, in_payload, in_source))]
+        return done
+
+    def _window(self, m, acc):
+        """The payload's bits at the period's strobes: the check accumulates every bit
+        of ``in_payload`` (the wire is 0 there unless a message has come), and the
+        payload is complete if the M bit had come by the bit-time ``arrived`` (a
+        stream that comes earlier is ones to the cycle's end; one that comes later
+        ends after the cycle). ``done``."""
+        armed = Signal(name="armed", reset_less=True)    # the M bit came in time
+        with m.If(self.prepare | self.arrived):    # recv_ack: got | recv, low at a prepare
+            m.d.sync += armed.eq(self.recv_ack)
+        with m.If(self.in_payload):    # never at a prepare
+            m.d.sync += acc.eq(self._accumulate(acc, self.recv, Const(1, 1),
+                                                self.in_source))
+        return armed
 
     def _accumulate(self, acc, bit, in_payload, in_source):
         """The check accumulated one arriving bit further, serially: ``acc`` rotated up

@@ -39,7 +39,7 @@ TRIAL_CYCLES = 64
 
 __all__ = ["BistPlan", "make_plan", "predict", "run_counters", "counter_run", "unpredicted",
            "build_core", "bist_config", "network_ports", "decode_uart", "line_clocks",
-           "line_cycles", "terminal_count", "model_header", "period_of"]
+           "line_cycles", "terminal_count", "model_header", "period_of", "fixed_arrival"]
 
 
 @dataclass
@@ -63,6 +63,7 @@ class BistPlan:
     states: list = field(repr=False, default_factory=list)
     threshold: int = 0
     stuck_wire: gb.StuckWire | None = None
+    arrival: int | None = None    #: :func:`fixed_arrival`
 
 
 def terminal_count(net, family: SimFamily) -> int:
@@ -131,7 +132,7 @@ def make_plan(net, family: SimFamily, *, pattern="random", load=1.0, bist_seed=0
     if report_cycles < need:
         raise ParameterError(f"report-cycles must be >= {need}: a report line takes "
                              f"{line} clocks, one cycle {period}; got {report_cycles}")
-    headers, prefix = [], None
+    headers, prefix, arrivals = [], None, set()
     for s in range(N):
         if pattern == "random":
             dests = [d for d in range(N) if d != s]
@@ -140,7 +141,8 @@ def make_plan(net, family: SimFamily, *, pattern="random", load=1.0, bist_seed=0
             dests = [] if d == s else [d]
         hs = {}
         for d in dests:
-            hs[d], pre = model_header(net, family, s, d)
+            hs[d], pre, arrival = _model_message(net, family, s, d)
+            arrivals.add(arrival)
             if pre is not None:
                 if prefix is None:
                     prefix = pre
@@ -150,7 +152,8 @@ def make_plan(net, family: SimFamily, *, pattern="random", load=1.0, bist_seed=0
         headers.append(hs)
     plan = BistPlan(net, family, pattern, load, bist_seed, report_cycles, baud_divisor,
                     flip_cycle, N, n, P, T, headers, prefix or 0,
-                    [gb.initial_state(bist_seed, s) for s in range(N)], thr, stuck_wire)
+                    [gb.initial_state(bist_seed, s) for s in range(N)], thr, stuck_wire,
+                    fixed_arrival(arrivals, T, prefix or 0, P))
     # a trial: the model must take every cycle the generators make, with the streams
     # of the table (a network whose headers depend on the cycle's other messages, or
     # which takes partial permutations only, cannot be self-tested this way)
@@ -167,13 +170,35 @@ def model_header(net, family: SimFamily, source: int, destination: int):
     stream of that message alone carries it (the bits between the M bit and the
     payload, a list of 0 and 1), and the bits the network delivers before the payload
     (None if the model does not deliver it)."""
+    return _model_message(net, family, source, destination)[:2]
+
+
+def _model_message(net, family: SimFamily, source: int, destination: int):
+    """:func:`model_header`'s header and prefix, and the bit-time at which the model
+    delivers the message's M bit (None if it does not deliver it)."""
     P = int(net.payload_bits)
     ms = MessageSet.from_pairs([source], [destination], P, 0, payload=[0])
     res = family.testbench.simulate(net, ms, family.testbench.prepare(net, ms, [0]))
     o = res.outcomes[0]
     stream = list(res.injections[0][1])
     prefix = len(stream) - 1 - P - o.path[-1].offset if o.status == "delivered" else None
-    return [int(b) for b in stream[1:len(stream) - P]], prefix
+    return [int(b) for b in stream[1:len(stream) - P]], prefix, o.arrival
+
+
+def fixed_arrival(arrivals: set, T: int, prefix: int, P: int) -> int | None:
+    """The bit-time at which every message's M bit reaches its destination, where the
+    model delivers every message alone that it delivers (``arrivals``, their bit-times,
+    None for one it loses) at one bit-time and the payload then ends the cycle of T
+    bit-times: no message that comes later is complete, so a checker may take the
+    payload's bit-times from the period's strobes
+    (:attr:`fatnet.hdl.bist_config.BistConfig.arrival`). None elsewhere. A stream of
+    ones that a wire stuck at 1 feeds comes earlier and lasts to the cycle's end: its
+    payload is ones at any bit-time."""
+    delivered = arrivals - {None}
+    if len(delivered) != 1:
+        return None
+    (arrival,) = delivered
+    return arrival if arrival + 1 + prefix + P == T else None
 
 
 #: Stuck wires the model cannot predict, and why.
@@ -744,7 +769,7 @@ def bist_config(plan: BistPlan):
         states=tuple(plan.states),
         offer_threshold=plan.threshold, report_cycles=plan.report_cycles,
         baud_divisor=plan.baud_divisor, flip_cycle=plan.flip_cycle,
-        stuck_wire=plan.stuck_wire)
+        stuck_wire=plan.stuck_wire, arrival=plan.arrival)
 
 
 def network_ports(plan: BistPlan, library=None) -> tuple:

@@ -30,9 +30,10 @@ from fatnet.hdl.bist_config import BistConfig
 from fatnet.hdl.bist_counters import (SOURCE_OUTCOMES, WIRE_OUTCOMES, BistCounters,
                                       collisions_undefined)
 from fatnet.hdl.bist_report import ReportFormatter
+from fatnet.hdl.bist_draws import DrawEngine, draw_const
 from fatnet.hdl.bist_traffic import PayloadChecker, TrafficGenerator, shift_counter
 from fatnet.hdl.bist_uart import FRAME_BITS, UartTx
-from fatnet.sim.bist import decode_uart
+from fatnet.sim.bist import decode_uart, fixed_arrival
 
 HERE = "tests/test_bist_parts.py"
 #: The simulated clock's period (s).
@@ -330,14 +331,17 @@ def table_header(headers, H: int):
     return header
 
 
-def small_config(rng, pattern="random", prefix=0, P=12, N=8) -> BistConfig:
-    """A config of N terminals with random headers (0 to 4 bits per destination)."""
+def small_config(rng, pattern="random", prefix=0, P=12, N=8,
+                 destination=False) -> BistConfig:
+    """A config of N terminals with random headers (0 to 4 bits per destination), or
+    with the destination's bits as the header (``destination``)."""
     n = (N - 1).bit_length()
     headers = []
     for s in range(N):
         dests = [d for d in range(N) if d != s] if pattern == "random" else \
             [d for d in [gb.FIXED_PATTERNS[pattern](s, n)] if d != s]
-        headers.append({d: [int(b) for b in rng.integers(0, 2, int(rng.integers(0, 5)))]
+        headers.append({d: int_to_bits(d, n) if destination else
+                        [int(b) for b in rng.integers(0, 2, int(rng.integers(0, 5)))]
                         for d in dests})
     H = max(len(h) for hs in headers for h in hs.values())
     return BistConfig(cycle_length=1 + H + prefix + P + int(rng.integers(0, 3)),
@@ -349,13 +353,11 @@ def small_config(rng, pattern="random", prefix=0, P=12, N=8) -> BistConfig:
                       report_cycles=1, baud_divisor=2)
 
 
-def period_clock(k: int, config: BistConfig) -> tuple[bool, bool, bool, bool]:
-    """(prepare, live, ran, draw_step) at clock k of a run of the config's periods
-    (start latency 0): prepare at 0, the start strobe at 1, the T bit-times from 2 on,
-    the generators' steps at 1 .. m."""
+def period_clock(k: int, config: BistConfig) -> tuple[bool, bool, bool]:
+    """(prepare, live, ran) at clock k of a run of the config's periods (start latency
+    0): prepare at 0, the start strobe at 1, the T bit-times from 2 on."""
     t = k % config.period
-    return (t == 0, 2 <= t < config.cycle_length + 2, k > 0,
-            1 <= t <= gb.draw_steps(config.n))
+    return t == 0, 2 <= t < config.cycle_length + 2, k > 0
 
 
 class GeneratorModel:
@@ -374,7 +376,8 @@ class GeneratorModel:
                  ran and self.active and not acked)
         acked = flags[2]
         self.seq += acked
-        if not (self.active and not acked):
+        self.took = not (self.active and not acked)
+        if self.took:
             self.x, offers, d = gb.draw(self.x, s, n, c.offer_threshold, c.pattern)
             self.active = self.drew = bool(offers)
             self.dst = d if offers else self.dst
@@ -387,18 +390,22 @@ class GeneratorModel:
         return tuple(map(int, flags)), stream + [0] * (c.cycle_length - len(stream))
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("pattern", ["random", "shift"])
 def test_the_generator_draws_and_sends_as_the_model(pattern, seed):
     rng = np.random.default_rng([seed, len(pattern)])
     # seed 3: two terminals, whose period can be the generator's steps (m + 1 = 10
-    # clocks) rather than the cycle's (T + 2 >= 9)
-    config = small_config(rng, pattern, **({"N": 2, "P": 6} if seed == 3 else {}))
+    # clocks) rather than the cycle's (T + 2 >= 9); seeds 4, 5: the header is the
+    # destination and the sequence number n bits (the generator keeps the destination)
+    config = small_config(rng, pattern, **({"N": 2, "P": 6} if seed == 3 else
+                                           {"N": 16, "destination": True} if seed >= 4
+                                           else {}))
     config = BistConfig(**{**vars(config), "flip_cycle": 0})    # the flip's logic built
     s = int(rng.integers(config.terminals))
     T, periods = config.cycle_length, 24
     period = config.period
     dut = TrafficGenerator(config, s)
+    assert dut.keeps_destination == (seed >= 4)
     model = GeneratorModel(config, s)
     flip_at = int(rng.integers(periods))
     where = replay(f"generator_draws and {pattern}", seed)
@@ -406,15 +413,21 @@ def test_the_generator_draws_and_sends_as_the_model(pattern, seed):
     async def bench(ctx):
         acked, stream, ack_at = False, [], -1
         for k in range(period * periods):
-            prepare, live, ran, step = period_clock(k, config)
+            prepare, live, ran = period_clock(k, config)
             p, t = divmod(k, period)
             ctx.set(dut.prepare, prepare)
             ctx.set(dut.live, live)
             ctx.set(dut.ran, ran)
-            ctx.set(dut.draw_step, step)
-            # the rotating stream's bit-times (a terminal whose headers have one length)
-            ctx.set(dut.sending, live and dut.stream_length is not None
-                    and t - 2 < dut.stream_length)
+            # the draw engine: at clock 2, the draw of the state the model moved on to
+            # if the terminal took its draw, else of the state after that (not taken)
+            if t == 2:
+                assert ctx.get(dut.took) == model.took, (where, "period", p)
+                x = model.x if model.took else gb.draw(model.x, s, config.n, 0, "random")[0]
+                ctx.set(dut.draw, draw_const(config, x))
+            ctx.set(dut.draw_ready, t == 2)
+            # the kept stream's bit-times (a terminal whose headers have one length)
+            for name, times in dut.strobes.items():
+                ctx.set(getattr(dut, name), live and t - 2 in times)
             ctx.set(dut.flip, prepare and p == flip_at)
             # the acknowledgment at one bit-time of a cycle, or none; noise outside
             ctx.set(dut.send_ack, t - 2 == ack_at or (not live and rng.random() < 0.5))
@@ -428,6 +441,61 @@ def test_the_generator_draws_and_sends_as_the_model(pattern, seed):
             bit = stream[t - 2] if live else 0
             assert ctx.get(dut.send) == bit, (where, "period", p, "clock", t)
             await ctx.tick()
+    simulate(dut, bench)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_draw_engine_moves_a_state_on_by_a_draw_where_its_terminal_took_it(seed):
+    """Every pass of the engine after a prepare offers each terminal that took its draw
+    the draw of its state moved on by :func:`~fatnet.golden.bist.draw` (one word of
+    terminals a clock, before the next prepare), from the first states after a reset
+    (one of a clock in the middle of a period); a terminal that did not take its draw
+    keeps its state."""
+    rng = np.random.default_rng([seed, 11])
+    config = small_config(rng, N=[8, 16, 32][seed], P=14)
+    config = BistConfig(**{**vars(config), "offer_threshold": gb.threshold(0.6)})
+    engine = DrawEngine(config)
+    rst = Signal(name="rst")
+    dut = ResetInserter(rst)(engine)
+    N, n, k = config.terminals, config.n, engine.lanes
+    assert engine.words * k == N and engine.words + 1 + 2 <= config.period - 1
+    took: list = []
+    want: dict = {}
+    where = replay("draw_engine", seed)
+    reset_at = int(rng.integers(3, 8)) * config.period + int(rng.integers(config.period))
+
+    async def bench(ctx):
+        nonlocal took, want
+        states, seen, t, p, ran = list(config.states), None, 0, 0, False
+        for clock in range(config.period * 12):
+            ctx.set(rst, clock == reset_at)   # a reset of one clock, mid-period
+            ctx.set(engine.prepare, t == 0)
+            ctx.set(engine.ran, ran)
+            if t == 0:
+                assert seen in (None, set(range(engine.words))), (where, "period", p)
+                took = [True] * N if not ran else [bool(b) for b in rng.integers(0, 2, N)]
+                states = list(config.states) if not ran else states
+                for i in range(N):
+                    if took[i]:
+                        states[i] = gb.draw(states[i], i, n, 0, "random")[0]
+                want, seen = {i: draw_const(config, states[i]) for i in range(N)}, set()
+                # took: no message, or a new one; else a message kept
+                sent = [not took[i] or bool(rng.integers(2)) for i in range(N)]
+                ctx.set(engine.sent, sum(1 << i for i in range(N) if sent[i]))
+                ctx.set(engine.offered, sum(1 << i for i in range(N)
+                                            if took[i] and sent[i]))
+            ready = ctx.get(engine.ready)
+            for w in range(engine.words):
+                if ready >> w & 1:
+                    seen.add(w)
+                    for j in range(k):
+                        i = w * k + j
+                        assert not took[i] or ctx.get(engine.draws[j]) == want[i], \
+                            (where, "period", p, "terminal", i)
+            await ctx.tick()
+            # as the top's period: a reset restarts it (prepare next, no cycle run)
+            t, ran = (0, False) if clock == reset_at else ((t + 1) % config.period, True)
+            p, seen = p + (t == 0), None if clock == reset_at else seen
     simulate(dut, bench)
 
 
@@ -463,7 +531,7 @@ def test_the_checker_passes_a_sound_payload_and_fails_any_other(seed):
     async def bench(ctx):
         want, bits, at = (0, 0), [0] * T, T
         for k in range(config.period * 30):
-            prepare, live, ran, _ = period_clock(k, config)
+            prepare, live, ran = period_clock(k, config)
             p, t = divmod(k, config.period)
             ctx.set(dut.prepare, prepare)
             ctx.set(dut.live, live)
@@ -477,6 +545,81 @@ def test_the_checker_passes_a_sound_payload_and_fails_any_other(seed):
             assert ctx.get(dut.recv_ack) == (live and t - 2 >= at and any(bits)), (where, p, t)
             await ctx.tick()
     simulate(dut, bench)
+
+
+def test_the_payloads_bit_times_are_fixed_only_where_every_message_arrives_at_one():
+    # T = 19, no prefix, P = 12: a message arriving at bit-time 6 ends the cycle
+    assert fixed_arrival({6}, 19, 0, 12) == 6
+    assert fixed_arrival({6, None}, 19, 0, 12) == 6     # one lost on a stuck link
+    assert fixed_arrival({2, 6}, 19, 0, 12) is None     # the fat-tree's paths
+    assert fixed_arrival({5}, 19, 0, 12) is None        # a later message could end
+    assert fixed_arrival({3}, 19, 3, 12) == 3
+    assert fixed_arrival({None}, 19, 0, 12) is None
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_checker_on_the_payloads_strobes_flags_as_the_counting_one(seed):
+    """Where every message arrives at one bit-time a and its payload ends the cycle, the
+    checker that takes the payload's bit-times from the period's strobes raises the
+    same acknowledgment and flags as the one that counts them, for a message at a,
+    none, one later (never complete) and a stream of ones from a bit-time up to a
+    (a wire stuck at 1); and the flags are the check's."""
+    rng = np.random.default_rng([seed, 7])
+    counted = small_config(rng, prefix=int(rng.integers(0, 3)), P=12 + seed % 3)
+    n, P, pre = counted.n, counted.payload_bits, counted.prefix
+    a = int(rng.integers(0, 4))
+    T = a + 1 + pre + P
+    counted = BistConfig(**{**vars(counted), "cycle_length": T})
+    windowed = BistConfig(**{**vars(counted), "arrival": a})
+    s = int(rng.integers(counted.terminals))
+    top = Module()
+    top.submodules.counted = counting = PayloadChecker(counted, s)
+    top.submodules.windowed = dut = PayloadChecker(windowed, s)
+    assert dut.windowed and not counting.windowed
+    where = replay("payloads_strobes", seed)
+    kinds = ["none", "sound", "flipped", "elsewhere", "late", "ones"]
+
+    def message(kind):
+        """(the cycle's recv bits, the flags the checker must raise)."""
+        dst = s if kind != "elsewhere" else (s + 1) % counted.terminals
+        pay = gb.make_payload(int(rng.integers(counted.terminals)), dst,
+                              int(rng.integers(1 << 10)), P, n)
+        pay ^= (1 << int(rng.integers(P))) if kind == "flipped" else 0
+        body = [1] + [int(b) for b in rng.integers(0, 2, pre)] + int_to_bits(pay, P)
+        if kind == "none":
+            return [0] * T, (0, 0)
+        if kind == "ones":
+            return [0] * int(rng.integers(a + 1)) + [1] * T, \
+                (gb.payload_ok((1 << P) - 1, s, P, n), not gb.payload_ok((1 << P) - 1, s, P, n))
+        at = a if kind != "late" else a + 1 + int(rng.integers(T - a - 1))
+        ok = gb.payload_ok(pay, s, P, n)
+        return [0] * at + body, (0, 0) if kind == "late" else (ok, not ok)
+
+    async def bench(ctx):
+        want, bits = (0, 0), [0] * T
+        for k in range(windowed.period * 40):
+            prepare, live, ran = period_clock(k, windowed)
+            p, b = divmod(k, windowed.period)
+            b -= 2    # the bit-time
+            for chk in (counting, dut):
+                ctx.set(chk.prepare, prepare)
+                ctx.set(chk.live, live)
+                ctx.set(chk.ran, ran)
+            ctx.set(dut.arrived, live and b == a)
+            ctx.set(dut.in_payload, live and b > a + pre)
+            ctx.set(dut.in_source, live and a + pre < b <= a + pre + n)
+            if prepare:
+                for chk in (counting, dut):
+                    have = (ctx.get(chk.delivered), ctx.get(chk.bad))
+                    assert have == tuple(map(int, want)) or not ran, (where, "period", p)
+                bits, want = message(kinds[int(rng.integers(len(kinds)))])
+                bits = (bits + [0] * T)[:T]
+            bit = bits[b] if live else int(rng.integers(2))    # noise outside
+            for chk in (counting, dut):
+                ctx.set(chk.recv, bit)
+            assert ctx.get(dut.recv_ack) == ctx.get(counting.recv_ack), (where, p, b)
+            await ctx.tick()
+    simulate(top, bench)
 
 
 @pytest.mark.parametrize("length", [1, 2, 5, 14, 15, 16, 40, 127, 200])
@@ -510,7 +653,11 @@ def test_a_component_refuses_bad_parameters_in_one_line(never_elaborated):
          "payload_bits must be >= 2n . 4 = 10, got 9"),
         (lambda: BistConfig(**{**vars(config), "states": (1,) * (1 << 17),
                                "headers": ({},) * (1 << 17)}),
-         r"the terminals must be at most 2\^16 \(the generator's address bits\), got 2\^17")]
+         r"the terminals must be at most 2\^16 \(the generator's address bits\), got 2\^17"),
+        (lambda: BistConfig(**{**vars(config), "arrival": config.cycle_length}),
+         f"arrival . 1 . prefix . payload_bits must be cycle_length "
+         f"{config.cycle_length}, got arrival {config.cycle_length}"),
+        (lambda: DrawEngine(None), "config must be a BistConfig, got None")]
     with never_elaborated():   # each refused in its constructor, never elaborated
         for make, words in cases:
             with pytest.raises(ValueError, match=words):

@@ -1,0 +1,184 @@
+"""The self-testing top's generators' states, kept for every terminal in one memory and
+stepped by one shared engine (:class:`DrawEngine`): each terminal keeps only its next
+draw (:func:`draw_fields`), in a register the engine writes.
+
+The states and draws are :mod:`fatnet.golden.bist`'s bit for bit: terminal s's state
+starts at its first state, and each draw it takes moves it on by the m steps of
+:func:`fatnet.golden.bist.draw_steps`, here one jump (the m steps' linear map over
+GF(2), :func:`jump`); the draw a terminal takes at a prepare is read from its state
+then.
+"""
+
+from __future__ import annotations
+
+from amaranth import Array, Cat, Const, Module, Mux, Signal, Value
+from amaranth.lib import memory, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..golden.bist import ALWAYS_OFFERS, LFSR_BITS, OFFER_BITS, draw_steps, lfsr_step
+from .bist_config import BistConfig
+from .logic import below, equals
+
+__all__ = ["DrawEngine", "draw_fields", "draw_value", "draw_const", "jump", "draw_lanes",
+           "DRAW_DELAY"]
+
+#: Clocks from a pass's first read to the terminals' draw registers taking the first
+#: word's draws: the memory's read, then the registered draws.
+DRAW_DELAY = 2
+
+
+def draw_fields(config: BistConfig) -> tuple[int, int]:
+    """(offer bits, address bits) of a draw the terminals keep: the offer's bit unless
+    every draw offers or none does (threshold 256 or 0), and the n bits of ``v`` (0
+    read as 1: the destination is the source XOR them) for the ``random`` pattern (a
+    fixed pattern's destination is a constant)."""
+    offers = int(0 < config.offer_threshold < ALWAYS_OFFERS)
+    return offers, config.n if config.pattern == "random" else 0
+
+
+def draw_value(config: BistConfig, state) -> Value:
+    """The draw a state gives, as the terminals keep it (:func:`draw_fields`): the
+    offer's bit (the state's bits 0 .. 7 below the threshold), then ``v`` (0 read as
+    1)."""
+    offers, address = draw_fields(config)
+    fields = [below(state[:OFFER_BITS], config.offer_threshold)] if offers else []
+    if address:
+        v = state[OFFER_BITS:OFFER_BITS + address]
+        fields.append(Mux(v.any(), v, Const(1, address)))
+    return Cat(*fields)
+
+
+def draw_const(config: BistConfig, state: int) -> int:
+    """:func:`draw_value` of a state known when the top is built (a first state)."""
+    offers, address = draw_fields(config)
+    offer = int((state & (ALWAYS_OFFERS - 1)) < config.offer_threshold)
+    v = (state >> OFFER_BITS) & ((1 << address) - 1) or (1 if address else 0)
+    return (v << 1 | offer) if offers else v
+
+
+def jump(state: Value, steps: int) -> Value:
+    """The state ``steps`` steps of :func:`fatnet.golden.bist.lfsr_step` after
+    ``state``: each bit the XOR of the bits of ``state`` whose image has it."""
+    images = []
+    for b in range(LFSR_BITS):
+        x = 1 << b
+        for _ in range(steps):
+            x = lfsr_step(x)
+        images.append(x)
+    bits = []
+    for i in range(LFSR_BITS):
+        terms = [state[b] for b in range(LFSR_BITS) if images[b] >> i & 1]
+        bit = Const(0, 1)
+        for term in terms:
+            bit = bit ^ term
+        bits.append(bit)
+    return Cat(*bits)
+
+
+def draw_lanes(terminals: int, period: int) -> int:
+    """k, the terminals the engine steps a clock (a power of two): the fewest with which
+    a pass over the W = N / k words (read at clocks 1 .. W after a prepare, taken by
+    the terminals :data:`DRAW_DELAY` clocks later) ends at least a clock before the
+    period's last (W + 1 + DRAW_DELAY at most the period's last clock)."""
+    lanes = 1
+    while terminals // lanes + 1 + DRAW_DELAY > period - 1:
+        lanes *= 2
+    return lanes
+
+
+class DrawEngine(wiring.Component):
+    """Every terminal's generator state in one memory (word w: the states of terminals
+    w k .. w k + k - 1), stepped by one engine a word a clock.
+
+    At each prepare it starts a pass: it reads word w at clock 1 + w, moves on each
+    terminal there that takes its draw at that prepare (``sent``, ``offered``) by one
+    draw's steps (:func:`jump`) and writes the word back; a clock later the draws the
+    new states give are on ``draws`` (lane j: terminal w k + j's) and ``ready`` has
+    bit w set, for one clock, for the terminals of word w to take into their draw
+    registers (:data:`DRAW_DELAY` clocks after the read). The
+    pass after the first prepare since reset (``ran`` low) reads the first states,
+    words W .. 2W - 1 of the memory, instead of the states.
+
+    Parameters
+    ----------
+    config : BistConfig
+        The self-test's parameters.
+
+    Attributes
+    ----------
+    prepare, ran : Signal
+        The period's strobes.
+    sent, offered : Signal
+        Per terminal, its generator's flags since the last prepare: it has a message;
+        the message is new. It took its draw at that prepare unless it has a message
+        that is not new (one kept).
+    draws : Signal
+        Per lane, the draw of the word now ready (:func:`draw_value`).
+    ready : Signal
+        One-hot, the word whose draws are on ``draws`` (registered).
+    """
+
+    def __init__(self, config: BistConfig):
+        if not isinstance(config, BistConfig):
+            raise ValueError(f"config must be a BistConfig, got {config!r}")
+        self._config = config
+        N = config.terminals
+        #: k, the terminals a word holds and a clock steps (:func:`draw_lanes`).
+        self.lanes = draw_lanes(N, config.period)
+        #: The words of the memory, N / k.
+        self.words = max(1, N // self.lanes)
+        #: The bits of a draw (:func:`draw_fields`).
+        self.width = sum(draw_fields(config))
+        super().__init__({"prepare": In(1), "ran": In(1), "sent": In(N), "offered": In(N),
+                          "draws": Out(self.width).array(self.lanes),
+                          "ready": Out(self.words)})
+
+    def _memory(self, m):
+        """The memory of the states, words 0 .. W - 1, and of the first states, words
+        W .. 2W - 1 (its contents at configuration, never written), in block RAM (a
+        read of a word in the clock it is written never happens)."""
+        k, bits = self.lanes, LFSR_BITS
+        firsts = [sum(self._config.states[w * k + j] << (j * bits) for j in range(k))
+                  for w in range(self.words)]
+        m.submodules.states = states = memory.Memory(
+            shape=k * bits, depth=2 * self.words, init=firsts + firsts,
+            attrs={"ram_style": "block", "no_rw_check": 1})
+        return states
+
+    def elaborate(self, platform):
+        m = Module()
+        k, W, bits = self.lanes, self.words, LFSR_BITS
+        steps = draw_steps(self._config.n)
+        states = self._memory(m)
+        read, write = states.read_port(), states.write_port(granularity=bits)
+        address = Signal(range(W + 1), name="address", init=W)   # W: no pass
+        fresh = Signal(name="fresh")       # the pass after the first prepare since reset
+        read_word = Signal(range(max(W, 2)), name="read_word")
+        reading = Signal(name="reading")   # the port's data is word read_word's
+        with m.If(self.prepare):
+            m.d.sync += [address.eq(0), fresh.eq(~self.ran)]
+        with m.Elif(address != W):
+            m.d.sync += address.eq(address + 1)
+        # the pass after the first prepare since reset reads the first states
+        m.d.comb += read.addr.eq(Mux(fresh, address + W, address))
+        m.d.sync += [read_word.eq(address), reading.eq(address != W)]
+        # which of the word's terminals took their draws, registered with its read (W
+        # is a power of two: the index covers the words exactly)
+        word = address[:(W - 1).bit_length()]
+        sent, offered = ((Array(flags[w * k:(w + 1) * k] for w in range(W))[word]
+                          if W > 1 else flags) for flags in (self.sent, self.offered))
+        took = Signal(k, name="took")
+        m.d.sync += took.eq(~sent | offered)
+        m.d.comb += write.addr.eq(read_word)
+        # one-hot, a shift register: word 0's at the pass's first read, then the next
+        m.d.sync += self.ready.eq(Cat(reading & equals(read_word, 0), self.ready[:-1]))
+        for j in range(k):
+            lane = slice(j * bits, (j + 1) * bits)
+            state = Signal(bits, name=f"state_{j}")
+            m.d.comb += state.eq(read.data[lane])
+            new = Signal(bits, name=f"new_{j}")
+            m.d.comb += [new.eq(jump(state, steps)), write.data[lane].eq(new),
+                         write.en[j].eq(reading & (took[j] | fresh))]
+            with m.If(reading):
+                m.d.sync += self.draws[j].eq(draw_value(self._config, new))
+        return m
