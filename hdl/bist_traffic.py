@@ -20,7 +20,7 @@ from ..golden.bist import ALWAYS_OFFERS
 from ..golden.bitstream import int_to_bits
 from .bist_config import BistConfig
 from .bist_draws import draw_const, draw_fields
-from .logic import equals, zero_extend
+from .logic import equals, free_init_register, zero_extend
 
 __all__ = ["TrafficGenerator", "PayloadChecker", "shift_counter", "WINDOW_STROBES",
            "stream_strobes"]
@@ -176,18 +176,23 @@ class TrafficGenerator(wiring.Component):
         prepare, live, ran = self.prepare, self.live, self.ran
         # No flip-flop here takes the reset: the first prepare after it (``ran`` low,
         # as at every clock of the reset) starts the terminal afresh, so the reset
-        # reaches the terminals only through the period's registered strobes.
-        active = Signal(name="active", reset_less=True)   # a message is being sent
-        drew = Signal(name="drew", reset_less=True)       # ... and it is new
-        ack_seen = Signal(name="ack_seen", reset_less=True)   # ... and acknowledged
+        # reaches the terminals only through the period's registered strobes. Nothing
+        # reads a register's value from before that prepare, so none has a power-up
+        # value (free_init_register): on the ECP5 and the Gowin a flip-flop then takes
+        # a synchronous set and its enable instead of LUTs.
+        active = free_init_register(1, name="active")   # a message is being sent
+        drew = free_init_register(1, name="drew")       # ... and it is new
+        ack_seen = free_init_register(1, name="ack_seen")   # ... and acknowledged
         # ---- what the cycle that ended did (the counters count it only if ``ran``)
         m.d.comb += [self.offered.eq(drew), self.sent.eq(active),
                      self.acknowledged.eq(ack_seen), self.lost.eq(active & ~ack_seen)]
         acked = Signal(name="acked")
         keep = Signal(name="keep")
         m.d.comb += [acked.eq(ran & self.acknowledged), keep.eq(ran & self.lost)]
-        # a terminal that took its draw at the last prepare sends a new message or none
-        offer, new_dst = self._draw(m, ~active | drew)
+        # a terminal that took its draw at the last prepare sends a new message or none;
+        # at a prepare with ``ran`` low (the reset's) every terminal takes it, whatever
+        # its flip-flops held before (they power up at no value the design reads)
+        offer, new_dst = self._draw(m, ~active | drew | ~ran)
         new = Signal(name="new")
         m.d.comb += new.eq(~keep & offer)
         with m.If(prepare):
@@ -221,7 +226,7 @@ class TrafficGenerator(wiring.Component):
         read = Const(draw_const(c, c.states[s]), offers + address)
         if offers + address:
             # written after a prepare before the next reads it: no reset
-            kept = Signal(offers + address, name="draw", reset_less=True)
+            kept = free_init_register(offers + address, name="draw")
             with m.If(self.draw_ready):     # shared by the word's terminals
                 m.d.sync += kept.eq(Mux(took, self.draw, kept))
             read = Mux(self.ran, kept, read)
@@ -286,12 +291,12 @@ class TrafficGenerator(wiring.Component):
         on). A flipped check bit is flipped back at the next prepare."""
         n, q = self._n, self._q
         # loaded at the first prepare (reset is one) before a bit of it is sent: no reset
-        kept = Signal(self.stream_length - 1 - n, name="kept", reset_less=True)
+        kept = free_init_register(self.stream_length - 1 - n, name="kept")
         seq_next = Signal(q, name="seq_next")
         m.d.comb += seq_next.eq(self._sequence_next(kept[n:n + q], acked))
         head, _ = self._head(new_dst)
         flip = self._flip()
-        flipped = Signal(name="flipped", reset_less=True)   # the check bit is flipped
+        flipped = free_init_register(1, name="flipped")   # the check bit is flipped
         with m.If(self.prepare):
             m.d.sync += flipped.eq(flip)
             with m.If(keep):
@@ -316,8 +321,8 @@ class TrafficGenerator(wiring.Component):
         loads both (a new message to ``new_dst``, or none, the sequence number counted
         on). A flipped check bit is sent flipped (``flip_bit``) in its cycle only."""
         # loaded at the first prepare (reset is one) before a bit of it is sent: no reset
-        dst = Signal(self._n, name="dst", reset_less=True)
-        seq = Signal(self._q, name="seq", reset_less=True)
+        dst = free_init_register(self._n, name="dst")
+        seq = free_init_register(self._q, name="seq")
         with m.If(self.prepare & ~keep):
             m.d.sync += [dst.eq(new_dst), seq.eq(self._sequence_next(seq, acked))]
         with m.Elif(self.rotate_dst):
@@ -327,7 +332,7 @@ class TrafficGenerator(wiring.Component):
         bit = self._constant_bits() ^ (self.rotate_dst & dst[-1]) ^ \
             (self.rotate_seq & seq[-1])
         if self._flips:
-            flipped = Signal(name="flipped", reset_less=True)
+            flipped = free_init_register(1, name="flipped")
             with m.If(self.prepare):
                 m.d.sync += flipped.eq(self.flip)
             bit = bit ^ (self.flip_bit & flipped)
@@ -339,8 +344,8 @@ class TrafficGenerator(wiring.Component):
         the M bit and the header loaded into one register, whose bits are counted out
         first, the payload into another."""
         n, q, prepare, live = self._n, self._q, self.prepare, self.live
-        dst = Signal(n, name="dst", reset_less=True)
-        seq = Signal(q, name="seq", reset_less=True)
+        dst = free_init_register(n, name="dst")
+        seq = free_init_register(q, name="seq")
         d_now = Signal(n, name="d_now")
         seq_next = Signal(q, name="seq_next")
         m.d.comb += [d_now.eq(Mux(keep, dst, new_dst)),
@@ -348,9 +353,9 @@ class TrafficGenerator(wiring.Component):
         head, head_length = self._head(d_now)
         payload = self._payload(d_now, seq_next, self._flip())
         # loaded at every prepare (reset is one) before a bit of it is sent: no reset
-        hreg = Signal(len(head), name="head", reset_less=True)
-        hcnt = Signal(len(head_length), name="hcnt", reset_less=True)
-        pay = Signal(self._P, name="pay", reset_less=True)
+        hreg = free_init_register(len(head), name="head")
+        hcnt = free_init_register(len(head_length), name="hcnt")
+        pay = free_init_register(self._P, name="pay")
         with m.If(prepare):
             m.d.sync += [dst.eq(d_now), seq.eq(seq_next), hreg.eq(head),
                          hcnt.eq(head_length), pay.eq(payload)]
@@ -414,8 +419,8 @@ class PayloadChecker(wiring.Component):
         m = Module()
         # Nothing here takes the reset: a prepare clears it all, as at every clock of
         # the reset.
-        got = Signal(name="got", reset_less=True)    # the M bit has come
-        acc = Signal(self._n, name="acc", reset_less=True)
+        got = free_init_register(1, name="got")    # the M bit has come
+        acc = free_init_register(self._n, name="acc")
         m.d.comb += self.recv_ack.eq(self.live & (got | self.recv))
         with m.If(self.prepare):
             m.d.sync += acc.eq(0)
@@ -435,7 +440,7 @@ class PayloadChecker(wiring.Component):
         last state exactly when the payload is complete. ``done``."""
         prefix, P, recv = self._prefix, self._P, self.recv
         width, tap, states = shift_counter(prefix + P)
-        count = Signal(width, name="count", reset_less=True)
+        count = free_init_register(width, name="count")
         done = Signal(name="done")
         m.d.comb += done.eq(equals(count, states[-1]))
         # the bit arriving now: after the prefix, of the source (its first n)
@@ -454,7 +459,7 @@ class PayloadChecker(wiring.Component):
         payload is complete if the M bit had come by the bit-time ``arrived`` (a
         stream that comes earlier is ones to the cycle's end; one that comes later
         ends after the cycle). ``done``."""
-        armed = Signal(name="armed", reset_less=True)    # the M bit came in time
+        armed = free_init_register(1, name="armed")    # the M bit came in time
         with m.If(self.prepare | self.arrived):    # recv_ack: got | recv, low at a prepare
             m.d.sync += armed.eq(self.recv_ack)
         with m.If(self.in_payload):    # never at a prepare
