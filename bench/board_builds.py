@@ -12,7 +12,8 @@ changes, the builds' counts go stale and the estimate with them. This rebuilds t
 builds selected (every build by default; ``--max-terminals`` leaves out the long
 builds of large networks), prints each one's count against the recorded one, and with
 ``--write`` writes the new counts, each with the day it was measured, into the shipped
-data, whose ``about`` names this command. A build that does not fit still has a count:
+data, whose ``about`` names this command, after each build (a run stopped keeps the
+counts it measured). A build that does not fit still has a count:
 nextpnr reports the logic before it places. A build that stops before nextpnr counts
 (synthesis failed, a timeout) keeps its recorded count and is named in the output.
 
@@ -114,12 +115,14 @@ def main(argv=None) -> None:
             logic, ended = measure(b, Path(tmp), args.timeout)
             if logic is not None:
                 counts[i] = logic
+                if args.write:      # after each build: a run stopped keeps what it measured
+                    BOARD_BUILDS.write_text(json.dumps(update(data, counts, day),
+                                                       indent=1) + "\n")
             change = (f"{logic:,} ({logic / b['logic'] - 1:+.0%})" if logic is not None
                       else "not counted, kept")
             print(f"{b['board']:>12} {b['key']:>16} {b['terminals']:>4}: {b['logic']:,} -> "
                   f"{change}; {ended}; {time.perf_counter() - t0:.0f} s", flush=True)
-    if args.write and counts:
-        BOARD_BUILDS.write_text(json.dumps(update(data, counts, day), indent=1) + "\n")
+    if args.write:
         print(f"wrote {len(counts)} counts into {BOARD_BUILDS}")
 
 
