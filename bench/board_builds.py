@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import re
 import shlex
 import subprocess
 import sys
@@ -38,6 +39,9 @@ from fatnet.hdl.tools import nextpnr_utilisation
 
 __all__ = ["build_arguments", "measure", "selected", "update", "main"]
 
+#: nextpnr's count as ``fatnet board``'s error line quotes it for a build that does not
+#: fit ("utilisation ICESTORM_LC: 5388/ 5280 102%").
+FAILED_USE = re.compile(r"utilisation (\w+): *(\d+)/")
 #: The command that measures the builds, as the shipped data's ``about`` names it.
 COMMAND = "python bench/board_builds.py --write"
 
@@ -67,6 +71,8 @@ def measure(build: dict, workdir: Path, timeout: int) -> tuple[int | None, str]:
     tim = out / "bist_top.tim"
     use = nextpnr_utilisation(tim.read_text(errors="replace") if tim.exists() else "")
     counts = [used for name, (used, _) in use.items() if name in LOGIC_CELLS]
+    # a build that does not fit writes nothing; its error line quotes nextpnr's count
+    counts += [int(used) for name, used in FAILED_USE.findall(ended) if name in LOGIC_CELLS]
     return (counts[0] if counts else None), ended
 
 

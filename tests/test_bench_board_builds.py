@@ -69,3 +69,14 @@ def test_the_count_is_read_from_nextpnrs_log(tmp_path, monkeypatch):
 
     monkeypatch.setattr(builds_script.subprocess, "run", fake_build)
     assert builds_script.measure(BUILDS[0], tmp_path, 10) == (3059, "fits")
+
+
+def test_a_build_that_does_not_fit_is_counted_from_its_error_line(tmp_path, monkeypatch):
+    error = ("fatnet board: error: the icebreaker build failed: Failed to expand region "
+             "(utilisation ICESTORM_LC: 5388/ 5280 102%); the largest butterfly ...")
+
+    def failed_build(args, **kwargs):       # writes nothing, as fatnet board does
+        return type("Failed", (), {"returncode": 2, "stderr": error + "\n"})()
+
+    monkeypatch.setattr(builds_script.subprocess, "run", failed_build)
+    assert builds_script.measure(BUILDS[0], tmp_path, 10) == (5388, error)
