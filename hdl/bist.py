@@ -81,7 +81,7 @@ __all__ = ["BistCore", "BistConfig", "line_template", "bist_lint_waivers", "coun
 
 #: Terminals per copy of the period's strobes (:meth:`BistCore._strobes`): each copy's
 #: nets reach these terminals only, not every terminal across the chip.
-STROBE_GROUP = 8
+STROBE_GROUP = 16
 
 #: Verilator waivers for the self-testing top's Verilog (network and BIST in one file):
 #: the network's own (:data:`fatnet.hdl.gen.LINT_WAIVERS`) and WIDTHEXPAND, because

@@ -50,9 +50,12 @@ SOURCE_OUTCOMES = ("offered", "sent", "acknowledged")
 #: check, one that fails it.
 WIRE_OUTCOMES = ("delivered", "bad")
 #: The order in which the kinds of outcome go through the one adder tree, a kind a
-#: clock: those the sweep adds to their counters in its order (the acknowledged,
-#: word 4, first), then the failed checks, which only the errors take.
-FEED = ("acknowledged", "delivered", "sent", "offered", "bad")
+#: clock: the acknowledged (word 4, the first the sweep adds after the errors and the
+#: lost, which are formed from the sums), then the kinds of a flag per recv wire (the
+#: widest: the delivered, the failed checks, which only the errors take), then the sent
+#: and the offered, so that the feed's shift register, whose stage i holds the kinds
+#: from the i-th on (:meth:`BistCounters._feed`), narrows after the third stage.
+FEED = ("acknowledged", "delivered", "bad", "sent", "offered")
 
 
 def tree_clocks(flags: int) -> int:
@@ -276,7 +279,7 @@ class BistCounters(wiring.Component):
         messages (``sent - acknowledged``: every message sent is acknowledged or lost),
         registered. ``|acknowledged - delivered|`` is registered on its own, from the
         clock after the delivered messages' sum (:data:`FEED`: the failed checks' comes
-        three clocks later), so that no clock's path runs through the comparison, the
+        a clock later), so that no clock's path runs through the comparison, the
         subtraction and the addition."""
         w = max(len(v) for v in sums.values()) + 1
         a_n, d_n, bad_n, s_n = (zero_extend(sums[k], w) for k in

@@ -23,8 +23,9 @@ __all__ = ["DrawEngine", "draw_fields", "draw_value", "draw_const", "jump", "dra
            "DRAW_DELAY"]
 
 #: Clocks from a pass's first read to the terminals' draw registers taking the first
-#: word's draws: the memory's read, then the registered draws.
-DRAW_DELAY = 2
+#: word's draws: the memory's read, its word registered (a block RAM's output is slow
+#: on the ECP5 and the Gowin), then the registered draws.
+DRAW_DELAY = 3
 
 
 def draw_fields(config: BistConfig) -> tuple[int, int]:
@@ -90,9 +91,10 @@ class DrawEngine(wiring.Component):
     """Every terminal's generator state in one memory (word w: the states of terminals
     w k .. w k + k - 1), stepped by one engine a word a clock.
 
-    At each prepare it starts a pass: it reads word w at clock 1 + w, moves on each
-    terminal there that takes its draw at that prepare (``sent``, ``offered``) by one
-    draw's steps (:func:`jump`) and writes the word back; a clock later the draws the
+    At each prepare it starts a pass: it reads word w at clock 1 + w, registers it at
+    clock 2 + w, moves on each terminal there that takes its draw at that prepare
+    (``sent``, ``offered``) by one draw's steps (:func:`jump`) and writes the word back
+    at clock 3 + w; a clock later the draws the
     new states give are on ``draws`` (lane j: terminal w k + j's) and ``ready`` has
     bit w set, for one clock, for the terminals of word w to take into their draw
     registers (:data:`DRAW_DELAY` clocks after the read). The
@@ -169,16 +171,21 @@ class DrawEngine(wiring.Component):
                           if W > 1 else flags) for flags in (self.sent, self.offered))
         took = Signal(k, name="took")
         m.d.sync += took.eq(~sent | offered)
-        m.d.comb += write.addr.eq(read_word)
-        # one-hot, a shift register: word 0's at the pass's first read, then the next
-        m.d.sync += self.ready.eq(Cat(reading & equals(read_word, 0), self.ready[:-1]))
+        # the word read is registered before the jump: what goes with it a clock later
+        held_word = Signal.like(read_word, name="held_word")
+        held = Signal(name="held")         # held_word's states are in the registers
+        held_took = Signal(k, name="held_took")
+        m.d.sync += [held_word.eq(read_word), held.eq(reading), held_took.eq(took)]
+        m.d.comb += write.addr.eq(held_word)
+        # one-hot, a shift register: word 0's after the pass's first jump, then the next
+        m.d.sync += self.ready.eq(Cat(held & equals(held_word, 0), self.ready[:-1]))
         for j in range(k):
             lane = slice(j * bits, (j + 1) * bits)
-            state = Signal(bits, name=f"state_{j}")
-            m.d.comb += state.eq(read.data[lane])
+            state = Signal(bits, name=f"state_{j}", reset_less=True)
+            m.d.sync += state.eq(read.data[lane])
             new = Signal(bits, name=f"new_{j}")
             m.d.comb += [new.eq(jump(state, steps)), write.data[lane].eq(new),
-                         write.en[j].eq(reading & (took[j] | fresh))]
-            with m.If(reading):
+                         write.en[j].eq(held & (held_took[j] | fresh))]
+            with m.If(held):
                 m.d.sync += self.draws[j].eq(draw_value(self._config, new))
         return m
