@@ -42,7 +42,8 @@ __all__ = ["FIXED_PATTERNS", "PATTERNS", "COUNTERS", "lfsr_step", "initial_state
            "report_line", "parse_report_line", "REPORT_FIELDS", "check_payload_bits",
            "StuckWire", "check_stuck_wire", "STUCK_WIRE_FIELDS", "period_clocks",
            "min_payload_bits", "lfsr_run", "draw_run", "draw_steps", "check_address_bits",
-           "LFSR_BITS", "LFSR_TAPS", "OFFER_BITS", "ALWAYS_OFFERS", "MAX_ADDRESS_BITS"]
+           "LFSR_BITS", "LFSR_TAPS", "OFFER_BITS", "ALWAYS_OFFERS", "MAX_ADDRESS_BITS",
+           "jump_images"]
 
 MASK32 = (1 << 32) - 1
 
@@ -150,6 +151,13 @@ def _lfsr_steps(x: int, count: int) -> int:
     return x
 
 
+def jump_images(count: int) -> list[int]:
+    """The map of ``count`` steps, linear over GF(2): the state ``count`` steps after
+    each state of one bit, bit b's at index b (a state's image is the XOR of its
+    bits' images)."""
+    return [_lfsr_steps(1 << b, count) for b in range(LFSR_BITS)]
+
+
 #: The bits of a state's part in a jump table (:func:`_jump_tables`): two parts.
 _PART_BITS = LFSR_BITS // 2
 
@@ -182,8 +190,7 @@ def _jumps(m: int, level: int) -> np.ndarray:
     jumps = _JUMPS.setdefault(m, [])
     while len(jumps) <= level:
         if not jumps:
-            images = np.array([_lfsr_steps(1 << b, m) for b in range(LFSR_BITS)],
-                              dtype=np.uint32)
+            images = np.array(jump_images(m), dtype=np.uint32)
         else:   # twice the steps: the last map applied to its own images
             last = jumps[-1]
             images = _jump(last, _jump(last, np.uint32(1) << np.arange(LFSR_BITS,

@@ -162,8 +162,11 @@ class BistCore(wiring.Component):
         m.submodules.report = report = self._report
         m.submodules.uart = uart = UartTx(self._config.baud_divisor)
         copies, shared = self._period(m)
-        self._terminals(m, copies, shared)
+        self._terminals(m, copies)
         m.d.comb += [counting.prepare.eq(shared.prepare), counting.ran.eq(shared.ran)]
+        if self._engine is not None:
+            m.submodules.draws = engine = self._engine
+            m.d.comb += [engine.prepare.eq(shared.prepare), engine.ran.eq(shared.ran)]
         wiring.connect(m, counting.o_report, report.i_report)
         wiring.connect(m, report.o_stream, uart.i_stream)
         m.d.comb += self.uart_tx.eq(uart.tx)
@@ -242,17 +245,16 @@ class BistCore(wiring.Component):
         m.d.sync += strobe.eq(Mux(equals(t, opens), 1, Mux(equals(t, closes), 0, strobe)))
         return strobe
 
-    def _terminals(self, m, copies: list, shared: _Period) -> None:
+    def _terminals(self, m, copies: list) -> None:
         """Every terminal's generator and checkers, joined to its port (through the
         stuck wire, if it is one of theirs), to its group's copy of the period's
-        strobes, to the draw engine (which follows ``shared``) and to the counters'
-        outcome flags."""
+        strobes, to the draw engine and to the counters' outcome flags."""
         flags: dict[str, list] = {key: [] for key in (*SOURCE_OUTCOMES, *WIRE_OUTCOMES)}
         for s, port in enumerate(self._ports):
             period = copies[s // STROBE_GROUP]
             m.submodules[f"t{s}_source"] = gen = self._sources[s]
             self._follow(m, gen, period)
-            self._draws(m, gen, s, shared)
+            self._draws(m, gen, s)
             m.d.comb += [getattr(gen, key[0]).eq(period.streams[key])
                          for key in gen.strobes.items()]
             m.d.comb += gen.send_ack.eq(self._read(port.send_ack[0], s, "send", "ack"))
@@ -272,16 +274,12 @@ class BistCore(wiring.Component):
         m.d.comb += [getattr(self._counting.flags, key).eq(Cat(bits))
                      for key, bits in flags.items()]
 
-    def _draws(self, m, gen, s: int, period: _Period) -> None:
+    def _draws(self, m, gen, s: int) -> None:
         """Terminal s's generator takes its next draw from the draw engine (word
-        s // k, lane s % k), where its draws vary; the engine follows ``period``'s
-        prepare and ``ran``."""
+        s // k, lane s % k), where its draws vary."""
         engine = self._engine
         if engine is None:
             return
-        if s == 0:
-            m.submodules.draws = engine
-            m.d.comb += [engine.prepare.eq(period.prepare), engine.ran.eq(period.ran)]
         k = engine.lanes
         m.d.comb += [engine.sent[s].eq(gen.sent), engine.offered[s].eq(gen.offered),
                      gen.draw.eq(engine.draws[s % k]),

@@ -15,7 +15,8 @@ from amaranth import Array, Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..golden.bist import ALWAYS_OFFERS, LFSR_BITS, OFFER_BITS, draw_steps, lfsr_step
+from ..golden.bist import (ALWAYS_OFFERS, LFSR_BITS, OFFER_BITS, draw, draw_steps,
+                           jump_images)
 from .bist_config import BistConfig
 from .logic import below, equals
 
@@ -50,30 +51,23 @@ def draw_value(config: BistConfig, state) -> Value:
 
 
 def draw_const(config: BistConfig, state: int) -> int:
-    """:func:`draw_value` of a state known when the top is built (a first state)."""
+    """:func:`draw_value` of a state known when the top is built (a first state), from
+    the model's :func:`fatnet.golden.bist.draw` (terminal 0's random destination is
+    ``v``, 0 read as 1)."""
     offers, address = draw_fields(config)
-    offer = int((state & (ALWAYS_OFFERS - 1)) < config.offer_threshold)
-    v = (state >> OFFER_BITS) & ((1 << address) - 1) or (1 if address else 0)
-    return (v << 1 | offer) if offers else v
+    _, offer, v = draw(state, 0, config.n, config.offer_threshold, "random")
+    v = v if address else 0
+    return (v << 1 | int(offer)) if offers else v
 
 
 def jump(state: Value, steps: int) -> Value:
     """The state ``steps`` steps of :func:`fatnet.golden.bist.lfsr_step` after
-    ``state``: each bit the XOR of the bits of ``state`` whose image has it."""
-    images = []
-    for b in range(LFSR_BITS):
-        x = 1 << b
-        for _ in range(steps):
-            x = lfsr_step(x)
-        images.append(x)
-    bits = []
-    for i in range(LFSR_BITS):
-        terms = [state[b] for b in range(LFSR_BITS) if images[b] >> i & 1]
-        bit = Const(0, 1)
-        for term in terms:
-            bit = bit ^ term
-        bits.append(bit)
-    return Cat(*bits)
+    ``state``: each bit the XOR of the bits of ``state`` whose image has it
+    (:func:`fatnet.golden.bist.jump_images`)."""
+    images = jump_images(steps)
+    return Cat(*(Cat(Const(0, 1), *(state[b] for b in range(LFSR_BITS)
+                                    if images[b] >> i & 1)).xor()
+                 for i in range(LFSR_BITS)))
 
 
 def draw_lanes(terminals: int, period: int) -> int:

@@ -189,10 +189,10 @@ class TrafficGenerator(wiring.Component):
         acked = Signal(name="acked")
         keep = Signal(name="keep")
         m.d.comb += [acked.eq(ran & self.acknowledged), keep.eq(ran & self.lost)]
-        # a terminal that took its draw at the last prepare sends a new message or none;
-        # at a prepare with ``ran`` low (the reset's) every terminal takes it, whatever
-        # its flip-flops held before (they power up at no value the design reads)
-        offer, new_dst = self._draw(m, ~active | drew | ~ran)
+        # a terminal that took its draw at the last prepare sends a new message or none
+        # (after a prepare with ``ran`` low, the reset's, every terminal has: it loads
+        # ``active`` and ``drew`` alike, whatever they held before)
+        offer, new_dst = self._draw(m, ~active | drew)
         new = Signal(name="new")
         m.d.comb += new.eq(~keep & offer)
         with m.If(prepare):
