@@ -36,7 +36,8 @@ test-large:
 formal:
 	@echo "formal: proofs by SymbiYosys (yowasp-sby); a YoWASP tool's first call on this" \
 	      "machine compiles it first (about two minutes), later calls start at once"
-	$(PY) -m pytest -n auto -q tests/butterfly/test_bfly_formal.py tests/hypercube/test_hc_formal.py
+	$(PY) -m pytest -n auto -q tests/butterfly/test_bfly_formal.py tests/hypercube/test_hc_formal.py \
+		tests/fattree/test_ft_formal.py
 
 # The command line's fuzz test at length: hostile options and message files
 # for every verb and kind, each invocation under a deadline; prints the invocations per

