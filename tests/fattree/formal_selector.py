@@ -30,9 +30,9 @@ class SelectorProof(Elaboratable):
 
     Attributes
     ----------
-    ports : list of Signal
-    probes : dict of str to str
-        Probe signal name -> the selector register it reads.
+    ports, probes
+        Its top-level ports, and probe name -> the selector register it reads
+        (``formal_harness.prove_property``).
     """
 
     #: the selector's registers, by their names in its elaboration

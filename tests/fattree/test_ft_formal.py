@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from formal_harness import prove
+from formal_harness import prove_property
 from formal_selector import SelectorProof
 
 WIDTHS = [pytest.param(2, id="w2")] + [pytest.param(w, marks=pytest.mark.formal, id=f"w{w}")
@@ -16,13 +16,11 @@ WIDTHS = [pytest.param(2, id="w2")] + [pytest.param(w, marks=pytest.mark.formal,
 @pytest.mark.parametrize("width", WIDTHS)
 def test_selector_is_proved(width, tmp_path):
     proof = SelectorProof(width)
-    prove(proof, proof.ports, tmp_path, name="selector", mode="prove", depth=3,
-          probes=proof.probes)
+    prove_property(proof, tmp_path, name="selector", mode="prove", depth=3)
 
 
 @pytest.mark.parametrize("width", [pytest.param(*p.values, marks=pytest.mark.formal, id=p.id)
                                    for p in WIDTHS])
 def test_selector_covers_are_reached(width, tmp_path):
     proof = SelectorProof(width, covers=True)
-    prove(proof, proof.ports, tmp_path, name="selector_cover", mode="cover", depth=5,
-          probes=proof.probes)
+    prove_property(proof, tmp_path, name="selector_cover", mode="cover", depth=5)

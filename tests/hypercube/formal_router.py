@@ -37,9 +37,9 @@ class RouterProof(Elaboratable):
 
     Attributes
     ----------
-    ports : list of Signal
-    probes : dict of str to str
-        Probe signal name -> the router register it reads.
+    ports, probes
+        Its top-level ports, and probe name -> the router register it reads
+        (``formal_harness.prove_property``).
     """
 
     def __init__(self, high, *, covers: bool = False):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from formal_harness import prove
+from formal_harness import prove_property
 from formal_router import RouterProof
 
 #: make test proves the router whose priority is an input (every node's module, both
@@ -21,13 +21,11 @@ HIGHS = [pytest.param(None, id="input"),
 @pytest.mark.parametrize("high", HIGHS)
 def test_dimension_router_is_proved(high, tmp_path):
     proof = RouterProof(high)
-    prove(proof, proof.ports, tmp_path, name="router", mode="prove", depth=3,
-          probes=proof.probes)
+    prove_property(proof, tmp_path, name="router", mode="prove", depth=3)
 
 
 @pytest.mark.parametrize("high", [pytest.param(*p.values, marks=pytest.mark.formal, id=p.id)
                                   for p in HIGHS])
 def test_dimension_router_covers_are_reached(high, tmp_path):
     proof = RouterProof(high, covers=True)
-    prove(proof, proof.ports, tmp_path, name="router_cover", mode="cover", depth=6,
-          probes=proof.probes)
+    prove_property(proof, tmp_path, name="router_cover", mode="cover", depth=6)
