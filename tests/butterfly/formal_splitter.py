@@ -46,7 +46,7 @@ class SplitterProof(Elaboratable):
         Add the cover statements (a cover task) instead of the assertions (a proof).
     switch : wiring.Component, optional
         The design under proof, with ``SplitterSwitch``'s signature (default: a new
-        ``SplitterSwitch(inputs, edges)``); a test hands in a mutant.
+        ``SplitterSwitch(inputs, edges, link_stages)``); a test hands in a mutant.
     path : str
         Where the ``SplitterSwitch`` is inside ``switch`` (its registers' prefix after
         flattening), ``"sw"`` for the switch itself.
@@ -162,7 +162,7 @@ class SplitterProof(Elaboratable):
         self._ack_core = self._probe["ack_out"] if self._s else sw.i.ack
         past_off = Signal(name="spec_past_off")
         m.d.sync += past_off.eq(off)
-        tag = self._tagged(m, waiting, off, conn, grant)
+        tag = self._tagged(m, waiting, conn, grant)
         if self._covers:
             self._add_covers(m, tag, grant, past_off)
             return m
@@ -212,7 +212,7 @@ class SplitterProof(Elaboratable):
             m.d.comb += Assert(p["waiting_ahead"] == self._ahead,
                                "waiting, a clock ahead")
 
-    def _tagged(self, m, waiting, off, conn, grant):
+    def _tagged(self, m, waiting, conn, grant):
         """An ``AnyConst`` input wire's message: the edge it holds (from the account's
         holders), lost or not, its address bit, and the values a clock ago the
         assertions compare with."""
