@@ -8,8 +8,8 @@ The shapes: ``inputs`` wires in (1 at level 0, 2 in a butterfly, 2d in a dilated
 butterfly, the random in-degree of a multibutterfly), ``edges`` = d = 1..3 per
 direction. Each task takes a few seconds; ``make test`` runs the ones not marked
 ``formal`` (two shapes' proofs and one's covers, the mutant and the 4-input butterfly's
-status), ``make formal`` all of them. A machine
-without the tools fails here, naming what to install (``make setup`` installs them)."""
+status), ``make formal`` all of them. A machine without the tools fails here, naming what
+to install (``make setup`` installs them)."""
 
 from __future__ import annotations
 
