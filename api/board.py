@@ -385,7 +385,8 @@ def _options(kind: str, params: dict) -> dict:
 def _check(options: dict) -> None:
     """The self-test's parameters checked as ``fatnet board``'s options are."""
     from ..golden.bist import PATTERNS
-    check_choice("pattern", options["pattern"], PATTERNS)
+    if options["pattern"] is not None:      # None: the family's board default applies
+        check_choice("pattern", options["pattern"], PATTERNS)
     check_fraction("load", options["load"])
     if options["report_cycles"] is not None:
         check_int("report_cycles", options["report_cycles"], 1, MAX_REPORT_CYCLES)

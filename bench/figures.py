@@ -149,6 +149,24 @@ def board_tops_table(results: dict) -> str:
     return table(("Board", "Clock", "Cells", "Fmax", "Command", "Date"), rows)
 
 
+def board_builds_table(results: dict) -> str:
+    """docs/boards.md's table of every self-testing top of ``bench/board_tops.py``: its
+    options, the defaults the family chose, the clock (the PLL's setting), the use of
+    the device, nextpnr's Fmax and the build's time."""
+    rows = []
+    for found in results["boards"]["entries"].values():
+        v = found["values"]
+        clock = f"{v['clock_mhz']:g} MHz" + (f" ({v['pll']})" if v.get("pll") else "")
+        cells = f"{v['cells']:,} / {v['capacity']:,} {v['cell_kind']} " \
+                f"({v['cells'] / v['capacity']:.0%})"
+        rows.append((v["board"], command_cell(f"{v['kind']} {v['options']}"),
+                     command_cell(v["defaults"]) if v.get("defaults") else "-", clock,
+                     cells, f"{v['fmax_mhz']:.2f} MHz", f"{v['seconds']} s",
+                     found["date"]))
+    return table(("Board", "Kind and options", "Board defaults", "Clock", "Logic", "Fmax",
+                  "Time", "Date"), rows)
+
+
 def bist_speed_table(results: dict) -> str:
     """docs/boards.md's table of the self-test prediction's speed on the iCEBreaker's
     plans, one row per recorded case of ``bench/bist_predict_speed.py``."""
@@ -227,6 +245,42 @@ def board_clock_table(results: dict) -> str:
                   "Board's / network's", "Command", "Date"), rows)
 
 
+#: The shipped size-search record (``python bench/boards.py --ship``), which
+#: :func:`board_sizes_table` renders: the same data ``fatnet board`` quotes.
+BOARD_SIZES = ROOT / "hdl" / "board_sizes.json"
+
+#: Per board and family, the size the largest network is meant to reach: twice the
+#: butterfly's inputs and the fat-tree's leaves of the first self-test, and one
+#: dimension more of the hypercube (k = 8 on the ULX3S, at a PLL clock).
+BOARD_SIZE_GOALS = {("icebreaker", "butterfly"): 32, ("icebreaker", "fat-tree"): 16,
+                    ("icebreaker", "hypercube"): 5, ("tang-nano-9k", "butterfly"): 32,
+                    ("tang-nano-9k", "fat-tree"): 32, ("tang-nano-9k", "hypercube"): 5,
+                    ("ulx3s", "butterfly"): 256, ("ulx3s", "fat-tree"): 128,
+                    ("ulx3s", "hypercube"): 8}
+
+
+#: How :func:`board_sizes_table` names a family's size.
+SIZE_NAMES = {"butterfly": "{} inputs", "fat-tree": "{} leaves", "hypercube": "k = {}"}
+
+
+def board_sizes_table(results: dict, path: Path = BOARD_SIZES) -> str:
+    """docs/boards.md's table of the largest network per board and family: the shipped
+    record of the size search (``path``; ``results`` is not read), one row per board
+    and family, with the size it is meant to reach."""
+    shipped = json.loads(path.read_text(encoding="utf-8"))
+    rows = []
+    for board, kinds in shipped["sizes"].items():
+        for kind, found in kinds.items():
+            goal = BOARD_SIZE_GOALS.get((board, kind))
+            name = SIZE_NAMES.get(kind, "{}")
+            rows.append((board, kind, name.format(found["size"]),
+                         "-" if goal is None else name.format(goal),
+                         f"{found['clock_mhz']:g} MHz", found["use"],
+                         command_cell(f"fatnet board {kind} {found['options']} --board {board}")))
+    return table(("Board", "Family", "Largest that fits", "Meant to reach", "Clock", "Build",
+                  "Command"), rows)
+
+
 #: docs/cosim.md's soak table: (label, the key of its values in soak.json's entry).
 SOAK_NETWORKS = (("butterfly, 16 inputs", "butterfly"),
                  ("fat-tree, 16 leaves, off-line", "fattree"),
@@ -276,9 +330,11 @@ TARGETS = (
     ("README.md", "headline", headline_table),
     ("docs/figures.md", "board-tops", board_tops_table),
     ("docs/figures.md", "recorded", recorded_table),
+    ("docs/boards.md", "board-builds", board_builds_table),
     ("docs/boards.md", "bist-speed", bist_speed_table),
     ("docs/boards.md", "bist-area", bist_area_table),
     ("docs/boards.md", "board-clock", board_clock_table),
+    ("docs/boards.md", "board-sizes", board_sizes_table),
     ("docs/cosim.md", "soak", soak_table),
 )
 

@@ -174,6 +174,15 @@ def test_bad_input_is_one_parameter_error_naming_it(call, names):
     assert "\n" not in str(caught.value)
 
 
+def test_a_board_build_left_to_the_familys_defaults_takes_them(tmp_path):
+    # the hypercube's board defaults choose the pattern (and the message's bits): a
+    # call that names neither gets what `fatnet board hypercube --dimension 3` gets
+    built = api.board("hypercube", "icebreaker", tmp_path / "b", dimension=3, predict=0)
+    assert built.board_defaults["pattern"] in ("random", "complement")
+    assert built.manifest["pattern"] == built.board_defaults["pattern"]
+    assert (tmp_path / "b" / "board.json").exists()
+
+
 def test_a_bad_top_writes_nothing(tmp_path):
     net = api.network("butterfly", inputs=4)
     with pytest.raises(api.ParameterError, match="top must be a Verilog identifier"):
