@@ -22,7 +22,7 @@ D its start latency and m the generator's steps per draw
   :meth:`fatnet.hdl.family.HardwareFamily.bist_header`), the payload
   (:func:`fatnet.golden.bist.make_payload`);
 * from clock 1 on: the latched outcomes are counted, in stages so that no clock's
-  path runs through more than two levels of the adder tree from a checker to a
+  path runs through more than two of the adder tree's adders from a checker to a
   counter (:class:`~fatnet.hdl.bist_counters.BistCounters`): one tree sums a kind of
   outcome a clock (L clocks deep, :func:`~fatnet.hdl.bist_counters.tree_clocks` of the
   terminals or the recv wires, whichever are more), clock L + 6 forms the cycle's
@@ -41,10 +41,12 @@ D its start latency and m the generator's steps per draw
 
 Every strobe of the period (prepare, start, the bit-times, those of the parts of the
 generators' kept streams, the checkers' payload bit-times where every message arrives
-at one bit-time, the draw engine's words, and whether a cycle
-has run) is a flip-flop, loaded in the clock before from the period's counter (the last
-from prepare), so that the nets that fan out to the terminals and into the network
-start at a register; each but ``start`` has a copy for every :data:`STROBE_GROUP`
+at one bit-time) is a flip-flop, loaded in the clock before from one table of the
+period's counter (:class:`_Pulses`), the draw engine's word strobes a one-hot shift
+register (:class:`~fatnet.hdl.bist_draws.DrawEngine`), and whether a cycle has run
+is a flip-flop that the reset clears and that is high from the clock after it, so that
+the nets that fan out to the terminals and into the network start at a register; each
+but ``start`` has a copy for every :data:`STROBE_GROUP`
 terminals (of the strobes those terminals follow), and prepare and whether a cycle has
 run one for the counters and the draw engine, so that no strobe's net reaches every
 terminal across the chip. No flip-flop of a generator or a checker takes the reset: the first
@@ -72,7 +74,7 @@ from .bist_config import BistConfig
 from .bist_draws import DrawEngine, draw_fields
 from .bist_counters import SOURCE_OUTCOMES, WIRE_OUTCOMES, BistCounters, count_clocks
 from .bist_report import ReportFormatter, line_template
-from .bist_traffic import PayloadChecker, TrafficGenerator, member
+from .bist_traffic import SEND_LEAD, PayloadChecker, TrafficGenerator
 from .bist_uart import UartTx
 from .gen import LINT_WAIVERS
 from .logic import equals
@@ -107,6 +109,50 @@ class _Period(NamedTuple):
     ran: Signal       #: a cycle has run since reset
     streams: dict      #: the generators' stream strobes, (name, bit-times) -> strobe
     window: dict       #: the checkers' payload strobes (``WINDOW_STROBES``), if any
+
+
+class _Pulses:
+    """The period's strobes as one lookup of the period's counter: every strobe is a
+    flip-flop whose next value is a column of one table, the clocks of the period at
+    which it is high, picked by the counter (:meth:`decode`: a few LUTs per column,
+    two levels from the counter where the period is at most 32 clocks). A strobe has no
+    logic of its own (no window set and cleared, no feedback), and the copies of a
+    strobe share their column.
+
+    Parameters
+    ----------
+    period : int
+        The period's clocks.
+    """
+
+    def __init__(self, period: int):
+        self._period = period
+        self._columns: dict[frozenset, Signal] = {}   # the clocks it is high -> column
+
+    def strobe(self, m, name: str, clocks, init: int = 0) -> Signal:
+        """A flip-flop ``name`` high in the period's ``clocks`` (each in 0 .. period -
+        1), loaded from the table in the clock before (``init``: its reset value)."""
+        clocks = frozenset(clocks)
+        if not all(0 <= c < self._period for c in clocks):
+            raise ValueError(f"{name}: clocks {sorted(clocks)} outside the period "
+                             f"of {self._period}")
+        if clocks not in self._columns:
+            self._columns[clocks] = Signal(name=f"pulse_{len(self._columns)}")
+        flop = Signal(name=name, init=init)
+        m.d.sync += flop.eq(self._columns[clocks])
+        return flop
+
+    def decode(self, m, t) -> None:
+        """The table, from the period's counter ``t``: at clock c each column is
+        whether its strobe is high at clock c + 1 (mod the period), bit 0 of a
+        constant shifted right by ``t``: a function of ``t``'s bits alone, which Yosys
+        maps as any function of them (one LUT for four bits, two levels for five),
+        not as a sum of comparisons with ``t``; and a continuous one, which a Verilog
+        simulator evaluates from time 0 (a process would wait for ``t`` to change)."""
+        P = self._period
+        for clocks, column in self._columns.items():
+            table = sum(1 << c for c in range(P) if (c + 1) % P in clocks)
+            m.d.comb += column.eq((Const(table, P) >> t)[0])
 
 
 class BistCore(wiring.Component):
@@ -178,51 +224,58 @@ class BistCore(wiring.Component):
         the copies of the other strobes (:meth:`_strobes`): one for each
         :data:`STROBE_GROUP` terminals, in their order, and one (prepare and ``ran``
         alone) for the counters and the draw engine."""
-        last = self._config.period - 1
-        t = Signal(range(last + 1), name="period_t")
-        start = Signal(name="start")
-        m.d.sync += [t.eq(Mux(equals(t, last), 0, t + 1)), start.eq(equals(t, 0))]
-        m.d.comb += self._network.start.eq(start)
+        period = self._config.period
+        t = Signal(range(period), name="period_t")
+        m.d.sync += t.eq(Mux(equals(t, period - 1), 0, t + 1))
+        pulses = _Pulses(period)
+        m.d.comb += self._network.start.eq(pulses.strobe(m, "start", {1}))
         groups = range(0, self._config.terminals, STROBE_GROUP)
-        copies = [self._strobes(m, t, f"strobe{g}", self._sources[s:s + STROBE_GROUP])
+        copies = [self._strobes(m, pulses, f"strobe{g}", self._sources[s:s + STROBE_GROUP])
                   for g, s in enumerate(groups)]
-        return copies, self._strobes(m, t, f"strobe{len(copies)}", None)
+        shared = self._strobes(m, pulses, f"strobe{len(copies)}", None)
+        pulses.decode(m, t)
+        return copies, shared
 
-    def _strobes(self, m, t, prefix: str, sources) -> _Period:
-        """One copy of the period's strobes, named ``{prefix}_...``: clock 0 prepare,
-        whether a cycle has run, and for the generators ``sources`` (None: prepare and
-        ``ran`` alone) and their checkers, D + 2 .. D + T + 1 the bit-times, the
-        bit-times of the parts of their kept streams (:meth:`_stream_strobes`), and
-        where every message arrives at one bit-time the checkers'
-        (:meth:`_payload_window`). Every strobe is a flip-flop loaded in the clock before,
-        so that what fans out to the terminals leaves a register; the copies'
-        flip-flops are kept apart (:func:`~fatnet.hdl.controller.keep_start_tree`)."""
+    def _strobes(self, m, pulses: "_Pulses", prefix: str, sources) -> _Period:
+        """One copy of the period's strobes (:class:`_Pulses`), named
+        ``{prefix}_...``: clock 0 prepare, whether a cycle has run, and for the
+        generators ``sources`` (None: prepare and ``ran`` alone) and their checkers,
+        D + 2 .. D + T + 1 the bit-times, the bit-times of the parts of their kept
+        streams (:meth:`_stream_strobes`), and where every message arrives at one
+        bit-time the checkers' (:meth:`_payload_window`). The copies' flip-flops are
+        kept apart (:func:`~fatnet.hdl.controller.keep_start_tree`).
+
+        ``ran`` is a flip-flop that the reset clears and that is high from the clock
+        after it: the reset's last clock is the last prepare with it low (the prepare
+        strobe's reset value is high), and no logic of the period feeds it, so the nets
+        it reaches start at a register whose input is a constant."""
         D, T = self._config.start_latency, self._config.cycle_length
-        prep = Signal(name=f"{prefix}_prepare", init=1)     # reset is clock 0
+        prep = pulses.strobe(m, f"{prefix}_prepare", {0}, init=1)   # reset is clock 0
         ran = Signal(name=f"{prefix}_ran")                 # a cycle has run since reset
-        m.d.sync += [prep.eq(equals(t, self._config.period - 1)), ran.eq(ran | prep)]
+        m.d.sync += ran.eq(1)
         if sources is None:
             return _Period(prep, None, ran, {}, {})
-        live = self._window(m, t, f"{prefix}_live", D + 1, D + T + 1)   # a bit-time
-        return _Period(prep, live, ran, self._stream_strobes(m, t, prefix, sources),
-                       self._payload_window(m, t, prefix))
+        live = pulses.strobe(m, f"{prefix}_live", range(D + 2, D + T + 2))   # a bit-time
+        return _Period(prep, live, ran, self._stream_strobes(m, pulses, prefix, sources),
+                       self._payload_window(m, pulses, prefix))
 
-    def _stream_strobes(self, m, t, prefix: str, sources) -> dict:
+    def _stream_strobes(self, m, pulses: "_Pulses", prefix: str, sources) -> dict:
         """The strobes of the generators ``sources`` that keep their streams, one per
         distinct name and bit-times
-        (:attr:`~fatnet.hdl.bist_traffic.TrafficGenerator.strobes`), each a flip-flop
-        loaded in the clock before: ``(name, bit-times)`` -> strobe."""
-        bit0 = self._config.start_latency + 2      # the clock of bit-time 0
+        (:attr:`~fatnet.hdl.bist_traffic.TrafficGenerator.strobes`), each
+        :data:`~fatnet.hdl.bist_traffic.SEND_LEAD` clock before its bit-times (the
+        generator registers its stream's bit): ``(name, bit-times)`` -> strobe."""
+        lead = self._config.start_latency + 2 - SEND_LEAD   # bit-time 0's clock, less it
         strobes: dict = {}
         for gen in sources:
             for key in gen.strobes.items():
                 if key not in strobes:
                     name, times = key
-                    strobe = strobes[key] = Signal(name=f"{prefix}_{name}_{len(strobes)}")
-                    m.d.sync += strobe.eq(member(t, [bit0 + b - 1 for b in times]))
+                    strobes[key] = pulses.strobe(m, f"{prefix}_{name}_{len(strobes)}",
+                                                 {lead + b for b in times})
         return strobes
 
-    def _payload_window(self, m, t, prefix: str) -> dict:
+    def _payload_window(self, m, pulses: "_Pulses", prefix: str) -> dict:
         """Where every message arrives at one bit-time a (the config's ``arrival``),
         the checkers' strobes: ``arrived``, bit-time a; ``in_payload``, the payload's
         bit-times a + 1 + prefix .. T - 1; ``in_source``, its first n. Else none."""
@@ -231,19 +284,11 @@ class BistCore(wiring.Component):
             return {}
         arrived = c.start_latency + 2 + c.arrival     # the clock of bit-time a
         first = arrived + 1 + c.prefix                  # of the payload's first bit
-        return {"arrived": self._window(m, t, f"{prefix}_arrived", arrived - 1, arrived),
-                "in_payload": self._window(m, t, f"{prefix}_in_payload", first - 1,
-                                           first - 1 + c.payload_bits),
-                "in_source": self._window(m, t, f"{prefix}_in_source", first - 1,
-                                          first - 1 + c.n)}
-
-    @staticmethod
-    def _window(m, t, name: str, opens: int, closes: int) -> Signal:
-        """A strobe of the period, a flip-flop: high in clocks ``opens + 1`` ..
-        ``closes`` of the period's counter ``t`` (set and cleared in the clock before)."""
-        strobe = Signal(name=name)
-        m.d.sync += strobe.eq(Mux(equals(t, opens), 1, Mux(equals(t, closes), 0, strobe)))
-        return strobe
+        return {"arrived": pulses.strobe(m, f"{prefix}_arrived", {arrived}),
+                "in_payload": pulses.strobe(m, f"{prefix}_in_payload",
+                                            range(first, first + c.payload_bits)),
+                "in_source": pulses.strobe(m, f"{prefix}_in_source",
+                                           range(first, first + c.n))}
 
     def _terminals(self, m, copies: list) -> None:
         """Every terminal's generator and checkers, joined to its port (through the

@@ -6,6 +6,9 @@ clocks; at a report the sweep also sends each new value on a stream of words
 
 from __future__ import annotations
 
+import operator
+from functools import reduce
+
 from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
@@ -37,9 +40,11 @@ MIN_PERIOD = len(COUNTERS) + 1
 #: ``index``); ``last`` marks a report's last word, the cycles'.
 REPORT_WORD = data.StructLayout({"index": range(len(COUNTERS)), "value": 32, "last": 1})
 #: The adder trees' levels per clock. The first two levels count four flags into three
-#: bits, each a function of the four (one LUT4 deep); later pairs of levels are two
-#: short carry chains. A register after every level would cost the logic of each level
-#: apart (more LUTs, and a flip-flop per bit and level). :func:`popcount` takes two.
+#: bits, each a function of the four (one LUT4 deep); the others are short carry chains.
+#: A register after every level would cost the logic of each level apart (more LUTs,
+#: and a flip-flop per bit and level). :func:`popcount` takes two a clock on average:
+#: the first clock the four-flag counts and one adder, each later clock at most two
+#: adders.
 LEVELS_PER_CLOCK = 2
 
 #: The outcomes of a cycle counted, one flag per terminal: a new message, a message sent,
@@ -133,27 +138,45 @@ def count_four(flags):
     return Cat(ab ^ cd, (a & b) ^ (c & d) ^ (ab & cd), a & b & c & d)
 
 
+def _registered_levels(levels: int, clocks: int) -> list[int]:
+    """The level of an adder tree of ``levels`` levels that each of its ``clocks``
+    clocks registers: the first the four-flag counts (level 2) and, where there are
+    more levels, one adder; the adders left spread over the other clocks as evenly as
+    they go (the earlier taking the more), so that no clock has more than two adders
+    where ``clocks`` >= :func:`tree_clocks`. A clock with no adder left carries the
+    count a level on."""
+    ends = [2 + min(1, levels - 2) if clocks > 1 else 2]
+    for left in range(clocks - 1, 0, -1):
+        ends.append(ends[-1] + max(1, -(-(levels - ends[-1]) // left)))
+    return ends
+
+
 def popcount(m: Module, bits, name: str, clocks: int):
     """The number of ones among ``bits``, ``clocks`` clocks after them: a tree, each
     level adding the level before in pairs (an odd one carried), registered in ``m``'s
-    ``sync`` every :data:`LEVELS_PER_CLOCK` levels, its values signals named
+    ``sync`` at one level a clock (:func:`_registered_levels`), its values signals named
     ``{name}_l{level}_{i}``; the first two levels count the flags four at a time
-    (:func:`count_four`), the others are adders. Once one value is left it is carried to
-    the last level, so that trees of fewer flags give their count at the same clock.
-    ``clocks`` >= :func:`tree_clocks` of ``len(bits)``. Each value is as wide as its
-    count needs: a level-k value counts at most 2^k flags, k + 1 bits (at most
+    (:func:`count_four`, one LUT deep), the others are adders. The first clock takes
+    the four-flag counts and at most one adder, the later ones at most two: the two
+    adders of the second and the third level after the counts would be a clock's
+    longest path. Once one value is left it is carried to the last level, so that
+    trees of fewer flags give their count at the same clock. ``clocks`` >=
+    :func:`tree_clocks` of ``len(bits)``. Each value is as wide as its count needs: a
+    level-k value counts at most 2^k flags, k + 1 bits (at most
     ``len(bits).bit_length()``). The registers take no reset."""
     w = max(1, len(bits).bit_length())
     width = min(3, w)
+    registered = _registered_levels(max(2, (len(bits) - 1).bit_length()), clocks)
     level = [Signal(width, name=f"{name}_l2_{i}", reset_less=True)
              for i in range(-(-len(bits) // 4))]
-    m.d.sync += [v.eq(count_four(bits[4 * i:4 * i + 4])) for i, v in enumerate(level)]
-    for k in range(3, clocks * LEVELS_PER_CLOCK + 1):
+    first = m.d.sync if 2 in registered else m.d.comb
+    first += [v.eq(count_four(bits[4 * i:4 * i + 4])) for i, v in enumerate(level)]
+    for k in range(3, registered[-1] + 1):
         width = min(width + 1, w)
         pairs = [level[i:i + 2] for i in range(0, len(level), 2)]
         level = [Signal(width, name=f"{name}_l{k}_{i}", reset_less=True)
                  for i in range(len(pairs))]
-        domain = m.d.sync if k % LEVELS_PER_CLOCK == 0 else m.d.comb
+        domain = m.d.sync if k in registered else m.d.comb
         domain += [v.eq(sum(pair)) for v, pair in zip(level, pairs)]
     if len(level) != 1:
         raise ValueError(f"{len(bits)} flags need {tree_clocks(len(bits))} clocks, "
@@ -175,7 +198,7 @@ class BistCounters(wiring.Component):
     A cycle's outcome flags are taken at its ``prepare`` (the clock that ends it) and
     counted by one adder tree, a kind of outcome a clock (:data:`FEED`, from clock 1
     after the prepare), in stages so that no clock's path runs through more than two
-    levels of the tree (:func:`popcount`, :data:`LEVELS_PER_CLOCK` levels a clock:
+    of the tree's adders (:func:`popcount`, :data:`LEVELS_PER_CLOCK` levels a clock:
     :func:`tree_clocks` of the terminals or the recv wires, whichever are more: L
     clocks); the kind fed at clock 1 + i is summed by clock L + 1 + i and held from
     clock L + 2 + i until the next period's. Clock L + 6 forms the cycle's errors
@@ -308,18 +331,18 @@ class BistCounters(wiring.Component):
         fresh = Signal(name="sweep_fresh", init=1)     # no sweep read since the reset
         assert ZERO_WORD == (1 << len(address)) - 1     # all ones: an OR chooses it
         m.d.comb += read.addr.eq(address | fresh.replicate(len(address)))
-        with m.Switch(address):     # a full case, as lint asks: the last is the default
-            for k, add in enumerate(adds[:-1]):
-                with m.Case(k):
-                    m.d.sync += step.eq(add)
-            with m.Default():
-                m.d.sync += step.eq(adds[-1])
+        # the counter read, one-hot (bit k: counter k, while reading), so that its
+        # increment is chosen by an AND-OR two LUTs deep, not a multiplexer of seven
+        reading_at = Signal(len(COUNTERS), name="sweep_reading_at", init=1 << last)
+        m.d.sync += step.eq(reduce(operator.or_, (
+            zero_extend(add, len(step)) & reading_at[k].replicate(len(step))
+            for k, add in enumerate(adds))))
         with m.If(reading):
-            m.d.sync += address.eq(address - 1)
+            m.d.sync += [address.eq(address - 1), reading_at.eq(reading_at >> 1)]
             with m.If(equals(address, 0)):
                 m.d.sync += [reading.eq(0), fresh.eq(0)]
         with m.If(start):       # after the last read of a sweep, if the period is short
-            m.d.sync += [reading.eq(1), address.eq(last)]
+            m.d.sync += [reading.eq(1), address.eq(last), reading_at.eq(1 << last)]
         # what each read is for (written back, which word, reported), carried along the
         # sum's stages to the write
         tag = Cat(reading, address, self._reporting(m, start))

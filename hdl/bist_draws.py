@@ -11,7 +11,7 @@ then.
 
 from __future__ import annotations
 
-from amaranth import Array, Cat, Const, Module, Mux, Signal, Value
+from amaranth import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -141,6 +141,23 @@ class DrawEngine(wiring.Component):
             attrs={"ram_style": "block", "no_rw_check": 1})
         return states
 
+    def _took(self, m) -> Signal:
+        """Which of the terminals of the word read a clock before took their draws at
+        the prepare (``~sent | offered``, steady from the clock after it to the next):
+        every terminal's taken into a shift register in the clock after the prepare
+        and shifted a word a clock, so that the word read at clock 1 + w has its
+        terminals' at clock 2 + w with the word (a flip-flop each, not a choice of
+        the word among the terminals' flags)."""
+        k = self.lanes
+        after_prepare = Signal(name="after_prepare")
+        took_all = Signal(self.words * k, name="took_all", reset_less=True)
+        m.d.sync += after_prepare.eq(self.prepare)
+        with m.If(after_prepare):
+            m.d.sync += took_all.eq(~self.sent | self.offered)
+        with m.Else():
+            m.d.sync += took_all.eq(took_all >> k)
+        return took_all[:k]
+
     def elaborate(self, platform):
         m = Module()
         k, W, bits = self.lanes, self.words, LFSR_BITS
@@ -158,13 +175,7 @@ class DrawEngine(wiring.Component):
         # the pass after the first prepare since reset reads the first states
         m.d.comb += read.addr.eq(Mux(fresh, address + W, address))
         m.d.sync += [read_word.eq(address), reading.eq(address != W)]
-        # which of the word's terminals took their draws, registered with its read (W
-        # is a power of two: the index covers the words exactly)
-        word = address[:(W - 1).bit_length()]
-        sent, offered = ((Array(flags[w * k:(w + 1) * k] for w in range(W))[word]
-                          if W > 1 else flags) for flags in (self.sent, self.offered))
-        took = Signal(k, name="took")
-        m.d.sync += took.eq(~sent | offered)
+        took = self._took(m)
         # the word read is registered before the jump: what goes with it a clock later
         held_word = Signal.like(read_word, name="held_word")
         held = Signal(name="held")         # held_word's states are in the registers

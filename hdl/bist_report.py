@@ -4,6 +4,9 @@ a time into a memory, sent as the report line's characters
 
 from __future__ import annotations
 
+import operator
+from functools import reduce
+
 from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import memory, stream, wiring
 from amaranth.lib.wiring import In, Out
@@ -97,11 +100,14 @@ class ReportFormatter(wiring.Component):
         snapshot_held = Signal(32, name="snapshot_held", reset_less=True)
         template_read = Signal(9, name="template_read", reset_less=True)
         m.d.sync += [snapshot_held.eq(read.data), template_read.eq(template.data)]
+        # the nibble the digit count is at (its low three bits), the most significant
+        # first, chosen by a one-hot copy of those bits (an AND-OR two LUTs deep, not a
+        # multiplexer of eight three deep)
+        nibble_at = Signal(DIGITS, name="nibble_at", init=1)
         nibble = Signal(4, name="nibble")
-        with m.Switch(digit[:3]):    # the most significant nibble first
-            for i in range(DIGITS):
-                with m.Case(i):
-                    m.d.comb += nibble.eq(snapshot_held[4 * (DIGITS - 1 - i):][:4])
+        m.d.comb += nibble.eq(reduce(operator.or_, (
+            snapshot_held[4 * (DIGITS - 1 - i):][:4] & nibble_at[i].replicate(4)
+            for i in range(DIGITS))))
         nibble_held = Signal(4, name="nibble_held")
         word_held = Signal(9, name="template_held")
         m.d.sync += [nibble_held.eq(nibble), word_held.eq(template_read)]
@@ -126,14 +132,19 @@ class ReportFormatter(wiring.Component):
         m.d.sync += [char_next.eq(char),
                      settled.eq(Cat(~take, settled[:-1] & ~take.replicate(len(settled) - 1))),
                      index_next.eq(index + 1), digit_next.eq(digit + 1)]
+        # the index is the line's last: a flip-flop loaded with the index, not a decode
+        # of it on the path to ``going``'s enable
+        at_last = Signal(name="at_last")
         with m.If(self.started):
-            m.d.sync += [index.eq(0), digit.eq(0), settled.eq(0), going.eq(1)]
+            m.d.sync += [index.eq(0), digit.eq(0), nibble_at.eq(1), settled.eq(0),
+                         going.eq(1), at_last.eq(end == 1)]
         with m.Elif(take):
-            m.d.sync += index.eq(index_next)
-            with m.If(equals(index, end - 1)):
+            m.d.sync += [index.eq(index_next), at_last.eq(equals(index_next, end - 1))]
+            with m.If(at_last):
                 m.d.sync += going.eq(0)
             with m.If(is_digit):
-                m.d.sync += digit.eq(digit_next)
+                m.d.sync += [digit.eq(digit_next),
+                             nibble_at.eq(Cat(nibble_at[-1], nibble_at[:-1]))]
         return m
 
     @staticmethod

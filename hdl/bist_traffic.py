@@ -23,7 +23,7 @@ from .bist_draws import draw_const, draw_fields
 from .logic import equals, free_init_register, zero_extend
 
 __all__ = ["TrafficGenerator", "PayloadChecker", "shift_counter", "WINDOW_STROBES",
-           "stream_strobes"]
+           "stream_strobes", "SEND_LEAD"]
 
 
 def _check_terminal(config: BistConfig, terminal) -> None:
@@ -86,6 +86,11 @@ def stream_strobes(length: int, payload_bits: int, n: int, keeps_destination: bo
     return strobes
 
 
+#: Clocks by which a kept stream's strobes (:func:`stream_strobes`) come before their
+#: bit-times: the generator computes each bit in the clock before it sends it from a
+#: flip-flop (:meth:`TrafficGenerator._send_registered`).
+SEND_LEAD = 1
+
 #: The period's strobes, which every generator and checker follows (module docstring).
 PERIOD_MEMBERS = {"prepare": In(1), "live": In(1), "ran": In(1)}
 #: The period's strobes of a checker whose payload comes at one bit-time
@@ -130,7 +135,8 @@ class TrafficGenerator(wiring.Component):
         The terminal took its draw at the last prepare (no message was kept).
     mark_m, mark_0 .. mark_n-1, rotate, rotate_dst, rotate_seq, flip_bit : Signal
         Where :attr:`stream_length` is not None, the bit-times of its stream's parts,
-        :attr:`strobes` (:func:`stream_strobes`).
+        :attr:`strobes` (:func:`stream_strobes`), each high :data:`SEND_LEAD` clock
+        before its bit-time (the generator registers the bit it sends).
     flip : Signal
         Fault injection (where the config's ``flip_cycle`` is set): the message of the
         cycle this prepare starts goes out with its payload's last bit flipped.
@@ -183,12 +189,17 @@ class TrafficGenerator(wiring.Component):
         active = free_init_register(1, name="active")   # a message is being sent
         drew = free_init_register(1, name="drew")       # ... and it is new
         ack_seen = free_init_register(1, name="ack_seen")   # ... and acknowledged
+        # ... and not acknowledged yet: ``active`` and not ``ack_seen``, in a flip-flop
+        # of its own, which the choice to keep the message reads. The counters read
+        # ``ack_seen`` (and the placer draws it toward them); this one only the
+        # terminal's own logic reads.
+        pending = free_init_register(1, name="pending")
         # ---- what the cycle that ended did (the counters count it only if ``ran``)
         m.d.comb += [self.offered.eq(drew), self.sent.eq(active),
                      self.acknowledged.eq(ack_seen), self.lost.eq(active & ~ack_seen)]
         acked = Signal(name="acked")
         keep = Signal(name="keep")
-        m.d.comb += [acked.eq(ran & self.acknowledged), keep.eq(ran & self.lost)]
+        m.d.comb += [acked.eq(ran & ack_seen), keep.eq(ran & pending)]
         # a terminal that took its draw at the last prepare sends a new message or none
         # (after a prepare with ``ran`` low, the reset's, every terminal has: it loads
         # ``active`` and ``drew`` alike, whatever they held before)
@@ -196,9 +207,11 @@ class TrafficGenerator(wiring.Component):
         new = Signal(name="new")
         m.d.comb += new.eq(~keep & offer)
         with m.If(prepare):
-            m.d.sync += [active.eq(keep | new), drew.eq(new), ack_seen.eq(0)]
+            m.d.sync += [active.eq(keep | new), drew.eq(new), ack_seen.eq(0),
+                         pending.eq(keep | new)]
         with m.Elif(live):
-            m.d.sync += ack_seen.eq(ack_seen | (active & self.send_ack))
+            m.d.sync += [ack_seen.eq(ack_seen | (active & self.send_ack)),
+                         pending.eq(pending & ~self.send_ack)]
         if self.stream_length is None:
             self._counted_stream(m, active, keep, acked, new_dst)
         elif self.keeps_destination:
@@ -280,6 +293,16 @@ class TrafficGenerator(wiring.Component):
                                 if self._s >> j & 1]
         return Cat(*ones).any()
 
+    def _send_registered(self, m, bit) -> None:
+        """``send`` from a flip-flop loaded with ``bit``, the stream's bit computed in
+        the clock before its bit-time (the strobes come :data:`SEND_LEAD` clock early),
+        so that the net into the network starts at a register, not at the strobes'
+        logic. Every strobe is low at a prepare and outside its bit-times (and through
+        the reset), so the flip-flop holds 0 there."""
+        sending = free_init_register(1, name="sending")
+        m.d.sync += sending.eq(bit)
+        m.d.comb += self.send.eq(sending)
+
     def _kept_stream(self, m, active, keep, acked, new_dst):
         """The stream from one register of the bits that vary (the header, the sequence
         number, the check) that holds the message from cycle to cycle: it rotates at
@@ -306,7 +329,7 @@ class TrafficGenerator(wiring.Component):
                                         head))
         with m.Elif(self.rotate):
             m.d.sync += kept.eq(Cat(kept[-1], kept[:-1]))
-        m.d.comb += self.send.eq(active & (self._constant_bits() | (self.rotate & kept[-1])))
+        self._send_registered(m, active & (self._constant_bits() | (self.rotate & kept[-1])))
 
     def _destination_stream(self, m, active, keep, acked, new_dst):
         """The stream where the header is the destination and the sequence number has
@@ -317,17 +340,24 @@ class TrafficGenerator(wiring.Component):
         The check's bit j is the source's bit j XOR the destination's XOR the sequence
         number's (the XOR of the n-bit chunks, of which there is one), sent as the XOR
         of the three at its bit-time; the M bit and the source are
-        :meth:`_constant_bits`. A kept message is not loaded again; every other prepare
-        loads both (a new message to ``new_dst``, or none, the sequence number counted
-        on). A flipped check bit is sent flipped (``flip_bit``) in its cycle only."""
+        :meth:`_constant_bits`. A kept message's destination is not loaded again; every
+        other prepare loads a new message's (or none's, ``new_dst``). Every prepare
+        loads the sequence number, counted on if the last message was acknowledged (a
+        kept one was not: it stays). A flipped check bit is sent flipped (``flip_bit``)
+        in its cycle only. The stream's bits are computed a clock before they are sent
+        (:meth:`_send_registered`)."""
         # loaded at the first prepare (reset is one) before a bit of it is sent: no reset
         dst = free_init_register(self._n, name="dst")
         seq = free_init_register(self._q, name="seq")
         with m.If(self.prepare & ~keep):
-            m.d.sync += [dst.eq(new_dst), seq.eq(self._sequence_next(seq, acked))]
+            m.d.sync += dst.eq(new_dst)
         with m.Elif(self.rotate_dst):
             m.d.sync += dst.eq(Cat(dst[-1], dst[:-1]))
-        with m.If(self.rotate_seq):        # never at a prepare
+        # loaded at every prepare: a kept message was not acknowledged, so its
+        # sequence number stays as it is
+        with m.If(self.prepare):
+            m.d.sync += seq.eq(self._sequence_next(seq, acked))
+        with m.Elif(self.rotate_seq):
             m.d.sync += seq.eq(Cat(seq[-1], seq[:-1]))
         bit = self._constant_bits() ^ (self.rotate_dst & dst[-1]) ^ \
             (self.rotate_seq & seq[-1])
@@ -336,7 +366,7 @@ class TrafficGenerator(wiring.Component):
             with m.If(self.prepare):
                 m.d.sync += flipped.eq(self.flip)
             bit = bit ^ (self.flip_bit & flipped)
-        m.d.comb += self.send.eq(active & bit)
+        self._send_registered(m, active & bit)
 
     def _counted_stream(self, m, active, keep, acked, new_dst):
         """The stream where the header's length depends on the destination: the

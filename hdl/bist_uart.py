@@ -6,7 +6,7 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .logic import equals
+from .logic import equals, free_init_register
 
 __all__ = ["UartTx", "FRAME_BITS"]
 
@@ -47,9 +47,11 @@ class UartTx(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         div = self._baud_divisor
-        frame = Signal(FRAME_BITS, name="frame")        # bit 0 is on the line
-        bits_left = Signal(range(FRAME_BITS + 1), name="bits_left")
-        baud = Signal(range(div), name="baud")          # clocks left of the bit, less 1
+        # loaded with each byte taken and read only while it goes out (``busy``, which
+        # the reset clears): no reset, so that the reset's net does not reach them
+        frame = free_init_register(FRAME_BITS, name="frame")    # bit 0 is on the line
+        bits_left = free_init_register(range(FRAME_BITS + 1), name="bits_left")
+        baud = free_init_register(range(div), name="baud")  # clocks left of the bit, less 1
         # flip-flops, not decodes of the counts, so that the frame's enable is one LUT
         # from registers: a frame is going out (bits_left is not 0), and this is its
         # bit's last clock (baud is 0; div >= 2, so never the clock after a load)

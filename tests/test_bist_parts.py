@@ -31,7 +31,7 @@ from fatnet.hdl.bist_counters import (SOURCE_OUTCOMES, WIRE_OUTCOMES, BistCounte
                                       collisions_undefined)
 from fatnet.hdl.bist_report import ReportFormatter
 from fatnet.hdl.bist_draws import DrawEngine, draw_const
-from fatnet.hdl.bist_traffic import PayloadChecker, TrafficGenerator, shift_counter
+from fatnet.hdl.bist_traffic import SEND_LEAD, PayloadChecker, TrafficGenerator, shift_counter
 from fatnet.hdl.bist_uart import FRAME_BITS, UartTx
 from fatnet.sim.bist import decode_uart, fixed_arrival
 
@@ -425,9 +425,10 @@ def test_the_generator_draws_and_sends_as_the_model(pattern, seed):
                 x = model.x if model.took else gb.draw(model.x, s, config.n, 0, "random")[0]
                 ctx.set(dut.draw, draw_const(config, x))
             ctx.set(dut.draw_ready, t == 2)
-            # the kept stream's bit-times (a terminal whose headers have one length)
+            # the kept stream's bit-times (a terminal whose headers have one length),
+            # each strobe SEND_LEAD clocks before its bit-time
             for name, times in dut.strobes.items():
-                ctx.set(getattr(dut, name), live and t - 2 in times)
+                ctx.set(getattr(dut, name), t - 2 + SEND_LEAD in times)
             ctx.set(dut.flip, prepare and p == flip_at)
             # the acknowledgment at one bit-time of a cycle, or none; noise outside
             ctx.set(dut.send_ack, t - 2 == ack_at or (not live and rng.random() < 0.5))
