@@ -39,7 +39,8 @@ queues long: ``q(0,0) -> q(1,0) -> q(0,0)``, two messages swapping nodes through
 other.
 
 The head states number ``8**k`` for Valiant (``4**k`` for e-cube), taken one node's at a
-time: :data:`MAX_DEADLOCK_DIMENSION` bounds k (about a second at its top).
+time: :data:`MAX_DEADLOCK_DIMENSION` bounds k (at k = 8 about 3 s for Valiant, 0.6 s for
+e-cube).
 """
 
 from __future__ import annotations
