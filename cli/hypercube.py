@@ -123,12 +123,7 @@ def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
                    help=f"--pattern: H problems at once, every node the source of H "
                         f"messages (1..{MAX_PROBLEMS}; more than 1 only for ecube and "
                         f"valiant, default 1)")
-    _add_buffer_option(p, MAX_BUFFER,
-                       f"ecube, valiant: the model's bound on every link queue, B messages "
-                       f"with back-pressure, an integer in [1, {MAX_BUFFER}] (default "
-                       f"unbounded)")
-    p.add_argument("--phased", action="store_true",
-                   help="valiant: a barrier between the two phases")
+    _model_queue_arguments(p, "ecube, valiant: the model's bound on every link queue")
     p.add_argument("--reading", choices=READINGS, default="corrected",
                    help="alg2: the reading of Definition 5 (default corrected; the others "
                         "are the paper's literal text and fail, kept to show it)")
@@ -144,16 +139,21 @@ def _deadlock_arguments(p: argparse.ArgumentParser) -> None:
                    help="ecube, valiant: also check this store-and-forward configuration "
                         "for deadlock, its channel-dependence graph: acyclic, or a cycle "
                         f"of link queues q(node,dimension) (K <= {MAX_DEADLOCK_DIMENSION})")
-    _add_buffer_option(p, MAX_BUFFER,
-                       f"with --algorithm: link queues of B messages with back-pressure, "
-                       f"an integer in [1, {MAX_BUFFER}] (default unbounded, as route's "
-                       f"model: no head ever waits)")
-    p.add_argument("--phased", action="store_true",
-                   help="valiant: a barrier between the two phases")
+    _model_queue_arguments(p, "with --algorithm: the bound on every link queue")
     p.add_argument("--straight-on", action="store_true",
                    help="valiant: a message at its intermediate node goes straight on "
                         "into its phase-2 link queue, as the hardware's router does "
                         "(default: through that node's unbounded buffer, as route's model)")
+
+
+def _model_queue_arguments(p: argparse.ArgumentParser, buffer_what: str) -> None:
+    """route and info: the store-and-forward model's ``--buffer`` (``buffer_what``: what
+    it bounds, for which verb) and Valiant's ``--phased``."""
+    _add_buffer_option(p, MAX_BUFFER,
+                       f"{buffer_what}, B messages with back-pressure, an integer in "
+                       f"[1, {MAX_BUFFER}] (default unbounded: no head ever waits)")
+    p.add_argument("--phased", action="store_true",
+                   help="valiant: a barrier between the two phases")
 
 
 def _add_buffer_option(p: argparse.ArgumentParser, high: int, help: str) -> None:
