@@ -32,8 +32,8 @@ from ..golden.hypercube.api import (ALG2_BIT_TIMES_FORMULA, ALGORITHMS,
 from ..golden.hypercube.circuit import (DEFAULT_HW_BUFFER, MAX_HW_BUFFER, MAX_HW_STEPS,
                                         HypercubeCircuit)
 from ..golden.hypercube.cube import MAX_DIMENSION, MIN_DIMENSION, Hypercube, check_dimension
-from ..golden.hypercube.patterns import MAX_PROBLEMS, PATTERNS, make_pattern
 from ..golden.hypercube.deadlock import MAX_DEADLOCK_DIMENSION
+from ..golden.hypercube.patterns import MAX_PROBLEMS, PATTERNS, make_pattern
 from ..golden.hypercube.store_forward import ALGORITHMS as STORE_FORWARD
 from ..golden.hypercube.store_forward import MAX_BUFFER, check_buffer
 from ..golden.messages import (MessageSet, json_excerpt, message_entries,
