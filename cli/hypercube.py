@@ -32,7 +32,9 @@ from ..golden.hypercube.api import (ALG2_BIT_TIMES_FORMULA, ALGORITHMS,
 from ..golden.hypercube.circuit import (DEFAULT_HW_BUFFER, MAX_HW_BUFFER, MAX_HW_STEPS,
                                         HypercubeCircuit)
 from ..golden.hypercube.cube import MAX_DIMENSION, MIN_DIMENSION, Hypercube, check_dimension
+from ..golden.hypercube.deadlock import MAX_DEADLOCK_DIMENSION
 from ..golden.hypercube.patterns import MAX_PROBLEMS, PATTERNS, make_pattern
+from ..golden.hypercube.store_forward import ALGORITHMS as STORE_FORWARD
 from ..golden.hypercube.store_forward import MAX_BUFFER, check_buffer
 from ..golden.messages import (MessageSet, json_excerpt, message_entries,
                                 plain_node_pairs, read_message_file)
@@ -102,6 +104,8 @@ def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
     if verb in ("gen", "sim"):
         _hardware_arguments(p, verb)
         return
+    if verb == "info":
+        _deadlock_arguments(p)
     if verb != "route":
         add_unused_seed_option(p, verb)
         return
@@ -119,12 +123,7 @@ def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
                    help=f"--pattern: H problems at once, every node the source of H "
                         f"messages (1..{MAX_PROBLEMS}; more than 1 only for ecube and "
                         f"valiant, default 1)")
-    _add_buffer_option(p, MAX_BUFFER,
-                       f"ecube, valiant: the model's bound on every link queue, B messages "
-                       f"with back-pressure, an integer in [1, {MAX_BUFFER}] (default "
-                       f"unbounded)")
-    p.add_argument("--phased", action="store_true",
-                   help="valiant: a barrier between the two phases")
+    _model_queue_arguments(p, "ecube, valiant: the model's bound on every link queue")
     p.add_argument("--reading", choices=READINGS, default="corrected",
                    help="alg2: the reading of Definition 5 (default corrected; the others "
                         "are the paper's literal text and fail, kept to show it)")
@@ -132,6 +131,29 @@ def add_arguments(p: argparse.ArgumentParser, verb: str, kind: str) -> None:
                    help="alg1: the order of the dimensions (default 0,1,...,k-1)")
     p.add_argument("--allow-loss", action="store_true",
                    help="exit 0 even if messages are not delivered (alg1: collided)")
+
+
+def _deadlock_arguments(p: argparse.ArgumentParser) -> None:
+    """info: the store-and-forward configuration whose deadlock check it prints."""
+    p.add_argument("--algorithm", choices=STORE_FORWARD, default=None,
+                   help="ecube, valiant: also check this store-and-forward configuration "
+                        "for deadlock, its channel-dependence graph: acyclic, or a cycle "
+                        f"of link queues q(node,dimension) (K <= {MAX_DEADLOCK_DIMENSION})")
+    _model_queue_arguments(p, "with --algorithm: the bound on every link queue")
+    p.add_argument("--straight-on", action="store_true",
+                   help="valiant: a message at its intermediate node goes straight on "
+                        "into its phase-2 link queue, as the hardware's router does "
+                        "(default: through that node's unbounded buffer, as route's model)")
+
+
+def _model_queue_arguments(p: argparse.ArgumentParser, buffer_what: str) -> None:
+    """route and info: the store-and-forward model's ``--buffer`` (``buffer_what``: what
+    it bounds, for which verb) and Valiant's ``--phased``."""
+    _add_buffer_option(p, MAX_BUFFER,
+                       f"{buffer_what}, B messages with back-pressure, an integer in "
+                       f"[1, {MAX_BUFFER}] (default unbounded: no head ever waits)")
+    p.add_argument("--phased", action="store_true",
+                   help="valiant: a barrier between the two phases")
 
 
 def _add_buffer_option(p: argparse.ArgumentParser, high: int, help: str) -> None:
@@ -473,7 +495,9 @@ _ROUTE_PRINTERS = {
 
 def cmd_info(kind: str, args) -> int:
     net = cube_from_args(args)
-    doc = info_report(net.k, args.message_bits)
+    doc = info_report(net.k, args.message_bits, algorithm=args.algorithm,
+                      buffer=args.buffer, phased=args.phased,
+                      straight_on=args.straight_on)
     if args.json:
         print(json.dumps(doc))
         return 0
@@ -494,6 +518,8 @@ def cmd_info(kind: str, args) -> int:
     print(f"Algorithm 2, batches in flight (Sec. IV: d + 1 wires across dimension d, a "
           f"stage per iteration): a batch every {bt['alg2_batches_period']} bit-times, "
           f"{bt['alg2_batches_buffer_bits']} message-buffer bits per node")
+    if doc["deadlock"] is not None:
+        print(doc["deadlock"]["verdict"])
     return 0
 
 
@@ -550,7 +576,8 @@ BENCH = Bench(kind="hypercube", ladder=(2, 3, 4, 5, 6, 7, 8, 9), options=_bench_
 VERBS = {
     "route": Verb("route messages: Kuszmaul's Algorithms 1 and 2, e-cube, Valiant",
                   cmd_route),
-    "info": Verb("nodes, links, per-node hardware, bit-time costs", cmd_info),
+    "info": Verb("nodes, links, per-node hardware, bit-time costs, a store-and-forward "
+                 "configuration's deadlock check", cmd_info),
 }
 
 

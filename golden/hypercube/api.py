@@ -35,6 +35,10 @@ every algorithm shares (``kind``, ``dimension``, ``algorithm``, ``messages``,
   plus the header (``k`` bits e-cube, ``2k`` Valiant), ``max_queue``, ``latency``,
   ``buffer``, ``phased``, ``stopped``.
 
+:func:`info_report` is ``info``'s: the cube's size, per-node hardware and bit-time
+costs, and with a store-and-forward ``algorithm`` its configuration's deadlock check
+(:func:`deadlock_report`, :mod:`.deadlock`).
+
 ``lost`` lists the messages not delivered (alg1: every message in a collision, although
 the model carries it on to its destination; ``final`` says where each message ended).
 """
@@ -53,12 +57,14 @@ from . import store_forward as sf
 from .circuit import (Alg1Circuit, Alg2Circuit, EcubeCircuit, HypercubeCircuit,
                       ValiantCircuit)
 from .cube import Hypercube, check_dimension, check_routing
+from .deadlock import check_deadlock
 from .enumeration import enumeration_timing
 from ..seeds import check_seed
 
 __all__ = ["ALGORITHMS", "HARDWARE_ALGORITHMS", "Algorithm", "Alg1", "Alg2", "Ecube",
            "Valiant", "algorithm", "algorithm_class", "circuit", "default_message_bits",
            "check_message_bits", "route_report", "alg2_steps", "info_report",
+           "deadlock_report",
            "ALG2_BIT_TIMES_FORMULA"]
 
 #: Algorithm 2's bit-times in the cycle-exact model's fixed schedule.
@@ -364,18 +370,52 @@ def route_report(k, src, dst, algorithm: str = "alg2", *, message_bits=None, buf
     return made.report(src, dst)
 
 
-def info_report(k, message_bits=None) -> dict:
+def deadlock_report(k, algorithm: str, *, buffer=None, phased: bool = False,
+                    straight_on: bool = False) -> dict:
+    """The deadlock check of a store-and-forward configuration as plain data, with its
+    one-line ``verdict`` (:mod:`.deadlock`: the channel-dependence graph, acyclic or a
+    cycle): ``algorithm`` ``ecube`` or ``valiant``, link queues of ``buffer`` messages
+    (None: unbounded), Valiant with a barrier (``phased``) or ``straight_on`` from its
+    intermediate node into its phase-2 queue, as the hardware's router (the model's
+    ``intermediate_buffer=False``)."""
+    for name, value in (("phased", phased), ("straight_on", straight_on)):
+        if value and algorithm != "valiant":
+            raise ParameterError(f"{name} must be left out for {algorithm} (a Valiant "
+                                 f"option)")
+    if phased and straight_on:
+        raise ParameterError("straight_on must be left out with phased (the barrier "
+                             "holds every message at its intermediate node)")
+    return check_deadlock(k, algorithm, buffer=buffer, barrier=phased,
+                          intermediate_buffer=not straight_on).summary()
+
+
+def info_report(k, message_bits=None, *, algorithm=None, buffer=None, phased: bool = False,
+                straight_on: bool = False) -> dict:
     """The k-cube's size, the per-node hardware the models imply and the bit-time costs
-    known at ``M`` message bits (default ``2k``)."""
+    known at ``M`` message bits (default ``2k``); with a store-and-forward ``algorithm``
+    (``ecube``, ``valiant``), ``deadlock``: the deadlock check of its configuration
+    (:func:`deadlock_report`; None without one)."""
     net = Hypercube(k)
     k = net.k
     M = check_message_bits(k, "alg1", message_bits)
+    if algorithm is None:
+        given = [(name, needs) for name, value, needs in (
+            ("buffer", buffer is not None, "ecube or valiant"),
+            ("phased", phased, "valiant"), ("straight_on", straight_on, "valiant"))
+            if value]
+        if given:
+            raise ParameterError(f"{given[0][0]} needs algorithm {given[0][1]} (the "
+                                 f"deadlock check of a store-and-forward configuration)")
+        deadlock = None
+    else:
+        deadlock = deadlock_report(k, algorithm, buffer=buffer, phased=phased,
+                                   straight_on=straight_on)
     pipe = alg1.pipeline_timing(k, M)
     enum = enumeration_timing(k)
     sched = bitserial.schedule(k, M)
     return {
         "kind": "hypercube", "dimension": k, "nodes": net.nodes, "links": net.links,
-        "directed_links": net.directed_links, "message_bits": M,
+        "directed_links": net.directed_links, "message_bits": M, "deadlock": deadlock,
         "per_node": {
             "dimension_routers": k,
             "router_register_bits": pipe.register_bits_per_node,

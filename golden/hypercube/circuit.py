@@ -82,6 +82,7 @@ from .alg1 import check_order
 from .bitserial import RouterChain, run_alg2, schedule
 from .cube import Hypercube, check_dimension
 from .cyclebatch import run_online
+from .deadlock import DeadlockVerdict, check_deadlock
 from ..seeds import check_seed, generator
 from .store_forward import check_buffer, route as store_forward_route
 
@@ -567,6 +568,8 @@ class StoreForwardCircuit(HypercubeCircuit):
     :attr:`step_length` bit-times each."""
 
     spec_class: ClassVar[type[CircuitSpec]] = EcubeSpec
+    #: :func:`.store_forward.route`'s queue options of the router beside the buffer.
+    queue_options: ClassVar[dict] = {}
 
     def __init__(self, spec: EcubeSpec):
         super().__init__(spec)
@@ -595,7 +598,13 @@ class StoreForwardCircuit(HypercubeCircuit):
 
     def _route_options(self, injections: dict, idx: list) -> dict:
         """:func:`.store_forward.route`'s options beside the buffer and the steps."""
-        return {}
+        return dict(self.queue_options)
+
+    def deadlock(self) -> DeadlockVerdict:
+        """The deadlock check of the router's configuration (:mod:`.deadlock`): its
+        algorithm, its queues of :attr:`buffer` messages and :attr:`queue_options`."""
+        return check_deadlock(self.k, self.algorithm, buffer=self.buffer,
+                              **self.queue_options)
 
     def simulate_cycle(self, ms, injections: dict) -> CycleResult:
         """One delivery cycle: :func:`.store_forward.route` with the hardware's options
@@ -652,6 +661,8 @@ class ValiantCircuit(StoreForwardCircuit):
 
     spec_class = ValiantSpec
     via_intermediate = True
+    #: straight on from the intermediate node, in the same queues
+    queue_options = {"intermediate_buffer": False}
 
     def __init__(self, spec: ValiantSpec):
         super().__init__(spec)
@@ -681,7 +692,7 @@ class ValiantCircuit(StoreForwardCircuit):
         k = self.k
         return {"intermediate": np.array([bits_to_int(injections[m][1][1:1 + k])
                                           for m in idx], dtype=np.int64),
-                "intermediate_buffer": False}
+                **self.queue_options}
 
 
 def check_buildable(net) -> None:

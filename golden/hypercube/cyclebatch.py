@@ -615,7 +615,7 @@ def _store_forward_cycles(net, cycles: list, src: np.ndarray, dst: np.ndarray,
         msgs = np.concatenate(part)
         shift = label << net.k
         options = {} if inter is None else {"intermediate": inter[msgs] + shift,
-                                            "intermediate_buffer": False}
+                                            **net.queue_options}
         run = route(net.k + max(len(part) - 1, 0).bit_length(), src[msgs] + shift,
                     dst[msgs] + shift, algorithm=net.algorithm, buffer=net.buffer,
                     max_steps=net.steps, **options)

@@ -150,7 +150,8 @@ from .cube import check_dimension, check_routing
 from ..seeds import generator
 
 __all__ = ["ALGORITHMS", "StoreForwardRun", "BitTimes", "route", "ecube", "valiant",
-           "next_dimension", "default_header_bits", "check_buffer", "MAX_BUFFER"]
+           "next_dimension", "queue_of", "next_queues", "default_header_bits",
+           "check_buffer", "MAX_BUFFER"]
 
 #: Algorithm names (the command line's ``--algorithm`` choices for the baselines).
 ALGORITHMS = ("ecube", "valiant")
@@ -176,6 +177,32 @@ def next_dimension(node, target):
 def _lowdim(r: np.ndarray) -> np.ndarray:
     """Lowest set bit index of positive int64 values (exact: powers of two <= 2**20)."""
     return np.log2(r & -r).astype(np.int64)
+
+
+def queue_of(k: int, node: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """The link queue (id ``node * k + dimension``) a message at ``node`` bound for
+    ``target`` (its current phase's, not ``node``) enters or waits for next: the link
+    of e-cube's lowest differing dimension. The simulator's one choice of a queue (rules
+    1 and 5) and the channel-dependence graph's (:mod:`.deadlock`)."""
+    return node * k + _lowdim(node ^ target)
+
+
+def next_queues(k: int, links, target, dst, *, barrier: bool = False,
+                intermediate_buffer: bool = True) -> _Hops:
+    """What a head of each of the link queues ``links`` does when it crosses (rule 1),
+    bound for ``target`` (its current phase's) and ``dst``: the simulator's own rule
+    (the ``_Hops`` of every step), for heads given rather than a run's.
+
+    Returns the crossing's record: per head ``y`` (where it arrives), ``done``
+    (delivered there), ``switch`` (Valiant: reached its intermediate node, not its
+    destination), ``to_buffer`` (waits in that node's buffer or hold), ``transit``
+    (needs room in queue ``next_q``: the only case in which it waits for a queue).
+    """
+    links = np.asarray(links, dtype=np.int64).reshape(-1)
+    return _Hops(int(k), np.arange(links.size), links, links // k,
+                 np.asarray(target, dtype=np.int64).reshape(-1),
+                 np.asarray(dst, dtype=np.int64).reshape(-1),
+                 bool(barrier) or bool(intermediate_buffer))
 
 
 def default_header_bits(k: int, algorithm: str) -> int:
@@ -510,7 +537,8 @@ class _Run:
         heads, links = self._heads()
         if not heads.size:
             return False
-        hop = _Hops(self, heads, links)
+        hop = _Hops(self.k, heads, links, self.pos[heads], self.target[heads],
+                    self.dst[heads], self.barrier or self.inter_buf)
         mv = self._admitted(hop).nonzero()[0]
         if not mv.size:
             return False
@@ -653,7 +681,7 @@ class _SortedRun(_Run):
         the lowest dimension in which their node and ``toward`` differ."""
         pos = self.pos[idx]
         self.state[idx] = WAITING
-        self.q[idx] = pos * self.k + _lowdim(pos ^ toward[idx])
+        self.q[idx] = queue_of(self.k, pos, toward[idx])
         self._queue_order(idx)
 
     def _queue_order(self, idx: np.ndarray) -> None:
@@ -762,7 +790,7 @@ class _QueueRun(_Run):
         pos = self.pos[idx]
         fresh = self.state[idx] != HELD
         self.state[idx] = WAITING
-        c = self.link_id.take(pos * self.k + _lowdim(pos ^ toward[idx]))
+        c = self.link_id.take(queue_of(self.k, pos, toward[idx]))
         self.fifo.append(c + self.links.size, idx)
         _tally(self.buf, self.link_node[c[fresh]])
 
@@ -915,25 +943,26 @@ class _Fifos:
 class _Hops:
     """What each queue head of one step would do if it crossed: where it arrives
     (``y``), whether it is delivered (``done``), reaches Valiant's intermediate node
-    (``switch``) and waits there (``to_buffer``) or goes on (``transit``) into queue
-    ``next_q``."""
+    (``switch``) and waits there (``to_buffer``, if ``buffered``: a barrier or the
+    intermediate node buffer) or goes on (``transit``) into queue ``next_q``. The heads'
+    places ``pos``, current targets ``target`` and destinations ``dst`` are given per
+    head."""
 
-    def __init__(self, run: _Run, heads: np.ndarray, links: np.ndarray):
-        k = run.k
+    def __init__(self, k: int, heads: np.ndarray, links: np.ndarray, pos: np.ndarray,
+                 target: np.ndarray, dst: np.ndarray, buffered: bool):
         self.heads, self.links = heads, links
         self.dim = links % k
-        self.y = run.pos[heads] ^ (np.int64(1) << self.dim)
-        tgt, dst = run.target[heads], run.dst[heads]
-        reached = self.y == tgt
-        self.done = reached & (tgt == dst)
+        self.y = pos ^ (np.int64(1) << self.dim)
+        reached = self.y == target
+        self.done = reached & (target == dst)
         self.switch = reached & ~self.done            # Valiant: reached inter != dst
-        ntarget = np.where(self.switch, dst, tgt)
-        self.to_buffer = self.switch & (run.barrier | run.inter_buf)
+        ntarget = np.where(self.switch, dst, target)
+        self.to_buffer = self.switch & buffered
         self.transit = ~self.done & ~self.to_buffer
         # the next link: of the queue a transit head enters, of the buffer one waits in
         self.next_q = np.zeros(heads.size, dtype=np.int64)
         t = ~self.done
-        self.next_q[t] = self.y[t] * k + _lowdim(self.y[t] ^ ntarget[t])
+        self.next_q[t] = queue_of(k, self.y[t], ntarget[t])
 
 
 def ecube(k, src, dst, *, buffer=None, max_steps=None) -> StoreForwardRun:

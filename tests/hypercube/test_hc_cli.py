@@ -12,6 +12,7 @@ from fatnet.api.registry import demo_kinds, get_family
 from fatnet.golden.hypercube import alg1, alg2, bitserial
 from fatnet.golden.hypercube import store_forward as sf
 from fatnet.golden.hypercube.cube import Hypercube
+from fatnet.golden.hypercube.deadlock import MAX_DEADLOCK_DIMENSION, check_deadlock
 from fatnet.golden.hypercube.enumeration import enumeration_timing
 from fatnet.golden.hypercube.patterns import PATTERNS, make_pattern
 
@@ -190,7 +191,56 @@ def test_info_json(capsys):
         .iteration_lengths()[0]
 
 
+@pytest.mark.parametrize("options, model, free", [
+    (["--algorithm", "ecube", "--buffer", "1"], {"algorithm": "ecube", "buffer": 1}, True),
+    (["--algorithm", "valiant", "--buffer", "2"], {"algorithm": "valiant", "buffer": 2},
+     True),
+    (["--algorithm", "valiant", "--buffer", "1", "--phased"],
+     {"algorithm": "valiant", "buffer": 1, "barrier": True}, True),
+    (["--algorithm", "valiant", "--buffer", "1", "--straight-on"],
+     {"algorithm": "valiant", "buffer": 1, "intermediate_buffer": False}, False),
+    (["--algorithm", "valiant", "--straight-on"],
+     {"algorithm": "valiant", "intermediate_buffer": False}, True),
+])
+def test_info_prints_the_deadlock_verdict(capsys, options, model, free):
+    """One line, the model's verdict (called directly), and the same in --json."""
+    argv = ["info", "hypercube", "--dimension", "4", *options]
+    assert main(argv) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    doc = _json(capsys, argv + ["--json"])["deadlock"]
+    verdict = check_deadlock(4, **model)
+    assert last == doc["verdict"] == verdict.line()
+    assert last.startswith("deadlock: free (" if free else "deadlock: possible: cycle ")
+    assert doc["free"] is free and doc["acyclic"] is verdict.acyclic
+    assert doc["queues"] == 4 * 16 and doc["dependences"] == verdict.dependences
+    assert (doc["cycle"] is None) == verdict.acyclic
+
+
+def test_info_without_an_algorithm_checks_no_deadlock(capsys):
+    assert main(["info", "hypercube", "--dimension", "3"]) == 0
+    assert "deadlock" not in capsys.readouterr().out
+    assert _json(capsys, ["info", "hypercube", "--dimension", "3", "--json"])["deadlock"] \
+        is None
+
+
 @pytest.mark.parametrize("argv, words", [
+    (["info", "hypercube", "--dimension", str(MAX_DEADLOCK_DIMENSION + 1), "--algorithm",
+      "ecube"], f"dimension must be an integer in [1, {MAX_DEADLOCK_DIMENSION}] for the "
+                f"deadlock check"),
+    (["info", "hypercube", "--dimension", "3", "--algorithm", "alg1"],
+     "argument --algorithm: invalid choice: 'alg1'"),
+    (["info", "hypercube", "--dimension", "3", "--buffer", "2"],
+     "buffer needs algorithm ecube or valiant"),
+    (["info", "hypercube", "--dimension", "3", "--straight-on"],
+     "--straight-on needs algorithm valiant"),
+    (["info", "hypercube", "--dimension", "3", "--algorithm", "ecube", "--phased"],
+     "phased must be left out for ecube (a Valiant option)"),
+    (["info", "hypercube", "--dimension", "3", "--algorithm", "ecube", "--straight-on"],
+     "--straight-on must be left out for ecube (a Valiant option)"),
+    (["info", "hypercube", "--dimension", "3", "--algorithm", "valiant", "--phased",
+      "--straight-on"], "--straight-on must be left out with phased"),
+    (["info", "hypercube", "--dimension", "3", "--algorithm", "ecube", "--buffer", "0"],
+     "buffer must be an integer in [1, "),
     (["route", "hypercube", "--dimension", "0", "--pattern", "transpose"],
      "dimension must be an integer in [1, 20], got 0"),
     (["route", "hypercube", "--dimension", "21", "--pattern", "transpose"],
