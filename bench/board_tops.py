@@ -15,6 +15,7 @@ which takes minutes.
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import tempfile
 import time
@@ -93,21 +94,33 @@ def measure(top: Top) -> dict:
     capacity, unit = BOARDS[top.board].logic
     doc = built.manifest
     return {"board": BOARD_NAMES[top.board], "kind": top.kind,
-            "options": _options(top), "defaults": " ".join(
-                option_arguments(doc["board_defaults"])),
+            "options": _options(top), "defaults": _defaults_text(doc["board_defaults"]),
             "clock_mhz": doc["clock_mhz"], "pll": _pll_text(doc["pll"]),
             "cells": used["logic"][0], "capacity": capacity, "cell_kind": unit,
             "ff": used.get("ff", (0, 0))[0], "fmax_mhz": doc["fmax_mhz"],
             "seconds": seconds}
 
 
-def _pll_text(pll) -> str:
-    """The PLL's setting as board.json gives it, in one line ('' without a PLL)."""
+def _pll_text(pll: dict | None) -> str:
+    """The PLL's setting from board.json's ``pll`` in one line, its dividers and VCO
+    ('' without a PLL): ``SB_PLL40 DIVR 0, DIVF 83, DIVQ 5 (VCO 1008 MHz)``."""
     if not pll:
         return ""
-    if isinstance(pll, dict):
-        return ", ".join(f"{k} {v}" for k, v in pll.items())
-    return str(pll)
+    dividers = ", ".join(f"{name} {value}" for name, value in pll["parameters"].items()
+                         if "DIV" in name)
+    return f"{pll['primitive']} {dividers} (VCO {pll['vco_mhz']:g} MHz)"
+
+
+def _defaults_text(defaults: dict) -> str:
+    """The options the family's board defaults chose, as a command line (a value that
+    starts with '-' joined by '=' and quoted, as ``fatnet board`` takes it)."""
+    words = []
+    for name, value in defaults.items():
+        option = f"--{name.replace('_', '-')}"
+        text = str(value)
+        words.append(f"{option}={shlex.quote(text)}" if text.startswith("-")
+                     else f"{option} {text}")
+    return " ".join(words)
 
 
 def main(argv=None) -> int:

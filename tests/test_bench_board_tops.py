@@ -53,3 +53,19 @@ def test_the_sizes_table_names_each_size_and_its_goal(tmp_path):
     assert body.split(" | ")[1:] == [
         "butterfly", "16 inputs", "32 inputs", "58.5 MHz", "2522/5280 logic cells",
         "`fatnet board butterfly --inputs 16 --clock 58.5 --board icebreaker` |"]
+
+
+def test_the_defaults_are_a_command_line_fatnet_board_takes():
+    text = tops._defaults_text({"payload_bits": 10, "nextpnr_opts": "--router router2"})
+    assert text == "--payload-bits 10 --nextpnr-opts='--router router2'"
+    words = ["board", "butterfly", "--inputs", "8", "--board", "icebreaker", "-o", "x",
+             *shlex.split(text)]
+    args = build_parser(words).parse_args(words)
+    assert (args.payload_bits, args.nextpnr_opts) == (10, "--router router2")
+
+
+def test_the_pll_is_its_primitive_dividers_and_vco():
+    pll = {"primitive": "SB_PLL40", "vco_mhz": 1008.0, "parameters": {
+        "FEEDBACK_PATH": "SIMPLE", "DIVR": 0, "DIVF": 83, "DIVQ": 5, "FILTER_RANGE": 1}}
+    assert tops._pll_text(pll) == "SB_PLL40 DIVR 0, DIVF 83, DIVQ 5 (VCO 1008 MHz)"
+    assert tops._pll_text(None) == ""

@@ -38,8 +38,11 @@ def test_a_hand_edit_of_a_table_is_found(tmp_path):
         shutil.copy(ROOT / path, tmp_path / path)
     readme = tmp_path / "README.md"
     text = readme.read_text(encoding="utf-8")
-    assert "2,591 of 5,280 LC" in text
-    readme.write_text(text.replace("2,591 of 5,280 LC", "2,588 of 5,280 LC"), encoding="utf-8")
+    cells = figures.entry(figures.load_results(), "boards", "icebreaker-butterfly-8")[
+        "values"]["cells"]
+    shown = f"{cells:,} of 5,280 LC"
+    assert shown in text
+    readme.write_text(text.replace(shown, f"{cells - 3:,} of 5,280 LC"), encoding="utf-8")
     assert figures.stale_files(figures.load_results(), tmp_path) == ["README.md"]
 
 
