@@ -103,7 +103,7 @@ boards:
 	$(VENV)/bin/fatnet board fat-tree --leaves 8 --root-capacity 4 --mode online --payload-bits 12 --board icebreaker -o build/boards/icebreaker-fattree --bitstream
 	$(VENV)/bin/fatnet board hypercube --dimension 3 --message-bits 13 --board icebreaker -o build/boards/icebreaker-hypercube --bitstream
 	$(VENV)/bin/fatnet board butterfly --inputs 8 --payload-bits 12 --board icebreaker --clock 31.5 -o build/boards/icebreaker-butterfly-pll --bitstream
-	$(VENV)/bin/fatnet board butterfly --inputs 16 --payload-bits 12 --board icebreaker --clock 58.5 -o build/boards/icebreaker-butterfly16 --bitstream
+	$(VENV)/bin/fatnet board butterfly --inputs 16 --payload-bits 12 --board icebreaker --clock 66 -o build/boards/icebreaker-butterfly16 --bitstream
 	$(VENV)/bin/fatnet board butterfly --inputs 8 --payload-bits 12 --board ulx3s -o build/boards/ulx3s-butterfly --bitstream
 	$(VENV)/bin/fatnet board butterfly --inputs 8 --payload-bits 12 --board ulx3s --clock 50 -o build/boards/ulx3s-butterfly-pll --bitstream
 	$(VENV)/bin/fatnet board butterfly --inputs 8 --payload-bits 12 --board tang-nano-9k -o build/boards/tang-nano-9k-butterfly --bitstream
