@@ -24,10 +24,9 @@ from typing import NamedTuple
 
 from fatnet.api.board import board as board_build
 from fatnet.hdl.board import BOARDS
-from fatnet.hdl.tools import nextpnr_utilisation
 
 # sibling scripts of bench/ (on sys.path as the running script's folder)
-from boards import RESOURCES, option_arguments
+from boards import device_use, option_arguments
 from figures import record_entry
 
 __all__ = ["Top", "TOPS", "command_of", "measure", "main"]
@@ -89,8 +88,7 @@ def measure(top: Top) -> dict:
                             **params)
         seconds = round(time.perf_counter() - t0)
         text = (Path(tmp) / "bist_top.tim").read_text()
-    used = {RESOURCES[name]: counts for name, counts in nextpnr_utilisation(text).items()
-            if name in RESOURCES}
+    used = device_use(text)
     capacity, unit = BOARDS[top.board].logic
     doc = built.manifest
     return {"board": BOARD_NAMES[top.board], "kind": top.kind,

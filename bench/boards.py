@@ -54,8 +54,9 @@ from fatnet.hdl.board import BOARD_SIZES, BOARDS, LOGIC_CELLS, TOOL_OPTIONS, too
 from fatnet.hdl.pll import PLLS
 from fatnet.hdl.tools import nextpnr_fmax, nextpnr_utilisation
 
-__all__ = ["BENCH", "LADDERS", "option_arguments", "CLOCK_TRIES", "RECORD", "size_options",
-           "build_row", "search", "pll_at_most", "best_clock", "record", "ship", "main"]
+__all__ = ["BENCH", "LADDERS", "option_arguments", "device_use", "CLOCK_TRIES", "RECORD",
+           "size_options", "build_row", "search", "pll_at_most", "best_clock", "record",
+           "ship", "main"]
 
 #: The size search's record (``--record``): per board and kind, the largest size that
 #: fitted and met the clock. ``--ship`` copies it into the package's shipped data
@@ -99,6 +100,13 @@ RESOURCES = {**dict.fromkeys(LOGIC_CELLS, "logic"), "TRELLIS_FF": "ff", "DFF": "
 RESOURCE_NAMES = {"logic": "logic cells", "ff": "flip-flops", "bram": "block RAMs"}
 
 
+def device_use(log: str) -> dict[str, tuple[int, int]]:
+    """nextpnr's utilisation in ``log`` by the record's resource names
+    (:data:`RESOURCES`): ``{"logic": (used, available), ...}``."""
+    return {RESOURCES[name]: counts for name, counts in nextpnr_utilisation(log).items()
+            if name in RESOURCES}
+
+
 def _tool_arguments(tool_opts: dict[str, str]) -> list[str]:
     """``fatnet board``'s arguments for ``tool_opts`` (keyed by the names of
     :data:`~fatnet.hdl.board.TOOL_OPTIONS`), each joined by '=' (the value starts with
@@ -139,10 +147,9 @@ def build_row(board: str, kind: str, size: int, workdir: Path,
     row.update(tool_opts_of(tool_opts or {}))
     tim = out / "bist_top.tim"
     text = tim.read_text() if tim.exists() else ""
-    for name, (used, avail) in nextpnr_utilisation(text).items():
-        if name in RESOURCES:
-            row[RESOURCES[name]] = used
-            row[f"{RESOURCES[name]}_available"] = avail
+    for resource, (used, avail) in device_use(text).items():
+        row[resource] = used
+        row[f"{resource}_available"] = avail
     fmax = nextpnr_fmax(text)
     if fmax is None and row["error"]:   # a clock not met: the error line names the Fmax
         unmet = re.findall(r"the clock is not met: Fmax ([\d.]+) MHz", row["error"])
